@@ -1,0 +1,90 @@
+"""Argument parsing and dispatch for the ``ctxtop`` command.
+
+Sub-command modules are listed in ``COMMANDS``; each exposes ``register(subparsers)`` which adds its
+parser and sets ``func`` (taking the parsed args, returning an exit code). The dashboard itself is
+not here: ``tui.cli`` passes a launcher for the no-sub-command case, so the engine stays headless.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from engine import __version__
+from engine.errors import CtxtopError
+
+COMMANDS = (
+    "engine.cli.cmd_models",
+    "engine.cli.cmd_count",
+)
+
+Launcher = Callable[[argparse.Namespace], int]
+
+DESCRIPTION = """top for an AI agent's context window.
+
+Without a command, ctxtop opens the dashboard:
+  ctxtop                  follow the newest session of any supported agent
+  ctxtop SESSION_FILE     follow one session file
+  ctxtop --demo           replay a bundled sample session
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxtop",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ctxtop {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMANDS:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def build_dashboard_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ctxtop", description="open the ctxtop dashboard")
+    parser.add_argument("--version", action="version", version=f"ctxtop {__version__}")
+    parser.add_argument("--demo", action="store_true", help="replay a bundled sample session")
+    parser.add_argument("--agent", help="follow the newest session of this agent only")
+    parser.add_argument("session", nargs="?", help="a session file to follow")
+    return parser
+
+
+def _command_names(parser: argparse.ArgumentParser) -> set[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def _wants_command(argv: Sequence[str], parser: argparse.ArgumentParser) -> bool:
+    # A session file and a sub-command share the first positional slot, which argparse cannot
+    # tell apart; the first word that is not an option decides.
+    first = next((word for word in argv if not word.startswith("-")), None)
+    if first is None:
+        return any(word in ("-h", "--help") for word in argv)
+    return first in _command_names(parser)
+
+
+def main(argv: Sequence[str] | None = None, launch_dashboard: Launcher | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        if _wants_command(args_list, parser) or launch_dashboard is None:
+            args = parser.parse_args(args_list)
+            func = getattr(args, "func", None)
+            if func is None:
+                parser.print_help()
+                return 0
+            return int(func(args))
+        return launch_dashboard(build_dashboard_parser().parse_args(args_list))
+    except CtxtopError as error:
+        print(f"ctxtop: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,104 @@
+"""The encodings ctxtop counts with: o200k_base and cl100k_base through tiktoken's fast encoder."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engine.errors import CtxtopError
+from engine.tokens.bpe_source import load_rank_file, parse_ranks
+
+ENCODINGS = ("o200k_base", "cl100k_base")
+
+# Aliases accepted wherever an encoding is named (CLI flags, registry, renderer tokenizers).
+ALIASES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
+
+# A first-paint guess before the encoder has run: about four characters a token in English
+# prose and code (OpenAI's rule of thumb); labelled as a character estimate wherever shown.
+CHARS_PER_TOKEN = 4
+
+
+def char_estimate(text: str) -> int:
+    """The fast character estimate, ``ceil(len / 4)``."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+class Encoding:
+    """A BPE encoding. Special-token text is treated as ordinary text, never as a special token."""
+
+    def __init__(self, name: str, core: Any, origin: str) -> None:
+        self.name = name
+        self.origin = origin
+        self._core = core
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._core.encode_ordinary(text))
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        return str(self._core.decode(list(tokens)))
+
+    def count(self, text: str) -> int:
+        return len(self._core.encode_ordinary(text))
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        """Counts for many texts; tiktoken spreads a batch over threads."""
+        return [len(tokens) for tokens in self._core.encode_ordinary_batch(list(texts))]
+
+    def __repr__(self) -> str:
+        return f"Encoding({self.name!r})"
+
+
+_lock = threading.Lock()
+_loaded: dict[str, Encoding] = {}
+
+
+def _constructor(name: str) -> Callable[[], dict[str, Any]]:
+    from tiktoken_ext import openai_public
+
+    ctor: Callable[[], dict[str, Any]] | None = getattr(openai_public, name, None)
+    if ctor is None:
+        raise CtxtopError(f"unknown encoding {name!r}; choose one of {', '.join(ENCODINGS)}")
+    return ctor
+
+
+def _build(name: str) -> Encoding:
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    origins: list[str] = []
+
+    def offline_loader(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if expected_hash is None:
+            raise CtxtopError(f"tiktoken gave no hash for {url}; cannot verify {name}")
+        rank_file = load_rank_file(name, url, expected_hash)
+        origins.append(rank_file.origin)
+        return parse_ranks(rank_file.data)
+
+    # tiktoken's constructor knows the regex and special tokens of each encoding; we only
+    # replace how it fetches the rank file, so its definitions stay the single source.
+    original = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = offline_loader
+    try:
+        spec = _constructor(name)()
+    finally:
+        openai_public.load_tiktoken_bpe = original
+    core = tiktoken.Encoding(
+        name=spec["name"],
+        pat_str=spec["pat_str"],
+        mergeable_ranks=spec["mergeable_ranks"],
+        special_tokens=spec["special_tokens"],
+    )
+    return Encoding(name, core, origins[0] if origins else "unknown")
+
+
+def get_encoding(name: str) -> Encoding:
+    """The encoding called ``name`` (``o200k_base``, ``cl100k_base`` or an alias), loaded once."""
+    name = ALIASES.get(name, name)
+    if name not in ENCODINGS:
+        raise CtxtopError(f"unknown encoding {name!r}; choose one of {', '.join(ENCODINGS)}")
+    with _lock:
+        encoding = _loaded.get(name)
+        if encoding is None:
+            encoding = _loaded[name] = _build(name)
+        return encoding

@@ -1,0 +1,1 @@
+"""Small session logs in every supported format, for the demo and tests."""

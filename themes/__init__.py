@@ -1,0 +1,1 @@
+"""Bundled themes (data files)."""

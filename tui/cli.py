@@ -1,0 +1,23 @@
+"""The ``ctxtop`` console script: sub-commands go to the engine, no sub-command opens the dashboard."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def launch_dashboard(args: argparse.Namespace) -> int:
+    from tui.launch import run_dashboard
+
+    return run_dashboard(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from engine.cli.main import main as engine_main
+
+    return engine_main(argv, launch_dashboard=launch_dashboard)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
