@@ -1,0 +1,1 @@
+"""Session readers: agents' on-disk logs in, a live ``SessionState`` out."""

@@ -1,0 +1,113 @@
+"""The contract between the session reader and one agent's log format.
+
+An adapter turns parsed records of one agent's log into a ``SessionState``
+(engine/sessions/model.py). The reader (engine/sessions/reader.py) owns the file: it reads bytes
+from the last offset, splits complete lines, decodes JSON, counts and reports bad lines, and
+handles truncation/replacement. The adapter never opens the main file and never sees bytes, only
+JSON values.
+
+How it flows:
+
+1. **Detection** (from content, never from the file name alone). The reader parses the first
+   records of the file (up to ``DETECT_RECORDS`` JSON lines; for a file that is one JSON document,
+   the elements of a top-level array, or the document itself) and calls ``detect(head)`` on every
+   class in ``engine.sessions.adapters.ADAPTERS``. Each returns a score: 0 = not mine, 1 = could be
+   (a generic format), 10 = typical fields, 100 = unmistakable (e.g. Codex ``session_meta``). The
+   highest score wins; ties go to the earlier entry in ``ADAPTERS``. ``detect`` must be cheap and
+   must not raise.
+
+2. **Feeding**. ``adapter = Cls(path)`` then, for every complete line in file order,
+   ``adapter.feed(record, line)`` with the decoded JSON value and its 1-based line number. Update
+   ``self.state`` in place, cost proportional to the record (no rescans of earlier records: keep
+   whatever index you need, e.g. dicts by id). Records you don't understand are ignored silently
+   (agents add record types all the time); a record of a *known* type whose shape is wrong is
+   reported with ``self.state.skip(line, reason)``. Never raise from ``feed`` for bad input.
+   Use the helpers on ``SessionState``: ``record_response`` (usage counted once per key, latest
+   value wins, totals kept exact), ``record_tool_call`` / ``record_tool_result`` (once per call id),
+   ``record_compaction``, ``subagent(id)`` (a child state with its own window), ``touch(ts)``.
+   Keep ``state.context`` = the messages the model sees next, in order (see SessionState).
+
+   A file that is a single JSON document (not JSONL) can't be tailed: when it changes, the reader
+   builds a fresh adapter and feeds every element again (``line`` = element index + 1).
+   When the file shrinks or is replaced, the reader also starts over with a fresh adapter.
+
+3. **Companion files**. Some agents write a session across several files (Claude Code sub-agent
+   transcripts). ``companions()`` returns the extra files to follow now; the reader tails each one
+   the same way and calls ``feed_companion(path, record, line)``. It is called after every batch,
+   so new files are picked up live. Default: none.
+
+4. **Snapshot**. ``snapshot()`` returns the state. It is the live object, not a copy: read it
+   between feeds (the reader and the TUI drive both from one thread), don't mutate it.
+
+5. **Agent facts**. ``autocompact_at(context_window)`` gives the token count at which the agent
+   compacts by its documented rule (None if unknown). ``discover(env, home)`` yields the session
+   files in the agent's default location, used by ``ctxtop sessions``.
+
+Normalisation rules (the report relies on them):
+
+- ``Usage.input_tokens`` is uncached input; ``cache_read_tokens``/``cache_write_tokens`` are apart;
+  ``input_tokens_total`` is their sum = the whole prompt. ``output_tokens`` includes reasoning.
+- A response without usage (e.g. Claude's ``<synthetic>``) is not a response: don't record it.
+- Sub-agents' responses go into ``state.subagent(id)``, never into the parent's totals, and a
+  response a sub-agent transcript replays from the parent (same key) must not be recorded again.
+- ``state.context_window`` only when the agent logged one (Codex ``model_context_window``);
+  otherwise the report asks the model registry.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from engine.sessions.model import SessionState
+
+DETECT_RECORDS = 20
+
+# Detection scores.
+NOT_MINE = 0
+GENERIC = 1
+LIKELY = 10
+CERTAIN = 100
+
+
+class Adapter(ABC):
+    """One agent's log format. Subclasses set ``agent`` and implement ``detect`` and ``feed``."""
+
+    # "claude-code" | "codex" | "gemini-cli" | "copilot-cli" | "openai-messages"
+    agent: ClassVar[str]
+    label: ClassVar[str] = ""  # human name, e.g. "Claude Code"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.state = SessionState(agent=self.agent, path=path)
+
+    @classmethod
+    @abstractmethod
+    def detect(cls, head: Sequence[Any]) -> int:
+        """Score how surely ``head`` (the first decoded records of a file) is this format."""
+
+    @abstractmethod
+    def feed(self, record: Any, line: int) -> None:
+        """Apply one decoded record (1-based ``line``) of the main file to ``self.state``."""
+
+    def companions(self) -> list[Path]:
+        """Other files that belong to this session and should be followed too."""
+        return []
+
+    def feed_companion(self, path: Path, record: Any, line: int) -> None:
+        """Apply one record of a companion file (see ``companions``)."""
+        return None
+
+    def snapshot(self) -> SessionState:
+        return self.state
+
+    def autocompact_at(self, context_window: int) -> int | None:
+        """The prompt size at which the agent compacts on its own, or None if unknown."""
+        return None
+
+    @classmethod
+    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
+        """Session files in the agent's default location (honouring its home variable)."""
+        return iter(())

@@ -1,0 +1,235 @@
+"""The session model every adapter fills: responses, messages, tools, compactions, sub-agents.
+
+All classes are plain mutable dataclasses. An adapter owns one ``SessionState`` and updates it in
+place as records arrive; the helpers here (``record_response``, ``record_tool_call``, …) keep the
+running totals right so that reading a snapshot never has to walk the whole session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image", "other"]
+ContextSource = Literal["reported", "calibrated", "estimated", "compaction"]
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts of one API response, normalised to Anthropic's split.
+
+    ``input_tokens`` is *uncached* input only; the whole prompt is ``input_tokens_total``.
+    ``output_tokens`` includes reasoning/thinking (``reasoning_tokens`` is the part of it that was
+    reasoning, for display only). Codex: ``input_tokens = input - cached_input``,
+    ``cache_read_tokens = cached_input``. Gemini: ``output_tokens = candidates + thoughts``.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def input_tokens_total(self) -> int:
+        """The whole prompt of the request: uncached + cache read + cache write."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens_total + self.output_tokens
+
+    def add(self, other: Usage, sign: int = 1) -> None:
+        self.input_tokens += sign * other.input_tokens
+        self.output_tokens += sign * other.output_tokens
+        self.cache_read_tokens += sign * other.cache_read_tokens
+        self.cache_write_tokens += sign * other.cache_write_tokens
+        self.reasoning_tokens += sign * other.reasoning_tokens
+
+
+@dataclass(slots=True)
+class Response:
+    """One model response (one API request), counted once however often the log repeats it."""
+
+    key: str  # the de-duplication key: Claude message.id, Codex response_id, Gemini message id, …
+    usage: Usage
+    model: str | None = None
+    line: int = 0  # first line of the main file (or of the sub-agent file) that carried it
+    timestamp: str | None = None
+
+
+@dataclass(slots=True)
+class Block:
+    """One piece of a message. ``text`` is what the model sees (tool input as JSON text)."""
+
+    kind: BlockKind
+    text: str = ""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class Message:
+    """One message in the model's context (or in the log), in the order the model sees it."""
+
+    id: str  # a unique id within the session (uuid, or "L<line>" when the log has none)
+    role: Role
+    blocks: list[Block] = field(default_factory=list)
+    line: int = 0
+    timestamp: str | None = None
+    response_key: str | None = None  # set on assistant messages produced by a Response
+    kind: str = "message"  # e.g. "message", "attachment", "compact_summary", "meta", "instructions"
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A tool call, keyed by its call id; its result is attached when it arrives."""
+
+    call_id: str
+    name: str
+    line: int = 0
+    input_text: str = ""
+    result_text: str | None = None
+    is_error: bool = False
+    result_tokens: int | None = None  # filled lazily by the report (tokenizer), then cached
+
+
+@dataclass(slots=True)
+class Compaction:
+    trigger: str  # "manual" | "auto" | "unknown"
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    line: int = 0
+    timestamp: str | None = None
+
+
+@dataclass(slots=True)
+class SkippedLine:
+    path: str
+    line: int
+    reason: str
+
+
+@dataclass
+class SessionState:
+    """Everything known about one session (or one sub-agent's window), updated in place.
+
+    ``context`` is the list of messages the model will see on the next request, in order: the
+    adapter keeps it as the active chain (Claude Code), replaces it on a compaction or a history
+    rewrite (Codex ``replacement_history``, Gemini ``$set``), and appends otherwise.
+    ``last_response`` is the newest response *on that context*; ``pending_compaction`` is set when
+    a compaction happened after it (cleared by the next response).
+    """
+
+    agent: str
+    path: Path
+    agent_version: str | None = None
+    session_id: str | None = None
+    model: str | None = None
+    cwd: str | None = None
+    title: str | None = None
+    context_window: int | None = None  # only when the agent itself logged one
+    first_activity: str | None = None
+    last_activity: str | None = None
+    responses: dict[str, Response] = field(default_factory=dict)
+    totals: Usage = field(default_factory=Usage)
+    last_response: Response | None = None
+    context: list[Message] = field(default_factory=list)
+    tools: dict[str, ToolCall] = field(default_factory=dict)
+    compactions: list[Compaction] = field(default_factory=list)
+    pending_compaction: Compaction | None = None
+    subagents: dict[str, SessionState] = field(default_factory=dict)
+    skipped: list[SkippedLine] = field(default_factory=list)
+    # For a sub-agent: its id, type/description, and the parent's tool call that started it.
+    subagent_id: str | None = None
+    description: str | None = None
+    parent_tool_call_id: str | None = None
+    lines_read: int = 0
+    bytes_read: int = 0
+
+    @property
+    def api_requests(self) -> int:
+        return len(self.responses)
+
+    def touch(self, timestamp: str | None) -> None:
+        if timestamp:
+            if self.first_activity is None:
+                self.first_activity = timestamp
+            if self.last_activity is None or timestamp > self.last_activity:
+                self.last_activity = timestamp
+
+    def record_response(
+        self,
+        key: str,
+        usage: Usage,
+        *,
+        model: str | None = None,
+        line: int = 0,
+        timestamp: str | None = None,
+        on_context: bool = True,
+    ) -> Response:
+        """Add a response, or replace the usage of one already seen under ``key``.
+
+        The running ``totals`` stay exact: a repeated key first subtracts its old usage.
+        ``on_context`` says the response belongs to the active context (it becomes
+        ``last_response`` and clears ``pending_compaction``).
+        """
+        existing = self.responses.get(key)
+        if existing is None:
+            existing = Response(key=key, usage=usage, model=model, line=line, timestamp=timestamp)
+            self.responses[key] = existing
+        else:
+            self.totals.add(existing.usage, -1)
+            existing.usage = usage
+            if model:
+                existing.model = model
+        self.totals.add(usage)
+        if model:
+            self.model = model
+        self.touch(timestamp)
+        if on_context:
+            if self.last_response is not existing:
+                self.pending_compaction = None
+            self.last_response = existing
+        return existing
+
+    def record_tool_call(
+        self, call_id: str, name: str, *, line: int = 0, input_text: str = ""
+    ) -> ToolCall:
+        """Register a tool call once by its id (later copies of the same call are ignored)."""
+        call = self.tools.get(call_id)
+        if call is None:
+            call = ToolCall(call_id=call_id, name=name, line=line, input_text=input_text)
+            self.tools[call_id] = call
+        return call
+
+    def record_tool_result(self, call_id: str, text: str, *, is_error: bool = False) -> None:
+        """Attach a result to its call (a result without a known call gets an "unknown" call)."""
+        call = self.tools.get(call_id)
+        if call is None:
+            call = self.record_tool_call(call_id, "unknown")
+        if call.result_text != text:
+            call.result_text = text
+            call.result_tokens = None
+        call.is_error = is_error
+
+    def record_compaction(self, compaction: Compaction) -> None:
+        self.compactions.append(compaction)
+        self.pending_compaction = compaction
+        self.touch(compaction.timestamp)
+
+    def skip(self, line: int, reason: str, path: str | None = None) -> None:
+        self.skipped.append(SkippedLine(path=path or str(self.path), line=line, reason=reason))
+
+    def subagent(self, subagent_id: str, path: Path | None = None) -> SessionState:
+        """The sub-agent's own state (created on first use); it is never added to the parent's."""
+        child = self.subagents.get(subagent_id)
+        if child is None:
+            child = SessionState(agent=self.agent, path=path or self.path, subagent_id=subagent_id)
+            child.agent_version = self.agent_version
+            child.session_id = self.session_id
+            self.subagents[subagent_id] = child
+        return child
