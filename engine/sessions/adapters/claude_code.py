@@ -1,30 +1,518 @@
-"""Claude Code JSONL transcripts: 1.0.x inline sidechains, 2.0.x agent files, 2.1.x subagents/."""
+"""Claude Code JSONL transcripts: 1.0.x inline sidechains, 2.0.x agent files, 2.1.x subagents/.
+
+The rules followed here are in ../shared/docs/agent-log-formats.md §1 (quoted by section):
+
+- one API response is written as one line per content block with the same ``message.id``; the
+  usage is repeated and only the last line's values are final (§1.5);
+- the active context is the chain from the newest leaf back through ``parentUuid``, a
+  ``compact_boundary`` (``parentUuid: null``) starting a new root (§1.7, §1.8); parallel tool
+  results whose parent is an earlier line of the chain are re-attached (§1.4, ``DtY``);
+- ``progress`` records and non-boundary ``system`` lines are not sent to the model; children of
+  such lines are re-parented on their parent (§1.3);
+- sub-agents: inline ``isSidechain`` lines (1.0.x), ``agent-<id>.jsonl`` beside the session
+  (2.0.x), ``<session>/subagents/**/agent-<id>.jsonl`` with ``.meta.json`` (2.1.x); replayed
+  parent responses (same ``message.id``) are not counted again (§1.4).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter
+from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
+_MESSAGE_TYPES = {"user", "assistant", "attachment"}
+_TITLE_TYPES = {"custom-title": "customTitle", "ai-title": "aiTitle"}
+SYNTHETIC_MODEL = "<synthetic>"
+SUBAGENT_TOOLS = {"Task", "Agent"}
+# How often (seconds) the sub-agent directories are listed again while following a live session.
+COMPANION_RESCAN = 1.0
+
+# Auto-compact rule, agent-log-formats.md §1.6 (cc2.1.112 ``Yn``/``v38``/``UM6``):
+#   effectiveWindow = window - min(maxOutputTokens, 20000); threshold = effectiveWindow - 13000.
+AUTOCOMPACT_OUTPUT_RESERVE_CAP = 20_000
+AUTOCOMPACT_BUFFER = 13_000
+
+
+def usage_from(raw: Any) -> Usage:
+    """Anthropic usage → ``Usage`` (``input_tokens`` there is already uncached input)."""
+    if not isinstance(raw, Mapping):
+        return Usage()
+    details = raw.get("output_tokens_details")
+    thinking = details.get("thinking_tokens", 0) if isinstance(details, Mapping) else 0
+    return Usage(
+        input_tokens=int(raw.get("input_tokens") or 0),
+        output_tokens=int(raw.get("output_tokens") or 0),
+        cache_read_tokens=int(raw.get("cache_read_input_tokens") or 0),
+        cache_write_tokens=int(raw.get("cache_creation_input_tokens") or 0),
+        reasoning_tokens=int(thinking or 0),
+    )
+
+
+def _text_of(content: Any) -> str:
+    """The text of a tool_result ``content`` (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, Mapping):
+                if block.get("type") == "text":
+                    parts.append(str(block.get("text", "")))
+                elif block.get("type") == "image":
+                    parts.append("[image]")
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    return "" if content is None else json.dumps(content)
+
+
+def _blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [Block("text", content)]
+    blocks: list[Block] = []
+    if not isinstance(content, list):
+        return blocks
+    for raw in content:
+        if not isinstance(raw, Mapping):
+            continue
+        kind = raw.get("type")
+        if kind == "text":
+            blocks.append(Block("text", str(raw.get("text", ""))))
+        elif kind in ("thinking", "redacted_thinking"):
+            blocks.append(Block("thinking", str(raw.get("thinking") or raw.get("data") or "")))
+        elif kind == "tool_use":
+            text = json.dumps(raw.get("input", {}), ensure_ascii=False)
+            blocks.append(Block("tool_use", text, str(raw.get("id", "")), str(raw.get("name", ""))))
+        elif kind == "tool_result":
+            blocks.append(
+                Block(
+                    "tool_result",
+                    _text_of(raw.get("content")),
+                    str(raw.get("tool_use_id", "")),
+                    is_error=bool(raw.get("is_error")),
+                )
+            )
+        elif kind in ("image", "document"):
+            blocks.append(Block("image"))
+        else:
+            blocks.append(Block("other", json.dumps(raw, ensure_ascii=False)))
+    return blocks
+
+
+class _Chain:
+    """The active chain of one window, kept incrementally.
+
+    ``messages`` is the chain in order; ``position`` maps a uuid on the chain to its index.
+    Extending the leaf is O(1); a branch (rewind, edit) rebuilds the chain from the node index.
+    """
+
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+        self.nodes: dict[str, tuple[str | None, Message | None]] = {}  # uuid → (parent, message)
+        self.position: dict[str, int] = {}
+
+    def resolve(self, parent: str | None) -> str | None:
+        """Skip transparent nodes (progress, non-boundary system lines) up to a real message."""
+        seen = 0
+        while parent is not None and seen < 10_000:
+            node = self.nodes.get(parent)
+            if node is None or node[1] is not None or parent in self.position:
+                return parent
+            parent = node[0]
+            seen += 1
+        return parent
+
+    def add_transparent(self, uuid: str, parent: str | None) -> None:
+        self.nodes.setdefault(uuid, (parent, None))
+
+    def add(self, uuid: str, parent: str | None, message: Message, *, new_root: bool) -> bool:
+        """Add a message; returns whether it is now on the active chain (always, as newest)."""
+        if uuid in self.nodes:
+            return uuid in self.position
+        parent = None if new_root else self.resolve(parent)
+        self.nodes[uuid] = (parent, message)
+        context = self.state.context
+        if new_root or (parent is None and not context):
+            # A compaction keeps the last response known until the next one arrives.
+            self._replace([message], [uuid], reset=not new_root)
+        elif parent is None or parent not in self.nodes:
+            self._append(uuid, message)  # unknown parent: the best guess is that it continues
+        elif context and self._leaf_uuid() == parent:
+            self._append(uuid, message)
+        elif parent in self.position and _is_tool_result(message):
+            self._append(uuid, message)  # parallel tool result recovery
+        elif parent in self.position:
+            cut = self.position[parent] + 1
+            for dropped in context[cut:]:
+                self.position.pop(dropped.id, None)
+            del context[cut:]
+            self._append(uuid, message)
+            self._reset_last_response()
+        else:
+            self._rebuild(uuid)
+        return True
+
+    def _leaf_uuid(self) -> str | None:
+        return self.state.context[-1].id if self.state.context else None
+
+    def _append(self, uuid: str, message: Message) -> None:
+        self.position[uuid] = len(self.state.context)
+        self.state.context.append(message)
+
+    def _replace(self, messages: list[Message], uuids: list[str], *, reset: bool = True) -> None:
+        self.state.context[:] = messages
+        self.position = {uuid: index for index, uuid in enumerate(uuids)}
+        if reset:
+            self._reset_last_response()
+
+    def _rebuild(self, leaf: str) -> None:
+        messages: list[Message] = []
+        uuids: list[str] = []
+        current: str | None = leaf
+        seen: set[str] = set()
+        while current is not None and current not in seen:
+            seen.add(current)
+            node = self.nodes.get(current)
+            if node is None:
+                break
+            if node[1] is not None:
+                messages.append(node[1])
+                uuids.append(current)
+            if node[1] is not None and node[1].kind == "compact_boundary":
+                break
+            current = node[0]
+        messages.reverse()
+        uuids.reverse()
+        self._replace(messages, uuids)
+
+    def _reset_last_response(self) -> None:
+        state = self.state
+        state.last_response = None
+        for message in reversed(state.context):
+            if message.response_key is not None and message.response_key in state.responses:
+                state.last_response = state.responses[message.response_key]
+                return
+
+
+def _is_tool_result(message: Message) -> bool:
+    return bool(message.blocks) and message.blocks[0].kind == "tool_result"
+
+
+class _Window:
+    """One context window (the main session or one sub-agent) and the logic to feed it."""
+
+    def __init__(self, state: SessionState, parent: _Window | None = None) -> None:
+        self.state = state
+        self.chain = _Chain(state)
+        self.parent = parent
+
+    def feed(self, record: Mapping[str, Any], line: int) -> None:
+        kind = record.get("type")
+        state = self.state
+        uuid = record.get("uuid")
+        timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        if kind not in _MESSAGE_TYPES and kind != "system":
+            if kind == "progress" and isinstance(uuid, str):
+                self.chain.add_transparent(uuid, record.get("parentUuid"))
+            return
+        if not isinstance(uuid, str):
+            state.skip(line, f"{kind} record without a uuid")
+            return
+        state.touch(timestamp)
+        if kind == "system":
+            self._system(record, uuid, line, timestamp)
+            return
+        message = self._message(record, uuid, line, timestamp)
+        if message is None:
+            return
+        on_chain = self.chain.add(uuid, record.get("parentUuid"), message, new_root=False)
+        if kind == "assistant":
+            self._response(record, message, line, timestamp, on_chain)
+
+    def _system(self, record: Mapping[str, Any], uuid: str, line: int, ts: str | None) -> None:
+        if record.get("subtype") != "compact_boundary":
+            self.chain.add_transparent(uuid, record.get("parentUuid"))
+            return
+        meta = record.get("compactMetadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        if uuid not in self.chain.nodes:
+            self.state.record_compaction(
+                Compaction(
+                    trigger=str(meta.get("trigger") or "unknown"),
+                    pre_tokens=_int_or_none(meta.get("preTokens")),
+                    post_tokens=_int_or_none(meta.get("postTokens")),
+                    line=line,
+                    timestamp=ts,
+                )
+            )
+        message = Message(uuid, "system", [], line, ts, kind="compact_boundary")
+        self.chain.add(uuid, None, message, new_root=True)
+
+    def _message(
+        self, record: Mapping[str, Any], uuid: str, line: int, ts: str | None
+    ) -> Message | None:
+        kind = record.get("type")
+        if kind == "attachment":
+            attachment = record.get("attachment")
+            text = json.dumps(attachment, ensure_ascii=False) if attachment is not None else ""
+            return Message(uuid, "user", [Block("text", text)], line, ts, kind="attachment")
+        raw = record.get("message")
+        if not isinstance(raw, Mapping):
+            self.state.skip(line, f"{kind} record without a message")
+            return None
+        blocks = _blocks(raw.get("content"))
+        label = "message"
+        if record.get("isCompactSummary"):
+            label = "compact_summary"
+        elif record.get("isMeta"):
+            label = "meta"
+        role: Role = "assistant" if kind == "assistant" else "user"
+        message = Message(uuid, role, blocks, line, ts, kind=label)
+        for block in blocks:
+            if block.kind == "tool_use" and block.tool_call_id:
+                self.state.record_tool_call(
+                    block.tool_call_id,
+                    block.tool_name or "unknown",
+                    line=line,
+                    input_text=block.text,
+                )
+            elif block.kind == "tool_result" and block.tool_call_id:
+                self.state.record_tool_result(
+                    block.tool_call_id, block.text, is_error=block.is_error
+                )
+        return message
+
+    def _response(
+        self,
+        record: Mapping[str, Any],
+        message: Message,
+        line: int,
+        ts: str | None,
+        on_chain: bool,
+    ) -> None:
+        raw = record["message"]
+        model = raw.get("model")
+        if model == SYNTHETIC_MODEL or (record.get("isApiErrorMessage") and not raw.get("usage")):
+            return
+        key = raw.get("id") or record.get("requestId") or message.id
+        if not isinstance(key, str):
+            key = str(key)
+        if self.parent is not None and key in self.parent.state.responses:
+            return  # a parent response replayed in the sub-agent transcript
+        message.response_key = key
+        self.state.record_response(
+            key,
+            usage_from(raw.get("usage")),
+            model=model if isinstance(model, str) else None,
+            line=line,
+            timestamp=ts,
+            on_context=on_chain and self.state.context[-1] is message,
+        )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 class ClaudeCodeAdapter(Adapter):
     agent = "claude-code"
     label = "Claude Code"
 
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._main = _Window(self.state)
+        self._windows: dict[str, _Window] = {}
+        self._sidechain_root: dict[str, str] = {}  # 1.0.x: sidechain uuid → sub-agent id
+        self._task_prompts: dict[str, str] = {}  # 1.0.x: Task prompt → tool_use id
+        self._companions: list[Path] = []
+        self._companion_scan = -COMPANION_RESCAN
+        self._flat_checked: dict[Path, bool] = {}
+
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
         score = NOT_MINE
         for record in head:
-            if not isinstance(record, dict) or record.get("type") not in _CONVERSATION_TYPES:
+            if not isinstance(record, Mapping) or not isinstance(record.get("type"), str):
                 continue
-            if "parentUuid" in record and "sessionId" in record:
+            if record.get("type") in _CONVERSATION_TYPES and "parentUuid" in record:
                 return CERTAIN
-            if record.get("type") == "summary" and "leafUuid" in record:
+            if "sessionId" in record or (record.get("type") == "summary" and "leafUuid" in record):
                 score = LIKELY
         return score
 
+    # -- main file -------------------------------------------------------------------------
+
     def feed(self, record: Any, line: int) -> None:
-        pass
+        if not isinstance(record, Mapping):
+            self.state.skip(line, "not a JSON object")
+            return
+        self._metadata(record)
+        if record.get("isSidechain"):
+            self._feed_sidechain(record, line)
+            return
+        self._main.feed(record, line)
+        if record.get("type") == "assistant":
+            self._note_task_prompts(record)
+
+    def _metadata(self, record: Mapping[str, Any]) -> None:
+        state = self.state
+        kind = record.get("type")
+        if kind in _TITLE_TYPES:
+            title = record.get(_TITLE_TYPES[kind])
+            if isinstance(title, str):
+                state.title = title
+        elif kind == "summary" and isinstance(record.get("summary"), str):
+            state.title = state.title or record["summary"]
+        if kind not in _MESSAGE_TYPES and kind != "system":
+            return
+        version = record.get("version")
+        if isinstance(version, str):
+            state.agent_version = version
+        if state.session_id is None and isinstance(record.get("sessionId"), str):
+            state.session_id = record["sessionId"]
+        if isinstance(record.get("cwd"), str):
+            state.cwd = record["cwd"]
+
+    def _note_task_prompts(self, record: Mapping[str, Any]) -> None:
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if (
+                isinstance(block, Mapping)
+                and block.get("type") == "tool_use"
+                and block.get("name") in SUBAGENT_TOOLS
+                and isinstance(block.get("input"), Mapping)
+            ):
+                prompt = block["input"].get("prompt")
+                if isinstance(prompt, str):
+                    self._task_prompts[prompt] = str(block.get("id"))
+
+    def _feed_sidechain(self, record: Mapping[str, Any], line: int) -> None:
+        """1.0.x: a sidechain is a sub-agent; its id is the uuid of its root line."""
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str):
+            return
+        parent = record.get("parentUuid")
+        agent_id = record.get("agentId")
+        if not isinstance(agent_id, str):
+            agent_id = self._sidechain_root.get(parent, uuid) if isinstance(parent, str) else uuid
+        self._sidechain_root[uuid] = agent_id
+        window = self._window(agent_id, self.path)
+        if window.state.description is None and record.get("type") == "user":
+            content = (record.get("message") or {}).get("content")
+            if isinstance(content, str):
+                window.state.parent_tool_call_id = self._task_prompts.get(content)
+                window.state.description = content.split("\n", 1)[0][:80]
+        window.feed(record, line)
+
+    def _window(self, agent_id: str, path: Path) -> _Window:
+        window = self._windows.get(agent_id)
+        if window is None:
+            window = _Window(self.state.subagent(agent_id, path), self._main)
+            self._windows[agent_id] = window
+        return window
+
+    # -- sub-agent files -------------------------------------------------------------------
+
+    def companions(self) -> list[Path]:
+        now = time.monotonic()
+        if now - self._companion_scan < COMPANION_RESCAN:
+            return self._companions
+        self._companion_scan = now
+        found: list[Path] = []
+        project = self.path.parent
+        session_dir = project / self.path.stem
+        subagents = session_dir / "subagents"
+        if subagents.is_dir():
+            found.extend(sorted(subagents.rglob("agent-*.jsonl")))
+        if self.state.session_id is not None:
+            for candidate in sorted(project.glob("agent-*.jsonl")):
+                if self._belongs_here(candidate):
+                    found.append(candidate)
+        self._companions = found
+        return found
+
+    def _belongs_here(self, candidate: Path) -> bool:
+        """2.0.x flat ``agent-*.jsonl``: ours when its first record names our session id."""
+        known = self._flat_checked.get(candidate)
+        if known is not None:
+            return known
+        try:
+            fd = os.open(candidate, os.O_RDONLY)
+            try:
+                head = os.read(fd, 64 * 1024)
+            finally:
+                os.close(fd)
+        except OSError:
+            return False
+        first, newline, _ = head.partition(b"\n")
+        if not newline:
+            return False  # no complete first line yet: ask again on the next scan
+        try:
+            record = json.loads(first)
+        except (ValueError, UnicodeDecodeError):
+            record = None
+        belongs = isinstance(record, Mapping) and record.get("sessionId") == self.state.session_id
+        self._flat_checked[candidate] = belongs
+        return belongs
+
+    def feed_companion(self, path: Path, record: Any, line: int) -> None:
+        if not isinstance(record, Mapping):
+            self.state.skip(line, "not a JSON object", str(path))
+            return
+        agent_id = path.stem.removeprefix("agent-")
+        window = self._windows.get(agent_id)
+        if window is None:
+            window = self._window(agent_id, path)
+            self._read_meta(path, window.state)
+        window.feed(record, line)
+
+    def _read_meta(self, path: Path, state: SessionState) -> None:
+        meta_path = path.with_suffix(".meta.json")
+        try:
+            fd = os.open(meta_path, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            data = os.read(fd, 1 << 20)
+        finally:
+            os.close(fd)
+        try:
+            meta = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return
+        if isinstance(meta, Mapping):
+            description = meta.get("description") or meta.get("agentType")
+            state.description = str(description) if description else None
+            tool_use = meta.get("toolUseId")
+            state.parent_tool_call_id = tool_use if isinstance(tool_use, str) else None
+
+    # -- agent facts -----------------------------------------------------------------------
+
+    def autocompact_at(self, context_window: int) -> int | None:
+        from engine.models.registry import lookup
+
+        max_output = lookup(self.state.model).max_output
+        effective = context_window - min(max_output, AUTOCOMPACT_OUTPUT_RESERVE_CAP)
+        return effective - AUTOCOMPACT_BUFFER
+
+    @classmethod
+    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
+        root = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+        projects = root / "projects"
+        if not projects.is_dir():
+            return
+        for project in projects.iterdir():
+            if project.is_dir():
+                for path in project.glob("*.jsonl"):
+                    if not path.name.startswith("agent-"):
+                        yield path

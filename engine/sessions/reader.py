@@ -1,0 +1,226 @@
+"""File → adapter → state: reads a session file (and its companions) incrementally.
+
+``SessionReader(path).poll()`` reads whatever was appended since the last poll, decodes complete
+lines, feeds them to the detected adapter and returns whether anything changed. Bad lines
+(invalid UTF-8, invalid JSON) are skipped and recorded in ``state.skipped`` with file and line.
+A file that is one JSON document (a JSON array of messages, a pretty-printed object) is re-read
+whole when it changes, since it cannot be appended to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import InputError
+from engine.sessions.adapters import detect
+from engine.sessions.adapters.base import DETECT_RECORDS, Adapter
+from engine.sessions.model import SessionState, SkippedLine
+from engine.sessions.tail import LineTailer
+
+# Before detection, at most this many decoded records are held waiting for a decision.
+MAX_UNDETECTED = 2000
+
+
+def decode_line(raw: bytes) -> tuple[Any, str | None]:
+    """The JSON value of one line, or (None, reason) when it can't be read."""
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, f"invalid UTF-8 at byte {error.start}"
+    if not text.strip():
+        return None, None
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as error:
+        return None, f"invalid JSON: {error.msg} (column {error.colno})"
+    except RecursionError:
+        return None, "invalid JSON: nested too deeply"
+
+
+def _document_records(document: Any) -> list[Any]:
+    return list(document) if isinstance(document, list) else [document]
+
+
+@dataclass(slots=True)
+class _Companion:
+    tailer: LineTailer
+    skipped: list[SkippedLine]
+
+
+class SessionReader:
+    """Follows one session file; ``state`` is the live ``SessionState`` (None until detected)."""
+
+    def __init__(self, path: str | Path, adapter: type[Adapter] | None = None) -> None:
+        self.path = Path(path)
+        self._forced = adapter
+        self._tailer = LineTailer(self.path)
+        self.adapter: Adapter | None = None
+        self._held: list[tuple[int, Any]] = []
+        self._held_skips: list[SkippedLine] = []
+        self._document_mode = False
+        self._document_stamp: tuple[int, int, int] | None = None
+        self._companions: dict[Path, _Companion] = {}
+
+    @property
+    def state(self) -> SessionState | None:
+        return self.adapter.snapshot() if self.adapter is not None else None
+
+    def require_state(self) -> SessionState:
+        """The state after a first poll; an error naming the file if its format is unknown."""
+        if self.adapter is None:
+            self.poll()
+        if self.adapter is None:
+            if not self.path.exists():
+                raise InputError(str(self.path), "no such file")
+            raise InputError(str(self.path), "not a session log of any supported agent")
+        return self.adapter.snapshot()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def poll(self) -> bool:
+        """Read and apply what was appended; True when the state may have changed."""
+        changed = self._poll_document() if self._document_mode else self._poll_lines()
+        if self.adapter is not None:
+            changed = self._poll_companions() or changed
+        return changed
+
+    def _start_over(self) -> None:
+        self.adapter = None
+        self._held.clear()
+        self._held_skips.clear()
+        self._companions.clear()
+
+    def _poll_lines(self) -> bool:
+        batch = self._tailer.read()
+        if batch.reset:
+            self._start_over()
+        if not batch.lines:
+            return batch.reset
+        if self.adapter is None and not self._held and self._looks_like_document(batch.lines):
+            self._document_mode = True
+            self._tailer.restart()
+            return self._poll_document()
+        adapter = self.adapter
+        path = str(self.path)
+        for line_no, raw in batch.lines:
+            record, reason = decode_line(raw)
+            if reason is not None:
+                skipped = SkippedLine(path, line_no, reason)
+                if adapter is None:
+                    self._held_skips.append(skipped)
+                else:
+                    adapter.state.skipped.append(skipped)
+                continue
+            if record is None:
+                continue
+            if adapter is None:
+                self._held.append((line_no, record))
+                adapter = self._try_detect()
+                continue
+            adapter.feed(record, line_no)
+        if adapter is not None:
+            adapter.state.bytes_read = self._tailer.offset - self._tailer.pending_bytes
+            adapter.state.lines_read = self._tailer.line_no
+        return True
+
+    def _looks_like_document(self, lines: Sequence[tuple[int, bytes]]) -> bool:
+        first = lines[0][1].lstrip()
+        if first.startswith(b"["):
+            return True
+        if first.startswith(b"{"):
+            _, reason = decode_line(lines[0][1])
+            return reason is not None  # a "{" line that is not a whole JSON value: pretty-printed
+        return False
+
+    def _try_detect(self) -> Adapter | None:
+        head = [record for _, record in self._held[:DETECT_RECORDS]]
+        cls = self._forced or detect(head)
+        if cls is None:
+            if len(self._held) > MAX_UNDETECTED:
+                self._held = self._held[-DETECT_RECORDS:]
+            return None
+        adapter = cls(self.path)
+        adapter.state.skipped.extend(self._held_skips)
+        self._held_skips.clear()
+        for line_no, record in self._held:
+            adapter.feed(record, line_no)
+        self._held.clear()
+        self.adapter = adapter
+        return adapter
+
+    def _poll_document(self) -> bool:
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+        if stamp == self._document_stamp:
+            return False
+        self._document_stamp = stamp
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            data = b""
+            while chunk := os.read(fd, 1 << 20):
+                data += chunk
+        finally:
+            os.close(fd)
+        self._start_over()
+        try:
+            document = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+            reason = f"invalid JSON document: {error}"
+            line = getattr(error, "lineno", 1)
+            self._held_skips.append(SkippedLine(str(self.path), line, reason))
+            return True
+        records = _document_records(document)
+        cls = self._forced or detect(records[:DETECT_RECORDS])
+        if cls is None:
+            return True
+        adapter = cls(self.path)
+        for index, record in enumerate(records):
+            adapter.feed(record, index + 1)
+        adapter.state.bytes_read = len(data)
+        adapter.state.lines_read = len(records)
+        self.adapter = adapter
+        return True
+
+    def _poll_companions(self) -> bool:
+        adapter = self.adapter
+        assert adapter is not None
+        changed = False
+        for path in adapter.companions():
+            companion = self._companions.get(path)
+            if companion is None:
+                companion = _Companion(LineTailer(path), [])
+                self._companions[path] = companion
+            batch = companion.tailer.read()
+            if batch.reset:
+                # A companion cannot be un-fed: start the whole session over next poll.
+                self._tailer.restart()
+                self._start_over()
+                return True
+            for line_no, raw in batch.lines:
+                record, reason = decode_line(raw)
+                if reason is not None:
+                    adapter.state.skipped.append(SkippedLine(str(path), line_no, reason))
+                elif record is not None:
+                    adapter.feed_companion(path, record, line_no)
+            changed = changed or bool(batch.lines)
+        return changed
+
+
+def read_session(path: str | Path) -> SessionState:
+    """Read a whole session file once and return its state."""
+    reader = SessionReader(path)
+    state = reader.require_state()
+    # Companion files discovered from the first pass may themselves name more companions.
+    while reader.poll():
+        pass
+    return state

@@ -1,0 +1,112 @@
+"""Byte-offset tailing of an append-only file: only new bytes are read, complete lines come out.
+
+The file is opened read-only for each read and closed again, so the agent's file is never held
+open or written. A partial last line is kept until its newline arrives. A file that shrank, was
+replaced (new inode) or whose bytes before our offset changed is reported as ``reset`` so the
+caller starts over.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHUNK = 1 << 20
+# Bytes just before the offset that are re-checked on each read to notice an in-place rewrite.
+FINGERPRINT = 64
+
+
+@dataclass(slots=True)
+class Batch:
+    """What one read produced: complete lines (1-based number, raw bytes without the newline)."""
+
+    lines: list[tuple[int, bytes]] = field(default_factory=list)
+    reset: bool = False  # the file was truncated or replaced: previous lines are void
+    bytes_read: int = 0
+
+
+class LineTailer:
+    """Follows one file by byte offset."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0  # bytes consumed, including the held partial line
+        self.line_no = 0  # lines emitted so far
+        self._partial = bytearray()
+        self._identity: tuple[int, int] | None = None
+        self._fingerprint = b""
+
+    def restart(self) -> None:
+        self.offset = 0
+        self.line_no = 0
+        self._partial.clear()
+        self._identity = None
+        self._fingerprint = b""
+
+    def read(self) -> Batch:
+        """Read what was appended since the last call. A missing file reads as nothing."""
+        batch = Batch()
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return batch
+        try:
+            info = os.fstat(fd)
+            identity = (info.st_dev, info.st_ino)
+            if self._identity is not None and (
+                identity != self._identity
+                or info.st_size < self.offset
+                or not self._same_prefix(fd)
+            ):
+                self.restart()
+                batch.reset = True
+            self._identity = identity
+            if info.st_size == self.offset:
+                return batch
+            os.lseek(fd, self.offset, os.SEEK_SET)
+            while True:
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    break
+                batch.bytes_read += len(chunk)
+                self.offset += len(chunk)
+                self._split(chunk, batch)
+            if self.offset >= FINGERPRINT:
+                self._fingerprint = os.pread(fd, FINGERPRINT, self.offset - FINGERPRINT)
+            else:
+                self._fingerprint = os.pread(fd, self.offset, 0)
+        finally:
+            os.close(fd)
+        return batch
+
+    def _same_prefix(self, fd: int) -> bool:
+        if not self._fingerprint:
+            return True
+        start = self.offset - len(self._fingerprint)
+        return os.pread(fd, len(self._fingerprint), start) == self._fingerprint
+
+    def _split(self, chunk: bytes, batch: Batch) -> None:
+        start = 0
+        newline = chunk.find(b"\n")
+        if newline < 0:
+            self._partial += chunk
+            return
+        if self._partial:
+            self._partial += chunk[:newline]
+            self.line_no += 1
+            batch.lines.append((self.line_no, bytes(self._partial)))
+            self._partial.clear()
+            start = newline + 1
+        pieces = chunk[start:].split(b"\n")
+        tail = pieces.pop()
+        for piece in pieces:
+            self.line_no += 1
+            batch.lines.append((self.line_no, piece))
+        if tail:
+            self._partial += tail
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of a partial last line held back."""
+        return len(self._partial)
