@@ -18,6 +18,8 @@ from engine.errors import CtxtopError
 COMMANDS = (
     "engine.cli.cmd_models",
     "engine.cli.cmd_count",
+    "engine.cli.cmd_report",
+    "engine.cli.cmd_sessions",
 )
 
 Launcher = Callable[[argparse.Namespace], int]

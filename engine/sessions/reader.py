@@ -216,11 +216,16 @@ class SessionReader:
         return changed
 
 
+def read_all(reader: SessionReader) -> SessionState:
+    """Read everything there is now (main file and companions) and return the state."""
+    reader.require_state()
+    # Companion files found by the first pass are read by the next ones.
+    for _ in range(100):
+        if not reader.poll():
+            break
+    return reader.require_state()
+
+
 def read_session(path: str | Path) -> SessionState:
     """Read a whole session file once and return its state."""
-    reader = SessionReader(path)
-    state = reader.require_state()
-    # Companion files discovered from the first pass may themselves name more companions.
-    while reader.poll():
-        pass
-    return state
+    return read_all(SessionReader(path))

@@ -1,13 +1,80 @@
-"""The generic format: a JSON array or JSONL of OpenAI chat messages, optional ``usage`` each."""
+"""The generic format: a JSON array or JSONL of OpenAI chat messages, optional ``usage`` each.
+
+Each element is one chat message: ``role``, ``content`` (a string or a list of parts),
+``tool_calls`` (``[{id, function: {name, arguments}}]``) on assistant messages and
+``tool_call_id`` on ``tool`` messages. An assistant message may carry ``usage`` in the Chat
+Completions shape (``prompt_tokens``, ``completion_tokens``,
+``prompt_tokens_details.cached_tokens``, ``completion_tokens_details.reasoning_tokens``) or the
+Responses shape (``input_tokens``, ``output_tokens``, ``input_tokens_details.cached_tokens``).
+A top-level object ``{"model": …, "messages": […]}`` is read too.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from engine.sessions.adapters.base import GENERIC, NOT_MINE, Adapter
+from engine.sessions.model import Block, Message, Role, Usage
 
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
+
+
+def _is_message(record: Any) -> bool:
+    return isinstance(record, Mapping) and record.get("role") in _ROLES
+
+
+def _int(raw: Mapping[str, Any], *names: str) -> int:
+    for name in names:
+        value = raw.get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return int(value)
+    return 0
+
+
+def _detail(raw: Mapping[str, Any], group: str, name: str) -> int:
+    details = raw.get(group)
+    return _int(details, name) if isinstance(details, Mapping) else 0
+
+
+def usage_from(raw: Mapping[str, Any]) -> Usage:
+    """OpenAI usage → ``Usage``: the prompt count includes cached tokens, so they are split off."""
+    prompt = _int(raw, "prompt_tokens", "input_tokens")
+    cached = _detail(raw, "prompt_tokens_details", "cached_tokens") or _detail(
+        raw, "input_tokens_details", "cached_tokens"
+    )
+    output = _int(raw, "completion_tokens", "output_tokens")
+    reasoning = _detail(raw, "completion_tokens_details", "reasoning_tokens") or _detail(
+        raw, "output_tokens_details", "reasoning_tokens"
+    )
+    return Usage(
+        input_tokens=max(prompt - cached, 0),
+        output_tokens=output,
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
+    )
+
+
+def _content_blocks(content: Any, kind: str = "text") -> list[Block]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Block("text", content)] if content else []
+    blocks: list[Block] = []
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, str):
+                blocks.append(Block("text", part))
+            elif isinstance(part, Mapping):
+                if isinstance(part.get("text"), str):
+                    blocks.append(Block("text", part["text"]))
+                elif part.get("type") in ("image_url", "input_image", "image"):
+                    blocks.append(Block("image"))
+                else:
+                    blocks.append(Block("other", json.dumps(part, ensure_ascii=False)))
+        return blocks
+    return [Block("other", json.dumps(content, ensure_ascii=False))]
 
 
 class OpenAIMessagesAdapter(Adapter):
@@ -16,10 +83,69 @@ class OpenAIMessagesAdapter(Adapter):
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
-        records = [r for r in head if isinstance(r, dict)]
-        if records and all(r.get("role") in _ROLES for r in records):
+        records = [r for r in head if isinstance(r, Mapping)]
+        if len(records) == 1 and isinstance(records[0].get("messages"), list):
+            records = [r for r in records[0]["messages"][:20] if isinstance(r, Mapping)]
+        if records and all(_is_message(r) for r in records):
             return GENERIC
         return NOT_MINE
 
     def feed(self, record: Any, line: int) -> None:
-        pass
+        if isinstance(record, Mapping) and "role" not in record and "messages" in record:
+            self._envelope(record, line)
+            return
+        if not _is_message(record):
+            self.state.skip(line, "not a chat message (no known role)")
+            return
+        self._message(record, line)
+
+    def _envelope(self, record: Mapping[str, Any], line: int) -> None:
+        if isinstance(record.get("model"), str):
+            self.state.model = record["model"]
+        for message in record["messages"]:
+            if _is_message(message):
+                self._message(message, line)
+            else:
+                self.state.skip(line, "not a chat message (no known role)")
+
+    def _message(self, record: Mapping[str, Any], line: int) -> None:
+        state = self.state
+        role = cast(Role, record["role"])
+        index = len(state.context)
+        message_id = str(record.get("id") or f"m{index + 1}")
+        blocks = _content_blocks(record.get("content"))
+        timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        state.touch(timestamp)
+        if role == "tool":
+            call_id = str(record.get("tool_call_id") or "")
+            text = "\n".join(block.text for block in blocks)
+            blocks = [Block("tool_result", text, call_id or None)]
+            if call_id:
+                state.record_tool_result(call_id, text)
+        for call in record.get("tool_calls") or []:
+            if not isinstance(call, Mapping):
+                continue
+            function = call.get("function")
+            function = function if isinstance(function, Mapping) else {}
+            name = str(function.get("name") or call.get("name") or "unknown")
+            arguments = function.get("arguments", call.get("arguments", ""))
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            call_id = str(call.get("id") or f"{message_id}.{len(blocks)}")
+            blocks.append(Block("tool_use", arguments, call_id, name))
+            state.record_tool_call(call_id, name, line=line, input_text=arguments)
+        message = Message(message_id, role, blocks, line, timestamp)
+        if isinstance(record.get("model"), str):
+            state.model = record["model"]
+        state.context.append(message)
+        usage = record.get("usage")
+        if role == "assistant" and isinstance(usage, Mapping):
+            key = str(record.get("id") or f"line{line}.{index}")
+            message.response_key = key
+            state.record_response(
+                key,
+                usage_from(usage),
+                model=record.get("model") if isinstance(record.get("model"), str) else None,
+                line=line,
+                timestamp=timestamp,
+            )

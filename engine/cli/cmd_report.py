@@ -1,0 +1,81 @@
+"""``ctxtop report SESSION_FILE``: the state of one session, as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from engine.sessions.reader import SessionReader, read_all
+from engine.sessions.report import build_report
+
+
+def _fmt(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def render_text(report: dict[str, Any]) -> str:
+    context = report["context_tokens"]
+    lines = [
+        f"{report['agent']} {report['agent_version'] or ''}  session {report['session_id'] or '-'}",
+        f"file       {report['file']}",
+        f"model      {report['model'] or '-'}  window {_fmt(report['context_window'])}"
+        f" ({report['context_window_source']})",
+        f"context    {_fmt(context['value'])} tokens ({context['source']})"
+        + (f", {report['fill_percent']}% full" if report["fill_percent"] is not None else ""),
+        f"autocompact at {_fmt(report['autocompact_at'])}",
+        f"requests   {report['api_requests']}",
+    ]
+    last = report["last_request"]
+    if last:
+        lines.append(
+            f"last req   prompt {_fmt(last['input_tokens_total'])} (cache read"
+            f" {_fmt(last['cache_read_tokens'])}, write {_fmt(last['cache_write_tokens'])}),"
+            f" output {_fmt(last['output_tokens'])}"
+        )
+    totals = report["totals"]
+    lines.append(
+        f"totals     input {_fmt(totals['input'])}  output {_fmt(totals['output'])}"
+        f"  cache read {_fmt(totals['cache_read'])}  cache write {_fmt(totals['cache_write'])}"
+    )
+    for compaction in report["compactions"]:
+        lines.append(
+            f"compaction {compaction['trigger']}: {_fmt(compaction['pre_tokens'])}"
+            f" -> {_fmt(compaction['post_tokens'])} (line {compaction['line']})"
+        )
+    if report["tools"]:
+        lines.append("tools")
+        for tool in report["tools"]:
+            lines.append(
+                f"  {tool['name']:<24} {tool['calls']:>5} calls"
+                f" {_fmt(tool['result_tokens']):>10} result tokens"
+            )
+    for sub in report["subagents"]:
+        lines.append(
+            f"sub-agent  {sub['id']} {sub['description'] or ''}: {sub['api_requests']} requests,"
+            f" last prompt {_fmt(sub['last_input_tokens_total'])}"
+        )
+    for skipped in report["skipped_lines"]:
+        lines.append(f"skipped    {skipped['file']}:{skipped['line']}: {skipped['reason']}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    reader = SessionReader(args.session)
+    read_all(reader)
+    assert reader.adapter is not None
+    report = build_report(reader.adapter)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(render_text(report))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "report", help="the context state of one session file", description=__doc__
+    )
+    parser.add_argument("session", metavar="SESSION_FILE", help="a session log file")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)

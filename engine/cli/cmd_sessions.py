@@ -1,0 +1,85 @@
+"""``ctxtop sessions``: sessions found in each agent's default location, newest first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.errors import CtxtopError
+from engine.sessions.adapters import ADAPTERS
+from engine.sessions.discovery import Found, discover
+from engine.sessions.reader import SessionReader, read_all
+from engine.sessions.report import build_report
+
+
+def _row(found: Found) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "agent": found.agent,
+        "file": str(found.path),
+        "modified": datetime.fromtimestamp(found.mtime, UTC).isoformat(timespec="seconds"),
+        "size": found.size,
+    }
+    try:
+        reader = SessionReader(found.path)
+        read_all(reader)
+        assert reader.adapter is not None
+        report = build_report(reader.adapter)
+    except CtxtopError as error:
+        row["error"] = str(error)
+        return row
+    row.update(
+        session_id=report["session_id"],
+        cwd=report["cwd"],
+        title=report["title"],
+        model=report["model"],
+        last_activity=report["last_activity"] or row["modified"],
+        context_tokens=report["context_tokens"]["value"],
+        context_source=report["context_tokens"]["source"],
+        context_window=report["context_window"],
+        fill_percent=report["fill_percent"],
+        api_requests=report["api_requests"],
+    )
+    return row
+
+
+def run(args: argparse.Namespace) -> int:
+    found = discover(args.agent)
+    if args.limit:
+        found = found[: args.limit]
+    rows = [_row(item) for item in found]
+    # Newest activity first: the log's own last timestamp when it has one, else the file's mtime.
+    rows.sort(key=lambda row: str(row.get("last_activity") or row["modified"]), reverse=True)
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no sessions found")
+        return 0
+    print(
+        f"{'agent':<16} {'last activity':<20} {'model':<26} {'context':>9} {'fill':>6}  cwd / file"
+    )
+    for row in rows:
+        if "error" in row:
+            print(f"{row['agent']:<16} {row['modified'][:19]:<20} {row['error']}")
+            continue
+        fill = "-" if row["fill_percent"] is None else f"{row['fill_percent']}%"
+        print(
+            f"{row['agent']:<16} {str(row['last_activity'])[:19]:<20}"
+            f" {(row['model'] or '-')[:26]:<26} {row['context_tokens']:>9,} {fill:>6}"
+            f"  {row['cwd'] or '-'}  {row['file']}"
+        )
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "sessions", help="list agent sessions found on this machine", description=__doc__
+    )
+    parser.add_argument("--agent", choices=[cls.agent for cls in ADAPTERS], help="one agent only")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--limit", type=int, default=50, help="at most this many sessions (0: all; default 50)"
+    )
+    parser.set_defaults(func=run)

@@ -1,0 +1,49 @@
+"""Finding sessions in each agent's default location, newest first."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.sessions.adapters import ADAPTERS, Adapter
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    agent: str
+    path: Path
+    mtime: float
+    size: int
+
+
+def discover(
+    agent: str | None = None,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> list[Found]:
+    """Session files of every agent (or one), newest modification first."""
+    env = os.environ if env is None else env
+    home = Path.home() if home is None else home
+    found: list[Found] = []
+    seen: set[Path] = set()
+    classes: list[type[Adapter]] = [cls for cls in ADAPTERS if agent in (None, cls.agent)]
+    for cls in classes:
+        for path in cls.discover(env, home):
+            if path in seen:
+                continue
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            seen.add(path)
+            found.append(Found(cls.agent, path, info.st_mtime, info.st_size))
+    found.sort(key=lambda item: item.mtime, reverse=True)
+    return found
+
+
+def newest(agent: str | None = None) -> Found | None:
+    """The most recently written session, if any."""
+    sessions = discover(agent)
+    return sessions[0] if sessions else None

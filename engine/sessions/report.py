@@ -1,0 +1,212 @@
+"""State → the report: the figures ``ctxtop report --json`` prints and the dashboard shows.
+
+Context tokens, by provenance:
+
+- ``compaction``: a compaction happened after the last request and logged its ``postTokens``;
+- ``reported``: the last request's whole prompt plus its output (what the agent itself counts,
+  e.g. Claude Code's ``tokenCountWithEstimation``), nothing sent since;
+- ``calibrated``: that reported figure plus a tokenizer estimate of what came after the last
+  request (tool results, attachments, a new prompt not yet sent);
+- ``estimated``: no usage in the log at all, every message counted with the tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.models.registry import lookup
+from engine.sessions.adapters.base import Adapter
+from engine.sessions.model import Block, Message, SessionState, Usage
+from engine.tokens import get_encoding
+from engine.tokens.encoding import Encoding
+
+# Claude Code's own estimate for an image or document block (agent-log-formats.md §1.6).
+IMAGE_TOKENS = 2000
+DEFAULT_ENCODING = "o200k_base"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTokens:
+    value: int
+    source: str  # reported | calibrated | estimated | compaction
+    reported: int | None  # the part the log reported (None for estimated/compaction)
+    estimated: int  # the part estimated with the tokenizer
+
+
+def encoding_for(state: SessionState) -> Encoding:
+    name = lookup(state.model).encoding or DEFAULT_ENCODING
+    try:
+        return get_encoding(name)
+    except Exception:
+        return get_encoding(DEFAULT_ENCODING)
+
+
+def _block_texts(blocks: Sequence[Block]) -> tuple[list[str], int]:
+    texts: list[str] = []
+    images = 0
+    for block in blocks:
+        if block.kind == "image":
+            images += 1
+        elif block.text:
+            texts.append(block.text)
+    return texts, images
+
+
+def estimate_messages(messages: Sequence[Message], encoding: Encoding) -> int:
+    """Tokenizer estimate of messages' content (no per-message framing: an estimate)."""
+    texts: list[str] = []
+    images = 0
+    for message in messages:
+        more, pictures = _block_texts(message.blocks)
+        texts.extend(more)
+        images += pictures
+    return sum(encoding.count_batch(texts)) + images * IMAGE_TOKENS if texts or images else 0
+
+
+def messages_after_last_response(state: SessionState) -> list[Message] | None:
+    """The context after the last response's own message (None if it is not on the context)."""
+    last = state.last_response
+    if last is None:
+        return None
+    context = state.context
+    for index in range(len(context) - 1, -1, -1):
+        if context[index].response_key == last.key:
+            return context[index + 1 :]
+    return None
+
+
+def context_tokens(state: SessionState, encoding: Encoding | None = None) -> ContextTokens:
+    compaction = state.pending_compaction
+    if compaction is not None and compaction.post_tokens is not None:
+        return ContextTokens(compaction.post_tokens, "compaction", None, 0)
+    encoding = encoding or encoding_for(state)
+    tail = messages_after_last_response(state)
+    last = state.last_response
+    if last is None or tail is None:
+        estimate = estimate_messages(state.context, encoding)
+        return ContextTokens(estimate, "estimated", None, estimate)
+    reported = last.usage.input_tokens_total + last.usage.output_tokens
+    estimate = estimate_messages(tail, encoding)
+    source = "calibrated" if estimate else "reported"
+    return ContextTokens(reported + estimate, source, reported, estimate)
+
+
+def _usage_dict(usage: Usage) -> dict[str, int]:
+    return {
+        "input_tokens_total": usage.input_tokens_total,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+    }
+
+
+def _totals(usage: Usage) -> dict[str, int]:
+    return {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "cache_read": usage.cache_read_tokens,
+        "cache_write": usage.cache_write_tokens,
+    }
+
+
+def tool_summary(state: SessionState, encoding: Encoding) -> list[dict[str, Any]]:
+    """Calls and result tokens per tool name, each call counted once by its id."""
+    pending = [
+        call
+        for call in state.tools.values()
+        if call.result_tokens is None and call.result_text is not None
+    ]
+    if pending:
+        counts = encoding.count_batch([call.result_text or "" for call in pending])
+        for call, count in zip(pending, counts, strict=True):
+            call.result_tokens = count
+    by_name: dict[str, dict[str, Any]] = {}
+    for call in state.tools.values():
+        entry = by_name.setdefault(call.name, {"name": call.name, "calls": 0, "result_tokens": 0})
+        entry["calls"] += 1
+        entry["result_tokens"] += call.result_tokens or 0
+    return sorted(by_name.values(), key=lambda entry: (-entry["result_tokens"], entry["name"]))
+
+
+def _subagent(child: SessionState) -> dict[str, Any]:
+    last = child.last_response
+    return {
+        "id": child.subagent_id,
+        "description": child.description,
+        "parent_tool_call_id": child.parent_tool_call_id,
+        "model": child.model,
+        "file": str(child.path),
+        "api_requests": child.api_requests,
+        "last_input_tokens_total": last.usage.input_tokens_total if last else None,
+        "totals": _totals(child.totals),
+    }
+
+
+def build_report(adapter: Adapter) -> dict[str, Any]:
+    """The report of one session as a JSON-ready dict."""
+    state = adapter.snapshot()
+    info = lookup(state.model)
+    encoding = encoding_for(state)
+    if state.context_window is not None:
+        window, window_source = state.context_window, "logged"
+    else:
+        window = info.context_window
+        window_source = "assumed" if info.assumed else "registry"
+    context = context_tokens(state, encoding)
+    last = state.last_response
+    skipped = list(state.skipped)
+    for child in state.subagents.values():
+        skipped.extend(child.skipped)
+    return {
+        "agent": state.agent,
+        "agent_version": state.agent_version,
+        "session_id": state.session_id,
+        "file": str(state.path),
+        "cwd": state.cwd,
+        "title": state.title,
+        "model": state.model,
+        "first_activity": state.first_activity,
+        "last_activity": state.last_activity,
+        "context_window": window,
+        "context_window_source": window_source,
+        "last_request": None
+        if last is None
+        else {
+            **_usage_dict(last.usage),
+            "response_id": last.key,
+            "line": last.line,
+            "timestamp": last.timestamp,
+        },
+        "context_tokens": {
+            "value": context.value,
+            "source": context.source,
+            "reported": context.reported,
+            "estimated": context.estimated,
+            "estimate_encoding": encoding.name,
+        },
+        "fill_percent": round(100 * context.value / window, 1) if window else None,
+        "autocompact_at": adapter.autocompact_at(window) if window else None,
+        "api_requests": state.api_requests,
+        "totals": _totals(state.totals),
+        "compactions": [
+            {
+                "trigger": compaction.trigger,
+                "pre_tokens": compaction.pre_tokens,
+                "post_tokens": compaction.post_tokens,
+                "line": compaction.line,
+                "timestamp": compaction.timestamp,
+            }
+            for compaction in state.compactions
+        ],
+        "tools": tool_summary(state, encoding),
+        "subagents": [_subagent(child) for child in state.subagents.values()],
+        "skipped_lines": [
+            {"file": skip.path, "line": skip.line, "reason": skip.reason} for skip in skipped
+        ],
+        "lines_read": state.lines_read,
+        "bytes_read": state.bytes_read,
+    }
