@@ -1,0 +1,98 @@
+"""Following a live session: change notification (watchfiles) with a polling fallback.
+
+The engine API is a plain iterator, ``follow(reader)``, that yields the state after the first
+read and after every change; ``follow_with(reader, callback)`` is the callback form. The TUI runs
+either in a worker thread and stops it with a ``threading.Event``; tests drive ``reader.poll()``
+directly. Every wake-up, notified or not, ends in ``reader.poll()``, which reads only the appended
+bytes, so a missed or spurious notification costs nothing but a ``stat``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from engine.sessions.model import SessionState
+from engine.sessions.reader import SessionReader, read_all
+
+DEFAULT_POLL_INTERVAL = 0.5
+
+
+def _watched_dirs(reader: SessionReader) -> list[Path]:
+    """The session file's directory (its sub-agent directories live below it)."""
+    return [reader.path.parent]
+
+
+def _waiter(
+    reader: SessionReader, stop: threading.Event, interval: float, use_watchfiles: bool
+) -> Iterator[None]:
+    """Yields once per wake-up: a change notification or, at the latest, every ``interval``."""
+    if use_watchfiles:
+        try:
+            import watchfiles
+
+            changes: Iterator[Any] = watchfiles.watch(
+                *_watched_dirs(reader),
+                stop_event=stop,
+                debounce=50,
+                step=20,
+                rust_timeout=max(1, int(interval * 1000)),
+                yield_on_timeout=True,
+                raise_interrupt=False,
+            )
+            for _ in changes:
+                yield None
+            return
+        except (ImportError, OSError, RuntimeError):
+            pass  # no notification backend here: poll
+    while not stop.is_set():
+        stop.wait(interval)
+        yield None
+
+
+def follow(
+    reader: SessionReader,
+    *,
+    stop: threading.Event | None = None,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    use_watchfiles: bool = True,
+) -> Iterator[SessionState]:
+    """The session's state now, then again after every change, until ``stop`` is set."""
+    stop = stop or threading.Event()
+    yield read_all(reader)
+    for _ in _waiter(reader, stop, poll_interval, use_watchfiles):
+        if stop.is_set():
+            return
+        changed = False
+        while reader.poll():  # drain: companions found on one poll are read by the next
+            changed = True
+        state = reader.state
+        if changed and state is not None:
+            yield state
+
+
+def follow_with(
+    reader: SessionReader,
+    callback: Callable[[SessionState], None],
+    *,
+    stop: threading.Event | None = None,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    use_watchfiles: bool = True,
+) -> None:
+    """Call ``callback(state)`` after the first read and after every change (blocks)."""
+    for state in follow(
+        reader, stop=stop, poll_interval=poll_interval, use_watchfiles=use_watchfiles
+    ):
+        callback(state)
+
+
+def poll_forever(reader: SessionReader, stop: threading.Event, interval: float) -> Iterator[float]:
+    """Plain polling, yielding the seconds each poll took (for benchmarks and tests)."""
+    while not stop.is_set():
+        started = time.perf_counter()
+        reader.poll()
+        yield time.perf_counter() - started
+        stop.wait(interval)
