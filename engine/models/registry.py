@@ -21,6 +21,7 @@ from engine.paths import config_dir
 
 USER_FILE_NAME = "models.yaml"
 PER_MILLION = 1_000_000
+_OPTIONAL_FIELDS = ("encoding", "tokenizer_exact", "min_cacheable_tokens")
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,10 @@ class Registry:
         self.entries = new_entries + self.entries if first else self.entries + new_entries
 
     def _info(self, model: str, entry: _Entry | None) -> ModelInfo:
-        fields = {**self.assumed, **(entry.fields if entry else {})}
+        # An entry must state its own provider, window and output; only the optional fields
+        # (encoding, tokenizer_exact, min_cacheable_tokens) fall back to the assumed defaults.
+        optional = {k: self.assumed[k] for k in _OPTIONAL_FIELDS if k in self.assumed}
+        fields = {**optional, **entry.fields} if entry else dict(self.assumed)
         where = f"{entry.source} ({entry.patterns[0]})" if entry else "assumed defaults"
         try:
             return ModelInfo(

@@ -59,3 +59,67 @@ def test_an_unusable_cache_dir_falls_back_to_memory(tmp_path: Path) -> None:
 
 def test_digest_is_unambiguous() -> None:
     assert content_digest("ab", "c") != content_digest("a", "bc")
+
+
+def _chat(n: int) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = []
+    for i in range(n):
+        messages.append({"role": "user", "content": f"please read module {i}. " + LONG})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "read", "arguments": f'{{"path": "m{i}.py"}}'},
+                    }
+                ],
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": LONG * (i + 1)})
+    return messages
+
+
+def test_cached_chat_count_equals_the_plain_count(tmp_path: Path) -> None:
+    from engine.tokens.chat import count_chat, count_chat_cached
+
+    encoding = get_encoding("o200k_base")
+    messages = _chat(5)
+    cached = count_chat_cached(messages, CachedCounter(encoding, DiskCache(tmp_path / "c")))
+    assert cached == count_chat(messages, encoding.count)
+
+
+def test_reopening_an_unchanged_chat_neither_encodes_nor_loads_the_encoder(tmp_path: Path) -> None:
+    from engine.tokens.chat import count_chat_cached
+
+    messages = _chat(5)
+    first = count_chat_cached(messages, CachedCounter("o200k_base", DiskCache(tmp_path / "c")))
+    reopened = CachedCounter("o200k_base", DiskCache(tmp_path / "c"))
+    assert count_chat_cached(messages, reopened) == first
+    assert reopened.encoded_texts == 0
+    assert reopened._encoding is None  # the encoder was never needed
+
+
+def test_a_grown_chat_encodes_only_its_new_messages(tmp_path: Path) -> None:
+    from engine.tokens.chat import chat_texts, count_chat, count_chat_cached
+
+    messages = _chat(6)
+    count_chat_cached(messages[:9], CachedCounter("o200k_base", DiskCache(tmp_path / "c")))
+    grown = CachedCounter("o200k_base", DiskCache(tmp_path / "c"))
+    result = count_chat_cached(messages, grown)
+    assert result == count_chat(messages, get_encoding("o200k_base").count)
+    # Only the texts of the nine new messages went through the encoder.
+    assert grown.encoded_texts == len(chat_texts(messages[9:])) == 12
+
+
+def test_an_edited_message_is_counted_afresh(tmp_path: Path) -> None:
+    from engine.tokens.chat import count_chat_cached
+
+    messages = _chat(3)
+    count_chat_cached(messages, CachedCounter("o200k_base", DiskCache(tmp_path / "c")))
+    messages[2] = {"role": "tool", "tool_call_id": "c0", "content": "short now"}
+    again = CachedCounter("o200k_base", DiskCache(tmp_path / "c"))
+    result = count_chat_cached(messages, again)
+    assert result.messages[2] == 3 + get_encoding("o200k_base").count("short now")

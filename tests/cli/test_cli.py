@@ -1,0 +1,104 @@
+"""The ctxtop command as a user runs it: a real process, real files, stdout and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import __version__
+
+
+def ctxtop(
+    *args: str, stdin: str | None = None, module: bool = False
+) -> subprocess.CompletedProcess[str]:
+    command = (
+        [sys.executable, "-m", "tui"]
+        if module
+        else [sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(main())"]
+    )
+    return subprocess.run(
+        [*command, *args], input=stdin, capture_output=True, text=True, env=os.environ.copy()
+    )
+
+
+def test_version_from_the_console_script_and_python_dash_m() -> None:
+    for module in (False, True):
+        result = ctxtop("--version", module=module)
+        assert result.returncode == 0
+        assert result.stdout.strip() == f"ctxtop {__version__}"
+
+
+def test_count_a_file_prints_the_encoders_count(tmp_path: Path) -> None:
+    source = tmp_path / "f.js"
+    source.write_text("function foo() { return x + y; }")
+    result = ctxtop("count", str(source), "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["tokens"], data["encoding"], data["model"]) == (10, "o200k_base", None)
+
+
+def test_count_from_stdin_with_an_encoding() -> None:
+    result = ctxtop("count", "-", "--encoding", "cl100k_base", "--json", stdin="日本語テキスト")
+    assert json.loads(result.stdout)["tokens"] == 7
+
+
+def test_count_with_a_model_uses_its_encoding_and_says_when_it_is_an_estimate() -> None:
+    result = ctxtop("count", "--model", "gpt-4o", "--json", stdin="日本語テキスト")
+    data = json.loads(result.stdout)
+    assert (data["tokens"], data["encoding"], data["model"], data["exact"]) == (
+        5,
+        "o200k_base",
+        "gpt-4o",
+        True,
+    )
+    text = ctxtop("count", "--model", "claude-sonnet-4-5", stdin="hello world")
+    assert (
+        text.stdout.strip()
+        == "2 tokens (o200k_base) (estimate: claude-sonnet-4-5 uses another tokenizer)"
+    )
+
+
+def test_count_messages_applies_the_chat_rules(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(
+        json.dumps(
+            [
+                {"role": "system", "content": "hello world"},
+                {"role": "user", "content": "function foo() { return x + y; }"},
+            ]
+        )
+    )
+    data = json.loads(ctxtop("count", str(chat), "--messages", "--json").stdout)
+    assert data["per_message"] == [3 + 2, 3 + 10]
+    assert data["tokens"] == 18
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (("count", "/no/such/file"), None, "ctxtop: /no/such/file: cannot read"),
+        (("count", "-", "--messages"), '[{"role": "user"},\n oops]', "ctxtop: -:2: invalid JSON"),
+        (("count", "-", "--encoding", "p50k"), "x", "ctxtop: unknown encoding 'p50k'"),
+    ],
+)
+def test_errors_are_one_line_with_a_nonzero_exit(
+    args: tuple[str, ...], stdin: str | None, message: str
+) -> None:
+    result = ctxtop(*args, stdin=stdin)
+    assert result.returncode != 0
+    assert result.stderr.startswith(message)
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_models_lists_the_registry_and_resolves_one_id() -> None:
+    table = ctxtop("models")
+    assert table.returncode == 0
+    assert "claude-sonnet-4*" in table.stdout and "gpt-5*-codex*" in table.stdout
+    one = json.loads(ctxtop("models", "no-such-model", "--json").stdout)
+    assert one[0]["source"] == "assumed default"
