@@ -1,4 +1,4 @@
-"""The ``ctxtop`` console script: sub-commands go to the engine, no sub-command opens the dashboard."""
+"""The ``ctxtop`` script: sub-commands go to the engine; no sub-command opens the dashboard."""
 
 from __future__ import annotations
 
