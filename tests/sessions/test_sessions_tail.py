@@ -1,0 +1,273 @@
+"""Live tailing: appends, partial lines, truncation, replacement, bad and huge lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessions_expect import ENC, claude_responses, records, result_text
+
+from engine.sessions.reader import SessionReader, read_all
+from engine.sessions.report import build_report
+from engine.sessions.watch import follow
+
+DATA = Path(__file__).parent / "data" / "real" / "claude-code"
+PROJECT = DATA / "generated-cli-2.1.330" / "projects" / "-home-dev-demo-project"
+SESSION = "b7f51370-d8c8-469b-95e6-e7046fb8d0f3"
+PUBLIC = DATA / "public-d-kimuson-claude-code-viewer" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+
+
+def _report(reader: SessionReader) -> dict[str, Any]:
+    read_all(reader)
+    assert reader.adapter is not None
+    report = build_report(reader.adapter)
+    report.pop("file")
+    return report
+
+
+def _session_copy(tmp_path: Path) -> tuple[Path, bytes]:
+    """The 2.1.330 session with its sub-agent directory, the main file left empty."""
+    shutil.copytree(PROJECT / SESSION, tmp_path / SESSION)
+    target = tmp_path / f"{SESSION}.jsonl"
+    target.write_bytes(b"")
+    return target, (PROJECT / f"{SESSION}.jsonl").read_bytes()
+
+
+def _append(path: Path, data: bytes) -> None:
+    with path.open("ab") as handle:
+        handle.write(data)
+
+
+def test_appending_in_random_pieces_gives_the_one_shot_report(tmp_path: Path) -> None:
+    target, data = _session_copy(tmp_path)
+    reader = SessionReader(target)
+    rng = random.Random(7)
+    position = 0
+    while position < len(data):
+        step = rng.randint(1, 9000)
+        _append(target, data[position : position + step])
+        position += step
+        reader.poll()
+    live = _report(reader)
+    fresh = _report(SessionReader(target))
+    assert live == fresh
+    assert live["api_requests"] == len(claude_responses(records(target)))
+    assert live["subagents"][0]["api_requests"] > 0
+
+
+def test_a_partial_last_line_waits_for_its_newline(tmp_path: Path) -> None:
+    lines = PUBLIC.read_bytes().splitlines(keepends=True)
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"".join(lines[:5]) + lines[5][:40])
+    reader = SessionReader(target)
+    state = read_all(reader)
+    assert state.lines_read == 5
+    assert state.skipped == []
+    _append(target, lines[5][40:])
+    reader.poll()
+    assert state.lines_read == 6
+    assert state.skipped == []
+
+
+def test_only_appended_bytes_are_read_after_the_first_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = PUBLIC.read_bytes().splitlines(keepends=True)
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"".join(lines[:-3]))
+    reader = SessionReader(target)
+    read_all(reader)
+    read_sizes: list[int] = []
+    real_read = os.read
+
+    def counting_read(fd: int, size: int) -> bytes:
+        chunk = real_read(fd, size)
+        read_sizes.append(len(chunk))
+        return chunk
+
+    monkeypatch.setattr(os, "read", counting_read)
+    appended = b"".join(lines[-3:])
+    _append(target, appended)
+    reader.poll()
+    assert sum(read_sizes) == len(appended)
+
+
+def test_the_agents_files_are_only_ever_opened_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target, data = _session_copy(tmp_path)
+    target.write_bytes(data)
+    flags_seen: list[int] = []
+    real_open = os.open
+
+    def spying_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(path).startswith(str(tmp_path)):
+            flags_seen.append(flags)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spying_open)
+    _report(SessionReader(target))
+    assert flags_seen
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    assert all(flags & writing == 0 for flags in flags_seen)
+
+
+def test_a_truncated_file_is_read_again(tmp_path: Path) -> None:
+    data = PUBLIC.read_bytes()
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(data)
+    reader = SessionReader(target)
+    assert _report(reader)["api_requests"] == len(claude_responses(records(PUBLIC)))
+    head = b"".join(data.splitlines(keepends=True)[:12])
+    target.write_bytes(head)  # the agent dropped a retracted tail
+    reader.poll()
+    assert _report(reader)["api_requests"] == len(claude_responses(records(target)))
+
+
+def test_a_replaced_file_is_read_again(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(PUBLIC.read_bytes())
+    reader = SessionReader(target)
+    first = _report(reader)
+    other = tmp_path / "new.jsonl"
+    replacement = (
+        DATA / "public-d-kimuson-claude-code-viewer" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    )
+    shutil.copy(replacement, other)
+    os.replace(other, target)
+    reader.poll()
+    second = _report(reader)
+    assert second["session_id"] != first["session_id"]
+    assert second["api_requests"] == len(
+        claude_responses([r for r in records(replacement) if not r.get("isSidechain")])
+    )
+
+
+def test_bad_lines_are_skipped_counted_and_located(tmp_path: Path) -> None:
+    lines = PUBLIC.read_bytes().splitlines(keepends=True)
+    huge = json.dumps({"type": "queue-operation", "content": "x" * 30_000_000}).encode() + b"\n"
+    damaged = [
+        *lines[:3],
+        b"\xff\xfe not utf-8\n",
+        lines[3],
+        b'{"type": "user", \n',
+        huge,
+        *lines[4:],
+    ]
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"".join(damaged))
+    got = _report(SessionReader(target))
+    assert [(s["file"], s["line"]) for s in got["skipped_lines"]] == [
+        (str(target), 4),
+        (str(target), 6),
+    ]
+    assert "UTF-8" in got["skipped_lines"][0]["reason"]
+    assert "JSON" in got["skipped_lines"][1]["reason"]
+    clean = _report(SessionReader(PUBLIC))
+    for key in ("api_requests", "totals", "tools", "context_tokens"):
+        assert got[key] == clean[key]
+    assert got["last_request"] == {
+        **clean["last_request"],
+        "line": clean["last_request"]["line"] + 3,
+    }
+
+
+def test_a_compaction_without_a_request_since_sets_the_context(tmp_path: Path) -> None:
+    lines = (PROJECT / f"{SESSION}.jsonl").read_bytes().splitlines(keepends=True)
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"".join(lines[:66]))  # up to the compact summary
+    got = _report(SessionReader(target))
+    boundary = json.loads(lines[64])
+    assert boundary["subtype"] == "compact_boundary"
+    assert got["context_tokens"]["source"] == "compaction"
+    assert got["context_tokens"]["value"] == boundary["compactMetadata"]["postTokens"]
+
+
+def test_a_tool_result_not_yet_sent_is_an_estimate_on_top(tmp_path: Path) -> None:
+    lines = (PROJECT / f"{SESSION}.jsonl").read_bytes().splitlines(keepends=True)
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"".join(lines[:33]))  # ends with the big tool result
+    got = _report(SessionReader(target))
+    result = json.loads(lines[32])["message"]["content"][0]
+    last = got["last_request"]
+    assert got["context_tokens"] == {
+        "value": last["input_tokens_total"]
+        + last["output_tokens"]
+        + ENC.count(result_text(result["content"])),
+        "source": "calibrated",
+        "reported": last["input_tokens_total"] + last["output_tokens"],
+        "estimated": ENC.count(result_text(result["content"])),
+        "estimate_encoding": "o200k_base",
+    }
+
+
+@pytest.mark.parametrize("use_watchfiles", [True, False], ids=["watchfiles", "polling"])
+def test_follow_yields_a_new_state_after_an_append(tmp_path: Path, use_watchfiles: bool) -> None:
+    lines = PUBLIC.read_bytes().splitlines(keepends=True)
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"".join(lines[:10]))
+    stop = threading.Event()
+    timer = threading.Timer(20, stop.set)  # a safety net, not a timing assertion
+    timer.start()
+    try:
+        states = follow(
+            SessionReader(target), stop=stop, poll_interval=0.05, use_watchfiles=use_watchfiles
+        )
+        first = next(states)
+        seen = first.lines_read
+        _append(target, b"".join(lines[10:]))
+        second = next(states)
+        assert second.lines_read == len(lines) > seen
+    finally:
+        stop.set()
+        timer.cancel()
+
+
+def test_a_json_array_file_is_read_again_when_rewritten(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "hello"},
+        {
+            "role": "assistant",
+            "content": "hi",
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+        },
+    ]
+    target = tmp_path / "chat.json"
+    target.write_text(json.dumps(messages, indent=1))
+    reader = SessionReader(target)
+    assert _report(reader)["api_requests"] == 1
+    messages += [
+        {"role": "user", "content": "again"},
+        {
+            "role": "assistant",
+            "content": "ok",
+            "usage": {"prompt_tokens": 20, "completion_tokens": 3},
+        },
+    ]
+    target.write_text(json.dumps(messages, indent=1))
+    reader.poll()
+    got = _report(reader)
+    assert got["api_requests"] == 2
+    assert got["totals"]["input"] == 30
+
+
+def test_a_file_rewritten_in_place_and_grown_is_read_again(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"".join(PUBLIC.read_bytes().splitlines(keepends=True)[:5]))
+    reader = SessionReader(target)
+    first = _report(reader)
+    other = (
+        DATA / "public-d-kimuson-claude-code-viewer" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    )
+    with target.open("r+b") as handle:  # same inode, longer content: only the bytes tell
+        handle.write(other.read_bytes())
+    reader.poll()
+    second = _report(reader)
+    assert second["session_id"] != first["session_id"] == PUBLIC.stem
+    assert second["session_id"] == other.stem
