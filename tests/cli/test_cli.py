@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,14 +17,18 @@ from engine import __version__
 def ctxtop(
     *args: str, stdin: str | None = None, module: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    command = (
-        [sys.executable, "-m", "tui"]
-        if module
-        else [sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(main())"]
-    )
-    return subprocess.run(
-        [*command, *args], input=stdin, capture_output=True, text=True, env=os.environ.copy()
-    )
+    """Run the installed ``ctxtop`` script (or ``python -m tui``) from an unrelated directory."""
+    script = Path(sys.executable).parent / "ctxtop"
+    command = [sys.executable, "-m", "tui"] if module or not script.exists() else [str(script)]
+    with tempfile.TemporaryDirectory() as elsewhere:
+        return subprocess.run(
+            [*command, *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=os.environ.copy(),
+            cwd=elsewhere,
+        )
 
 
 def test_version_from_the_console_script_and_python_dash_m() -> None:
