@@ -235,7 +235,12 @@ def chat_digest(encoding_name: str, provider: str, messages: Sequence[Mapping[st
     add = parts.append
     for message in messages:
         content = message.get("content")
-        add(content if isinstance(content, str) else "\x01" + json.dumps(content, sort_keys=True))
+        if isinstance(content, str):
+            add(content)
+        elif content is None:  # common for tool-call turns; skip json.dumps on the hot path
+            add("\x01")
+        else:
+            add("\x01" + json.dumps(content, sort_keys=True))
         name = message.get("name")
         if name:
             add("\x02" + str(name))
