@@ -7,9 +7,10 @@ running totals right so that reading a snapshot never has to walk the whole sess
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image", "other"]
@@ -62,13 +63,24 @@ class Response:
 
 @dataclass(slots=True)
 class Block:
-    """One piece of a message. ``text`` is what the model sees (tool input as JSON text)."""
+    """One piece of a message. ``text`` is what the model sees (tool input as JSON text).
+
+    An adapter may leave ``text`` empty and keep the JSON value in ``raw`` instead, to serialise
+    it only when someone asks (``content()``): most blocks are never looked at.
+    """
 
     kind: BlockKind
     text: str = ""
     tool_call_id: str | None = None
     tool_name: str | None = None
     is_error: bool = False
+    raw: Any = None
+
+    def content(self) -> str:
+        """The block's text, serialising ``raw`` as JSON when there is no text."""
+        if self.text or self.raw is None:
+            return self.text
+        return json.dumps(self.raw, ensure_ascii=False)
 
 
 @dataclass(slots=True)

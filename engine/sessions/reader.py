@@ -110,6 +110,8 @@ class SessionReader:
         adapter = self.adapter
         path = str(self.path)
         for line_no, raw in batch.lines:
+            if adapter is not None and adapter.ignores(raw):
+                continue
             record, reason = decode_line(raw)
             if reason is not None:
                 skipped = SkippedLine(path, line_no, reason)
@@ -207,6 +209,8 @@ class SessionReader:
                 self._start_over()
                 return True
             for line_no, raw in batch.lines:
+                if adapter.ignores(raw):
+                    continue
                 record, reason = decode_line(raw)
                 if reason is not None:
                     adapter.state.skipped.append(SkippedLine(str(path), line_no, reason))

@@ -49,8 +49,10 @@ def _block_texts(blocks: Sequence[Block]) -> tuple[list[str], int]:
     for block in blocks:
         if block.kind == "image":
             images += 1
-        elif block.text:
-            texts.append(block.text)
+        else:
+            text = block.content()
+            if text:
+                texts.append(text)
     return texts, images
 
 

@@ -92,6 +92,14 @@ class Adapter(ABC):
     def feed(self, record: Any, line: int) -> None:
         """Apply one decoded record (1-based ``line``) of the main file to ``self.state``."""
 
+    def ignores(self, raw: bytes) -> bool:
+        """True for a raw line this adapter would ignore anyway, so it need not be decoded.
+
+        A cheap byte test (e.g. a known prefix of a bulky record type the adapter never reads);
+        such lines are counted as read but not checked for valid JSON. Default: decode all.
+        """
+        return False
+
     def companions(self) -> list[Path]:
         """Other files that belong to this session and should be followed too."""
         return []

@@ -31,6 +31,23 @@ _MESSAGE_TYPES = {"user", "assistant", "attachment"}
 _TITLE_TYPES = {"custom-title": "customTitle", "ai-title": "aiTitle"}
 SYNTHETIC_MODEL = "<synthetic>"
 SUBAGENT_TOOLS = {"Task", "Agent"}
+# Bulky record types that carry nothing the report uses; Claude Code writes "type" first in them
+# (agent-log-formats.md §1.3), so a prefix test spares decoding them.
+_IGNORED_PREFIXES = tuple(
+    f'{{"type":"{kind}"'.encode()
+    for kind in (
+        "api-request-blob",
+        "api-request-shape",
+        "api-request",
+        "file-history-snapshot",
+        "file-history-delta",
+        "queue-operation",
+        "cost-state",
+        "atis-latch",
+        "tools-used",
+        "last-prompt",
+    )
+)
 # How often (seconds) the sub-agent directories are listed again while following a live session.
 COMPANION_RESCAN = 1.0
 
@@ -102,7 +119,7 @@ def _blocks(content: Any) -> list[Block]:
         elif kind in ("image", "document"):
             blocks.append(Block("image"))
         else:
-            blocks.append(Block("other", json.dumps(raw, ensure_ascii=False)))
+            blocks.append(Block("other", raw=raw))
     return blocks
 
 
@@ -260,9 +277,8 @@ class _Window:
     ) -> Message | None:
         kind = record.get("type")
         if kind == "attachment":
-            attachment = record.get("attachment")
-            text = json.dumps(attachment, ensure_ascii=False) if attachment is not None else ""
-            return Message(uuid, "user", [Block("text", text)], line, ts, kind="attachment")
+            block = Block("other", raw=record.get("attachment"))
+            return Message(uuid, "user", [block], line, ts, kind="attachment")
         raw = record.get("message")
         if not isinstance(raw, Mapping):
             self.state.skip(line, f"{kind} record without a message")
@@ -348,6 +364,9 @@ class ClaudeCodeAdapter(Adapter):
         return score
 
     # -- main file -------------------------------------------------------------------------
+
+    def ignores(self, raw: bytes) -> bool:
+        return raw.startswith(_IGNORED_PREFIXES)
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, Mapping):

@@ -72,9 +72,9 @@ def _content_blocks(content: Any, kind: str = "text") -> list[Block]:
                 elif part.get("type") in ("image_url", "input_image", "image"):
                     blocks.append(Block("image"))
                 else:
-                    blocks.append(Block("other", json.dumps(part, ensure_ascii=False)))
+                    blocks.append(Block("other", raw=part))
         return blocks
-    return [Block("other", json.dumps(content, ensure_ascii=False))]
+    return [Block("other", raw=content)]
 
 
 class OpenAIMessagesAdapter(Adapter):

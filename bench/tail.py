@@ -1,0 +1,181 @@
+"""Benchmark of the session reader on a synthetic Claude Code session.
+
+Builds a ~100 MB (and a ~1 MB) Claude Code transcript by repeating the records of a real sample
+session (fresh uuids and message ids, one continuous parentUuid chain), then prints:
+
+- the time to the first complete report (read, parse, adapter, ``build_report``);
+- the peak RSS of the process after that;
+- the processing time per appended line (``poll`` + the context figure) while 1,000 lines are
+  appended one by one, p50/p95, for the 1 MB and the 100 MB file.
+
+Usage: python bench/tail.py [--size-mb 100] [--keep DIR]
+Targets (issue 3): first report <= 1.5 s, peak RSS <= 300 MB, p95 <= 5 ms per appended line,
+the two file sizes within 20 % of each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.sessions.reader import SessionReader, read_all  # noqa: E402
+from engine.sessions.report import build_report, context_tokens  # noqa: E402
+from engine.tokens import get_encoding  # noqa: E402
+
+SAMPLE = ROOT / "sample_sessions" / "claude-code"
+APPENDS = 1000
+
+
+def template_records() -> list[dict[str, Any]]:
+    """Conversation records of the bundled Claude Code samples (compactions left out)."""
+    rows: list[dict[str, Any]] = []
+    for path in sorted(SAMPLE.rglob("*.jsonl")):
+        if "subagents" in path.parts:
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("isSidechain") or record.get("subtype") == "compact_boundary":
+                continue
+            rows.append(record)
+    return rows
+
+
+class Generator:
+    """Endless Claude Code lines: the template repeated with fresh ids on one chain."""
+
+    def __init__(self) -> None:
+        self.template = template_records()
+        self.round = 0
+        self.index = 0
+        self.leaf: str | None = None
+        self.uuid_map: dict[str, str] = {}
+
+    def next_line(self) -> bytes:
+        if self.index == len(self.template):
+            self.index = 0
+            self.round += 1
+            self.uuid_map = {}
+        record = dict(self.template[self.index])
+        self.index += 1
+        suffix = f"{self.round:08x}"
+        uuid = record.get("uuid")
+        if isinstance(uuid, str):
+            new = f"{uuid[:-8]}{suffix}"
+            self.uuid_map[uuid] = new
+            record["uuid"] = new
+            if "parentUuid" in record:
+                record["parentUuid"] = self.leaf
+            self.leaf = new
+        message = record.get("message")
+        if isinstance(message, dict):
+            message = record["message"] = dict(message)
+            if isinstance(message.get("id"), str):
+                message["id"] = f"{message['id']}_{suffix}"
+            if isinstance(message.get("content"), list):
+                message["content"] = [
+                    self._fresh_ids(block, suffix) for block in message["content"]
+                ]
+        # Compact separators, as Claude Code writes them.
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+    @staticmethod
+    def _fresh_ids(block: Any, suffix: str) -> Any:
+        """Tool call ids made unique per round, so every round's tool calls count."""
+        if not isinstance(block, dict):
+            return block
+        if block.get("type") == "tool_use":
+            return {**block, "id": f"{block['id']}_{suffix}"}
+        if block.get("type") == "tool_result":
+            return {**block, "tool_use_id": f"{block['tool_use_id']}_{suffix}"}
+        return block
+
+
+def build(path: Path, size: int) -> Generator:
+    generator = Generator()
+    written = 0
+    with path.open("wb") as handle:
+        while written < size:
+            line = generator.next_line()
+            handle.write(line)
+            written += len(line)
+    return generator
+
+
+def first_report(path: Path) -> tuple[float, float, SessionReader, dict[str, Any]]:
+    """Seconds to the state (read, parse, adapter) and to the complete report after it."""
+    started = time.perf_counter()
+    reader = SessionReader(path)
+    read_all(reader)
+    assert reader.adapter is not None
+    read = time.perf_counter() - started
+    report = build_report(reader.adapter)
+    return read, time.perf_counter() - started, reader, report
+
+
+def append_latencies(path: Path, reader: SessionReader, generator: Generator) -> list[float]:
+    times: list[float] = []
+    with path.open("ab", buffering=0) as handle:
+        for _ in range(APPENDS):
+            handle.write(generator.next_line())
+            started = time.perf_counter()
+            reader.poll()
+            state = reader.state
+            assert state is not None
+            context_tokens(state)
+            times.append(time.perf_counter() - started)
+    return times
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mb", type=float, default=100.0)
+    parser.add_argument("--keep", type=Path, help="build the files in this directory and keep them")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    get_encoding("o200k_base").count("warm up")
+    loaded = time.perf_counter() - started
+    print(f"tokenizer load (once per process, not in the figures below): {loaded:.2f} s")
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.keep or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        results = {}
+        for label, size in (("1 MB", 1 << 20), (f"{args.size_mb:g} MB", int(args.size_mb * 2**20))):
+            path = folder / f"bench-{label.replace(' ', '')}.jsonl"
+            started = time.perf_counter()
+            generator = build(path, size)
+            built = time.perf_counter() - started
+            size_mb = path.stat().st_size / 2**20
+            read, seconds, reader, report = first_report(path)
+            rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            latencies = append_latencies(path, reader, generator)
+            p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+            results[label] = p95
+            print(
+                f"{label:>7}: {size_mb:6.1f} MB, {report['api_requests']:,}"
+                f" requests (built in {built:.1f} s)\n"
+                f"         first complete report {seconds:.2f} s (state {read:.2f} s, then per-tool"
+                f" token counts and the rest {seconds - read:.2f} s), peak RSS {rss_mb:.0f} MB\n"
+                f"         per appended line ({APPENDS:,} appends): p50 {p50 * 1000:.2f} ms,"
+                f" p95 {p95 * 1000:.2f} ms"
+            )
+        small, large = results.values()
+        print(f"p95 large/small: {large / small:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
