@@ -102,6 +102,10 @@ class SessionReader:
         if batch.reset:
             self._start_over()
         if not batch.lines:
+            if self.adapter is None and not self._held and self._unterminated_document():
+                self._document_mode = True
+                self._tailer.restart()
+                return self._poll_document()
             return batch.reset
         if self.adapter is None and not self._held and self._looks_like_document(batch.lines):
             self._document_mode = True
@@ -140,6 +144,16 @@ class SessionReader:
             _, reason = decode_line(lines[0][1])
             return reason is not None  # a "{" line that is not a whole JSON value: pretty-printed
         return False
+
+    def _unterminated_document(self) -> bool:
+        """A file of one line without a newline: a JSON array, or a ``{"messages": …}`` object."""
+        partial = self._tailer.partial.strip()
+        if partial.startswith(b"["):
+            return True
+        if not partial.startswith(b"{") or not partial.endswith(b"}"):
+            return False
+        record, reason = decode_line(partial)
+        return reason is None and isinstance(record, dict) and "messages" in record
 
     def _try_detect(self) -> Adapter | None:
         head = [record for _, record in self._held[:DETECT_RECORDS]]

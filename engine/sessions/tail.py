@@ -107,6 +107,11 @@ class LineTailer:
             self._partial += tail
 
     @property
+    def partial(self) -> bytes:
+        """The held-back partial last line."""
+        return bytes(self._partial)
+
+    @property
     def pending_bytes(self) -> int:
         """Bytes of a partial last line held back."""
         return len(self._partial)
