@@ -18,10 +18,19 @@ from sessions_expect import (
 DATA = Path(__file__).parent / "data" / "real" / "claude-code"
 GENERATED = DATA / "generated-cli-2.1.330" / "projects" / "-home-dev-demo-project"
 PUBLIC = DATA / "public-d-kimuson-claude-code-viewer"
-MAIN_FILES = sorted(GENERATED.glob("*.jsonl")) + sorted(PUBLIC.glob("*.jsonl"))
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions" / "claude-code" / "projects"
+MAIN_FILES = (
+    sorted(GENERATED.glob("*.jsonl"))
+    + sorted(PUBLIC.glob("*.jsonl"))
+    + sorted(SAMPLES.glob("*/*.jsonl"))
+)
 
 
-@pytest.fixture(scope="module", params=MAIN_FILES, ids=lambda path: path.name[:8])
+@pytest.fixture(
+    scope="module",
+    params=MAIN_FILES,
+    ids=lambda path: f"{'sample' if 'sample_sessions' in path.parts else 'real'}-{path.name[:8]}",
+)
 def case(request: pytest.FixtureRequest) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
     path: Path = request.param
     return path, records(path), report(path)
