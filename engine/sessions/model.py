@@ -107,6 +107,13 @@ class ToolCall:
     result_text: str | None = None
     is_error: bool = False
     result_tokens: int | None = None  # filled lazily by the report (tokenizer), then cached
+    raw_input: Any = None  # the input as JSON, when ``input_text`` is left to ``input()``
+
+    def input(self) -> str:
+        """The call's input as text (serialising ``raw_input`` on demand)."""
+        if self.input_text or self.raw_input is None:
+            return self.input_text
+        return json.dumps(self.raw_input, ensure_ascii=False)
 
 
 @dataclass(slots=True)
@@ -209,12 +216,12 @@ class SessionState:
         return existing
 
     def record_tool_call(
-        self, call_id: str, name: str, *, line: int = 0, input_text: str = ""
+        self, call_id: str, name: str, *, line: int = 0, input_text: str = "", raw_input: Any = None
     ) -> ToolCall:
         """Register a tool call once by its id (later copies of the same call are ignored)."""
         call = self.tools.get(call_id)
         if call is None:
-            call = ToolCall(call_id=call_id, name=name, line=line, input_text=input_text)
+            call = ToolCall(call_id, name, line, input_text, raw_input=raw_input)
             self.tools[call_id] = call
         return call
 

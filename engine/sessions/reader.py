@@ -20,8 +20,10 @@ from engine.errors import InputError
 from engine.sessions.adapters import detect
 from engine.sessions.adapters.base import DETECT_RECORDS, Adapter
 from engine.sessions.model import SessionState, SkippedLine
-from engine.sessions.tail import LineTailer
+from engine.sessions.tail import Batch, LineTailer
 
+# The first scan of a big file goes in slices of this many bytes (bounded memory for raw lines).
+BATCH_BYTES = 8 << 20
 # Before detection, at most this many decoded records are held waiting for a decision.
 MAX_UNDETECTED = 2000
 
@@ -98,7 +100,14 @@ class SessionReader:
         self._companions.clear()
 
     def _poll_lines(self) -> bool:
-        batch = self._tailer.read()
+        changed = False
+        while True:
+            batch = self._tailer.read(BATCH_BYTES)
+            changed = self._apply(batch) or changed
+            if self._document_mode or not batch.more:
+                return changed
+
+    def _apply(self, batch: Batch) -> bool:
         if batch.reset:
             self._start_over()
         if not batch.lines:

@@ -24,6 +24,7 @@ class Batch:
     lines: list[tuple[int, bytes]] = field(default_factory=list)
     reset: bool = False  # the file was truncated or replaced: previous lines are void
     bytes_read: int = 0
+    more: bool = False  # stopped at the byte limit: there is more to read now
 
 
 class LineTailer:
@@ -44,8 +45,12 @@ class LineTailer:
         self._identity = None
         self._fingerprint = b""
 
-    def read(self) -> Batch:
-        """Read what was appended since the last call. A missing file reads as nothing."""
+    def read(self, limit: int | None = None) -> Batch:
+        """Read what was appended since the last call, up to about ``limit`` bytes.
+
+        A missing file reads as nothing. With a limit, ``Batch.more`` says whether to call again;
+        reading a big file in slices keeps only one slice of raw lines in memory at a time.
+        """
         batch = Batch()
         try:
             fd = os.open(self.path, os.O_RDONLY)
@@ -66,6 +71,9 @@ class LineTailer:
                 return batch
             os.lseek(fd, self.offset, os.SEEK_SET)
             while True:
+                if limit is not None and batch.bytes_read >= limit:
+                    batch.more = self.offset < info.st_size
+                    break
                 chunk = os.read(fd, CHUNK)
                 if not chunk:
                     break

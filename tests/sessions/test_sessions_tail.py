@@ -271,3 +271,15 @@ def test_a_file_rewritten_in_place_and_grown_is_read_again(tmp_path: Path) -> No
     second = _report(reader)
     assert second["session_id"] != first["session_id"] == PUBLIC.stem
     assert second["session_id"] == other.stem
+
+
+def test_reading_a_big_file_in_slices_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.sessions import reader as reader_module
+
+    target, data = _session_copy(tmp_path)
+    target.write_bytes(data)
+    whole = _report(SessionReader(target))
+    monkeypatch.setattr(reader_module, "BATCH_BYTES", 5000)
+    assert _report(SessionReader(target)) == whole

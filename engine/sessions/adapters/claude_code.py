@@ -59,10 +59,10 @@ AUTOCOMPACT_BUFFER = 13_000
 
 def usage_from(raw: Any) -> Usage:
     """Anthropic usage → ``Usage`` (``input_tokens`` there is already uncached input)."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return Usage()
     details = raw.get("output_tokens_details")
-    thinking = details.get("thinking_tokens", 0) if isinstance(details, Mapping) else 0
+    thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
     return Usage(
         input_tokens=int(raw.get("input_tokens") or 0),
         output_tokens=int(raw.get("output_tokens") or 0),
@@ -79,7 +79,7 @@ def _text_of(content: Any) -> str:
     if isinstance(content, list):
         parts = []
         for block in content:
-            if isinstance(block, Mapping):
+            if isinstance(block, dict):
                 if block.get("type") == "text":
                     parts.append(str(block.get("text", "")))
                 elif block.get("type") == "image":
@@ -97,7 +97,7 @@ def _blocks(content: Any) -> list[Block]:
     if not isinstance(content, list):
         return blocks
     for raw in content:
-        if not isinstance(raw, Mapping):
+        if not isinstance(raw, dict):
             continue
         kind = raw.get("type")
         if kind == "text":
@@ -105,8 +105,8 @@ def _blocks(content: Any) -> list[Block]:
         elif kind in ("thinking", "redacted_thinking"):
             blocks.append(Block("thinking", str(raw.get("thinking") or raw.get("data") or "")))
         elif kind == "tool_use":
-            text = json.dumps(raw.get("input", {}), ensure_ascii=False)
-            blocks.append(Block("tool_use", text, str(raw.get("id", "")), str(raw.get("name", ""))))
+            tool_id, name = str(raw.get("id", "")), str(raw.get("name", ""))
+            blocks.append(Block("tool_use", "", tool_id, name, raw=raw.get("input", {})))
         elif kind == "tool_result":
             blocks.append(
                 Block(
@@ -258,7 +258,7 @@ class _Window:
             self.chain.add_transparent(uuid, record.get("parentUuid"))
             return
         meta = record.get("compactMetadata")
-        meta = meta if isinstance(meta, Mapping) else {}
+        meta = meta if isinstance(meta, dict) else {}
         if uuid not in self.chain.nodes:
             self.state.record_compaction(
                 Compaction(
@@ -280,7 +280,7 @@ class _Window:
             block = Block("other", raw=record.get("attachment"))
             return Message(uuid, "user", [block], line, ts, kind="attachment")
         raw = record.get("message")
-        if not isinstance(raw, Mapping):
+        if not isinstance(raw, dict):
             self.state.skip(line, f"{kind} record without a message")
             return None
         blocks = _blocks(raw.get("content"))
@@ -297,7 +297,7 @@ class _Window:
                     block.tool_call_id,
                     block.tool_name or "unknown",
                     line=line,
-                    input_text=block.text,
+                    raw_input=block.raw,
                 )
             elif block.kind == "tool_result" and block.tool_call_id:
                 self.state.record_tool_result(
@@ -355,7 +355,7 @@ class ClaudeCodeAdapter(Adapter):
     def detect(cls, head: Sequence[Any]) -> int:
         score = NOT_MINE
         for record in head:
-            if not isinstance(record, Mapping) or not isinstance(record.get("type"), str):
+            if not isinstance(record, dict) or not isinstance(record.get("type"), str):
                 continue
             if record.get("type") in _CONVERSATION_TYPES and "parentUuid" in record:
                 return CERTAIN
@@ -369,7 +369,7 @@ class ClaudeCodeAdapter(Adapter):
         return raw.startswith(_IGNORED_PREFIXES)
 
     def feed(self, record: Any, line: int) -> None:
-        if not isinstance(record, Mapping):
+        if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object")
             return
         self._metadata(record)
@@ -401,15 +401,15 @@ class ClaudeCodeAdapter(Adapter):
 
     def _note_task_prompts(self, record: Mapping[str, Any]) -> None:
         message = record.get("message")
-        content = message.get("content") if isinstance(message, Mapping) else None
+        content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
             return
         for block in content:
             if (
-                isinstance(block, Mapping)
+                isinstance(block, dict)
                 and block.get("type") == "tool_use"
                 and block.get("name") in SUBAGENT_TOOLS
-                and isinstance(block.get("input"), Mapping)
+                and isinstance(block.get("input"), dict)
             ):
                 prompt = block["input"].get("prompt")
                 if isinstance(prompt, str):
@@ -480,12 +480,12 @@ class ClaudeCodeAdapter(Adapter):
             record = json.loads(first)
         except (ValueError, UnicodeDecodeError):
             record = None
-        belongs = isinstance(record, Mapping) and record.get("sessionId") == self.state.session_id
+        belongs = isinstance(record, dict) and record.get("sessionId") == self.state.session_id
         self._flat_checked[candidate] = belongs
         return belongs
 
     def feed_companion(self, path: Path, record: Any, line: int) -> None:
-        if not isinstance(record, Mapping):
+        if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object", str(path))
             return
         agent_id = path.stem.removeprefix("agent-")
@@ -509,7 +509,7 @@ class ClaudeCodeAdapter(Adapter):
             meta = json.loads(data)
         except (ValueError, UnicodeDecodeError):
             return
-        if isinstance(meta, Mapping):
+        if isinstance(meta, dict):
             description = meta.get("description") or meta.get("agentType")
             state.description = str(description) if description else None
             tool_use = meta.get("toolUseId")
