@@ -108,6 +108,9 @@ class ToolCall:
     is_error: bool = False
     result_tokens: int | None = None  # filled lazily by the report (tokenizer), then cached
     raw_input: Any = None  # the input as JSON, when ``input_text`` is left to ``input()``
+    # Where the agent saved the full output when only a preview went to the model (Claude Code
+    # ``<persisted-output>``); ``result_text`` is then the preview, which is what counts.
+    persisted_to: str | None = None
 
     def input(self) -> str:
         """The call's input as text (serialising ``raw_input`` on demand)."""

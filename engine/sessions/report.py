@@ -128,9 +128,12 @@ def tool_summary(state: SessionState, encoding: Encoding) -> list[dict[str, Any]
             call.result_tokens = count
     by_name: dict[str, dict[str, Any]] = {}
     for call in state.tools.values():
-        entry = by_name.setdefault(call.name, {"name": call.name, "calls": 0, "result_tokens": 0})
+        entry = by_name.setdefault(
+            call.name, {"name": call.name, "calls": 0, "result_tokens": 0, "persisted_outputs": 0}
+        )
         entry["calls"] += 1
         entry["result_tokens"] += call.result_tokens or 0
+        entry["persisted_outputs"] += call.persisted_to is not None
     return sorted(by_name.values(), key=lambda entry: (-entry["result_tokens"], entry["name"]))
 
 

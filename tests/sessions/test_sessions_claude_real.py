@@ -129,6 +129,15 @@ def test_tools(case: tuple[Path, list[dict[str, Any]], dict[str, Any]]) -> None:
     _, rows, got = case
     expected = claude_tools(rows)
     assert {t["name"]: (t["calls"], t["result_tokens"]) for t in got["tools"]} == expected
+    persisted = sum(
+        1
+        for r in rows
+        if r.get("type") == "user" and not r.get("isSidechain")
+        for block in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])
+        if block.get("type") == "tool_result"
+        and str(block.get("content")).startswith("<persisted-output>")
+    )
+    assert sum(t["persisted_outputs"] for t in got["tools"]) == persisted
 
 
 def test_inline_sidechains_are_subagents_not_parent_spend() -> None:

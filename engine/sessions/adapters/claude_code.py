@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,9 @@ _MESSAGE_TYPES = {"user", "assistant", "attachment"}
 _TITLE_TYPES = {"custom-title": "customTitle", "ai-title": "aiTitle"}
 SYNTHETIC_MODEL = "<synthetic>"
 SUBAGENT_TOOLS = {"Task", "Agent"}
+# A large tool output saved to <session>/tool-results/, the model seeing a preview (§1.6).
+PERSISTED_OUTPUT = "<persisted-output>"
+_PERSISTED_PATH = re.compile(r"Full output saved to: (\S+)")
 # Bulky record types that carry nothing the report uses; Claude Code writes "type" first in them
 # (agent-log-formats.md §1.3), so a prefix test spares decoding them.
 _IGNORED_PREFIXES = tuple(
@@ -303,6 +307,10 @@ class _Window:
                 self.state.record_tool_result(
                     block.tool_call_id, block.text, is_error=block.is_error
                 )
+                if block.text.startswith(PERSISTED_OUTPUT):
+                    saved = _PERSISTED_PATH.search(block.text, 0, 4096)
+                    call = self.state.tools[block.tool_call_id]
+                    call.persisted_to = saved.group(1) if saved else ""
         return message
 
     def _response(
