@@ -55,6 +55,12 @@ def render_text(report: dict[str, Any]) -> str:
             f"sub-agent  {sub['id']} {sub['description'] or ''}: {sub['api_requests']} requests,"
             f" last prompt {_fmt(sub['last_input_tokens_total'])}"
         )
+    breakdown = report.get("context_breakdown")
+    if breakdown:
+        lines.append(f"context by category (estimates, {breakdown['encoding']})")
+        for entry in breakdown["categories"]:
+            lines.append(f"  {entry['category']:<24} {_fmt(entry['tokens']):>10}")
+        lines.append(f"  {'not in the log':<24} {_fmt(breakdown['unattributed']):>10}")
     for skipped in report["skipped_lines"]:
         lines.append(f"skipped    {skipped['file']}:{skipped['line']}: {skipped['reason']}")
     return "\n".join(lines)
@@ -64,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     reader = SessionReader(args.session)
     read_all(reader)
     assert reader.adapter is not None
-    report = build_report(reader.adapter)
+    report = build_report(reader.adapter, breakdown=args.breakdown)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -78,4 +84,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("session", metavar="SESSION_FILE", help="a session log file")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="estimate what the context holds, by category (tokenizer estimates)",
+    )
     parser.set_defaults(func=run)

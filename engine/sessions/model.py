@@ -75,6 +75,7 @@ class Block:
     tool_name: str | None = None
     is_error: bool = False
     raw: Any = None
+    tokens: int | None = None  # the tokenizer estimate, cached by whoever computed it
 
     def content(self) -> str:
         """The block's text, serialising ``raw`` as JSON when there is no text."""

@@ -95,6 +95,80 @@ def context_tokens(state: SessionState, encoding: Encoding | None = None) -> Con
     return ContextTokens(reported + estimate, source, reported, estimate)
 
 
+BREAKDOWN_ORDER = (
+    "instructions",
+    "user",
+    "assistant",
+    "thinking",
+    "tool_calls",
+    "tool_results",
+    "attachments",
+    "compact_summary",
+    "images",
+    "other",
+)
+
+
+def _category(message: Message, block: Block) -> str:
+    if block.kind == "image":
+        return "images"
+    if message.kind == "attachment":
+        return "attachments"
+    if message.kind == "compact_summary":
+        return "compact_summary"
+    if block.kind == "thinking":
+        return "thinking"
+    if block.kind == "tool_use":
+        return "tool_calls"
+    if block.kind == "tool_result":
+        return "tool_results"
+    if message.role in ("system", "developer") or message.kind == "instructions":
+        return "instructions"
+    if message.role in ("user", "assistant"):
+        return message.role
+    return "other"
+
+
+def context_breakdown(state: SessionState, encoding: Encoding | None = None) -> dict[str, Any]:
+    """What the context holds, by category: tokenizer estimates, cached on each block.
+
+    The first call counts every block on the context (bounded by the model's window in a real
+    session); later calls count only blocks added since. ``unattributed`` is the part of the
+    context figure the log does not show (system prompt, tool definitions, message framing).
+    """
+    encoding = encoding or encoding_for(state)
+    pending: list[Block] = []
+    for message in state.context:
+        for block in message.blocks:
+            if block.tokens is None:
+                if block.kind == "image":
+                    block.tokens = IMAGE_TOKENS
+                else:
+                    pending.append(block)
+    if pending:
+        counts = encoding.count_batch([block.content() for block in pending])
+        for block, count in zip(pending, counts, strict=True):
+            block.tokens = count
+    totals: dict[str, list[int]] = {}
+    for message in state.context:
+        for block in message.blocks:
+            entry = totals.setdefault(_category(message, block), [0, 0])
+            entry[0] += block.tokens or 0
+            entry[1] += 1
+    estimated = sum(tokens for tokens, _ in totals.values())
+    context = context_tokens(state, encoding)
+    return {
+        "categories": [
+            {"category": name, "tokens": totals[name][0], "blocks": totals[name][1]}
+            for name in BREAKDOWN_ORDER
+            if name in totals
+        ],
+        "estimated_total": estimated,
+        "unattributed": max(context.value - estimated, 0) if context.source != "estimated" else 0,
+        "encoding": encoding.name,
+    }
+
+
 def _usage_dict(usage: Usage) -> dict[str, int]:
     return {
         "input_tokens_total": usage.input_tokens_total,
@@ -151,8 +225,8 @@ def _subagent(child: SessionState) -> dict[str, Any]:
     }
 
 
-def build_report(adapter: Adapter) -> dict[str, Any]:
-    """The report of one session as a JSON-ready dict."""
+def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]:
+    """The report of one session as a JSON-ready dict (``breakdown``: add ``context_breakdown``)."""
     state = adapter.snapshot()
     info = lookup(state.model)
     encoding = encoding_for(state)
@@ -166,7 +240,7 @@ def build_report(adapter: Adapter) -> dict[str, Any]:
     skipped = list(state.skipped)
     for child in state.subagents.values():
         skipped.extend(child.skipped)
-    return {
+    report: dict[str, Any] = {
         "agent": state.agent,
         "agent_version": state.agent_version,
         "session_id": state.session_id,
@@ -215,3 +289,6 @@ def build_report(adapter: Adapter) -> dict[str, Any]:
         "lines_read": state.lines_read,
         "bytes_read": state.bytes_read,
     }
+    if breakdown:
+        report["context_breakdown"] = context_breakdown(state, encoding)
+    return report

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sessions_expect import ENC, report
+
+from engine.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions" / "openai-messages"
 WITH_USAGE = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
@@ -96,3 +100,30 @@ def test_a_tool_call_written_twice_counts_once(tmp_path: Path) -> None:
     assert got["api_requests"] == expected["api_requests"]
     assert got["totals"] == expected["totals"]
     assert got["tools"] == expected["tools"]
+
+
+def test_breakdown_of_what_the_context_holds() -> None:
+    path = SAMPLES / "agent-loop.jsonl"
+    rows = messages(path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", str(path), "--json", "--breakdown"]) == 0
+    got = json.loads(out.getvalue())
+    expected: dict[str, int] = {}
+
+    def add(category: str, text: str) -> None:
+        expected[category] = expected.get(category, 0) + ENC.count(text)
+
+    for m in rows:
+        if m["role"] == "system":
+            add("instructions", m["content"])
+        elif m["role"] == "tool":
+            add("tool_results", m["content"])
+        elif m.get("content"):
+            add(m["role"], m["content"])
+        for call in m.get("tool_calls") or []:
+            add("tool_calls", call["function"]["arguments"])
+    breakdown = got["context_breakdown"]
+    assert {c["category"]: c["tokens"] for c in breakdown["categories"]} == expected
+    assert breakdown["estimated_total"] == sum(expected.values())
+    assert breakdown["unattributed"] == got["context_tokens"]["value"] - sum(expected.values())
