@@ -21,9 +21,17 @@ from engine.sessions.reader import SessionReader, read_all
 DEFAULT_POLL_INTERVAL = 0.5
 
 
-def _watched_dirs(reader: SessionReader) -> list[Path]:
-    """The session file's directory (its sub-agent directories live below it)."""
-    return [reader.path.parent]
+def _watched_dirs(reader: SessionReader) -> tuple[Path, ...]:
+    """The directories whose changes matter: the session file's own and its companions'.
+
+    Each is watched without recursion (a session file may sit in a big directory tree); a
+    companion directory created later is picked up by the periodic poll, then watched.
+    """
+    dirs = {reader.path.parent}
+    adapter = reader.adapter
+    if adapter is not None:
+        dirs.update(path.parent for path in adapter.companions())
+    return tuple(sorted(path for path in dirs if path.is_dir()))
 
 
 def _waiter(
@@ -34,17 +42,22 @@ def _waiter(
         try:
             import watchfiles
 
-            changes: Iterator[Any] = watchfiles.watch(
-                *_watched_dirs(reader),
-                stop_event=stop,
-                debounce=50,
-                step=20,
-                rust_timeout=max(1, int(interval * 1000)),
-                yield_on_timeout=True,
-                raise_interrupt=False,
-            )
-            for _ in changes:
-                yield None
+            while not stop.is_set():
+                dirs = _watched_dirs(reader)
+                changes: Iterator[Any] = watchfiles.watch(
+                    *dirs,
+                    stop_event=stop,
+                    debounce=50,
+                    step=20,
+                    rust_timeout=max(1, int(interval * 1000)),
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                    recursive=False,
+                )
+                for _ in changes:
+                    yield None
+                    if _watched_dirs(reader) != dirs:
+                        break  # a companion appeared in a new directory: watch it too
             return
         except (ImportError, OSError, RuntimeError):
             pass  # no notification backend here: poll

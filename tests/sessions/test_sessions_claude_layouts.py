@@ -122,3 +122,28 @@ def test_sessions_lists_what_claude_config_dir_holds_newest_first(
         assert row["context_tokens"] == prompt_total(usage) + usage["output_tokens"]
         assert row["fill_percent"] == round(100 * row["context_tokens"] / 200_000, 1)
     assert not os.path.exists(tmp_path / "nohome")
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, 200_000 - 20_000 - 13_000),
+        ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}, (200_000 - 20_000) // 2),
+        ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "99"}, 200_000 - 20_000 - 13_000),
+        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}, 100_000 - 20_000 - 13_000),
+        ({"DISABLE_AUTO_COMPACT": "1"}, None),
+    ],
+)
+def test_autocompact_point_follows_claude_codes_rule_and_settings(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: int | None
+) -> None:
+    for name in (
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE",
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW",
+        "DISABLE_AUTO_COMPACT",
+        "DISABLE_COMPACT",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert report(PUBLIC)["autocompact_at"] == expected

@@ -283,3 +283,28 @@ def test_reading_a_big_file_in_slices_loses_nothing(
     whole = _report(SessionReader(target))
     monkeypatch.setattr(reader_module, "BATCH_BYTES", 5000)
     assert _report(SessionReader(target)) == whole
+
+
+@pytest.mark.parametrize("use_watchfiles", [True, False], ids=["watchfiles", "polling"])
+def test_a_subagent_that_starts_while_following_shows_up(
+    tmp_path: Path, use_watchfiles: bool
+) -> None:
+    target, data = _session_copy(tmp_path)
+    shutil.rmtree(tmp_path / SESSION)  # no sub-agent yet
+    target.write_bytes(data)
+    stop = threading.Event()
+    timer = threading.Timer(20, stop.set)  # a safety net, not a timing assertion
+    timer.start()
+    try:
+        states = follow(
+            SessionReader(target), stop=stop, poll_interval=0.05, use_watchfiles=use_watchfiles
+        )
+        assert next(states).subagents == {}
+        shutil.copytree(PROJECT / SESSION, tmp_path / SESSION)
+        state = next(states)
+        while not state.subagents and not stop.is_set():
+            state = next(states)
+        assert list(state.subagents) == ["a0ed8cda787e7130f"]
+    finally:
+        stop.set()
+        timer.cancel()

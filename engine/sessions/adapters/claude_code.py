@@ -61,6 +61,35 @@ AUTOCOMPACT_OUTPUT_RESERVE_CAP = 20_000
 AUTOCOMPACT_BUFFER = 13_000
 
 
+def claude_autocompact_at(
+    context_window: int, model: str | None, env: Mapping[str, str]
+) -> int | None:
+    """The prompt size at which Claude Code compacts on its own (None when it is disabled).
+
+    effectiveWindow = window - min(maxOutputTokens, 20000); threshold = effectiveWindow - 13000;
+    ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` replaces the window, ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=p``
+    gives min(floor(effectiveWindow * p / 100), threshold), ``DISABLE_AUTO_COMPACT`` /
+    ``DISABLE_COMPACT`` turn it off (cc2.1.112 ``Yn``, ``v38``, ``UM6``).
+    """
+    from engine.models.registry import lookup
+
+    if env.get("DISABLE_AUTO_COMPACT") or env.get("DISABLE_COMPACT"):
+        return None
+    window_override = env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "")
+    if window_override.isdigit() and int(window_override) > 0:
+        context_window = int(window_override)
+    max_output = lookup(model).max_output
+    effective = context_window - min(max_output, AUTOCOMPACT_OUTPUT_RESERVE_CAP)
+    threshold = effective - AUTOCOMPACT_BUFFER
+    try:
+        percent = float(env.get("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", ""))
+    except ValueError:
+        return threshold
+    if 0 < percent <= 100:
+        return min(int(effective * percent / 100), threshold)
+    return threshold
+
+
 def usage_from(raw: Any) -> Usage:
     """Anthropic usage → ``Usage`` (``input_tokens`` there is already uncached input)."""
     if not isinstance(raw, dict):
@@ -526,11 +555,9 @@ class ClaudeCodeAdapter(Adapter):
     # -- agent facts -----------------------------------------------------------------------
 
     def autocompact_at(self, context_window: int) -> int | None:
-        from engine.models.registry import lookup
-
-        max_output = lookup(self.state.model).max_output
-        effective = context_window - min(max_output, AUTOCOMPACT_OUTPUT_RESERVE_CAP)
-        return effective - AUTOCOMPACT_BUFFER
+        """Claude Code's rule (agent-log-formats.md §1.6). The agent reads its settings from the
+        environment; ctxtop usually runs in the same one, so the same variables are honoured."""
+        return claude_autocompact_at(context_window, self.state.model, os.environ)
 
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
