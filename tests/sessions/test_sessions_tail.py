@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sessions_expect import ENC, claude_responses, records, result_text
 
+from engine.sessions.model import SessionState
 from engine.sessions.reader import SessionReader, read_all
 from engine.sessions.report import build_report
 from engine.sessions.watch import follow
@@ -29,6 +32,21 @@ def _report(reader: SessionReader) -> dict[str, Any]:
     report = build_report(reader.adapter)
     report.pop("file")
     return report
+
+
+@contextlib.contextmanager
+def _following(path: Path, use_watchfiles: bool) -> Iterator[Iterator[SessionState]]:
+    """``follow`` with a stop event; a timer sets it after 20 s as a safety net (no assertion)."""
+    stop = threading.Event()
+    timer = threading.Timer(20, stop.set)
+    timer.start()
+    try:
+        yield follow(
+            SessionReader(path), stop=stop, poll_interval=0.05, use_watchfiles=use_watchfiles
+        )
+    finally:
+        stop.set()
+        timer.cancel()
 
 
 def _session_copy(tmp_path: Path) -> tuple[Path, bytes]:
@@ -212,21 +230,10 @@ def test_follow_yields_a_new_state_after_an_append(tmp_path: Path, use_watchfile
     lines = PUBLIC.read_bytes().splitlines(keepends=True)
     target = tmp_path / "s.jsonl"
     target.write_bytes(b"".join(lines[:10]))
-    stop = threading.Event()
-    timer = threading.Timer(20, stop.set)  # a safety net, not a timing assertion
-    timer.start()
-    try:
-        states = follow(
-            SessionReader(target), stop=stop, poll_interval=0.05, use_watchfiles=use_watchfiles
-        )
-        first = next(states)
-        seen = first.lines_read
+    with _following(target, use_watchfiles) as states:
+        seen = next(states).lines_read
         _append(target, b"".join(lines[10:]))
-        second = next(states)
-        assert second.lines_read == len(lines) > seen
-    finally:
-        stop.set()
-        timer.cancel()
+        assert next(states).lines_read == len(lines) > seen
 
 
 def test_a_json_array_file_is_read_again_when_rewritten(tmp_path: Path) -> None:
@@ -292,19 +299,10 @@ def test_a_subagent_that_starts_while_following_shows_up(
     target, data = _session_copy(tmp_path)
     shutil.rmtree(tmp_path / SESSION)  # no sub-agent yet
     target.write_bytes(data)
-    stop = threading.Event()
-    timer = threading.Timer(20, stop.set)  # a safety net, not a timing assertion
-    timer.start()
-    try:
-        states = follow(
-            SessionReader(target), stop=stop, poll_interval=0.05, use_watchfiles=use_watchfiles
-        )
+    with _following(target, use_watchfiles) as states:
         assert next(states).subagents == {}
         shutil.copytree(PROJECT / SESSION, tmp_path / SESSION)
         state = next(states)
-        while not state.subagents and not stop.is_set():
+        while not state.subagents:
             state = next(states)
         assert list(state.subagents) == ["a0ed8cda787e7130f"]
-    finally:
-        stop.set()
-        timer.cancel()
