@@ -69,6 +69,7 @@ class SessionReader:
         self._document_mode = False
         self._document_stamp: tuple[int, int, int] | None = None
         self._companions: dict[Path, _Companion] = {}
+        self.error: str | None = None
 
     @property
     def state(self) -> SessionState | None:
@@ -81,16 +82,27 @@ class SessionReader:
         if self.adapter is None:
             if not self.path.exists():
                 raise InputError(str(self.path), "no such file")
+            if self.error is not None:
+                raise InputError(str(self.path), f"cannot read: {self.error}")
             raise InputError(str(self.path), "not a session log of any supported agent")
         return self.adapter.snapshot()
 
     # -- reading ---------------------------------------------------------------------------
 
     def poll(self) -> bool:
-        """Read and apply what was appended; True when the state may have changed."""
-        changed = self._poll_document() if self._document_mode else self._poll_lines()
-        if self.adapter is not None:
-            changed = self._poll_companions() or changed
+        """Read and apply what was appended; True when the state may have changed.
+
+        An unreadable file (permissions, a directory) is not an exception here, so a follower
+        keeps going: ``error`` says what went wrong until a later poll succeeds.
+        """
+        try:
+            changed = self._poll_document() if self._document_mode else self._poll_lines()
+            if self.adapter is not None:
+                changed = self._poll_companions() or changed
+        except OSError as error:
+            self.error = error.strerror or str(error)
+            return False
+        self.error = None
         return changed
 
     def _start_over(self) -> None:
@@ -129,7 +141,8 @@ class SessionReader:
             if reason is not None:
                 skipped = SkippedLine(path, line_no, reason)
                 if adapter is None:
-                    self._held_skips.append(skipped)
+                    if len(self._held_skips) < MAX_UNDETECTED:
+                        self._held_skips.append(skipped)
                 else:
                     adapter.state.skipped.append(skipped)
                 continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import random
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from sessions_expect import ENC, claude_responses, records, result_text
 
+from engine.cli.main import main
 from engine.sessions.model import SessionState
 from engine.sessions.reader import SessionReader, read_all
 from engine.sessions.report import build_report
@@ -306,3 +308,19 @@ def test_a_subagent_that_starts_while_following_shows_up(
         while not state.subagents:
             state = next(states)
         assert list(state.subagents) == ["a0ed8cda787e7130f"]
+
+
+def test_unreadable_or_foreign_files_are_one_line_errors(tmp_path: Path) -> None:
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("just some text\nnot a log\n")
+    for path, message in (
+        (tmp_path, "cannot read"),
+        (tmp_path / "missing.jsonl", "no such file"),
+        (foreign, "not a session log"),
+    ):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            assert main(["report", str(path), "--json"]) == 2
+        assert err.getvalue().count("\n") == 1
+        assert str(path) in err.getvalue()
+        assert message in err.getvalue()
