@@ -43,28 +43,26 @@ def encoding_for(state: SessionState) -> Encoding:
         return get_encoding(DEFAULT_ENCODING)
 
 
-def _block_texts(blocks: Sequence[Block]) -> tuple[list[str], int]:
+def count_blocks(blocks: Sequence[Block], encoding: Encoding) -> int:
+    """Tokenizer estimate of blocks, cached on each block (images: a flat estimate)."""
+    pending = [block for block in blocks if block.tokens is None]
     texts: list[str] = []
-    images = 0
-    for block in blocks:
+    for block in pending:
         if block.kind == "image":
-            images += 1
+            block.tokens = IMAGE_TOKENS
         else:
-            text = block.content()
-            if text:
-                texts.append(text)
-    return texts, images
+            texts.append(block.content())
+    if texts:
+        counts = iter(encoding.count_batch(texts))
+        for block in pending:
+            if block.tokens is None:
+                block.tokens = next(counts)
+    return sum(block.tokens or 0 for block in blocks)
 
 
 def estimate_messages(messages: Sequence[Message], encoding: Encoding) -> int:
     """Tokenizer estimate of messages' content (no per-message framing: an estimate)."""
-    texts: list[str] = []
-    images = 0
-    for message in messages:
-        more, pictures = _block_texts(message.blocks)
-        texts.extend(more)
-        images += pictures
-    return sum(encoding.count_batch(texts)) + images * IMAGE_TOKENS if texts or images else 0
+    return count_blocks([block for message in messages for block in message.blocks], encoding)
 
 
 def messages_after_last_response(state: SessionState) -> list[Message] | None:
@@ -137,18 +135,7 @@ def context_breakdown(state: SessionState, encoding: Encoding | None = None) -> 
     context figure the log does not show (system prompt, tool definitions, message framing).
     """
     encoding = encoding or encoding_for(state)
-    pending: list[Block] = []
-    for message in state.context:
-        for block in message.blocks:
-            if block.tokens is None:
-                if block.kind == "image":
-                    block.tokens = IMAGE_TOKENS
-                else:
-                    pending.append(block)
-    if pending:
-        counts = encoding.count_batch([block.content() for block in pending])
-        for block, count in zip(pending, counts, strict=True):
-            block.tokens = count
+    estimate_messages(state.context, encoding)
     totals: dict[str, list[int]] = {}
     for message in state.context:
         for block in message.blocks:
