@@ -30,19 +30,21 @@ BATCH_BYTES = 8 << 20
 MAX_UNDETECTED = 2000
 
 
+_decode = json.JSONDecoder().decode
+
+
 def decode_line(raw: bytes) -> tuple[Any, str | None]:
     """The JSON value of one line, or (None, reason) when it can't be read."""
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         return None, f"invalid UTF-8 at byte {error.start}"
-    if not text.strip():
-        return None, None
     try:
-        return json.loads(text), None
+        # The decoder skips surrounding whitespace ("\r" of CRLF included) on its own.
+        return _decode(text), None
     except json.JSONDecodeError as error:
+        if text.isspace() or not text:
+            return None, None  # a blank line
         return None, f"invalid JSON: {error.msg} (column {error.colno})"
     except RecursionError:
         return None, "invalid JSON: nested too deeply"
