@@ -13,6 +13,9 @@ from engine.sessions.discovery import Found, discover
 from engine.sessions.reader import SessionReader, read_all
 from engine.sessions.report import build_report
 
+# A listing reads only the end of big files: enough for the latest request and context.
+QUICK_LOOK_BYTES = 4 << 20
+
 
 def _row(found: Found) -> dict[str, Any]:
     row: dict[str, Any] = {
@@ -22,7 +25,7 @@ def _row(found: Found) -> dict[str, Any]:
         "size": found.size,
     }
     try:
-        reader = SessionReader(found.path)
+        reader = SessionReader(found.path, tail_bytes=QUICK_LOOK_BYTES)
         read_all(reader)
         assert reader.adapter is not None
         report = build_report(reader.adapter)
@@ -39,7 +42,8 @@ def _row(found: Found) -> dict[str, Any]:
         context_source=report["context_tokens"]["source"],
         context_window=report["context_window"],
         fill_percent=report["fill_percent"],
-        api_requests=report["api_requests"],
+        api_requests=None if reader.partial else report["api_requests"],
+        partial_read=reader.partial,
     )
     return row
 

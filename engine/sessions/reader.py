@@ -74,10 +74,15 @@ class _Companion:
 class SessionReader:
     """Follows one session file; ``state`` is the live ``SessionState`` (None until detected)."""
 
-    def __init__(self, path: str | Path, adapter: type[Adapter] | None = None) -> None:
+    def __init__(
+        self, path: str | Path, adapter: type[Adapter] | None = None, tail_bytes: int | None = None
+    ) -> None:
+        """``tail_bytes``: read only about the last that many bytes of a bigger file (a quick
+        look: the latest request and context are right, totals cover that part only)."""
         self.path = Path(path)
         self._forced = adapter
         self._tailer = LineTailer(self.path)
+        self.partial = tail_bytes is not None and self._tailer.start_near_end(tail_bytes)
         self.adapter: Adapter | None = None
         self._held: list[tuple[int, Any]] = []
         self._held_skips: list[SkippedLine] = []
@@ -143,11 +148,13 @@ class SessionReader:
         if not batch.lines:
             if self.adapter is None and not self._held and self._unterminated_document():
                 self._document_mode = True
+                self.partial = False
                 self._tailer.restart()
                 return self._poll_document()
             return batch.reset
         if self.adapter is None and not self._held and self._looks_like_document(batch.lines):
             self._document_mode = True
+            self.partial = False
             self._tailer.restart()
             return self._poll_document()
         adapter = self.adapter

@@ -37,6 +37,7 @@ class LineTailer:
         self._partial = bytearray()
         self._identity: tuple[int, int] | None = None
         self._fingerprint = b""
+        self._drop_first = False
 
     def restart(self) -> None:
         self.offset = 0
@@ -44,6 +45,23 @@ class LineTailer:
         self._partial.clear()
         self._identity = None
         self._fingerprint = b""
+        self._drop_first = False
+
+    def start_near_end(self, nbytes: int) -> bool:
+        """Begin with the last ``nbytes`` of the file, dropping the line they cut into.
+
+        For a quick look at a big file (``ctxtop sessions``); line numbers then count from there.
+        Returns whether anything was left out.
+        """
+        try:
+            size = os.stat(self.path).st_size
+        except OSError:
+            return False
+        if size <= nbytes:
+            return False
+        self.offset = size - nbytes
+        self._drop_first = True
+        return True
 
     def read(self, limit: int | None = None) -> Batch:
         """Read what was appended since the last call, up to about ``limit`` bytes.
@@ -95,6 +113,12 @@ class LineTailer:
         return os.pread(fd, len(self._fingerprint), start) == self._fingerprint
 
     def _split(self, chunk: bytes, batch: Batch) -> None:
+        if self._drop_first:
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                return
+            self._drop_first = False
+            chunk = chunk[cut + 1 :]
         start = 0
         newline = chunk.find(b"\n")
         if newline < 0:

@@ -324,3 +324,17 @@ def test_unreadable_or_foreign_files_are_one_line_errors(tmp_path: Path) -> None
         assert err.getvalue().count("\n") == 1
         assert str(path) in err.getvalue()
         assert message in err.getvalue()
+
+
+@pytest.mark.parametrize("path", [PROJECT / f"{SESSION}.jsonl", PUBLIC], ids=["2.1", "1.0"])
+def test_a_quick_look_at_the_end_gets_the_latest_figures(path: Path) -> None:
+    full = _report(SessionReader(path))
+    quick_reader = SessionReader(path, tail_bytes=path.stat().st_size // 3)
+    quick = _report(quick_reader)
+    assert quick_reader.partial
+    for key in ("model", "session_id", "agent_version", "context_tokens"):
+        assert quick[key] == full[key]
+    # Line numbers count from the cut; everything else about the last request is the same.
+    assert quick["last_request"].pop("line") < full["last_request"].pop("line")
+    assert quick["last_request"] == full["last_request"]
+    assert quick["api_requests"] < full["api_requests"]
