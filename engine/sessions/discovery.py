@@ -37,6 +37,8 @@ def discover(
                 info = path.stat()
             except OSError:
                 continue
+            if info.st_size == 0:
+                continue  # created, nothing written yet (e.g. a resumed run's fresh id)
             seen.add(path)
             found.append(Found(cls.agent, path, info.st_mtime, info.st_size))
     found.sort(key=lambda item: item.mtime, reverse=True)

@@ -370,6 +370,14 @@ class _Window:
         )
 
 
+def _session_id_of(line: bytes) -> Any:
+    try:
+        record = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return record.get("sessionId") if isinstance(record, dict) else None
+
+
 def _int_or_none(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -463,12 +471,17 @@ class ClaudeCodeAdapter(Adapter):
             agent_id = self._sidechain_root.get(parent, uuid) if isinstance(parent, str) else uuid
         self._sidechain_root[uuid] = agent_id
         window = self._window(agent_id, self.path)
-        if window.state.description is None and record.get("type") == "user":
-            content = (record.get("message") or {}).get("content")
-            if isinstance(content, str):
-                window.state.parent_tool_call_id = self._task_prompts.get(content)
-                window.state.description = content.split("\n", 1)[0][:80]
+        self._describe(window.state, record)
         window.feed(record, line)
+
+    def _describe(self, state: SessionState, record: Mapping[str, Any]) -> None:
+        """Without a ``.meta.json``: the sub-agent's first prompt names it and its Task call."""
+        if state.description is not None or record.get("type") != "user":
+            return
+        content = (record.get("message") or {}).get("content")
+        if isinstance(content, str):
+            state.parent_tool_call_id = self._task_prompts.get(content)
+            state.description = content.split("\n", 1)[0][:80]
 
     def _window(self, agent_id: str, path: Path) -> _Window:
         window = self._windows.get(agent_id)
@@ -498,7 +511,12 @@ class ClaudeCodeAdapter(Adapter):
         return found
 
     def _belongs_here(self, candidate: Path) -> bool:
-        """2.0.x flat ``agent-*.jsonl``: ours when its first record names our session id."""
+        """2.0.x flat ``agent-*.jsonl``: ours when one of its first records names our session.
+
+        A file's first line may carry another id: a resumed session's process starts under a
+        fresh session id and writes its warm-up agent's prompt under it, then the reply under
+        the resumed one [OBS realagents 2.0.77 run].
+        """
         known = self._flat_checked.get(candidate)
         if known is not None:
             return known
@@ -510,15 +528,12 @@ class ClaudeCodeAdapter(Adapter):
                 os.close(fd)
         except OSError:
             return False
-        first, newline, _ = head.partition(b"\n")
-        if not newline:
-            return False  # no complete first line yet: ask again on the next scan
-        try:
-            record = json.loads(first)
-        except (ValueError, UnicodeDecodeError):
-            record = None
-        belongs = isinstance(record, dict) and record.get("sessionId") == self.state.session_id
-        self._flat_checked[candidate] = belongs
+        lines = head.split(b"\n")[:-1]  # complete lines only
+        if not lines:
+            return False  # nothing complete yet: ask again on the next scan
+        belongs = any(_session_id_of(line) == self.state.session_id for line in lines)
+        if belongs or len(lines) > 1:
+            self._flat_checked[candidate] = belongs
         return belongs
 
     def feed_companion(self, path: Path, record: Any, line: int) -> None:
@@ -530,6 +545,7 @@ class ClaudeCodeAdapter(Adapter):
         if window is None:
             window = self._window(agent_id, path)
             self._read_meta(path, window.state)
+        self._describe(window.state, record)
         window.feed(record, line)
 
     def _read_meta(self, path: Path, state: SessionState) -> None:
