@@ -19,17 +19,28 @@ DATA = Path(__file__).parent / "data" / "real" / "claude-code"
 GENERATED = DATA / "generated-cli-2.1.330" / "projects" / "-home-dev-demo-project"
 PUBLIC = DATA / "public-d-kimuson-claude-code-viewer"
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions" / "claude-code" / "projects"
-MAIN_FILES = (
-    sorted(GENERATED.glob("*.jsonl"))
-    + sorted(PUBLIC.glob("*.jsonl"))
-    + sorted(SAMPLES.glob("*/*.jsonl"))
-)
+HARNESS = Path(__file__).parent / "data" / "generated" / "claude-code"
+MAIN_FILES = [
+    path
+    for path in (
+        sorted(GENERATED.glob("*.jsonl"))
+        + sorted(PUBLIC.glob("*.jsonl"))
+        + sorted(SAMPLES.glob("*/*.jsonl"))
+        + sorted(HARNESS.glob("*/*.jsonl"))
+    )
+    if not path.name.startswith("agent-")
+]
+
+
+def _case_id(path: Path) -> str:
+    kind = "sample" if "sample_sessions" in path.parts else path.parent.name[:16]
+    return f"{kind}-{path.name[:8]}"
 
 
 @pytest.fixture(
     scope="module",
     params=MAIN_FILES,
-    ids=lambda path: f"{'sample' if 'sample_sessions' in path.parts else 'real'}-{path.name[:8]}",
+    ids=_case_id,
 )
 def case(request: pytest.FixtureRequest) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
     path: Path = request.param
@@ -114,7 +125,7 @@ def test_compactions(case: tuple[Path, list[dict[str, Any]], dict[str, Any]]) ->
         {
             "trigger": r["compactMetadata"]["trigger"],
             "pre_tokens": r["compactMetadata"]["preTokens"],
-            "post_tokens": r["compactMetadata"]["postTokens"],
+            "post_tokens": r["compactMetadata"].get("postTokens"),
         }
         for r in rows
         if r.get("subtype") == "compact_boundary" and not r.get("isSidechain")
@@ -178,3 +189,34 @@ def test_subagent_directory_with_replayed_parent_messages() -> None:
         assert sub["last_input_tokens_total"] == prompt_total(list(responses.values())[-1])
         assert sub["description"] == "Count lines"
         assert sub["parent_tool_call_id"] == "toolu_01CvaRiDyxnYmRLZqT3RTENuIH"
+
+
+def expected_subagents(path: Path, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Sub-agent id → its records, by the layout of each Claude Code generation."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    root_of: dict[str, str] = {}
+    for row in rows:  # 1.0.x: inline sidechains, one sub-agent per root line
+        if row.get("isSidechain") and "uuid" in row:
+            root = root_of.get(row.get("parentUuid") or "", row["uuid"])
+            root_of[row["uuid"]] = root
+            groups.setdefault(root, []).append(row)
+    files = sorted((path.parent / path.stem / "subagents").rglob("agent-*.jsonl"))  # 2.1.x
+    for file in sorted(path.parent.glob("agent-*.jsonl")):  # 2.0.x: beside the session
+        if any(r.get("sessionId") == path.stem for r in records(file)):
+            files.append(file)
+    for file in files:
+        groups[file.stem.removeprefix("agent-")] = records(file)
+    return groups
+
+
+def test_subagents(case: tuple[Path, list[dict[str, Any]], dict[str, Any]]) -> None:
+    path, rows, got = case
+    expected = expected_subagents(path, rows)
+    parent_ids = set(claude_responses([r for r in rows if not r.get("isSidechain")]))
+    subagents = {s["id"]: s for s in got["subagents"]}
+    assert set(subagents) == set(expected)
+    for agent_id, group in expected.items():
+        responses = claude_responses(group, exclude=parent_ids)
+        assert subagents[agent_id]["api_requests"] == len(responses)
+        last = prompt_total(list(responses.values())[-1]) if responses else None
+        assert subagents[agent_id]["last_input_tokens_total"] == last
