@@ -6,9 +6,6 @@ import argparse
 import json
 from typing import Any
 
-from engine.sessions.reader import SessionReader, read_all
-from engine.sessions.report import build_report
-
 
 def _fmt(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
@@ -67,6 +64,10 @@ def render_text(report: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here so that other commands don't pay for the session readers at start-up.
+    from engine.sessions.reader import SessionReader, read_all
+    from engine.sessions.report import build_report
+
     reader = SessionReader(args.session)
     read_all(reader)
     assert reader.adapter is not None

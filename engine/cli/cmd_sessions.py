@@ -10,8 +10,6 @@ from typing import Any
 from engine.errors import CtxtopError
 from engine.sessions.adapters import ADAPTERS
 from engine.sessions.discovery import Found, discover
-from engine.sessions.reader import SessionReader, read_all
-from engine.sessions.report import build_report
 
 # A listing reads only the end of big files: enough for the latest request and context.
 QUICK_LOOK_BYTES = 4 << 20
@@ -24,6 +22,9 @@ def _row(found: Found) -> dict[str, Any]:
         "modified": datetime.fromtimestamp(found.mtime, UTC).isoformat(timespec="seconds"),
         "size": found.size,
     }
+    from engine.sessions.reader import SessionReader, read_all
+    from engine.sessions.report import build_report
+
     try:
         reader = SessionReader(found.path, tail_bytes=QUICK_LOOK_BYTES)
         read_all(reader)
