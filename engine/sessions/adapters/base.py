@@ -52,6 +52,19 @@ Normalisation rules (the report relies on them):
   response a sub-agent transcript replays from the parent (same key) must not be recorded again.
 - ``state.context_window`` only when the agent logged one (Codex ``model_context_window``);
   otherwise the report asks the model registry.
+- After a compaction, ``record_compaction`` (with ``post_tokens`` when the log has it) and put
+  the replacement history in ``state.context``: until the next response the report shows the
+  compaction's figure, or else a tokenizer estimate of the new context.
+- Context figures: the report takes ``last_response`` (prompt + output) and estimates the
+  messages after that response's own message in ``state.context`` (so set ``response_key`` on
+  the assistant message a response produced).
+
+Speed (a 100 MB log must open in seconds and a live append cost well under a millisecond):
+
+- keep JSON you may never need as ``Block.raw`` / ``ToolCall.raw_input`` instead of serialising
+  it while feeding (``Block.content()`` / ``ToolCall.input()`` do it on demand);
+- ``ignores(raw)`` may skip bulky record types by a byte prefix, before they are decoded;
+- ``Block.tokens`` caches the report's tokenizer estimate: leave it None.
 """
 
 from __future__ import annotations
