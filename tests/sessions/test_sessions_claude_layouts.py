@@ -147,3 +147,24 @@ def test_autocompact_point_follows_claude_codes_rule_and_settings(
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert report(PUBLIC)["autocompact_at"] == expected
+
+
+def test_the_format_comes_from_the_content_not_the_name(tmp_path: Path) -> None:
+    claude_named_like_a_chat = tmp_path / "chat.json"
+    shutil.copy(PUBLIC, claude_named_like_a_chat)
+    assert report(claude_named_like_a_chat)["agent"] == "claude-code"
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions" / "openai-messages"
+    chat_named_like_claude = tmp_path / "projects" / "-home-x" / f"{PUBLIC.stem}.jsonl"
+    chat_named_like_claude.parent.mkdir(parents=True)
+    shutil.copy(samples / "agent-loop.jsonl", chat_named_like_claude)
+    assert report(chat_named_like_claude)["agent"] == "openai-messages"
+
+
+def test_a_session_that_starts_with_metadata_lines_is_recognised(tmp_path: Path) -> None:
+    rows = records(PUBLIC)
+    queue = {"type": "queue-operation", "operation": "enqueue", "sessionId": PUBLIC.stem}
+    target = tmp_path / "s.jsonl"
+    _write(target, [queue] * 25 + rows)
+    got = report(target)
+    assert got["agent"] == "claude-code"
+    assert got["api_requests"] == len(claude_responses(rows))

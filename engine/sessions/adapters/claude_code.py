@@ -29,6 +29,22 @@ from engine.sessions.model import Block, Compaction, Message, Role, SessionState
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
 _MESSAGE_TYPES = {"user", "assistant", "attachment"}
+# Session-level records that may come before any conversation line (agent-log-formats.md §1.3).
+_METADATA_TYPES = {
+    "queue-operation",
+    "file-history-snapshot",
+    "custom-title",
+    "ai-title",
+    "last-prompt",
+    "tag",
+    "mode",
+    "permission-mode",
+    "atis-latch",
+    "cost-state",
+    "tools-used",
+    "content-replacement",
+    "worktree-state",
+}
 _TITLE_TYPES = {"custom-title": "customTitle", "ai-title": "aiTitle"}
 SYNTHETIC_MODEL = "<synthetic>"
 SUBAGENT_TOOLS = {"Task", "Agent"}
@@ -404,7 +420,11 @@ class ClaudeCodeAdapter(Adapter):
                 continue
             if record.get("type") in _CONVERSATION_TYPES and "parentUuid" in record:
                 return CERTAIN
-            if "sessionId" in record or (record.get("type") == "summary" and "leafUuid" in record):
+            kind = record["type"]
+            if (kind == "summary" and "leafUuid" in record) or (
+                "sessionId" in record
+                and (kind in _METADATA_TYPES or kind.startswith("api-request"))
+            ):
                 score = LIKELY
         return score
 
