@@ -198,8 +198,9 @@ def tool_summary(state: SessionState, encoding: Encoding) -> list[dict[str, Any]
     return sorted(by_name.values(), key=lambda entry: (-entry["result_tokens"], entry["name"]))
 
 
-def _subagent(child: SessionState) -> dict[str, Any]:
+def _subagent(child: SessionState, encoding: Encoding) -> dict[str, Any]:
     last = child.last_response
+    context = context_tokens(child, encoding)
     return {
         "id": child.subagent_id,
         "description": child.description,
@@ -209,6 +210,7 @@ def _subagent(child: SessionState) -> dict[str, Any]:
         "api_requests": child.api_requests,
         "last_input_tokens_total": last.usage.input_tokens_total if last else None,
         "totals": _totals(child.totals),
+        "context_tokens": {"value": context.value, "source": context.source},
     }
 
 
@@ -269,7 +271,7 @@ def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]
             for compaction in state.compactions
         ],
         "tools": tool_summary(state, encoding),
-        "subagents": [_subagent(child) for child in state.subagents.values()],
+        "subagents": [_subagent(child, encoding) for child in state.subagents.values()],
         "skipped_lines": [
             {"file": skip.path, "line": skip.line, "reason": skip.reason} for skip in skipped
         ],

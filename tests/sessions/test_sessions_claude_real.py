@@ -218,5 +218,15 @@ def test_subagents(case: tuple[Path, list[dict[str, Any]], dict[str, Any]]) -> N
     for agent_id, group in expected.items():
         responses = claude_responses(group, exclude=parent_ids)
         assert subagents[agent_id]["api_requests"] == len(responses)
-        last = prompt_total(list(responses.values())[-1]) if responses else None
-        assert subagents[agent_id]["last_input_tokens_total"] == last
+        last = list(responses.values())[-1] if responses else None
+        got_last = subagents[agent_id]["last_input_tokens_total"]
+        assert got_last == (prompt_total(last) if last else None)
+        if last is not None:
+            # A sub-agent's window: its own last prompt and reply, plus what came after.
+            context = subagents[agent_id]["context_tokens"]
+            floor = prompt_total(last) + last["output_tokens"]
+            if context["source"] == "reported":
+                assert context["value"] == floor
+            else:
+                assert context["source"] == "calibrated"
+                assert context["value"] > floor
