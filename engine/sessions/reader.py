@@ -14,7 +14,6 @@ import gc
 import json
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +64,6 @@ def _document_records(document: Any) -> list[Any]:
     return list(document) if isinstance(document, list) else [document]
 
 
-@dataclass(slots=True)
-class _Companion:
-    tailer: LineTailer
-    skipped: list[SkippedLine]
-
-
 class SessionReader:
     """Follows one session file; ``state`` is the live ``SessionState`` (None until detected)."""
 
@@ -88,7 +81,7 @@ class SessionReader:
         self._held_skips: list[SkippedLine] = []
         self._document_mode = False
         self._document_stamp: tuple[int, int, int] | None = None
-        self._companions: dict[Path, _Companion] = {}
+        self._companions: dict[Path, LineTailer] = {}
         self.error: str | None = None
 
     @property
@@ -229,19 +222,20 @@ class SessionReader:
         self._document_stamp = stamp
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            data = b""
+            chunks = []
             while chunk := os.read(fd, 1 << 20):
-                data += chunk
+                chunks.append(chunk)
+            data = b"".join(chunks)
         finally:
             os.close(fd)
-        self._start_over()
         try:
             document = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+            # Perhaps caught mid-rewrite: keep the last good state, read again on the next change.
             reason = f"invalid JSON document: {error}"
-            line = getattr(error, "lineno", 1)
-            self._held_skips.append(SkippedLine(str(self.path), line, reason))
-            return True
+            self._held_skips = [SkippedLine(str(self.path), getattr(error, "lineno", 1), reason)]
+            return False
+        self._start_over()
         records = _document_records(document)
         cls = self._forced or detect(records[:DETECT_RECORDS])
         if cls is None:
@@ -259,14 +253,14 @@ class SessionReader:
         assert adapter is not None
         changed = False
         for path in adapter.companions():
-            companion = self._companions.get(path)
-            if companion is None:
-                companion = _Companion(LineTailer(path), [])
-                self._companions[path] = companion
-            batch = companion.tailer.read()
+            tailer = self._companions.get(path)
+            if tailer is None:
+                tailer = self._companions[path] = LineTailer(path)
+            batch = tailer.read()
             if batch.reset:
                 # A companion cannot be un-fed: start the whole session over next poll.
                 self._tailer.restart()
+                self._document_stamp = None
                 self._start_over()
                 return True
             for line_no, raw in batch.lines:

@@ -338,3 +338,25 @@ def test_a_quick_look_at_the_end_gets_the_latest_figures(path: Path) -> None:
     assert quick["last_request"].pop("line") < full["last_request"].pop("line")
     assert quick["last_request"] == full["last_request"]
     assert quick["api_requests"] < full["api_requests"]
+
+
+def test_a_json_document_caught_mid_rewrite_keeps_the_last_good_state(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "hello"},
+        {
+            "role": "assistant",
+            "content": "hi",
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+        },
+    ]
+    target = tmp_path / "chat.json"
+    target.write_text(json.dumps(messages, indent=1))
+    reader = SessionReader(target)
+    assert _report(reader)["api_requests"] == 1
+    target.write_text(json.dumps(messages, indent=1)[:-20])  # half-written
+    assert not reader.poll()
+    assert _report(reader)["api_requests"] == 1
+    messages.append({"role": "user", "content": "more"})
+    target.write_text(json.dumps(messages, indent=1))
+    assert reader.poll()
+    assert _report(reader)["lines_read"] == 3
