@@ -238,8 +238,9 @@ def test_follow_yields_a_new_state_after_an_append(tmp_path: Path, use_watchfile
         assert next(states).lines_read == len(lines) > seen
 
 
-def test_a_json_array_file_is_read_again_when_rewritten(tmp_path: Path) -> None:
-    messages = [
+def _short_chat(tmp_path: Path) -> tuple[list[dict[str, Any]], Path, SessionReader]:
+    """A two-message chat as a pretty-printed JSON array, read once."""
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "hello"},
         {
             "role": "assistant",
@@ -251,6 +252,11 @@ def test_a_json_array_file_is_read_again_when_rewritten(tmp_path: Path) -> None:
     target.write_text(json.dumps(messages, indent=1))
     reader = SessionReader(target)
     assert _report(reader)["api_requests"] == 1
+    return messages, target, reader
+
+
+def test_a_json_array_file_is_read_again_when_rewritten(tmp_path: Path) -> None:
+    messages, target, reader = _short_chat(tmp_path)
     messages += [
         {"role": "user", "content": "again"},
         {
@@ -341,18 +347,7 @@ def test_a_quick_look_at_the_end_gets_the_latest_figures(path: Path) -> None:
 
 
 def test_a_json_document_caught_mid_rewrite_keeps_the_last_good_state(tmp_path: Path) -> None:
-    messages = [
-        {"role": "user", "content": "hello"},
-        {
-            "role": "assistant",
-            "content": "hi",
-            "usage": {"prompt_tokens": 10, "completion_tokens": 2},
-        },
-    ]
-    target = tmp_path / "chat.json"
-    target.write_text(json.dumps(messages, indent=1))
-    reader = SessionReader(target)
-    assert _report(reader)["api_requests"] == 1
+    messages, target, reader = _short_chat(tmp_path)
     target.write_text(json.dumps(messages, indent=1)[:-20])  # half-written
     assert not reader.poll()
     assert _report(reader)["api_requests"] == 1
