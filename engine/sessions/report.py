@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from engine.models.registry import lookup
 from engine.sessions.adapters.base import Adapter
 from engine.sessions.model import Block, Message, SessionState, Usage
 from engine.tokens import get_encoding
+from engine.tokens.cache import CachedCounter, default_disk_cache
 from engine.tokens.encoding import Encoding
 
 # Claude Code's own estimate for an image or document block (agent-log-formats.md §1.6).
@@ -43,7 +44,25 @@ def encoding_for(state: SessionState) -> Encoding:
         return get_encoding(DEFAULT_ENCODING)
 
 
-def count_blocks(blocks: Sequence[Block], encoding: Encoding) -> int:
+class Counter(Protocol):
+    """Anything that counts texts: an ``Encoding`` or a ``CachedCounter``."""
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]: ...
+
+
+_CACHED: dict[str, CachedCounter] = {}
+
+
+def cached(encoding: Encoding) -> CachedCounter:
+    """A counter for bulk counts (all tool results, the whole context) that remembers counts on
+    disk, so re-opening a session does not tokenize its history again."""
+    counter = _CACHED.get(encoding.name)
+    if counter is None:
+        counter = _CACHED[encoding.name] = CachedCounter(encoding, default_disk_cache())
+    return counter
+
+
+def count_blocks(blocks: Sequence[Block], encoding: Counter) -> int:
     """Tokenizer estimate of blocks, cached on each block (images: a flat estimate)."""
     pending = [block for block in blocks if block.tokens is None]
     texts: list[str] = []
@@ -60,7 +79,7 @@ def count_blocks(blocks: Sequence[Block], encoding: Encoding) -> int:
     return sum(block.tokens or 0 for block in blocks)
 
 
-def estimate_messages(messages: Sequence[Message], encoding: Encoding) -> int:
+def estimate_messages(messages: Sequence[Message], encoding: Counter) -> int:
     """Tokenizer estimate of messages' content (no per-message framing: an estimate)."""
     return count_blocks([block for message in messages for block in message.blocks], encoding)
 
@@ -135,7 +154,7 @@ def context_breakdown(state: SessionState, encoding: Encoding | None = None) -> 
     context figure the log does not show (system prompt, tool definitions, message framing).
     """
     encoding = encoding or encoding_for(state)
-    estimate_messages(state.context, encoding)
+    estimate_messages(state.context, cached(encoding))
     totals: dict[str, list[int]] = {}
     for message in state.context:
         for block in message.blocks:
@@ -184,7 +203,7 @@ def tool_summary(state: SessionState, encoding: Encoding) -> list[dict[str, Any]
         if call.result_tokens is None and call.result_text is not None
     ]
     if pending:
-        counts = encoding.count_batch([call.result_text or "" for call in pending])
+        counts = cached(encoding).count_batch([call.result_text or "" for call in pending])
         for call, count in zip(pending, counts, strict=True):
             call.result_tokens = count
     by_name: dict[str, dict[str, Any]] = {}
