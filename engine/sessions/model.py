@@ -112,6 +112,9 @@ class ToolCall:
     # Where the agent saved the full output when only a preview went to the model (Claude Code
     # ``<persisted-output>``); ``result_text`` is then the preview, which is what counts.
     persisted_to: str | None = None
+    # What the report last added to ``SessionState.tool_tally`` for this call (name, result
+    # tokens, persisted), so a changed result is re-tallied without a walk over all calls.
+    tallied: tuple[str, int, bool] | None = None
 
     def input(self) -> str:
         """The call's input as text (serialising ``raw_input`` on demand)."""
@@ -162,6 +165,10 @@ class SessionState:
     last_response: Response | None = None
     context: list[Message] = field(default_factory=list)
     tools: dict[str, ToolCall] = field(default_factory=dict)
+    # Calls added or given a (new) result since the report last looked; the report drains it
+    # into ``tool_tally`` (name → [calls, result tokens, persisted outputs]).
+    tool_updates: list[ToolCall] = field(default_factory=list)
+    tool_tally: dict[str, list[int]] = field(default_factory=dict)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
     subagents: dict[str, SessionState] = field(default_factory=dict)
@@ -227,6 +234,7 @@ class SessionState:
         if call is None:
             call = ToolCall(call_id, name, line, input_text, raw_input=raw_input)
             self.tools[call_id] = call
+            self.tool_updates.append(call)
         return call
 
     def record_tool_result(self, call_id: str, text: str, *, is_error: bool = False) -> None:
@@ -237,6 +245,7 @@ class SessionState:
         if call.result_text != text:
             call.result_text = text
             call.result_tokens = None
+            self.tool_updates.append(call)
         call.is_error = is_error
 
     def record_compaction(self, compaction: Compaction) -> None:

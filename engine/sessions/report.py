@@ -26,6 +26,9 @@ from engine.tokens.encoding import Encoding
 # Claude Code's own estimate for an image or document block (agent-log-formats.md §1.6).
 IMAGE_TOKENS = 2000
 DEFAULT_ENCODING = "o200k_base"
+# From this many texts on, counts go through the on-disk cache; a live append's one or two
+# texts are counted directly (a disk write per append would cost more than it saves).
+BULK = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +157,8 @@ def context_breakdown(state: SessionState, encoding: Encoding | None = None) -> 
     context figure the log does not show (system prompt, tool definitions, message framing).
     """
     encoding = encoding or encoding_for(state)
-    estimate_messages(state.context, cached(encoding))
+    fresh = sum(1 for m in state.context for b in m.blocks if b.tokens is None)
+    estimate_messages(state.context, cached(encoding) if fresh >= BULK else encoding)
     totals: dict[str, list[int]] = {}
     for message in state.context:
         for block in message.blocks:
@@ -196,25 +200,39 @@ def _totals(usage: Usage) -> dict[str, int]:
 
 
 def tool_summary(state: SessionState, encoding: Encoding) -> list[dict[str, Any]]:
-    """Calls and result tokens per tool name, each call counted once by its id."""
-    pending = [
-        call
-        for call in state.tools.values()
-        if call.result_tokens is None and call.result_text is not None
+    """Calls and result tokens per tool name, each call counted once by its id.
+
+    Incremental: only calls added or changed since the last summary are counted and tallied.
+    """
+    if state.tool_updates:
+        updates = list({id(call): call for call in state.tool_updates}.values())
+        state.tool_updates.clear()
+        pending = [c for c in updates if c.result_tokens is None and c.result_text is not None]
+        if pending:
+            counter = cached(encoding) if len(pending) >= BULK else encoding
+            counts = counter.count_batch([call.result_text or "" for call in pending])
+            for call, count in zip(pending, counts, strict=True):
+                call.result_tokens = count
+        tally = state.tool_tally
+        for call in updates:
+            if call.tallied is not None:
+                name, tokens, persisted = call.tallied
+                entry = tally[name]
+                entry[0] -= 1
+                entry[1] -= tokens
+                entry[2] -= persisted
+            now = (call.name, call.result_tokens or 0, call.persisted_to is not None)
+            entry = tally.setdefault(call.name, [0, 0, 0])
+            entry[0] += 1
+            entry[1] += now[1]
+            entry[2] += now[2]
+            call.tallied = now
+    rows = [
+        {"name": name, "calls": calls, "result_tokens": tokens, "persisted_outputs": persisted}
+        for name, (calls, tokens, persisted) in state.tool_tally.items()
+        if calls
     ]
-    if pending:
-        counts = cached(encoding).count_batch([call.result_text or "" for call in pending])
-        for call, count in zip(pending, counts, strict=True):
-            call.result_tokens = count
-    by_name: dict[str, dict[str, Any]] = {}
-    for call in state.tools.values():
-        entry = by_name.setdefault(
-            call.name, {"name": call.name, "calls": 0, "result_tokens": 0, "persisted_outputs": 0}
-        )
-        entry["calls"] += 1
-        entry["result_tokens"] += call.result_tokens or 0
-        entry["persisted_outputs"] += call.persisted_to is not None
-    return sorted(by_name.values(), key=lambda entry: (-entry["result_tokens"], entry["name"]))
+    return sorted(rows, key=lambda row: (-row["result_tokens"], row["name"]))
 
 
 def _subagent(child: SessionState, encoding: Encoding) -> dict[str, Any]:

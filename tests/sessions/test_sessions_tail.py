@@ -74,6 +74,8 @@ def test_appending_in_random_pieces_gives_the_one_shot_report(tmp_path: Path) ->
         _append(target, data[position : position + step])
         position += step
         reader.poll()
+        if reader.adapter is not None:
+            build_report(reader.adapter)  # a dashboard reports after every change
     live = _report(reader)
     fresh = _report(SessionReader(target))
     assert live == fresh
