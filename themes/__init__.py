@@ -1,1 +1,1 @@
-"""Bundled themes (data files)."""
+"""Bundled themes (YAML data files) and the loader that turns them into Textual themes."""

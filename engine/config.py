@@ -1,0 +1,107 @@
+"""User settings: a YAML file in the config dir (``ctxtop config --path`` prints where).
+
+Every key is optional; a missing or unreadable file means the defaults. Unknown keys are kept out
+of the settings (and reported by ``ctxtop config``), never an error at start-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.errors import InputError
+from engine.paths import config_dir
+
+CONFIG_NAME = "config.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Fill fractions of the window: past ``editing`` ctxtop suggests clean-ups, past
+    ``compaction`` it suggests compacting; the gauge turns warning and critical there."""
+
+    editing: float = 0.65
+    compaction: float = 0.85
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    profile: str = "default"
+    theme: str = "ctxtop-dark"
+    refresh: float = 0.5  # seconds between polls when file notifications are unavailable
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    unknown: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("unknown")
+        return data
+
+
+def config_path() -> Path:
+    return config_dir() / CONFIG_NAME
+
+
+def _fraction(value: Any, name: str, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise InputError(str(config_path()), f"{name} must be a fraction between 0 and 1")
+    return float(value)
+
+
+def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
+    """Settings from the decoded YAML (a mapping, or None for an empty file)."""
+    if data is None:
+        return Settings()
+    if not isinstance(data, dict):
+        raise InputError(where, "the settings file must be a mapping of keys to values")
+    known = {"profile", "theme", "refresh", "thresholds"}
+    unknown = tuple(sorted(str(key) for key in data if key not in known))
+    raw_thresholds = data.get("thresholds") or {}
+    if not isinstance(raw_thresholds, dict):
+        raise InputError(where, "thresholds must be a mapping (editing, compaction)")
+    defaults = Thresholds()
+    thresholds = Thresholds(
+        editing=_fraction(raw_thresholds.get("editing"), "thresholds.editing", defaults.editing),
+        compaction=_fraction(
+            raw_thresholds.get("compaction"), "thresholds.compaction", defaults.compaction
+        ),
+    )
+    if thresholds.editing > thresholds.compaction:
+        raise InputError(where, "thresholds.editing must not be above thresholds.compaction")
+    defaults_all = Settings()
+    refresh = data.get("refresh", defaults_all.refresh)
+    if isinstance(refresh, bool) or not isinstance(refresh, int | float) or refresh <= 0:
+        raise InputError(where, "refresh must be a positive number of seconds")
+    return Settings(
+        profile=str(data.get("profile") or defaults_all.profile),
+        theme=str(data.get("theme") or defaults_all.theme),
+        refresh=float(refresh),
+        thresholds=thresholds,
+        unknown=unknown,
+    )
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """The settings file's values over the defaults; an invalid file is an ``InputError``."""
+    path = path or config_path()
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return Settings()
+    except OSError as error:
+        raise InputError(str(path), error.strerror or str(error)) from error
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise InputError(str(path), f"not valid YAML: {error}") from error
+    return parse_settings(data, str(path))
+
+
+def default_yaml() -> str:
+    """A settings file with every key at its default, for ``ctxtop config --init``."""
+    return yaml.safe_dump(Settings().to_dict(), sort_keys=False)

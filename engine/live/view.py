@@ -1,0 +1,170 @@
+"""``LiveView``: one sample of a live session, everything the dashboard shows, already computed.
+
+Built from the session report (``build_report``), so the fill % is the one ``ctxtop report``
+gives. Each view is self-contained and immutable, so views can be kept and replayed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.config import Thresholds
+from engine.sessions.model import SessionState
+
+OK, WARNING, CRITICAL = "ok", "warning", "critical"
+
+
+@dataclass(frozen=True, slots=True)
+class Gauge:
+    """The context gauge: fill against the window, with the markers drawn on it."""
+
+    tokens: int
+    window: int
+    source: str  # provenance of ``tokens``: reported | calibrated | estimated | compaction
+    window_source: str  # logged | registry | assumed
+    editing_at: int  # ctxtop's editing trigger, in tokens
+    compaction_at: int  # ctxtop's compaction trigger, in tokens
+    autocompact_at: int | None  # where the agent compacts by itself (None: unknown)
+
+    @property
+    def fill(self) -> float:
+        return self.tokens / self.window if self.window else 0.0
+
+    @property
+    def percent(self) -> float:
+        """The same rounding as ``fill_percent`` in ``ctxtop report``."""
+        return round(100 * self.fill, 1)
+
+    @property
+    def reserved(self) -> int:
+        """The buffer the agent keeps free above its auto-compact point."""
+        return self.window - self.autocompact_at if self.autocompact_at is not None else 0
+
+    @property
+    def state(self) -> str:
+        if self.tokens >= self.compaction_at or (
+            self.autocompact_at is not None and self.tokens >= self.autocompact_at
+        ):
+            return CRITICAL
+        return WARNING if self.tokens >= self.editing_at else OK
+
+    @property
+    def to_autocompact(self) -> int | None:
+        """Tokens left before the agent compacts on its own."""
+        if self.autocompact_at is None:
+            return None
+        return max(self.autocompact_at - self.tokens, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRow:
+    name: str
+    calls: int
+    tokens: int
+    share: float  # of all tool-result tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A line of the event log: a compaction seen in the log, or a skipped line."""
+
+    kind: str  # compaction | skipped
+    line: int
+    text: str
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveView:
+    agent: str
+    model: str | None
+    session_id: str | None
+    title: str | None
+    file: str
+    last_activity: str | None
+    gauge: Gauge
+    history: tuple[int, ...]  # context tokens of each request, oldest first
+    tools: tuple[ToolRow, ...]
+    events: tuple[Event, ...]
+    api_requests: int
+    lines_read: int
+    report: dict[str, Any] = field(compare=False, repr=False)
+
+    @property
+    def compactions(self) -> int:
+        return sum(1 for event in self.events if event.kind == "compaction")
+
+
+def request_history(state: SessionState) -> tuple[int, ...]:
+    """Context size of every request of the main session, in log order: prompt + output."""
+    return tuple(
+        response.usage.input_tokens_total + response.usage.output_tokens
+        for response in state.responses.values()
+    )
+
+
+def _tools(report: dict[str, Any]) -> tuple[ToolRow, ...]:
+    total = sum(entry["result_tokens"] for entry in report["tools"]) or 0
+    return tuple(
+        ToolRow(
+            name=entry["name"],
+            calls=entry["calls"],
+            tokens=entry["result_tokens"],
+            share=entry["result_tokens"] / total if total else 0.0,
+        )
+        for entry in report["tools"]
+    )
+
+
+def _k(tokens: int | None) -> str:
+    if tokens is None:
+        return "?"
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
+
+
+def _events(report: dict[str, Any]) -> tuple[Event, ...]:
+    events = [
+        Event(
+            "compaction",
+            item["line"],
+            f"{item['trigger']} compaction: {_k(item['pre_tokens'])} -> {_k(item['post_tokens'])}",
+            item["timestamp"],
+        )
+        for item in report["compactions"]
+    ]
+    events.extend(
+        Event("skipped", item["line"], f"skipped line {item['line']}: {item['reason']}")
+        for item in report["skipped_lines"]
+    )
+    events.sort(key=lambda event: event.line)
+    return tuple(events)
+
+
+def build_view(report: dict[str, Any], state: SessionState, thresholds: Thresholds) -> LiveView:
+    window = int(report["context_window"] or 0)
+    context = report["context_tokens"]
+    gauge = Gauge(
+        tokens=int(context["value"]),
+        window=window,
+        source=str(context["source"]),
+        window_source=str(report["context_window_source"]),
+        editing_at=int(window * thresholds.editing),
+        compaction_at=int(window * thresholds.compaction),
+        autocompact_at=report["autocompact_at"],
+    )
+    return LiveView(
+        agent=report["agent"],
+        model=report["model"],
+        session_id=report["session_id"],
+        title=report["title"],
+        file=report["file"],
+        last_activity=report["last_activity"],
+        gauge=gauge,
+        history=request_history(state),
+        tools=_tools(report),
+        events=_events(report),
+        api_requests=int(report["api_requests"]),
+        lines_read=int(report["lines_read"]),
+        report=report,
+    )

@@ -1,0 +1,51 @@
+"""Helpers for the dashboard tests: a sample session written to a temp file part by part."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ParamSpec
+
+from textual.pilot import Pilot
+
+from engine.live.demo import demo_lines
+
+FROZEN = datetime(2026, 1, 2, 3, 4, 5)
+# The demo sample's /compact: the compaction record is on this line (1-based).
+COMPACTION_LINE = 65
+
+
+def frozen_clock() -> datetime:
+    return FROZEN
+
+
+def write_lines(path: Path, count: int, start: int = 0) -> None:
+    """Append lines ``start`` … ``start + count`` of the demo sample to ``path``."""
+    with path.open("ab") as out:
+        out.write(b"".join(demo_lines()[start : start + count]))
+
+
+async def wait_until(pilot: Pilot[None], predicate: Callable[[], bool], limit: float = 15) -> None:
+    """Let the app run until ``predicate()`` holds (a safety limit, not a timing assertion)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("the dashboard never reached the expected state")
+        await pilot.pause(0.02)
+
+
+P = ParamSpec("P")
+
+
+def synchronous(test: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
+    """Run an async test in its own event loop (no async pytest plugin needed)."""
+
+    @functools.wraps(test)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return run

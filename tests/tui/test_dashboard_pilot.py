@@ -1,0 +1,113 @@
+"""The dashboard driven through Textual's pilot on a real session file that grows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dashboard_support import COMPACTION_LINE, frozen_clock, synchronous, wait_until, write_lines
+from textual.message import Message
+
+from engine.live.demo import demo_lines
+from engine.live.session import LiveSession
+from tui.app import CtxtopApp
+from tui.components.events import EventLog
+from tui.components.tools import ToolsTable
+from tui.messages import SessionUpdated, ViewApplied
+
+
+def make_app(path: Path) -> CtxtopApp:
+    return CtxtopApp(path, clock=frozen_clock)
+
+
+@synchronous
+async def test_appended_lines_change_the_fill_and_add_the_compaction(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, COMPACTION_LINE - 5)
+    posted: list[Message] = []
+    app = make_app(session)
+    async with app.run_test(size=(120, 40), message_hook=posted.append) as pilot:
+        await wait_until(pilot, lambda: app.view is not None)
+        assert app.view is not None
+        before = app.view.gauge.percent
+        assert app.view.compactions == 0
+        assert any(isinstance(m, SessionUpdated) for m in posted)
+        applied = [m for m in posted if isinstance(m, ViewApplied)]
+        assert applied and applied[-1].view.gauge.percent == before
+
+        write_lines(session, len(demo_lines()), start=COMPACTION_LINE - 5)
+        await wait_until(pilot, lambda: app.view is not None and app.view.compactions == 1)
+        assert app.view.gauge.percent != before
+        # The same figure ``ctxtop report`` gives for the file.
+        expected = LiveSession(session)
+        expected.poll()
+        final = expected.view()
+        assert final is not None
+        await wait_until(pilot, lambda: app.view == final)
+        assert app.view.gauge.percent == final.report["fill_percent"]
+        events = app.query_one(EventLog)
+        assert events.row_count == 1
+        assert "manual compaction" in str(events.get_row_at(0)[1])
+
+
+@synchronous
+async def test_skipped_lines_reach_the_event_log_as_plain_text(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, 20)
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None)
+        with session.open("ab") as out:
+            out.write(b"[bold red]not json\n")
+        await wait_until(pilot, lambda: app.query_one(EventLog).row_count == 1)
+        text = app.query_one(EventLog).get_row_at(0)[1]
+        assert "skipped line 21" in text.plain and "invalid JSON" in text.plain
+
+
+@synchronous
+async def test_pause_holds_updates_until_resumed(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, 30)
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None)
+        shown = app.view
+        await pilot.press("space")
+        write_lines(session, len(demo_lines()), start=30)
+        await wait_until(pilot, lambda: app._held is not None)
+        assert app.view is shown
+        await pilot.press("space")
+        assert app.view is not shown and app.view is not None
+        assert app.view.api_requests > shown.api_requests  # type: ignore[union-attr]
+
+
+@synchronous
+async def test_keys_sort_tools_and_cycle_themes(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.query_one(ToolsTable).row_count == 2)
+        tools = app.query_one(ToolsTable)
+        assert [str(tools.get_row_at(i)[0]) for i in range(2)] == ["Bash", "Agent"]
+        await pilot.press("s", "s")  # tokens -> calls -> name
+        assert tools.sort_key == "name"
+        assert [str(tools.get_row_at(i)[0]) for i in range(2)] == ["Agent", "Bash"]
+        assert app.theme == "ctxtop-dark"
+        await pilot.press("t")
+        assert app.theme == "ctxtop-light"
+        await pilot.press("t", "t")
+        assert app.theme == "ctxtop-dark"
+        await pilot.press("question_mark")
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        assert type(app.screen).__name__ == "Screen"
+
+
+@synchronous
+async def test_no_session_says_where_it_looked_and_suggests_the_demo() -> None:
+    app = CtxtopApp(None, follow_newest=True, places=["claude-code: ~/.claude/projects"])
+    async with app.run_test(size=(80, 24)):
+        text = str(app.query_one("#no-session-text").render())
+        assert "~/.claude/projects" in text
+        assert "ctxtop --demo" in text
+        assert not app.query_one("#dashboard").display

@@ -1,0 +1,55 @@
+"""Tools: calls, result tokens and share per tool, sortable (``s`` cycles the sort column)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from engine.live.view import ToolRow
+from tui import format as fmt
+
+SORTS = ("tokens", "calls", "name")
+
+
+def sort_rows(rows: tuple[ToolRow, ...], key: str) -> list[ToolRow]:
+    if key == "name":
+        return sorted(rows, key=lambda row: row.name)
+    if key == "calls":
+        return sorted(rows, key=lambda row: (-row.calls, row.name))
+    return sorted(rows, key=lambda row: (-row.tokens, row.name))
+
+
+class ToolsTable(DataTable[Text]):
+    DEFAULT_CSS = """
+    ToolsTable { border: round $primary; height: 1fr; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
+        self.border_title = "Tools"
+        self.sort_key = SORTS[0]
+        self.rows_shown: tuple[ToolRow, ...] = ()
+
+    def on_mount(self) -> None:
+        self.add_column("tool", key="name")
+        self.add_column("calls", key="calls")
+        self.add_column("tokens", key="tokens")
+        self.add_column("share", key="share")
+
+    def cycle_sort(self) -> str:
+        self.sort_key = SORTS[(SORTS.index(self.sort_key) + 1) % len(SORTS)]
+        self.show(self.rows_shown)
+        return self.sort_key
+
+    def show(self, rows: tuple[ToolRow, ...]) -> None:
+        self.rows_shown = rows
+        self.border_subtitle = f"by {self.sort_key}"
+        self.clear()
+        for row in sort_rows(rows, self.sort_key):
+            self.add_row(
+                Text(row.name),  # a tool name from the log: plain text, never markup
+                Text(str(row.calls), justify="right"),
+                Text(fmt.tokens(row.tokens), justify="right"),
+                Text(f"{100 * row.share:.0f} %", justify="right"),
+                key=row.name,
+            )

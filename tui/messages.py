@@ -1,0 +1,51 @@
+"""Every message that crosses widgets or threads, in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.message import Message
+
+from engine.live.view import LiveView
+
+
+class SessionUpdated(Message):
+    """The feed has a new sample. Bursts are coalesced: the handler takes the newest one."""
+
+    def __init__(self, view: LiveView) -> None:
+        super().__init__()
+        self.view = view
+
+
+class ViewApplied(Message):
+    """The screen now shows ``view`` (posted after the widgets were updated)."""
+
+    def __init__(self, view: LiveView, applied_at: float) -> None:
+        super().__init__()
+        self.view = view
+        self.applied_at = applied_at  # time.perf_counter() when the widgets were updated
+
+
+class LoadProgress(Message):
+    """The first read of a big file: bytes read so far of the file's size."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+
+class FeedProblem(Message):
+    """The file cannot be read or is not a session log of any supported agent (yet)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class NewerSession(Message):
+    """A newer session started; the app switches to it unless the current one is pinned."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path

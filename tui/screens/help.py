@@ -1,0 +1,45 @@
+"""``?``: the keys, and what the gauge's marks mean."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+LEGEND = """
+Gauge:  █ context used (green ok, yellow past the editing trigger, red past the compaction
+        trigger or the agent's auto-compact point)   · free   ▒ the agent's reserved buffer
+        E editing trigger   C compaction trigger   A the agent's auto-compact point
+Figures: no mark = reported by the API   ~ calibrated   ≈ estimated by the tokenizer
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90%; max-width: 100; height: auto; max-height: 90%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def __init__(self, keys: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.keys = keys
+
+    def compose(self) -> ComposeResult:
+        text = Text()
+        text.append("ctxtop keys\n\n", style="bold")
+        for key, description in self.keys:
+            text.append(f"  {key:<10}", style="bold")
+            text.append(f"{description}\n")
+        text.append(LEGEND)
+        with VerticalScroll() as scroll:
+            scroll.border_title = "Help (esc closes)"
+            yield Static(text)
