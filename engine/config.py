@@ -102,6 +102,6 @@ def load_settings(path: Path | None = None) -> Settings:
     return parse_settings(data, str(path))
 
 
-def default_yaml() -> str:
-    """A settings file with every key at its default, for ``ctxtop config --init``."""
-    return yaml.safe_dump(Settings().to_dict(), sort_keys=False)
+def settings_yaml(settings: Settings | None = None) -> str:
+    """Settings as a YAML file (every key at its default when none are given)."""
+    return yaml.safe_dump((settings or Settings()).to_dict(), sort_keys=False)

@@ -20,6 +20,8 @@ COMMANDS = (
     "engine.cli.cmd_count",
     "engine.cli.cmd_report",
     "engine.cli.cmd_sessions",
+    "engine.cli.cmd_config",
+    "engine.cli.cmd_statusline",
 )
 
 Launcher = Callable[[argparse.Namespace], int]

@@ -1,0 +1,44 @@
+"""``ctxtop config``: where the settings file is, and the settings in effect."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from engine.config import config_path, load_settings, settings_yaml
+from engine.errors import InputError
+
+
+def run(args: argparse.Namespace) -> int:
+    path = config_path()
+    if args.path:
+        print(path)
+        return 0
+    if args.init:
+        if path.exists():
+            raise InputError(str(path), "already exists (edit it, or remove it first)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(settings_yaml(), "utf-8")
+        print(f"wrote {path}")
+        return 0
+    settings = load_settings()
+    state = "" if path.exists() else " (not there: the defaults apply)"
+    print(f"# {path}{state}")
+    print(settings_yaml(settings), end="")
+    for key in settings.unknown:
+        print(f"ctxtop: {path}: unknown key {key!r} ignored", file=sys.stderr)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "config",
+        help="the settings file: its path, the settings in effect, or a fresh one",
+        description="Settings (default profile, thresholds, theme, refresh) live in a YAML file "
+        "in the config dir. Without options: the settings in effect.",
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--path", action="store_true", help="print where the settings file is")
+    group.add_argument("--init", action="store_true", help="write a file with the defaults")
+    parser.set_defaults(func=run)

@@ -1,0 +1,103 @@
+"""``ctxtop statusline``: one short line for Claude Code's status bar.
+
+Claude Code runs the status-line command with a JSON object on stdin (``transcript_path``,
+``model``, ``context_window`` …) and shows the first line printed. ctxtop reads the transcript's
+tail (a quick look: the latest request and context are right) and prints fill against the
+window, the distance to auto-compaction and the largest part of the context. Without a readable
+transcript it falls back to the figures in the JSON itself. It never fails loudly: an empty or
+failing status command blanks Claude Code's line, so problems are a short line instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.config import Thresholds
+from engine.sessions.reader import SessionReader
+from engine.sessions.report import build_report
+
+# Enough of the transcript's end for the latest request and the context since the last compaction.
+TAIL_BYTES = 4 << 20
+
+
+def _k(tokens: int) -> str:
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.2f}M"
+    return f"{tokens / 1000:.0f}k" if tokens >= 1000 else str(tokens)
+
+
+def _json_window(data: dict[str, Any]) -> tuple[int | None, int | None]:
+    """(tokens, window) from the status JSON's own ``context_window`` block, when present."""
+    block = data.get("context_window")
+    if not isinstance(block, dict):
+        return None, None
+    window = block.get("context_window_size")
+    usage = block.get("current_usage")
+    tokens = None
+    if isinstance(usage, dict):
+        tokens = sum(
+            int(usage.get(key) or 0)
+            for key in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            )
+        )
+    return tokens, int(window) if isinstance(window, int) and window > 0 else None
+
+
+def _report(data: dict[str, Any]) -> dict[str, Any] | None:
+    path = data.get("transcript_path")
+    if not isinstance(path, str) or not Path(path).is_file():
+        return None
+    reader = SessionReader(path, tail_bytes=TAIL_BYTES)
+    while reader.poll():
+        pass
+    if reader.adapter is None:
+        return None
+    return build_report(reader.adapter, breakdown=True)
+
+
+def largest_part(report: dict[str, Any]) -> tuple[str, int] | None:
+    """The biggest category of the context breakdown (tokenizer estimates)."""
+    categories = report.get("context_breakdown", {}).get("categories", [])
+    if not categories:
+        return None
+    top = max(categories, key=lambda entry: entry["tokens"])
+    return str(top["category"]), int(top["tokens"])
+
+
+def state_mark(fill: float, thresholds: Thresholds) -> str:
+    if fill >= thresholds.compaction:
+        return "!! "
+    return "! " if fill >= thresholds.editing else ""
+
+
+def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
+    """The line to print for one status-line JSON object."""
+    thresholds = thresholds or Thresholds()
+    if not isinstance(data, dict):
+        return "ctxtop: no status JSON on stdin"
+    report = _report(data)
+    json_tokens, json_window = _json_window(data)
+    if report is not None:
+        tokens = int(report["context_tokens"]["value"])
+        window = json_window or int(report["context_window"] or 0)
+        autocompact = report["autocompact_at"]
+    elif json_tokens is not None and json_window:
+        tokens, window, autocompact = json_tokens, json_window, None
+    else:
+        return "ctxtop: no transcript yet"
+    if not window:
+        return f"ctx {_k(tokens)}"
+    fill = tokens / window
+    parts = [f"{state_mark(fill, thresholds)}ctx {100 * fill:.0f}% {_k(tokens)}/{_k(window)}"]
+    if autocompact is not None:
+        left = max(int(autocompact) - tokens, 0)
+        parts.append(f"{_k(left)} to auto-compact")
+    largest = largest_part(report) if report is not None else None
+    if largest is not None:
+        parts.append(f"largest {largest[0].replace('_', ' ')} {_k(largest[1])}")
+    return " · ".join(parts)

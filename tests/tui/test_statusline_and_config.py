@@ -1,0 +1,51 @@
+"""``ctxtop statusline`` and ``ctxtop config`` run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from dashboard_support import write_lines
+
+from engine.config import config_path
+
+
+def ctxtop(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args], input=stdin, capture_output=True, text=True
+    )
+
+
+def test_statusline_shows_fill_distance_to_autocompact_and_largest_part(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    write_lines(session, 10_000)
+    report = json.loads(ctxtop("report", "--json", str(session)).stdout)
+    status = {"transcript_path": str(session), "model": {"id": report["model"]}}
+    result = ctxtop("statusline", stdin=json.dumps(status))
+    assert result.returncode == 0
+    line = result.stdout.strip()
+    assert "\n" not in line
+    assert line.startswith(f"ctx {round(report['fill_percent'])}% ")
+    left = (report["autocompact_at"] - report["context_tokens"]["value"]) / 1000
+    assert f"{left:.0f}k to auto-compact" in line
+    assert "largest " in line
+
+
+def test_statusline_without_a_transcript_uses_the_json_or_says_so() -> None:
+    usage = {"input_tokens": 1000, "cache_read_input_tokens": 49000, "output_tokens": 0}
+    status = {"context_window": {"context_window_size": 200000, "current_usage": usage}}
+    assert ctxtop("statusline", stdin=json.dumps(status)).stdout.strip() == "ctx 25% 50k/200k"
+    result = ctxtop("statusline", stdin="not json")
+    assert result.returncode == 0 and result.stdout.startswith("ctxtop: ")
+
+
+def test_config_path_init_and_show() -> None:
+    assert ctxtop("config", "--path").stdout.strip() == str(config_path())
+    assert ctxtop("config", "--init").returncode == 0
+    assert "editing: 0.65" in config_path().read_text()
+    assert ctxtop("config", "--init").returncode != 0  # never overwrites
+    config_path().write_text("theme: ctxtop-light\n")
+    shown = ctxtop("config").stdout
+    assert "theme: ctxtop-light" in shown and "compaction: 0.85" in shown
