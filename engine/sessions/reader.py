@@ -138,6 +138,7 @@ class SessionReader:
     def _apply(self, batch: Batch) -> bool:
         if batch.reset:
             self._start_over()
+            self.partial = False  # re-read from the start
         if not batch.lines:
             if self.adapter is None and not self._held and self._unterminated_document():
                 self._document_mode = True
