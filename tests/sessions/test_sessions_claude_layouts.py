@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessions_expect import claude_active_chain, claude_responses, prompt_total, records, report
+from sessions_expect import (
+    ENC,
+    claude_active_chain,
+    claude_responses,
+    prompt_total,
+    records,
+    report,
+    result_text,
+)
 
 from engine.cli.main import main
 
@@ -168,3 +176,34 @@ def test_a_session_that_starts_with_metadata_lines_is_recognised(tmp_path: Path)
     got = report(target)
     assert got["agent"] == "claude-code"
     assert got["api_requests"] == len(claude_responses(rows))
+
+
+def test_messages_a_compaction_preserved_stay_in_the_context(tmp_path: Path) -> None:
+    """2.1.x keeps the latest messages verbatim after the summary (``preservedMessages``)."""
+    source = Path(__file__).parent / "data" / "generated" / "claude-code" / "calc-autocompact"
+    lines = (source / "cab977aa-a7d9-408c-a2f0-9dcf156ac8c1.jsonl").read_bytes().splitlines(True)
+    rows = [json.loads(line) for line in lines]
+    last_boundary = max(i for i, r in enumerate(rows) if r.get("subtype") == "compact_boundary")
+    kept = rows[last_boundary]["compactMetadata"]["preservedMessages"]
+    summary = last_boundary + 1
+    assert rows[summary]["uuid"] == kept["anchorUuid"]
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"".join(lines[: summary + 1]))  # right after the summary
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", str(target), "--json", "--breakdown"]) == 0
+    got = json.loads(out.getvalue())
+    by_uuid = {r.get("uuid"): r for r in rows}
+    preserved_results = [
+        block
+        for uuid in kept["uuids"]
+        if by_uuid[uuid]["type"] == "user"
+        for block in by_uuid[uuid]["message"]["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert preserved_results  # the big file read that made the agent compact again
+    categories = {c["category"]: c["tokens"] for c in got["context_breakdown"]["categories"]}
+    assert categories["tool_results"] == sum(
+        ENC.count(result_text(block["content"])) for block in preserved_results
+    )
+    assert got["context_tokens"]["source"] == "compaction"

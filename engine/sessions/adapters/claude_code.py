@@ -183,9 +183,13 @@ class _Chain:
         self.state = state
         self.nodes: dict[str, tuple[str | None, Message | None]] = {}  # uuid → (parent, message)
         self.position: dict[str, int] = {}
+        self.redirect: dict[str, list[str]] = {}  # compaction summary → messages it preserved
 
     def resolve(self, parent: str | None) -> str | None:
-        """Skip transparent nodes (progress, non-boundary system lines) up to a real message."""
+        """Skip transparent nodes (progress, non-boundary system lines) up to a real message;
+        a compaction summary's children hang after the messages it preserved."""
+        if parent in self.redirect:
+            return self.redirect[parent][-1]
         seen = 0
         while parent is not None and seen < 10_000:
             node = self.nodes.get(parent)
@@ -197,6 +201,22 @@ class _Chain:
 
     def add_transparent(self, uuid: str, parent: str | None) -> None:
         self.nodes.setdefault(uuid, (parent, None))
+
+    def preserve(self, anchor: str, uuids: list[str]) -> None:
+        """A compaction kept ``uuids`` (earlier lines) verbatim after ``anchor`` (its summary).
+
+        Claude Code's loader re-links them there (2.1.x ``compactMetadata.preservedMessages``,
+        agent-log-formats.md §1.7-1.8): they follow the summary in the context, and the lines
+        written after it hang off the summary but come after them.
+        """
+        kept = [uuid for uuid in uuids if self.nodes.get(uuid, (None, None))[1] is not None]
+        if not kept:
+            return
+        previous = anchor
+        for uuid in kept:
+            self.nodes[uuid] = (previous, self.nodes[uuid][1])
+            previous = uuid
+        self.redirect[anchor] = kept
 
     def add(self, uuid: str, parent: str | None, message: Message, *, new_root: bool) -> bool:
         """Add a message; returns whether it is now on the active chain (always, as newest)."""
@@ -231,6 +251,11 @@ class _Chain:
     def _append(self, uuid: str, message: Message) -> None:
         self.position[uuid] = len(self.state.context)
         self.state.context.append(message)
+        for kept in self.redirect.get(uuid, ()):
+            kept_message = self.nodes[kept][1]
+            if kept_message is not None and kept not in self.position:
+                self.position[kept] = len(self.state.context)
+                self.state.context.append(kept_message)
 
     def _replace(self, messages: list[Message], uuids: list[str], *, reset: bool = True) -> None:
         self.state.context[:] = messages
@@ -319,7 +344,11 @@ class _Window:
                 )
             )
         message = Message(uuid, "system", [], line, ts, kind="compact_boundary")
-        self.chain.add(uuid, None, message, new_root=True)
+        if self.chain.add(uuid, None, message, new_root=True):
+            preserved = meta.get("preservedMessages")
+            if isinstance(preserved, dict) and isinstance(preserved.get("anchorUuid"), str):
+                uuids = [u for u in preserved.get("uuids") or [] if isinstance(u, str)]
+                self.chain.preserve(preserved["anchorUuid"], uuids)
 
     def _message(
         self, record: Mapping[str, Any], uuid: str, line: int, ts: str | None
