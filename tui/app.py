@@ -169,7 +169,7 @@ class CtxtopApp(App[None]):
         self.post_message(ViewApplied(view, time.perf_counter()))
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        if message.total:
+        if message.total and self.view is None:
             percent = 100 * message.done / message.total
             self._set_status(f"loading {self.path}: {percent:.0f} % of {message.total:,} bytes")
 

@@ -60,7 +60,8 @@ class Feed:
         while not self.loaded.wait(PROGRESS_INTERVAL):
             adapter = self.session.reader.adapter
             done = adapter.state.bytes_read if adapter is not None else 0
-            self._post(LoadProgress(done, total))
+            if not self.loaded.is_set():
+                self._post(LoadProgress(done, total))
 
     def _wait_for_format(self) -> bool:
         """Poll until the file is a known session log (an empty demo file fills up)."""

@@ -1,0 +1,31 @@
+"""Snapshots of the main screen at 80x24 and 120x40 in two themes (fixed data, frozen clock).
+
+Update after an intended change with ``pytest tests/tui --snapshot-update`` and review the SVGs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dashboard_support import frozen_clock, wait_until, write_lines
+from textual.pilot import Pilot
+
+from engine.config import Settings
+from engine.live.demo import demo_lines
+from tui.app import CtxtopApp
+
+
+@pytest.mark.parametrize("theme", ["ctxtop-dark", "ctxtop-light"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[int, int]) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    app = CtxtopApp(session, settings=Settings(theme=theme), clock=frozen_clock)
+
+    async def loaded(pilot: Pilot[None]) -> None:
+        await wait_until(pilot, lambda: app.view is not None and app.view.lines_read > 100)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=loaded)
