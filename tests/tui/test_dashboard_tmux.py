@@ -1,0 +1,64 @@
+"""End to end in a real terminal: tmux runs ``ctxtop FILE``; appended lines show within 1 s."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dashboard_support import write_lines
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def capture(name: str) -> str:
+    return subprocess.run(
+        ["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True
+    ).stdout
+
+
+def wait_for_screen(name: str, wanted: str, limit: float) -> tuple[bool, str]:
+    deadline = time.monotonic() + limit
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = capture(name)
+        if wanted in screen:
+            return True, screen
+        time.sleep(0.02)
+    return False, screen
+
+
+@pytest.fixture
+def tmux_session(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    session_file = tmp_path / "session.jsonl"
+    write_lines(session_file, 60)  # six requests, before the /compact
+    name = f"ctxtop-e2e-{uuid.uuid4().hex[:8]}"
+    ours = {key: value for key, value in os.environ.items() if key.startswith("CTXTOP_")}
+    env = " ".join(f"{key}={shlex.quote(value)}" for key, value in ours.items())
+    command = f"env {env} TERM=xterm-256color {shlex.quote(sys.executable)} -m tui {session_file}"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", command], check=True
+    )
+    try:
+        yield name, session_file
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_appended_compaction_shows_the_new_fill_within_one_second(
+    tmux_session: tuple[str, Path],
+) -> None:
+    name, session_file = tmux_session
+    shown, screen = wait_for_screen(name, "│ 11.9 %", limit=30)  # start-up: a safety limit
+    assert shown, screen
+    write_lines(session_file, 10, start=60)  # the /compact: 11.9 % -> 1.4 %
+    shown, screen = wait_for_screen(name, "│ 1.4 %", limit=1.0)
+    assert shown, f"the new fill did not show within one second:\n{screen}"
+    assert "manual compaction" in screen
