@@ -207,3 +207,23 @@ def test_messages_a_compaction_preserved_stay_in_the_context(tmp_path: Path) -> 
         ENC.count(result_text(block["content"])) for block in preserved_results
     )
     assert got["context_tokens"]["source"] == "compaction"
+
+
+@pytest.mark.parametrize("how", ["beta", "requested-model"])
+def test_a_session_on_the_1m_window_reports_it(tmp_path: Path, how: str) -> None:
+    path = PROJECT / f"{SESSION}.jsonl"
+    data = path.read_bytes()
+    if how == "beta":
+        data = data.replace(b'"betas":["claude-code-20250219"', b'"betas":["context-1m-2025-08-07"')
+    else:
+        data = data.replace(
+            b'"requestedModel":"claude-sonnet-4-5"', b'"requestedModel":"sonnet[1m]"'
+        )
+    target = tmp_path / path.name
+    target.write_bytes(data)
+    plain, got = report(path), report(target)
+    assert plain["context_window"] == 200_000
+    assert got["context_window"] == 1_000_000
+    assert got["context_window_source"] == "logged"
+    assert got["autocompact_at"] == 1_000_000 - 20_000 - 13_000
+    assert got["fill_percent"] == round(100 * got["context_tokens"]["value"] / 1_000_000, 1)

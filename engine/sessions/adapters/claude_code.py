@@ -68,6 +68,11 @@ _IGNORED_PREFIXES = tuple(
         "last-prompt",
     )
 )
+_API_REQUEST = b'{"type":"api-request",'
+# The beta that gives a Claude model its 1M-token window; 2.1.x records each request's betas in
+# ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
+LONG_CONTEXT_BETA = b"context-1m"
+LONG_CONTEXT_WINDOW = 1_000_000
 # How often (seconds) the sub-agent directories are listed again while following a live session.
 COMPANION_RESCAN = 1.0
 
@@ -460,19 +465,37 @@ class ClaudeCodeAdapter(Adapter):
     # -- main file -------------------------------------------------------------------------
 
     def ignores(self, raw: bytes) -> bool:
-        return raw.startswith(_IGNORED_PREFIXES)
+        if raw.startswith(_IGNORED_PREFIXES):
+            # A recorded request that asked for the 1M-token window is worth decoding.
+            return not (raw.startswith(_API_REQUEST) and LONG_CONTEXT_BETA in raw)
+        return False
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object")
             return
         self._metadata(record)
+        kind = record.get("type")
+        if kind == "api-request":
+            self._request_window(record)
+            return
         if record.get("isSidechain"):
             self._feed_sidechain(record, line)
             return
         self._main.feed(record, line)
-        if record.get("type") == "assistant":
+        if kind == "assistant":
             self._note_task_prompts(record)
+            requested = record.get("requestedModel")
+            if isinstance(requested, str) and requested.endswith("[1m]"):
+                self.state.context_window = LONG_CONTEXT_WINDOW
+
+    def _request_window(self, record: Mapping[str, Any]) -> None:
+        params = record.get("params")
+        betas = params.get("betas") if isinstance(params, dict) else None
+        if isinstance(betas, list) and any(
+            isinstance(beta, str) and beta.startswith("context-1m") for beta in betas
+        ):
+            self.state.context_window = LONG_CONTEXT_WINDOW
 
     def _metadata(self, record: Mapping[str, Any]) -> None:
         state = self.state
