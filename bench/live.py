@@ -1,0 +1,109 @@
+"""Benchmark of the live dashboard: append-to-screen latency and idle CPU.
+
+Runs the real app headless on a session file in a temp dir (the bundled demo session), then
+appends 200 assistant responses one at a time, each with a bigger prompt, and measures the time
+from the append to the app's own ``ViewApplied`` message carrying that response's fill (posted
+once the widgets hold the new figures; the paint follows on the next frame). Then it leaves the
+app idle and measures the process's CPU time (all threads: UI, file watcher, feed).
+
+Usage: python bench/live.py [--appends 200] [--idle 10] [--poll]
+Targets (issue 6): p95 <= 100 ms, idle CPU < 2 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.live.demo import demo_lines  # noqa: E402
+from tui.app import CtxtopApp  # noqa: E402
+from tui.messages import ViewApplied  # noqa: E402
+
+
+def response_lines(count: int) -> tuple[list[bytes], list[int]]:
+    """``count`` new assistant responses (fresh ids, growing prompts) and each one's fill."""
+    lines = demo_lines()
+    template = next(json.loads(line) for line in reversed(lines) if b'"usage"' in line)
+    parent = template["uuid"]
+    out: list[bytes] = []
+    tokens: list[int] = []
+    for index in range(count):
+        record = json.loads(json.dumps(template))
+        record["uuid"] = str(uuid.uuid4())
+        record["parentUuid"] = parent
+        parent = record["uuid"]
+        record["message"]["id"] = f"msg_bench_{index:04d}"
+        usage = record["message"]["usage"]
+        usage["cache_read_input_tokens"] += 400 * (index + 1)
+        tokens.append(
+            usage["input_tokens"]
+            + usage["cache_creation_input_tokens"]
+            + usage["cache_read_input_tokens"]
+            + usage["output_tokens"]
+        )
+        out.append(json.dumps(record).encode() + b"\n")
+    return out, tokens
+
+
+async def measure(path: Path, appends: int, idle: float, use_watchfiles: bool) -> None:
+    applied: list[tuple[int, float]] = []  # (tokens on the gauge, perf_counter when applied)
+
+    def hook(message: object) -> None:
+        if isinstance(message, ViewApplied):
+            applied.append((message.view.gauge.tokens, message.applied_at))
+
+    lines, expected = response_lines(appends)
+    app = CtxtopApp(path, use_watchfiles=use_watchfiles)
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        while not applied:
+            await pilot.pause(0.01)
+        latencies: list[float] = []
+        for line, tokens in zip(lines, expected, strict=True):
+            with path.open("ab") as out:
+                started = time.perf_counter()
+                out.write(line)
+            while not any(shown == tokens for shown, _ in applied[-3:]):
+                await asyncio.sleep(0.001)
+            at = next(when for shown, when in reversed(applied) if shown == tokens)
+            latencies.append(at - started)
+            await asyncio.sleep(0.02)
+        await pilot.pause(1.0)  # settle before measuring idle
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        await asyncio.sleep(idle)
+        cpu = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
+    ms = sorted(1000 * value for value in latencies)
+    p95 = ms[int(0.95 * (len(ms) - 1))]
+    mode = "watchfiles" if use_watchfiles else "polling"
+    print(f"append -> ViewApplied latency over {len(ms)} appends ({mode}):")
+    print(f"  p50 {statistics.median(ms):.1f} ms   p95 {p95:.1f} ms   max {ms[-1]:.1f} ms")
+    print(f"idle CPU over {idle:.0f} s: {100 * cpu:.2f} %")
+    print(
+        f"targets: p95 <= 100 ms {'ok' if p95 <= 100 else 'MISSED'};"
+        f" idle CPU < 2 % {'ok' if cpu < 0.02 else 'MISSED'}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--appends", type=int, default=200)
+    parser.add_argument("--idle", type=float, default=10.0, help="seconds of idle to measure")
+    parser.add_argument("--poll", action="store_true", help="poll instead of file notifications")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ctxtop-bench-") as folder:
+        path = Path(folder) / "session.jsonl"
+        path.write_bytes(b"".join(demo_lines()))
+        asyncio.run(measure(path, args.appends, args.idle, not args.poll))
+
+
+if __name__ == "__main__":
+    main()
