@@ -73,18 +73,31 @@ def follow(
     poll_interval: float = DEFAULT_POLL_INTERVAL,
     use_watchfiles: bool = True,
 ) -> Iterator[SessionState]:
-    """The session's state now, then again after every change, until ``stop`` is set."""
+    """The session's state now, then again after every change, until ``stop`` is set.
+
+    A file that does not exist yet or is still empty is waited for; one that holds something
+    no adapter recognises raises ``InputError`` at once.
+    """
     stop = stop or threading.Event()
-    yield read_all(reader)
+    if _has_content(reader.path) or reader.path.is_dir():
+        yield read_all(reader)
     for _ in _waiter(reader, stop, poll_interval, use_watchfiles):
         if stop.is_set():
             return
+        known = reader.state is not None
         changed = False
         while reader.poll():  # drain: companions found on one poll are read by the next
             changed = True
         state = reader.state
-        if changed and state is not None:
+        if state is not None and (changed or not known):
             yield state
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def follow_with(

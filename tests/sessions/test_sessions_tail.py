@@ -357,3 +357,14 @@ def test_a_json_document_caught_mid_rewrite_keeps_the_last_good_state(tmp_path: 
     target.write_text(json.dumps(messages, indent=1))
     assert reader.poll()
     assert _report(reader)["lines_read"] == 3
+
+
+@pytest.mark.parametrize("use_watchfiles", [True, False], ids=["watchfiles", "polling"])
+def test_follow_waits_for_a_session_file_that_is_not_written_yet(
+    tmp_path: Path, use_watchfiles: bool
+) -> None:
+    target = tmp_path / "s.jsonl"
+    with _following(target, use_watchfiles) as states:
+        threading.Timer(0.3, lambda: target.write_bytes(PUBLIC.read_bytes())).start()
+        first = next(states)
+        assert first.session_id == PUBLIC.stem
