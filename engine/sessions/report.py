@@ -7,7 +7,9 @@ Context tokens, by provenance:
   e.g. Claude Code's ``tokenCountWithEstimation``), nothing sent since;
 - ``calibrated``: that reported figure plus a tokenizer estimate of what came after the last
   request (tool results, attachments, a new prompt not yet sent);
-- ``estimated``: no usage in the log at all, every message counted with the tokenizer.
+- ``estimated``: nothing reported applies (no request with usage in the log, or a compaction
+  without ``postTokens`` and no request since): every message of the context counted with the
+  tokenizer. The system prompt and tool definitions are not in the logs, so this is low.
 """
 
 from __future__ import annotations
