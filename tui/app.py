@@ -71,6 +71,7 @@ class CtxtopApp(App[None]):
         demo: DemoReplay | None = None,
         clock: Callable[[], datetime] = datetime.now,
         use_watchfiles: bool = True,
+        newer_check: float = NEWER_CHECK_SECONDS,
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -81,6 +82,7 @@ class CtxtopApp(App[None]):
         self.demo = demo
         self.clock = clock
         self.use_watchfiles = use_watchfiles
+        self.newer_check = newer_check
         self.view: LiveView | None = None
         self.paused = False
         self.pinned = not follow_newest
@@ -121,7 +123,7 @@ class CtxtopApp(App[None]):
                 group="demo",
             )
         if self.follow_newest:
-            self.set_interval(NEWER_CHECK_SECONDS, self._check_newer)
+            self.set_interval(self.newer_check, self._check_newer)
         self._show_session(self.path)
 
     def _show_session(self, path: Path | None) -> None:
