@@ -171,7 +171,11 @@ class CtxtopApp(App[None]):
         self.post_message(ViewApplied(view, time.perf_counter()))
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        if message.total and self.view is None:
+        if not message.total or self.view is not None:
+            return
+        if message.done >= message.total:
+            self._set_status(f"loaded {message.total:,} bytes of {self.path}: counting tokens")
+        else:
             percent = 100 * message.done / message.total
             self._set_status(f"loading {self.path}: {percent:.0f} % of {message.total:,} bytes")
 

@@ -89,8 +89,8 @@ class Feed:
                 poll_interval=self.poll_interval,
                 use_watchfiles=self.use_watchfiles,
             ):
-                self.loaded.set()
                 view = self.session.view()
+                self.loaded.set()
                 if view is not None:
                     self._publish(view)
         finally:

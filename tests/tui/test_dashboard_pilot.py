@@ -12,7 +12,7 @@ from engine.live.session import LiveSession
 from tui.app import CtxtopApp
 from tui.components.events import EventLog
 from tui.components.tools import ToolsTable
-from tui.messages import SessionUpdated, ViewApplied
+from tui.messages import LoadProgress, SessionUpdated, ViewApplied
 
 
 def make_app(path: Path) -> CtxtopApp:
@@ -111,3 +111,20 @@ async def test_no_session_says_where_it_looked_and_suggests_the_demo() -> None:
         assert "~/.claude/projects" in text
         assert "ctxtop --demo" in text
         assert not app.query_one("#dashboard").display
+
+
+@synchronous
+async def test_load_progress_shows_until_the_first_figures(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    app = make_app(session)  # not there yet: the feed waits for it
+    async with app.run_test(size=(80, 24)) as pilot:
+        status = app.query_one("#status")
+        await wait_until(pilot, lambda: str(session) in str(status.render()))  # "no such file"
+        app.post_message(LoadProgress(25, 100))
+        await wait_until(pilot, lambda: "25 % of 100 bytes" in str(status.render()))
+        assert status.has_class("shown")
+        app.post_message(LoadProgress(100, 100))
+        await wait_until(pilot, lambda: "counting tokens" in str(status.render()))
+        write_lines(session, 40)
+        await wait_until(pilot, lambda: app.view is not None)
+        assert not status.has_class("shown")
