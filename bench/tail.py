@@ -137,6 +137,7 @@ def first_report(path: Path) -> tuple[float, float, SessionReader, dict[str, Any
 
 def append_latencies(path: Path, reader: SessionReader, generator: Generator) -> list[float]:
     times: list[float] = []
+    generator.index = len(generator.template)  # every size appends the same kind of lines
     with path.open("ab", buffering=0) as handle:
         for _ in range(APPENDS):
             handle.write(generator.next_line())

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engine.models.registry import lookup
+from engine.models.registry import ModelInfo, Registry, default_registry
 from engine.sessions.adapters.base import Adapter
 from engine.sessions.model import Block, Message, SessionState, Usage
 from engine.tokens import get_encoding
@@ -41,8 +41,26 @@ class ContextTokens:
     estimated: int  # the part estimated with the tokenizer
 
 
+class _Infos:
+    """Registry answers memoised for the registry that gave them."""
+
+    registry: Registry | None = None
+    infos: dict[str | None, ModelInfo] = {}  # noqa: RUF012 - one shared memo
+
+
+def model_info(model: str | None) -> ModelInfo:
+    """The registry's entry for ``model``, memoised (a live report looks it up several times)."""
+    registry = default_registry()
+    if _Infos.registry is not registry:
+        _Infos.registry, _Infos.infos = registry, {}
+    info = _Infos.infos.get(model)
+    if info is None:
+        info = _Infos.infos[model] = registry.lookup(model)
+    return info
+
+
 def encoding_for(state: SessionState) -> Encoding:
-    name = lookup(state.model).encoding or DEFAULT_ENCODING
+    name = model_info(state.model).encoding or DEFAULT_ENCODING
     try:
         return get_encoding(name)
     except Exception:
@@ -256,7 +274,7 @@ def _subagent(child: SessionState, encoding: Encoding) -> dict[str, Any]:
 def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]:
     """The report of one session as a JSON-ready dict (``breakdown``: add ``context_breakdown``)."""
     state = adapter.snapshot()
-    info = lookup(state.model)
+    info = model_info(state.model)
     encoding = encoding_for(state)
     if state.context_window is not None:
         window, window_source = state.context_window, "logged"

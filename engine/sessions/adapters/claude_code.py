@@ -92,14 +92,14 @@ def claude_autocompact_at(
     gives min(floor(effectiveWindow * p / 100), threshold), ``DISABLE_AUTO_COMPACT`` /
     ``DISABLE_COMPACT`` turn it off (cc2.1.112 ``Yn``, ``v38``, ``UM6``).
     """
-    from engine.models.registry import lookup
+    from engine.sessions.report import model_info
 
     if env.get("DISABLE_AUTO_COMPACT") or env.get("DISABLE_COMPACT"):
         return None
     window_override = env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "")
     if window_override.isdigit() and int(window_override) > 0:
         context_window = int(window_override)
-    max_output = lookup(model).max_output
+    max_output = model_info(model).max_output
     effective = context_window - min(max_output, AUTOCOMPACT_OUTPUT_RESERVE_CAP)
     threshold = effective - AUTOCOMPACT_BUFFER
     try:
