@@ -9,9 +9,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -21,10 +22,12 @@ from engine.live.locate import newest_session
 from engine.live.session import LiveSession
 from engine.live.view import LiveView
 from themes.loader import all_themes
+from tui.components.categories import ContextCategories
 from tui.components.events import EventLog
 from tui.components.gauge import ContextGauge
 from tui.components.header import SessionHeader
 from tui.components.history import FillHistory
+from tui.components.subagents import SubagentsTable
 from tui.components.tools import ToolsTable
 from tui.feed import Feed
 from tui.messages import FeedProblem, LoadProgress, NewerSession, SessionUpdated, ViewApplied
@@ -32,15 +35,20 @@ from tui.screens.help import HelpScreen
 from tui.screens.nosession import NoSession
 
 NEWER_CHECK_SECONDS = 3.0
+# From this size on, the panels go two by two and the sub-agents panel is shown.
+ROOMY = (110, 34)
 
 
 class CtxtopApp(App[None]):
     TITLE = "ctxtop"
     CSS = """
     #dashboard { height: 1fr; }
-    #tables { height: 1fr; }
-    #tables > ToolsTable { width: 1fr; }
-    #tables > EventLog { width: 1fr; }
+    #panels { height: 1fr; layout: grid; grid-size: 2 2; grid-columns: 1fr 1fr; }
+    #events { column-span: 2; }
+    #subagents { display: none; }
+    .roomy #events { column-span: 1; }
+    .roomy #panels { grid-size: 2 2; grid-columns: 1fr 1fr; grid-rows: 1fr 1fr; }
+    .roomy #subagents { display: block; }
     #status { height: 1; padding: 0 1; color: $warning; display: none; }
     #status.shown { display: block; }
     """
@@ -99,9 +107,11 @@ class CtxtopApp(App[None]):
         with Vertical(id="dashboard"):
             yield ContextGauge(id="gauge")
             yield FillHistory(id="history")
-            with Horizontal(id="tables"):
+            with Container(id="panels"):
+                yield ContextCategories(id="categories")
                 yield ToolsTable(id="tools")
                 yield EventLog(id="events")
+                yield SubagentsTable(id="subagents")
         yield NoSession(self.places, id="no-session")
         yield Static("", id="status")
         yield Footer()
@@ -125,6 +135,10 @@ class CtxtopApp(App[None]):
         if self.follow_newest:
             self.set_interval(self.newer_check, self._check_newer)
         self._show_session(self.path)
+
+    def on_resize(self, event: events.Resize) -> None:
+        roomy = event.size.width >= ROOMY[0] and event.size.height >= ROOMY[1]
+        self.set_class(roomy, "roomy")
 
     def _show_session(self, path: Path | None) -> None:
         found = path is not None
@@ -166,8 +180,10 @@ class CtxtopApp(App[None]):
         self.query_one(SessionHeader).show(view, self.clock().strftime("%H:%M:%S"))
         self.query_one(ContextGauge).show(view.gauge)
         self.query_one(FillHistory).show(view)
+        self.query_one(ContextCategories).show(view.categories)
         self.query_one(ToolsTable).show(view.tools)
         self.query_one(EventLog).show(view.events)
+        self.query_one(SubagentsTable).show(view.subagents)
         self.post_message(ViewApplied(view, time.perf_counter()))
 
     def on_load_progress(self, message: LoadProgress) -> None:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-PROVENANCE_MARK = {"reported": "", "compaction": "", "calibrated": "~", "estimated": "≈"}
+PROVENANCE_MARK = {
+    "reported": "",
+    "compaction": "",
+    "calibrated": "~",
+    "estimated": "≈",
+    "inferred": "*",
+}
 
 
 def tokens(value: int | None) -> str:
@@ -17,5 +23,6 @@ def tokens(value: int | None) -> str:
 
 
 def mark(source: str) -> str:
-    """The provenance mark of a figure: none when reported, ~ calibrated, ≈ estimated."""
+    """The provenance mark of a figure: none when reported, ~ calibrated, ≈ estimated,
+    * inferred (what is left of a reported total after the parts the log shows)."""
     return PROVENANCE_MARK.get(source, "?")

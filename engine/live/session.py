@@ -30,7 +30,9 @@ class LiveSession:
         adapter = self.reader.adapter
         if adapter is None:
             return None
-        return build_view(build_report(adapter), adapter.snapshot(), self.thresholds)
+        return build_view(
+            build_report(adapter, breakdown=True), adapter.snapshot(), self.thresholds
+        )
 
     @property
     def error(self) -> str | None:

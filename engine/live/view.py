@@ -66,6 +66,31 @@ class ToolRow:
 
 
 @dataclass(frozen=True, slots=True)
+class CategoryRow:
+    """A part of the context by kind of content (not an analysis section: no budgets)."""
+
+    name: str
+    tokens: int
+    source: str  # estimated (the tokenizer) | inferred (the context figure minus the rest)
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentRow:
+    name: str  # the description, or the id when there is none
+    requests: int
+    tokens: int
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class LastRequest:
+    prompt: int
+    cache_read: int
+    cache_write: int
+    output: int
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """A line of the event log: a compaction seen in the log, or a skipped line."""
 
@@ -86,6 +111,9 @@ class LiveView:
     gauge: Gauge
     history: tuple[int, ...]  # context tokens of each request, oldest first
     tools: tuple[ToolRow, ...]
+    categories: tuple[CategoryRow, ...]
+    subagents: tuple[SubagentRow, ...]
+    last_request: LastRequest | None
     events: tuple[Event, ...]
     api_requests: int
     lines_read: int
@@ -114,6 +142,47 @@ def _tools(report: dict[str, Any]) -> tuple[ToolRow, ...]:
             share=entry["result_tokens"] / total if total else 0.0,
         )
         for entry in report["tools"]
+    )
+
+
+# What the log cannot show (system prompt, tool definitions, message framing).
+UNATTRIBUTED = "not in the log"
+
+
+def _categories(report: dict[str, Any]) -> tuple[CategoryRow, ...]:
+    breakdown = report.get("context_breakdown")
+    if not breakdown:
+        return ()
+    rows = [
+        CategoryRow(entry["category"].replace("_", " "), int(entry["tokens"]), "estimated")
+        for entry in breakdown["categories"]
+    ]
+    if breakdown["unattributed"]:
+        rows.append(CategoryRow(UNATTRIBUTED, int(breakdown["unattributed"]), "inferred"))
+    return tuple(sorted(rows, key=lambda row: -row.tokens))
+
+
+def _subagents(report: dict[str, Any]) -> tuple[SubagentRow, ...]:
+    return tuple(
+        SubagentRow(
+            name=str(entry["description"] or entry["id"] or "sub-agent"),
+            requests=int(entry["api_requests"]),
+            tokens=int(entry["context_tokens"]["value"]),
+            source=str(entry["context_tokens"]["source"]),
+        )
+        for entry in report["subagents"]
+    )
+
+
+def _last_request(report: dict[str, Any]) -> LastRequest | None:
+    last = report["last_request"]
+    if not last:
+        return None
+    return LastRequest(
+        prompt=int(last["input_tokens_total"]),
+        cache_read=int(last["cache_read_tokens"]),
+        cache_write=int(last["cache_write_tokens"]),
+        output=int(last["output_tokens"]),
     )
 
 
@@ -163,6 +232,9 @@ def build_view(report: dict[str, Any], state: SessionState, thresholds: Threshol
         gauge=gauge,
         history=request_history(state),
         tools=_tools(report),
+        categories=_categories(report),
+        subagents=_subagents(report),
+        last_request=_last_request(report),
         events=_events(report),
         api_requests=int(report["api_requests"]),
         lines_read=int(report["lines_read"]),

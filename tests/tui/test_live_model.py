@@ -5,22 +5,23 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from engine.config import Settings, Thresholds, config_path, load_settings
 from engine.errors import CtxtopError
-from engine.live.demo import DemoReplay, demo_lines
+from engine.live.demo import DEMO_SESSION, DemoReplay
 from engine.live.locate import choose, searched
 from engine.live.session import LiveSession
 from engine.live.view import CRITICAL, OK, WARNING, Gauge
 from themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
 
 
-def test_view_matches_ctxtop_report(tmp_path: Path) -> None:
-    session = tmp_path / "s.jsonl"
-    session.write_bytes(b"".join(demo_lines()))
+def test_view_matches_ctxtop_report() -> None:
+    # The sample in place, with its sub-agent's file beside it.
+    session = Path(str(resources.files("sample_sessions").joinpath(*DEMO_SESSION)))
     live = LiveSession(session)
     assert live.poll()
     view = live.view()
@@ -38,6 +39,12 @@ def test_view_matches_ctxtop_report(tmp_path: Path) -> None:
     assert len(view.history) == report["api_requests"]
     assert [tool.name for tool in view.tools] == [tool["name"] for tool in report["tools"]]
     assert view.compactions == len(report["compactions"])
+    # The parts add up to the context figure: estimates plus the inferred rest, marked so.
+    assert sum(row.tokens for row in view.categories) == view.gauge.tokens
+    assert {row.source for row in view.categories} == {"estimated", "inferred"}
+    assert view.subagents and [row.name for row in view.subagents] == [
+        sub["description"] or sub["id"] for sub in report["subagents"]
+    ]
 
 
 def test_gauge_state_follows_the_thresholds() -> None:

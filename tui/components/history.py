@@ -32,7 +32,14 @@ class FillHistory(Vertical):
             caption = "no requests yet"
         else:
             caption = (
-                f"{len(history)} requests · last {fmt.tokens(history[-1])}"
-                f" · peak {fmt.tokens(max(history))} · {view.compactions} compactions"
+                f"{len(history)} requests · peak {fmt.tokens(max(history))}"
+                f" · {view.compactions} compactions"
             )
+            last = view.last_request
+            if last is not None:
+                caption += (
+                    f" · last prompt {fmt.tokens(last.prompt)} (cache read"
+                    f" {fmt.tokens(last.cache_read)}, write {fmt.tokens(last.cache_write)})"
+                    f" + output {fmt.tokens(last.output)}"
+                )
         self.query_one("#history-caption", Static).update(caption)

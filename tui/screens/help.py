@@ -16,6 +16,7 @@ Gauge:  █ context used (green ok, yellow past the editing trigger, red past th
         trigger or the agent's auto-compact point)   · free   ▒ the agent's reserved buffer
         E editing trigger   C compaction trigger   A the agent's auto-compact point
 Figures: no mark = reported by the API   ~ calibrated   ≈ estimated by the tokenizer
+         * inferred (the context figure minus the parts the log shows)
 """
 
 

@@ -1,0 +1,37 @@
+"""Sub-agents: each one's requests and own context (shown when the terminal has room)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from engine.live.view import SubagentRow
+from tui import format as fmt
+
+
+class SubagentsTable(DataTable[Text]):
+    DEFAULT_CSS = """
+    SubagentsTable { border: round $primary; height: 1fr; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+        self.border_title = "Sub-agents"
+        self.rows_shown: tuple[SubagentRow, ...] = ()
+
+    def on_mount(self) -> None:
+        self.add_column("sub-agent", key="name")
+        self.add_column("requests", key="requests")
+        self.add_column("context", key="context")
+
+    def show(self, rows: tuple[SubagentRow, ...]) -> None:
+        if rows == self.rows_shown:
+            return
+        self.rows_shown = rows
+        self.clear()
+        for row in rows:
+            self.add_row(
+                Text(row.name[:40]),  # a description from the log: plain text
+                Text(str(row.requests), justify="right"),
+                Text(f"{fmt.tokens(row.tokens)}{fmt.mark(row.source)}", justify="right"),
+            )
