@@ -16,6 +16,8 @@ def render_text(report: dict[str, Any]) -> str:
     lines = [
         f"{report['agent']} {report['agent_version'] or ''}  session {report['session_id'] or '-'}",
         f"file       {report['file']}",
+        *([f"title      {report['title']}"] if report.get("title") else []),
+        *([f"cwd        {report['cwd']}"] if report.get("cwd") else []),
         f"model      {report['model'] or '-'}  window {_fmt(report['context_window'])}"
         f" ({report['context_window_source']})",
         f"context    {_fmt(context['value'])} tokens ({context['source']})"
@@ -50,7 +52,8 @@ def render_text(report: dict[str, Any]) -> str:
     for sub in report["subagents"]:
         lines.append(
             f"sub-agent  {sub['id']} {sub['description'] or ''}: {sub['api_requests']} requests,"
-            f" last prompt {_fmt(sub['last_input_tokens_total'])}"
+            f" last prompt {_fmt(sub['last_input_tokens_total'])},"
+            f" context {_fmt(sub['context_tokens']['value'])} ({sub['context_tokens']['source']})"
         )
     breakdown = report.get("context_breakdown")
     if breakdown:
