@@ -368,3 +368,34 @@ def test_follow_waits_for_a_session_file_that_is_not_written_yet(
         threading.Timer(0.3, lambda: target.write_bytes(PUBLIC.read_bytes())).start()
         first = next(states)
         assert first.session_id == PUBLIC.stem
+
+
+SAMPLE_CHAT = Path(__file__).resolve().parents[2] / "sample_sessions" / "openai-messages"
+EVERY_JSONL = [
+    *sorted(
+        path
+        for path in (Path(__file__).parent / "data").rglob("*.jsonl")
+        if not path.name.startswith("agent-")
+    ),
+    SAMPLE_CHAT / "agent-loop.jsonl",
+]
+
+
+@pytest.mark.parametrize("source", EVERY_JSONL, ids=lambda path: path.name[:8])
+def test_any_file_written_in_random_pieces_reads_like_the_whole(
+    tmp_path: Path, source: Path
+) -> None:
+    data = source.read_bytes()
+    target = tmp_path / source.name
+    target.write_bytes(b"")
+    reader = SessionReader(target)
+    rng = random.Random(len(data))
+    position = 0
+    while position < len(data):
+        step = rng.randint(1, max(2, len(data) // 12))
+        _append(target, data[position : position + step])
+        position += step
+        reader.poll()
+        if reader.adapter is not None:
+            build_report(reader.adapter)
+    assert _report(reader) == _report(SessionReader(target))
