@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from dashboard_support import COMPACTION_LINE, frozen_clock, synchronous, wait_until, write_lines
@@ -12,6 +13,7 @@ from engine.live.session import LiveSession
 from tui.app import CtxtopApp
 from tui.components.events import EventLog
 from tui.components.tools import ToolsTable
+from tui.launch import build_app
 from tui.messages import LoadProgress, SessionUpdated, ViewApplied
 
 
@@ -128,3 +130,21 @@ async def test_load_progress_shows_until_the_first_figures(tmp_path: Path) -> No
         write_lines(session, 40)
         await wait_until(pilot, lambda: app.view is not None)
         assert not status.has_class("shown")
+
+
+@synchronous
+async def test_demo_replays_the_sample_and_starts_over(tmp_path: Path) -> None:
+    app = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
+    assert isinstance(app, CtxtopApp) and app.demo is not None
+    app.demo.interval, app.demo.pause = 0.002, 0.3  # the whole sample in well under a second
+    seen: list[int] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+
+        def watch() -> bool:
+            if app.view is not None and (not seen or seen[-1] != app.view.api_requests):
+                seen.append(app.view.api_requests)
+            return app.demo is not None and app.demo.rounds >= 1 and len(seen) > 2
+
+        await wait_until(pilot, watch)
+        await wait_until(pilot, lambda: watch() and seen[-1] < max(seen))
+    assert max(seen) == 8  # every request of the sample was on screen before it started over
