@@ -169,6 +169,8 @@ class CtxtopApp(App[None]):
 
     def on_session_updated(self, message: SessionUpdated) -> None:
         view = (self.feed.take() if self.feed is not None else None) or message.view
+        if view.file != str(self.path):
+            return  # posted by the feed of a session the app has switched away from
         if self.paused:
             self._held = view
             return
@@ -221,7 +223,11 @@ class CtxtopApp(App[None]):
     # -- actions -----------------------------------------------------------------------------
 
     def action_help(self) -> None:
-        keys = [(b.key.replace("question_mark", "?"), b.description) for b in self.BINDINGS]
+        keys = [
+            (b.key.replace("question_mark", "?"), self.ACTIONS.get(b.action, (b.description,))[0])
+            for b in self.BINDINGS
+            if isinstance(b, Binding)
+        ]
         keys.append(("ctrl+p", "Command palette: every action by name"))
         self.push_screen(HelpScreen(keys))
 

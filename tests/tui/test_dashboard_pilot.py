@@ -136,7 +136,7 @@ async def test_load_progress_shows_until_the_first_figures(tmp_path: Path) -> No
 async def test_demo_replays_the_sample_and_starts_over(tmp_path: Path) -> None:
     app = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
     assert isinstance(app, CtxtopApp) and app.demo is not None
-    app.demo.interval, app.demo.pause = 0.002, 0.3  # the whole sample in well under a second
+    app.demo.interval, app.demo.pause = 0.002, 1.5  # the whole sample in about a second
     seen: list[int] = []
     async with app.run_test(size=(80, 24)) as pilot:
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from dashboard_support import frozen_clock, wait_until, write_lines
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from engine.config import Settings
 from engine.live.demo import demo_lines
@@ -24,8 +25,13 @@ def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[
     write_lines(session, len(demo_lines()))
     app = CtxtopApp(session, settings=Settings(theme=theme), clock=frozen_clock)
 
+    def tables() -> list[DataTable[Any]]:
+        return list(app.query(DataTable))
+
     async def loaded(pilot: Pilot[None]) -> None:
         await wait_until(pilot, lambda: app.view is not None and app.view.lines_read > 100)
+        # Tables size their columns to new rows when idle: wait until all of them have.
+        await wait_until(pilot, lambda: not any(t._require_update_dimensions for t in tables()))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=loaded)

@@ -12,11 +12,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 LEGEND = """
-Gauge:  █ context used (green ok, yellow past the editing trigger, red past the compaction
-        trigger or the agent's auto-compact point)   · free   ▒ the agent's reserved buffer
-        E editing trigger   C compaction trigger   A the agent's auto-compact point
-Figures: no mark = reported by the API   ~ calibrated   ≈ estimated by the tokenizer
-         * inferred (the context figure minus the parts the log shows)
+Gauge
+  █ used: green; yellow past the editing trigger; red past the
+    compaction trigger or the agent's auto-compact point
+  · free   ▒ the buffer the agent keeps free
+  E editing trigger   C compaction trigger   A auto-compact point
+Figures
+  no mark: reported by the API    ~ calibrated
+  ≈ estimated by the tokenizer    * inferred (the rest of a total)
 """
 
 
