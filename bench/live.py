@@ -6,7 +6,9 @@ from the append to the app's own ``ViewApplied`` message carrying that response'
 once the widgets hold the new figures; the paint follows on the next frame). Then it leaves the
 app idle and measures the process's CPU time (all threads: UI, file watcher, feed).
 
-Usage: python bench/live.py [--appends 200] [--idle 10] [--poll]
+Usage: python bench/live.py [--appends 200] [--idle 10] [--poll] [--session FILE]
+(``--session``: start from a copy of FILE instead, e.g. the 100 MB file ``bench/tail.py --keep``
+writes.)
 Targets (issue 6): p95 <= 100 ms, idle CPU < 2 %.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -65,8 +68,10 @@ async def measure(path: Path, appends: int, idle: float, use_watchfiles: bool) -
     lines, expected = response_lines(appends)
     app = CtxtopApp(path, use_watchfiles=use_watchfiles)
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        loading = time.perf_counter()
         while not applied:
             await pilot.pause(0.01)
+        print(f"first figures on screen after {time.perf_counter() - loading:.2f} s")
         latencies: list[float] = []
         for line, tokens in zip(lines, expected, strict=True):
             with path.open("ab") as out:
@@ -98,10 +103,14 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=200)
     parser.add_argument("--idle", type=float, default=10.0, help="seconds of idle to measure")
     parser.add_argument("--poll", action="store_true", help="poll instead of file notifications")
+    parser.add_argument("--session", type=Path, help="start from a copy of this session file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ctxtop-bench-") as folder:
         path = Path(folder) / "session.jsonl"
-        path.write_bytes(b"".join(demo_lines()))
+        if args.session:
+            shutil.copyfile(args.session, path)
+        else:
+            path.write_bytes(b"".join(demo_lines()))
         asyncio.run(measure(path, args.appends, args.idle, not args.poll))
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from textual.color import Color
 from textual.theme import Theme
 
 from engine.paths import config_dir
 
 BUNDLED = ("ctxtop-dark", "ctxtop-light", "ctxtop-high-contrast")
-FIELDS = (
+COLOURS = (
     "primary",
     "secondary",
     "warning",
@@ -30,10 +31,8 @@ FIELDS = (
     "surface",
     "panel",
     "boost",
-    "dark",
-    "luminosity_spread",
-    "text_alpha",
 )
+FIELDS = (*COLOURS, "dark", "luminosity_spread", "text_alpha")
 
 
 class ThemeFileError(ValueError):
@@ -52,6 +51,12 @@ def theme_from_data(data: Any, where: str) -> Theme:
     if not isinstance(variables, dict):
         raise ThemeFileError(f"{where}: `variables` must be a mapping")
     fields = {key: data[key] for key in FIELDS if key in data}
+    for key in COLOURS:
+        if key in fields:
+            try:
+                Color.parse(fields[key])
+            except Exception as error:
+                raise ThemeFileError(f"{where}: {key}: not a colour ({fields[key]!r})") from error
     try:
         return Theme(
             name=data["name"], variables={str(k): str(v) for k, v in variables.items()}, **fields

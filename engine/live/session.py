@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.config import Thresholds
+from engine.live.categories import CategoryTotals
 from engine.live.view import LiveView, build_view
 from engine.sessions.reader import SessionReader
-from engine.sessions.report import build_report
+from engine.sessions.report import build_report, encoding_for
 
 
 class LiveSession:
@@ -17,6 +18,7 @@ class LiveSession:
         self.path = Path(path)
         self.reader = SessionReader(self.path)
         self.thresholds = thresholds or Thresholds()
+        self.categories = CategoryTotals()
 
     def poll(self) -> bool:
         """Apply what was appended (all of it); True when the view may have changed."""
@@ -30,9 +32,10 @@ class LiveSession:
         adapter = self.reader.adapter
         if adapter is None:
             return None
-        return build_view(
-            build_report(adapter, breakdown=True), adapter.snapshot(), self.thresholds
-        )
+        state = adapter.snapshot()
+        report = build_report(adapter)
+        report["context_breakdown"] = self.categories.update(state, encoding_for(state))
+        return build_view(report, state, self.thresholds)
 
     @property
     def error(self) -> str | None:

@@ -18,6 +18,14 @@ from engine.live.demo import demo_lines
 from tui.app import CtxtopApp
 
 
+def settled(table: DataTable[Any]) -> bool:
+    """Every column is as wide as its widest cell."""
+    return all(
+        column.content_width >= max((len(str(cell)) for cell in table.get_column(key)), default=0)
+        for key, column in table.columns.items()
+    )
+
+
 @pytest.mark.parametrize("theme", ["ctxtop-dark", "ctxtop-light"])
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[int, int]) -> None:
@@ -31,7 +39,7 @@ def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[
     async def loaded(pilot: Pilot[None]) -> None:
         await wait_until(pilot, lambda: app.view is not None and app.view.lines_read > 100)
         # Tables size their columns to new rows when idle: wait until all of them have.
-        await wait_until(pilot, lambda: not any(t._require_update_dimensions for t in tables()))
+        await wait_until(pilot, lambda: all(settled(table) for table in tables()))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=loaded)

@@ -12,10 +12,11 @@ import pytest
 
 from engine.config import Settings, Thresholds, config_path, load_settings
 from engine.errors import CtxtopError
-from engine.live.demo import DEMO_SESSION, DemoReplay
+from engine.live.demo import DEMO_SESSION, DemoReplay, demo_lines
 from engine.live.locate import choose, searched
 from engine.live.session import LiveSession
 from engine.live.view import CRITICAL, OK, WARNING, Gauge
+from engine.sessions.report import build_report
 from themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
 
 
@@ -114,5 +115,30 @@ def test_bundled_and_user_themes(isolated_dirs: Path) -> None:
     themes, errors = all_themes()
     assert themes[-1].name == "mine"
     assert len(errors) == 1 and "broken.yaml" in errors[0]
+    with pytest.raises(ThemeFileError, match="primary: not a colour"):
+        load_theme_text("name: x\nprimary: blurple\n", "x.yaml")
     with pytest.raises(ThemeFileError, match="unknown keys"):
         load_theme_text("name: x\nprimary: '#000000'\ncolour: red\n", "x.yaml")
+
+
+def test_categories_kept_incrementally_match_the_report_at_every_line(tmp_path: Path) -> None:
+    """Appended line by line through the /compact: the live totals equal a fresh breakdown."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(b"")
+    live = LiveSession(session)
+    for line in demo_lines():
+        with session.open("ab") as out:
+            out.write(line)
+        live.poll()
+        view = live.view()
+        if view is None:
+            continue
+        adapter = live.reader.adapter
+        assert adapter is not None
+        fresh = build_report(adapter, breakdown=True)["context_breakdown"]
+        assert view.report["context_breakdown"]["categories"] == [
+            {"category": entry["category"], "tokens": entry["tokens"]}
+            for entry in fresh["categories"]
+            if entry["tokens"] > 0
+        ]
+        assert view.report["context_breakdown"]["unattributed"] == fresh["unattributed"]

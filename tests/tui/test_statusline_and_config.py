@@ -49,3 +49,11 @@ def test_config_path_init_and_show() -> None:
     config_path().write_text("theme: ctxtop-light\n")
     shown = ctxtop("config").stdout
     assert "theme: ctxtop-light" in shown and "compaction: 0.85" in shown
+
+
+def test_dashboard_arguments_are_checked_before_the_screen_opens(tmp_path: Path) -> None:
+    result = ctxtop("--agent", "no-such-agent")
+    assert result.returncode == 2 and "unknown agent 'no-such-agent'" in result.stderr
+    missing = tmp_path / "missing.jsonl"
+    result = ctxtop(str(missing))
+    assert result.returncode == 2 and f"{missing}: no such session file" in result.stderr

@@ -28,6 +28,7 @@ class ToolsTable(DataTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
         self.border_title = "Tools"
         self.sort_key = SORTS[0]
+        self.border_subtitle = f"by {self.sort_key}"
         self.rows_shown: tuple[ToolRow, ...] = ()
 
     def on_mount(self) -> None:
@@ -38,10 +39,12 @@ class ToolsTable(DataTable[Text]):
 
     def cycle_sort(self) -> str:
         self.sort_key = SORTS[(SORTS.index(self.sort_key) + 1) % len(SORTS)]
-        self.show(self.rows_shown)
+        self.show(self.rows_shown, force=True)
         return self.sort_key
 
-    def show(self, rows: tuple[ToolRow, ...]) -> None:
+    def show(self, rows: tuple[ToolRow, ...], force: bool = False) -> None:
+        if rows == self.rows_shown and not force:
+            return
         self.rows_shown = rows
         self.border_subtitle = f"by {self.sort_key}"
         self.clear()
