@@ -1,4 +1,14 @@
-"""The ctxtop dashboard: a Textual app showing the ``LiveView`` samples its feed posts."""
+"""The ctxtop dashboard: a Textual app showing the ``LiveView`` samples its feed posts.
+
+Data flow: ``Feed`` (a thread worker, ``tui/feed.py``) follows the file and posts
+``SessionUpdated``; ``apply`` hands each widget its part of the view and posts ``ViewApplied``.
+Widgets only draw what the view holds: every figure is computed in ``engine/live``.
+
+Analysis panels (sections with flex budgets, the prompt tree with pruned nodes and cache
+breakpoints, the forecast of requests left, the what-if budget ``b`` and layout profile ``p``)
+plug in the same way once ``engine/analysis`` exists: a field of ``LiveView`` filled by the
+engine, one component per panel in ``tui/components``, a slot in ``#panels`` and a binding.
+"""
 
 from __future__ import annotations
 
