@@ -148,3 +148,16 @@ async def test_demo_replays_the_sample_and_starts_over(tmp_path: Path) -> None:
         await wait_until(pilot, watch)
         await wait_until(pilot, lambda: watch() and seen[-1] < max(seen))
     assert max(seen) == 8  # every request of the sample was on screen before it started over
+
+
+@synchronous
+async def test_a_users_theme_file_joins_the_cycle(tmp_path: Path, isolated_dirs: Path) -> None:
+    folder = isolated_dirs / "config" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "solar.yaml").write_text("name: solar\nprimary: '#B58900'\ndark: true\n")
+    app = CtxtopApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.theme_names[-1] == "solar"
+        await pilot.press("t", "t", "t")
+        assert app.theme == "solar"
+        assert app.current_theme.primary == "#B58900"
