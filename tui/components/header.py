@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -39,7 +41,8 @@ class SessionHeader(Static):
         text.append(" · ")
         text.append(view.model or "unknown model")
         text.append(" · ")
-        text.append((view.session_id or view.file)[:8])
+        # A session id is long and unique early on; without one, the file's name.
+        text.append(view.session_id[:8] if view.session_id else PurePath(view.file).name[:32])
         if view.title:
             text.append(" ")
             text.append(view.title[:30])  # plain text: log content is never markup
