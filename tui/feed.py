@@ -46,7 +46,7 @@ class Feed:
             self._waiting = False
             return view
 
-    def _publish(self, view: LiveView) -> None:
+    def publish(self, view: LiveView) -> None:
         with self._lock:
             self._latest = view
             if self._waiting:
@@ -92,7 +92,7 @@ class Feed:
                 view = self.session.view()
                 self.loaded.set()
                 if view is not None:
-                    self._publish(view)
+                    self.publish(view)
         finally:
             self.loaded.set()
 
