@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,24 +11,36 @@ from engine.errors import InputError
 from engine.sessions.adapters import ADAPTERS
 from engine.sessions.discovery import discover
 
-# Where each agent keeps its sessions (shown when none is found); an agent not listed here
-# is named with its default location left unsaid.
-LOCATIONS = {
-    "claude-code": "$CLAUDE_CONFIG_DIR/projects/*/*.jsonl (default ~/.claude/projects)",
-    "codex": "$CODEX_HOME/sessions/**/rollout-*.jsonl (default ~/.codex/sessions)",
-    "gemini-cli": "~/.gemini/tmp/*/chats/*.json",
-    "copilot-cli": "~/.copilot/session-state/",
+# Where each agent keeps its sessions (shown when none is found): the agent's home variable
+# (when it has one), its default home and the files below it. The generic OpenAI-format logs
+# have no default place.
+LOCATIONS: dict[str, tuple[str | None, str, str]] = {
+    "claude-code": ("CLAUDE_CONFIG_DIR", "~/.claude", "projects/*/*.jsonl"),
+    "codex": ("CODEX_HOME", "~/.codex", "sessions/**/rollout-*.jsonl"),
+    "gemini-cli": (None, "~/.gemini", "tmp/*/chats/*.json"),
+    "copilot-cli": (None, "~/.copilot", "session-state/"),
 }
+NO_PLACE = "no default place: open such a log by name"
 
 
 def agents() -> list[str]:
     return [cls.agent for cls in ADAPTERS]
 
 
+def where(agent: str, env: Mapping[str, str] | None = None) -> str:
+    """Where an agent's sessions live, with its home variable resolved when it is set."""
+    env = os.environ if env is None else env
+    known = LOCATIONS.get(agent)
+    if known is None:
+        return NO_PLACE
+    variable, default, pattern = known
+    home = (env.get(variable) if variable else None) or default
+    return f"{home}/{pattern}"
+
+
 def searched(agent: str | None = None) -> list[str]:
     """One line per agent searched: its name and where its sessions live."""
-    names = [name for name in agents() if agent in (None, name)]
-    return [f"{name}: {LOCATIONS.get(name, 'its default location')}" for name in names]
+    return [f"{name}: {where(name)}" for name in agents() if agent in (None, name)]
 
 
 @dataclass(frozen=True, slots=True)

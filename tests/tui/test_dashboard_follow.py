@@ -65,7 +65,8 @@ async def test_starts_on_the_no_session_screen_and_opens_the_first_session(
     app = follow_app()
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.query_one("#no-session").display
-        assert "CLAUDE_CONFIG_DIR" in str(app.query_one("#no-session-text").render())
+        where = str(claude_home.parent.parent / "projects/*/*.jsonl")
+        assert where in str(app.query_one("#no-session-text").render())
         path = new_session(claude_home, "fresh")
         await wait_until(pilot, lambda: app.view is not None)
         assert app.path == path

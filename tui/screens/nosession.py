@@ -25,7 +25,7 @@ def no_session_text(places: list[str]) -> Text:
 class NoSession(Middle):
     DEFAULT_CSS = """
     NoSession { height: 1fr; }
-    NoSession Static { width: auto; max-width: 100; border: round $warning; padding: 1 2; }
+    NoSession Static { width: 100%; max-width: 88; border: round $warning; padding: 0 1; }
     """
 
     def __init__(self, places: list[str], **kwargs: object) -> None:
