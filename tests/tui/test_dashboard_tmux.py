@@ -42,7 +42,9 @@ def tmux_session(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     name = f"ctxtop-e2e-{uuid.uuid4().hex[:8]}"
     ours = {key: value for key, value in os.environ.items() if key.startswith("CTXTOP_")}
     env = " ".join(f"{key}={shlex.quote(value)}" for key, value in ours.items())
-    command = f"env {env} TERM=xterm-256color {shlex.quote(sys.executable)} -m tui {session_file}"
+    script = Path(sys.executable).parent / "ctxtop"  # the installed command, as a user runs it
+    program = shlex.quote(str(script)) if script.exists() else f"{sys.executable} -m tui"
+    command = f"env {env} TERM=xterm-256color {program} {shlex.quote(str(session_file))}"
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", command], check=True
     )
