@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -35,23 +36,31 @@ def wait_for_screen(name: str, wanted: str, limit: float) -> tuple[bool, str]:
     return False, screen
 
 
-@pytest.fixture
-def tmux_session(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    session_file = tmp_path / "session.jsonl"
-    write_lines(session_file, 60)  # six requests, before the /compact
+@contextlib.contextmanager
+def ctxtop_in_tmux(*args: str) -> Iterator[str]:
+    """``ctxtop ARGS`` in a fresh 100x30 tmux session (its name), killed afterwards."""
     name = f"ctxtop-e2e-{uuid.uuid4().hex[:8]}"
     ours = {key: value for key, value in os.environ.items() if key.startswith("CTXTOP_")}
     env = " ".join(f"{key}={shlex.quote(value)}" for key, value in ours.items())
     script = Path(sys.executable).parent / "ctxtop"  # the installed command, as a user runs it
     program = shlex.quote(str(script)) if script.exists() else f"{sys.executable} -m tui"
-    command = f"env {env} TERM=xterm-256color {program} {shlex.quote(str(session_file))}"
+    words = " ".join(shlex.quote(arg) for arg in args)
+    command = f"env {env} TERM=xterm-256color {program} {words}"
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", command], check=True
     )
     try:
-        yield name, session_file
+        yield name
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+@pytest.fixture
+def tmux_session(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    session_file = tmp_path / "session.jsonl"
+    write_lines(session_file, 60)  # six requests, before the /compact
+    with ctxtop_in_tmux(str(session_file)) as name:
+        yield name, session_file
 
 
 def test_appended_compaction_shows_the_new_fill_within_one_second(
@@ -64,3 +73,10 @@ def test_appended_compaction_shows_the_new_fill_within_one_second(
     shown, screen = wait_for_screen(name, "│ 1.4 %", limit=1.0)
     assert shown, f"the new fill did not show within one second:\n{screen}"
     assert "manual compaction" in screen
+
+
+def test_demo_opens_the_dashboard_on_the_bundled_session() -> None:
+    with ctxtop_in_tmux("--demo") as name:
+        shown, screen = wait_for_screen(name, "claude-code · claude-sonnet-4-5", limit=30)
+        assert shown, screen
+        assert "Context" in screen and "Tools" in screen and "q Quit" in screen
