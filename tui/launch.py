@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -29,9 +32,22 @@ def build_app(args: argparse.Namespace, demo_dir: Path | None = None) -> object:
     )
 
 
+def _remove_on_hangup(folder: Path) -> None:
+    """A closed terminal (SIGHUP) or a kill (SIGTERM) ends the demo at once, as it would
+    without a handler, but removes its temp dir first."""
+
+    def handler(signum: int, frame: object) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os._exit(128 + signum)
+
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, handler)
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     if args.demo:
         with tempfile.TemporaryDirectory(prefix="ctxtop-demo-") as folder:
+            _remove_on_hangup(Path(folder))
             app = build_app(args, Path(folder))
             app.run()  # type: ignore[attr-defined]
         return 0
