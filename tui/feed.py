@@ -89,7 +89,11 @@ class Feed:
                 poll_interval=self.poll_interval,
                 use_watchfiles=self.use_watchfiles,
             ):
-                view = self.session.view()
+                try:
+                    view = self.session.view()
+                except Exception as error:  # a live monitor says so and keeps following
+                    view = None
+                    self._post(FeedProblem(f"cannot build the report: {error!r}"))
                 self.loaded.set()
                 if view is not None:
                     self.publish(view)

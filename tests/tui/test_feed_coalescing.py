@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+from typing import TypeVar
 
 from dashboard_support import write_lines
 from textual.message import Message
 
 from engine.live.session import LiveSession
+from engine.live.view import LiveView
 from tui.feed import Feed
-from tui.messages import SessionUpdated
+from tui.messages import FeedProblem, SessionUpdated
 
 
 def test_a_burst_of_samples_is_one_message_carrying_the_newest(tmp_path: Path) -> None:
@@ -30,3 +34,47 @@ def test_a_burst_of_samples_is_one_message_carrying_the_newest(tmp_path: Path) -
     assert feed.take() is None
     feed.publish(views[0])
     assert len(posted) == 2  # taken: the next sample is a new message
+
+
+class FailingOnce(LiveSession):
+    """A session whose first report fails, as an engine bug on one odd record would."""
+
+    failed = False
+
+    def view(self) -> LiveView | None:
+        if not self.failed:
+            self.failed = True
+            raise ValueError("odd record")
+        return super().view()
+
+
+def test_a_failing_report_is_reported_and_following_goes_on(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    write_lines(session, 30)
+    posted: list[Message] = []
+    feed = Feed(FailingOnce(session), posted.append, poll_interval=0.02, use_watchfiles=False)
+    worker = threading.Thread(target=feed.run)
+    worker.start()
+    try:
+        problem = next_message(posted, FeedProblem)
+        assert "odd record" in problem.text
+        write_lines(session, 10, start=30)
+        update = next_message(posted, SessionUpdated)
+        assert update.view.lines_read == 40
+    finally:
+        feed.stop.set()
+        worker.join()
+
+
+M = TypeVar("M", bound=Message)
+
+
+def next_message(posted: list[Message], kind: type[M]) -> M:
+    """The first message of ``kind`` posted (waits for it, with a safety limit)."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        found = [message for message in posted if isinstance(message, kind)]
+        if found:
+            return found[0]
+        time.sleep(0.01)
+    raise AssertionError(f"no {kind.__name__} was posted")
