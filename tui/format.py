@@ -26,3 +26,11 @@ def mark(source: str) -> str:
     """The provenance mark of a figure: none when reported, ~ calibrated, ≈ estimated,
     * inferred (what is left of a reported total after the parts the log shows)."""
     return PROVENANCE_MARK.get(source, "?")
+
+
+def clock_time(stamp: str) -> str:
+    """The time of day of a log's ISO 8601 timestamp ("14:04:41 UTC"), else the stamp as is."""
+    if len(stamp) >= 19 and stamp[10] == "T":
+        utc = stamp.endswith(("Z", "+00:00"))
+        return stamp[11:19] + (" UTC" if utc else "")
+    return stamp[:32]

@@ -9,6 +9,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from engine.live.view import LiveView
+from tui import format as fmt
 
 
 class SessionHeader(Static):
@@ -55,4 +56,6 @@ class SessionHeader(Static):
             text.append(" pinned")
         if self.updated:
             text.append(f" · updated {self.updated}")
+        if view.last_activity:
+            text.append(f" · agent wrote {fmt.clock_time(view.last_activity)}")
         return text
