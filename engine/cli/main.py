@@ -22,6 +22,8 @@ COMMANDS = (
     "engine.cli.cmd_sessions",
     "engine.cli.cmd_config",
     "engine.cli.cmd_statusline",
+    "engine.cli.cmd_edit",
+    "engine.cli.cmd_undo",
 )
 
 Launcher = Callable[[argparse.Namespace], int]

@@ -1,0 +1,128 @@
+"""``ctxtop edit``: clear old tool results into a new session the agent can resume.
+
+The agent's file is never modified: the edit is a fork next to it (Claude Code: a new
+``<uuid>.jsonl`` in the project dir; the generic format: a new JSON file). ``--dry-run`` shows
+the preview (tokens per section, changed results, cache rewrite cost) without writing anything.
+``--order relevance`` needs the relevance analysis, which is not available yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from engine.editing.fork import edit_session
+from engine.editing.policy import DEFAULT_EXCLUDE, MODES, ORDERS, Policy
+
+
+def _text(outcome: dict[str, Any]) -> str:
+    lines = [f"{outcome['source']} ({outcome['agent']})"]
+    lines.append(
+        f"context estimate: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens "
+        f"({outcome['tokens_before'] - outcome['tokens_after']} fewer)"
+    )
+    for row in outcome["sections"]:
+        if row["tokens_before"] != row["tokens_after"]:
+            lines.append(f"  {row['section']}: {row['tokens_before']} -> {row['tokens_after']}")
+    if not outcome["changed"]:
+        if outcome["below_minimum"]:
+            lines.append(
+                f"nothing cleared: {outcome['below_minimum']} tokens is below --min-tokens"
+            )
+        else:
+            lines.append("nothing to clear under this policy")
+        return "\n".join(lines)
+    lines.append(f"{len(outcome['changed'])} tool results change:")
+    for change in outcome["changed"]:
+        lines.append(
+            f"  {change['tool']} {change['tool_call_id']}: "
+            f"{change['tokens_before']} -> {change['tokens_after']} tokens"
+        )
+        lines.extend(f"    {line}" for line in change["diff"])
+    lines.append(f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens after the first edit")
+    if outcome["break_even_requests"] is not None:
+        lines.append(
+            f"  costs ${outcome['cache_rewrite_cost_usd']:.4f} once ({outcome['priced_by']}), "
+            f"saves ${outcome['saving_per_request_usd']:.5f} per request: "
+            f"pays off after {outcome['break_even_requests']} requests"
+        )
+    if outcome["fork"]:
+        lines.append(f"fork written: {outcome['fork']}")
+        if outcome["resume_command"]:
+            lines.append(f"resume with: {outcome['resume_command']}")
+        lines.append("undo with: ctxtop undo")
+    else:
+        lines.append("dry run: nothing written")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    policy = Policy(
+        keep_cycles=args.keep_cycles,
+        keep_tool_uses=args.keep_tool_uses,
+        min_tokens=args.min_tokens,
+        exclude=tuple(args.exclude) if args.exclude is not None else DEFAULT_EXCLUDE,
+        clear_inputs=args.clear_inputs,
+        order=args.order,
+        target_tokens=args.target_tokens,
+        mode=args.mode,
+    )
+    outcome = edit_session(args.session, policy, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(outcome, ensure_ascii=False, indent=2))
+    else:
+        print(_text(outcome))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "edit", help="clear old tool results into a resumable fork", description=__doc__
+    )
+    parser.add_argument("session", metavar="SESSION", help="a session log file")
+    parser.add_argument(
+        "--keep-cycles",
+        type=int,
+        default=3,
+        metavar="N",
+        help="keep the last N user turns whole (default 3)",
+    )
+    parser.add_argument(
+        "--keep-tool-uses", type=int, default=0, metavar="N", help="keep the last N tool uses whole"
+    )
+    parser.add_argument(
+        "--min-tokens",
+        type=int,
+        default=0,
+        metavar="N",
+        help="clear nothing unless at least N tokens go",
+    )
+    parser.add_argument(
+        "--target-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop once N tokens are cleared (in --order)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        metavar="TOOL",
+        help="never touch this tool (repeatable, globs allowed; default: memory tools)",
+    )
+    parser.add_argument(
+        "--clear-inputs",
+        action="store_true",
+        help="also clear long strings in the tool calls' inputs",
+    )
+    parser.add_argument("--mode", choices=MODES, default="placeholder")
+    parser.add_argument(
+        "--order",
+        choices=ORDERS,
+        default="oldest",
+        help="which results go first (relevance: not available yet)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="preview only, write nothing")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)

@@ -1,0 +1,64 @@
+"""The action log: every edit and undo ctxtop performed, one JSON line each, in ``data_dir()``."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engine.paths import data_dir
+
+LOG_NAME = "actions.jsonl"
+
+
+def log_path() -> Path:
+    return data_dir() / LOG_NAME
+
+
+def record(kind: str, **fields: Any) -> dict[str, Any]:
+    """Append one action (``kind`` = "edit" | "undo") with its inputs and outputs; return it."""
+    entry: dict[str, Any] = {
+        "id": uuid.uuid4().hex[:12],
+        "kind": kind,
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        **fields,
+    }
+    path = log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+    return entry
+
+
+def read_actions() -> list[dict[str, Any]]:
+    """All recorded actions, oldest first (unreadable lines are skipped)."""
+    path = log_path()
+    if not path.exists():
+        return []
+    actions: list[dict[str, Any]] = []
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict):
+            actions.append(entry)
+    return actions
+
+
+def live_forks() -> list[dict[str, Any]]:
+    """Edit actions whose fork was written and not undone yet, oldest first."""
+    actions = read_actions()
+    undone = {a.get("edit_id") for a in actions if a.get("kind") == "undo"}
+    return [
+        a
+        for a in actions
+        if a.get("kind") == "edit" and a.get("fork") and a.get("id") not in undone
+    ]

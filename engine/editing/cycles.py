@@ -1,0 +1,53 @@
+"""Tool uses and cycles, as the editor sees them in a session's raw records.
+
+A cycle is one user turn and everything the model did in answer to it. A tool use is a call and
+its result; the two are edited together, never apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(slots=True)
+class ToolUse:
+    """One tool call and its result, located in the session's records."""
+
+    call_id: str
+    name: str
+    input: Any  # the call's input (a JSON object, or the arguments text)
+    result: str | None  # the result text the model saw (None: no result yet)
+    cycle: int  # index of the cycle it belongs to (0 = before the first user turn)
+    order: int  # position among all tool uses, oldest first
+
+
+@dataclass(slots=True)
+class Scan:
+    """What a format's scanner found: tool uses in order and the number of cycles."""
+
+    uses: list[ToolUse]
+    cycles: int
+
+    def in_progress_cycle(self) -> int | None:
+        """The last cycle if it is still in progress (a call without a result), else None."""
+        if self.uses and any(use.result is None for use in self.uses if use.cycle == self.cycles):
+            return self.cycles
+        return None
+
+
+def result_text(content: Any) -> str:
+    """The text of a tool result's content: a string, or the text parts of a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts)
+    if content is None:
+        return ""
+    return str(content)

@@ -1,0 +1,169 @@
+"""``edit_session``: plan an edit, preview it, and write the fork the agent can resume.
+
+The agent's file is only read (its bytes once, then its hash again after writing, to prove it
+was left alone); the fork goes to a new path, atomically; the action is logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from engine.editing import actions
+from engine.editing.atomic import write_new
+from engine.editing.policy import Plan, Policy, make_plan
+from engine.editing.preview import cache_cost, diff_lines, section_table, sections
+from engine.editing.writers import WRITERS, Writer
+from engine.errors import CtxtopError, InputError
+from engine.sessions.model import SessionState
+from engine.sessions.reader import read_session
+from engine.sessions.report import encoding_for
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise InputError(str(path), f"cannot read ({error.strerror})") from None
+
+
+def _read_back(writer: Writer, data: bytes, session_id: str) -> SessionState:
+    with tempfile.TemporaryDirectory(prefix="ctxtop-preview-") as scratch:
+        path = write_new(Path(scratch), writer.fork_name(session_id), data)
+        return read_session(path)
+
+
+def edit_session(
+    path: str | Path,
+    policy: Policy,
+    *,
+    dry_run: bool = False,
+    relevance: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Plan, preview and (unless ``dry_run``) write the fork: what ``ctxtop edit --json`` prints."""
+    source = Path(path)
+    data = _read_bytes(source)
+    source_hash = hashlib.sha256(data).hexdigest()
+    state = read_session(source)
+    writer_class = WRITERS.get(state.agent)
+    if writer_class is None:
+        raise InputError(str(source), f"editing {state.agent} sessions is not supported yet")
+    writer = writer_class(source, data)
+    encoding = encoding_for(state)
+    scan = writer.scan()
+    # Only results the model still sees count (not those before a compaction).
+    in_context = {
+        block.tool_call_id
+        for message in state.context
+        for block in message.blocks
+        if block.kind == "tool_result"
+    }
+    scan.uses = [use for use in scan.uses if use.result is None or use.call_id in in_context]
+    for order, use in enumerate(scan.uses):
+        use.order = order
+    plan: Plan = make_plan(scan, policy, encoding.count, relevance)
+    session_id = str(uuid.uuid4())
+    results = {c.use.call_id: c.new_result for c in plan.changes}
+    inputs = {c.use.call_id: c.new_input for c in plan.changes if c.input_changed}
+    fork_data = writer.render(results, inputs, session_id)
+    after = _read_back(writer, fork_data, session_id)
+    before_sections, tokens_before = sections(state)
+    after_sections, tokens_after = sections(after)
+    cost = cache_cost(after, set(results), tokens_before - tokens_after)
+    changed = [
+        {
+            "tool_call_id": c.use.call_id,
+            "tool": c.use.name,
+            "cycle": c.use.cycle,
+            "tokens_before": c.tokens_before,
+            "tokens_after": c.tokens_after,
+            "input_cleared": c.input_changed,
+            "diff": diff_lines(c.use.result or "", c.new_result),
+        }
+        for c in plan.changes
+    ]
+    fork: Path | None = None
+    if not dry_run and plan.changes:
+        fork = write_new(writer.fork_dir(), writer.fork_name(session_id), fork_data)
+        if sha256(source) != source_hash:
+            raise CtxtopError(
+                f"{source}: changed while the fork was written; the fork may be stale"
+            )
+    outcome: dict[str, Any] = {
+        "agent": state.agent,
+        "source": str(source),
+        "source_sha256": source_hash,
+        "fork": str(fork) if fork else None,
+        "session_id": session_id if fork else None,
+        "resume_command": writer.resume_command(session_id, state.cwd) if fork else None,
+        "dry_run": dry_run,
+        "policy": policy.as_dict(),
+        "tokens_before": tokens_before,
+        "tokens_after": tokens_after,
+        "sections": section_table(before_sections, after_sections),
+        "changed": changed,
+        "cleared_tokens": plan.saved,
+        "below_minimum": plan.skipped_below_minimum if not plan.changes else 0,
+        "cache_rewrite_tokens": cost.rewrite_tokens,
+        "cache_rewrite_cost_usd": cost.rewrite_cost_usd,
+        "saving_per_request_usd": cost.saving_per_request_usd,
+        "break_even_requests": cost.break_even_requests,
+        "priced_by": cost.priced_by,
+        "tool_uses": len(scan.uses),
+        "cycles": scan.cycles,
+    }
+    if fork is not None:
+        entry = actions.record(
+            "edit",
+            source=str(source),
+            source_sha256=source_hash,
+            fork=str(fork),
+            fork_sha256=hashlib.sha256(fork_data).hexdigest(),
+            session_id=session_id,
+            agent=state.agent,
+            policy=policy.as_dict(),
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            changed=[{k: v for k, v in c.items() if k != "diff"} for c in changed],
+            resume_command=outcome["resume_command"],
+        )
+        outcome["action_id"] = entry["id"]
+    return outcome
+
+
+def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]:
+    """Remove the fork of one edit (the newest if ``action_id`` is None) and log the undo."""
+    forks = actions.live_forks()
+    if not forks:
+        raise CtxtopError("no forks to undo (ctxtop undo lists them)")
+    if action_id is None:
+        target = forks[-1]
+    else:
+        matches = [a for a in forks if str(a.get("id", "")).startswith(action_id)]
+        if len(matches) != 1:
+            raise CtxtopError(f"no single fork matches {action_id!r}; run ctxtop undo --list")
+        target = matches[0]
+    fork = Path(str(target["fork"]))
+    removed = False
+    if fork.exists():
+        if sha256(fork) != target.get("fork_sha256") and not force:
+            raise CtxtopError(
+                f"{fork}: changed since ctxtop wrote it (the agent resumed it?); "
+                "use --force to remove it anyway"
+            )
+        fork.unlink()
+        removed = True
+    actions.record("undo", edit_id=target["id"], fork=str(fork), removed=removed)
+    return {"edit_id": target["id"], "fork": str(fork), "removed": removed}

@@ -1,0 +1,77 @@
+"""Preview of an edit: tokens per section before and after, the changed results, cache cost.
+
+The cache cost: every token after the first edited block must be written to the prompt cache
+again on the next request (instead of read from it). It is priced with the model registry; the
+break-even is the number of later requests whose cheaper cache reads pay for that rewrite.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from engine.models.registry import Prices
+from engine.sessions.model import SessionState
+from engine.sessions.report import context_breakdown, count_blocks, encoding_for, model_info
+
+PER_MILLION = 1_000_000
+
+
+@dataclass(slots=True)
+class CacheCost:
+    rewrite_tokens: int
+    rewrite_cost_usd: float | None  # extra cost of the rewrite (write price - read price)
+    saving_per_request_usd: float | None
+    break_even_requests: int | None
+    priced_by: str | None  # the model the prices came from
+
+
+def sections(state: SessionState) -> tuple[dict[str, int], int]:
+    """Tokenizer estimate of the context by section, and the total."""
+    breakdown = context_breakdown(state, encoding_for(state))
+    by_name = {entry["category"]: int(entry["tokens"]) for entry in breakdown["categories"]}
+    return by_name, int(breakdown["estimated_total"])
+
+
+def rewrite_tokens(state: SessionState, changed_ids: set[str]) -> int:
+    """Tokens of the edited context from the first changed block to the end."""
+    blocks = [block for message in state.context for block in message.blocks]
+    for index, block in enumerate(blocks):
+        if block.tool_call_id in changed_ids and block.kind in ("tool_result", "tool_use"):
+            return count_blocks(blocks[index:], encoding_for(state))
+    return 0
+
+
+def _prices(model: str | None) -> Prices | None:
+    prices = model_info(model).prices
+    return prices if isinstance(prices, Prices) else None
+
+
+def cache_cost(after: SessionState, changed_ids: set[str], saved: int) -> CacheCost:
+    rewrite = rewrite_tokens(after, changed_ids) if changed_ids else 0
+    prices = _prices(after.model)
+    if prices is None or not changed_ids:
+        return CacheCost(rewrite, None, None, None, None)
+    extra = rewrite * (prices.cache_write_5m - prices.cache_read) / PER_MILLION
+    saving = saved * prices.cache_read / PER_MILLION
+    break_even = math.ceil(extra / saving) if saving > 0 else None
+    return CacheCost(rewrite, extra, saving, break_even, after.model)
+
+
+def diff_lines(before: str, after: str, width: int = 100) -> list[str]:
+    """A short diff of one result: its first lines removed, the replacement added."""
+    lines = before.splitlines() or [""]
+    shown = [f"- {line[:width]}" for line in lines[:3]]
+    if len(lines) > 3:
+        shown.append(f"- … ({len(lines) - 3} more lines)")
+    shown.append(f"+ {after[:width]}")
+    return shown
+
+
+def section_table(before: dict[str, int], after: dict[str, int]) -> list[dict[str, Any]]:
+    names = list(before) + [name for name in after if name not in before]
+    return [
+        {"section": name, "tokens_before": before.get(name, 0), "tokens_after": after.get(name, 0)}
+        for name in names
+    ]

@@ -1,0 +1,67 @@
+"""The contract of a format writer (one per agent log format)."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from engine.editing.cycles import Scan
+from engine.errors import InputError
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def jsonl_records(path: Path, data: bytes) -> list[Any]:
+    """The lines of a JSONL file: the decoded value, or the raw bytes of a line that isn't JSON."""
+    records: list[Any] = []
+    for raw in data.split(b"\n"):
+        try:
+            records.append(json.loads(raw.decode("utf-8")) if raw.strip() else raw)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            records.append(raw)  # kept byte for byte
+    if records and records[-1] == b"":
+        records.pop()
+    if not records:
+        raise InputError(str(path), "empty session file")
+    return records
+
+
+def jsonl_bytes(records: list[Any]) -> bytes:
+    out = bytearray()
+    for record in records:
+        out += record if isinstance(record, bytes) else dumps(record).encode("utf-8")
+        out += b"\n"
+    return bytes(out)
+
+
+class Writer(ABC):
+    """Built from the session's bytes (never the open file); ``render`` returns the fork's bytes."""
+
+    agent: ClassVar[str]
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self.data = data
+
+    @abstractmethod
+    def scan(self) -> Scan:
+        """Tool uses (in context order) and cycles."""
+
+    @abstractmethod
+    def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
+        """The fork: results and inputs replaced by call id, under the new ``session_id``."""
+
+    @abstractmethod
+    def fork_name(self, session_id: str) -> str:
+        """The fork's file name (derived from ids only)."""
+
+    def fork_dir(self) -> Path:
+        """Where the fork goes: next to the session, where the agent looks for it."""
+        return self.path.parent
+
+    def resume_command(self, session_id: str, cwd: str | None) -> str | None:
+        return None

@@ -1,0 +1,94 @@
+"""Claude Code: a new ``<project dir>/<uuid>.jsonl`` with ``sessionId`` rewritten on every line.
+
+uuids and the ``parentUuid`` chain are copied unchanged (uuid dedup is per session, so reusing
+them in a new session file is what ``--fork-session`` does too); only ``tool_result.content``
+(and, when asked, long strings in ``tool_use.input``) change. Sidechain lines (inline sub-agent
+turns of 1.0.x) are never edited.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from engine.editing.cycles import Scan, ToolUse, result_text
+from engine.editing.writers.base import Writer, jsonl_bytes, jsonl_records
+
+
+def _starts_cycle(record: dict[str, Any], content: Any) -> bool:
+    if record.get("isMeta") or record.get("isCompactSummary"):
+        return False
+    if isinstance(content, str):
+        return True
+    if isinstance(content, list):
+        kinds = {part.get("type") for part in content if isinstance(part, dict)}
+        return "tool_result" not in kinds and bool(kinds & {"text", "image"})
+    return False
+
+
+class ClaudeCodeWriter(Writer):
+    agent = "claude-code"
+
+    def _records(self) -> list[Any]:
+        return jsonl_records(self.path, self.data)
+
+    def scan(self) -> Scan:
+        uses: dict[str, ToolUse] = {}
+        cycle = 0
+        for record in self._records():
+            if not isinstance(record, dict) or record.get("isSidechain"):
+                continue
+            message = record.get("message")
+            if not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            if record.get("type") == "user":
+                if _starts_cycle(record, content):
+                    cycle += 1
+                    continue
+                for part in content if isinstance(content, list) else []:
+                    if isinstance(part, dict) and part.get("type") == "tool_result":
+                        use = uses.get(str(part.get("tool_use_id")))
+                        if use is not None:
+                            use.result = result_text(part.get("content"))
+            elif record.get("type") == "assistant":
+                for part in content if isinstance(content, list) else []:
+                    if isinstance(part, dict) and part.get("type") == "tool_use":
+                        call_id = str(part.get("id"))
+                        if call_id not in uses:
+                            uses[call_id] = ToolUse(
+                                call_id,
+                                str(part.get("name")),
+                                part.get("input"),
+                                None,
+                                cycle,
+                                len(uses),
+                            )
+        return Scan(list(uses.values()), cycle)
+
+    def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
+        records = self._records()
+        for record in records:
+            if not isinstance(record, dict):
+                continue
+            if "sessionId" in record:
+                record["sessionId"] = session_id
+            message = record.get("message")
+            if record.get("isSidechain") or not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            for part in content if isinstance(content, list) else []:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "tool_result" and part.get("tool_use_id") in results:
+                    part["content"] = results[str(part["tool_use_id"])]
+                elif part.get("type") == "tool_use" and part.get("id") in inputs:
+                    part["input"] = inputs[str(part["id"])]
+        return jsonl_bytes(records)
+
+    def fork_name(self, session_id: str) -> str:
+        return f"{session_id}.jsonl"
+
+    def resume_command(self, session_id: str, cwd: str | None) -> str | None:
+        command = f"claude --resume {session_id}"
+        return f"cd {shlex.quote(cwd)} && {command}" if cwd else command

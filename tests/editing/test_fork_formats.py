@@ -1,0 +1,104 @@
+"""Forks of every supported format: parse back, drop the expected tokens, keep pairs, leave the
+original's bytes alone."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.editing.fork import edit_session
+from engine.editing.policy import Policy
+from engine.sessions.reader import read_session
+from engine.sessions.report import encoding_for
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = [
+    "tests/sessions/data/generated/claude-code/calc-main/e6da809c-ea6a-48e8-8ca6-02bf23adae92.jsonl",
+    "tests/sessions/data/real/claude-code/public-d-kimuson-claude-code-viewer/"
+    "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    "tests/sessions/data/generated/claude-code/calc-autocompact/"
+    "cab977aa-a7d9-408c-a2f0-9dcf156ac8c1.jsonl",
+]
+GENERIC = [
+    "sample_sessions/openai-messages/agent-loop.jsonl",
+    "sample_sessions/openai-messages/demo-chat.json",
+]
+
+
+def _copy(relative: str, tmp_path: Path) -> Path:
+    project = tmp_path / "projects" / "-home-dev-calc"
+    project.mkdir(parents=True)
+    target = project / Path(relative).name
+    shutil.copyfile(ROOT / relative, target)
+    return target
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _pairs_intact(path: Path) -> None:
+    state = read_session(path)
+    calls = {b.tool_call_id for m in state.context for b in m.blocks if b.kind == "tool_use"}
+    results = {b.tool_call_id for m in state.context for b in m.blocks if b.kind == "tool_result"}
+    assert results <= calls
+    assert calls == results or len(calls - results) <= 1  # only a last call in progress
+
+
+@pytest.mark.parametrize("relative", CLAUDE + GENERIC)
+def test_fork_parses_back_with_the_expected_drop(relative: str, tmp_path: Path) -> None:
+    source = _copy(relative, tmp_path)
+    digest = _digest(source)
+    original = read_session(source)
+    outcome = edit_session(source, Policy(keep_cycles=0))
+    if not outcome["changed"]:
+        pytest.fail("the sample should have results to clear")
+    fork = Path(outcome["fork"])
+    assert fork.parent == source.parent and fork != source
+    assert _digest(source) == digest
+    edited = read_session(fork)
+    assert edited.agent == original.agent
+    encoding = encoding_for(original)
+    expected = 0
+    for change in outcome["changed"]:
+        call_id = change["tool_call_id"]
+        before = original.tools[call_id].result_text or ""
+        after = edited.tools[call_id].result_text or ""
+        assert after.startswith("[ctxtop: old tool result cleared")
+        expected += encoding.count(before) - encoding.count(after)
+    assert outcome["tokens_before"] - outcome["tokens_after"] == expected > 0
+    unchanged = set(original.tools) - {c["tool_call_id"] for c in outcome["changed"]}
+    for call_id in unchanged:
+        assert edited.tools[call_id].result_text == original.tools[call_id].result_text
+    _pairs_intact(fork)
+    assert outcome["cache_rewrite_tokens"] > 0
+
+
+@pytest.mark.parametrize("relative", CLAUDE)
+def test_claude_fork_is_a_new_session_with_a_valid_chain(relative: str, tmp_path: Path) -> None:
+    source = _copy(relative, tmp_path)
+    outcome = edit_session(source, Policy(keep_cycles=0))
+    session_id = outcome["session_id"]
+    fork = Path(outcome["fork"])
+    assert fork.name == f"{session_id}.jsonl"
+    records = [json.loads(line) for line in fork.read_text(encoding="utf-8").splitlines()]
+    ids = [r["sessionId"] for r in records if "sessionId" in r]
+    assert ids and set(ids) == {session_id}
+    uuids = {r["uuid"] for r in records if "uuid" in r}
+    for record in records:
+        parent = record.get("parentUuid")
+        assert parent is None or parent in uuids
+    assert outcome["resume_command"].endswith(f"claude --resume {session_id}")
+    assert read_session(fork).session_id == session_id
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    source = _copy(GENERIC[0], tmp_path)
+    before = sorted(source.parent.iterdir())
+    outcome = edit_session(source, Policy(keep_cycles=0), dry_run=True)
+    assert outcome["fork"] is None and outcome["changed"]
+    assert sorted(source.parent.iterdir()) == before

@@ -1,0 +1,72 @@
+"""``ctxtop edit`` and ``ctxtop undo`` from the command line, and the action log."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.cli.main import main
+from engine.editing import actions
+from engine.editing.atomic import safe_name, write_new
+from engine.errors import CtxtopError
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_sessions/openai-messages/agent-loop.jsonl"
+
+
+def _edit(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    assert main(["edit", str(path), "--keep-cycles", "0", "--json"]) == 0
+    result: dict[str, object] = json.loads(capsys.readouterr().out)
+    return result
+
+
+def test_edit_then_undo_removes_the_fork(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "agent-loop.jsonl"
+    shutil.copyfile(SAMPLE, source)
+    outcome = _edit(source, capsys)
+    for key in ("fork", "session_id", "resume_command", "tokens_before", "tokens_after"):
+        assert key in outcome
+    assert {"cache_rewrite_tokens", "break_even_requests", "changed"} <= set(outcome)
+    fork = Path(str(outcome["fork"]))
+    assert fork.exists()
+    assert main(["undo", "--list"]) == 0
+    assert str(fork) in capsys.readouterr().out
+    logged = actions.read_actions()
+    assert logged[-1]["kind"] == "edit" and logged[-1]["fork"] == str(fork)
+    assert main(["undo"]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert not fork.exists() and source.exists()
+    assert actions.read_actions()[-1]["kind"] == "undo"
+    assert main(["undo", "--list"]) == 0
+    assert "no forks" in capsys.readouterr().out
+
+
+def test_undo_keeps_a_fork_the_agent_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "agent-loop.jsonl"
+    shutil.copyfile(SAMPLE, source)
+    fork = Path(str(_edit(source, capsys)["fork"]))
+    with open(fork, "a", encoding="utf-8") as handle:
+        handle.write("\n")
+    assert main(["undo"]) != 0
+    assert "--force" in capsys.readouterr().err
+    assert fork.exists()
+    assert main(["undo", "--force"]) == 0
+    assert not fork.exists()
+
+
+def test_fork_names_are_safe_and_never_overwrite(tmp_path: Path) -> None:
+    for bad in ("../x", "/etc/passwd", "a\nb", "a\x00b", "..", "x/../y", "name\n"):
+        with pytest.raises(CtxtopError):
+            safe_name(bad)
+    write_new(tmp_path, "a.jsonl", b"one")
+    with pytest.raises(CtxtopError, match="already exists"):
+        write_new(tmp_path, "a.jsonl", b"two")
+    assert (tmp_path / "a.jsonl").read_bytes() == b"one"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.jsonl"]
