@@ -17,6 +17,7 @@ from engine.editing.atomic import write_new
 from engine.editing.policy import Plan, Policy, make_plan
 from engine.editing.preview import cache_cost, diff_lines, section_table, sections
 from engine.editing.writers import WRITERS, Writer
+from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
 from engine.sessions.model import SessionState
 from engine.sessions.reader import read_session
@@ -56,7 +57,15 @@ def edit_session(
     source = Path(path)
     data = _read_bytes(source)
     source_hash = hashlib.sha256(data).hexdigest()
-    state = read_session(source)
+    try:
+        state = read_session(source)
+    except InputError:
+        if is_codex(data):
+            raise InputError(
+                str(source),
+                "a Codex rollout: editing needs the Codex session reader (not here yet)",
+            ) from None
+        raise
     writer_class = WRITERS.get(state.agent)
     if writer_class is None:
         raise InputError(str(source), f"editing {state.agent} sessions is not supported yet")

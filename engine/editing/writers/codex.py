@@ -1,0 +1,124 @@
+"""Codex: a new rollout file next to the source with the new id in ``session_meta``.
+
+The prompt Codex rebuilds on resume is the last ``compacted.replacement_history`` (if any) plus
+the items after it, so only those tool uses are scanned; a result is replaced wherever it
+appears (``function_call_output`` / ``custom_tool_call_output`` items, in the history or after).
+Every string equal to the old session id (``session_meta.id``, ``session_id``, ``thread_id``)
+becomes the new id.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.editing.cycles import Scan, ToolUse, result_text
+from engine.editing.writers.base import Writer, dumps, jsonl_bytes, jsonl_records
+
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
+
+
+def _user_turn(item: dict[str, Any]) -> bool:
+    if item.get("type") != "message" or item.get("role") != "user":
+        return False
+    text = result_text(item.get("content")).lstrip()
+    return not text.startswith(_INJECTED)
+
+
+def _session_id(records: list[Any]) -> str | None:
+    for record in records:
+        if isinstance(record, dict) and record.get("type") == "session_meta":
+            payload = record.get("payload")
+            if isinstance(payload, dict) and isinstance(payload.get("id"), str):
+                return str(payload["id"])
+    return None
+
+
+class CodexWriter(Writer):
+    agent = "codex"
+
+    def _records(self) -> list[Any]:
+        return jsonl_records(self.path, self.data)
+
+    def context_items(self) -> list[dict[str, Any]]:
+        """The response items Codex would send on resume, in order."""
+        items: list[dict[str, Any]] = []
+        for record in self._records():
+            if not isinstance(record, dict):
+                continue
+            payload = record.get("payload")
+            if record.get("type") == "compacted" and isinstance(payload, dict):
+                history = payload.get("replacement_history")
+                items = (
+                    [i for i in history if isinstance(i, dict)] if isinstance(history, list) else []
+                )
+            elif record.get("type") == "response_item" and isinstance(payload, dict):
+                items.append(payload)
+        return items
+
+    def scan(self) -> Scan:
+        uses: dict[str, ToolUse] = {}
+        cycle = 0
+        for item in self.context_items():
+            kind = item.get("type")
+            if _user_turn(item):
+                cycle += 1
+            elif kind in _CALLS:
+                call_id = str(item.get("call_id"))
+                value = item.get("arguments", item.get("input", item.get("action")))
+                if call_id not in uses:
+                    uses[call_id] = ToolUse(
+                        call_id, str(item.get("name") or kind), value, None, cycle, len(uses)
+                    )
+            elif kind in _OUTPUTS:
+                use = uses.get(str(item.get("call_id")))
+                if use is not None:
+                    output = item.get("output")
+                    if isinstance(output, dict):
+                        output = output.get("content", output)
+                    use.result = result_text(output)
+        return Scan(list(uses.values()), cycle)
+
+    def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
+        records = self._records()
+        old_id = _session_id(records)
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                return session_id if old_id and value == old_id else value
+            if isinstance(value, list):
+                return [walk(item) for item in value]
+            if not isinstance(value, dict):
+                return value
+            value = {key: walk(item) for key, item in value.items()}
+            call_id = value.get("call_id")
+            if value.get("type") in _OUTPUTS and call_id in results:
+                value["output"] = results[str(call_id)]
+            elif value.get("type") in _CALLS and call_id in inputs:
+                key = "arguments" if "arguments" in value else "input"
+                value[key] = dumps(inputs[str(call_id)])
+            return value
+
+        return jsonl_bytes(
+            [walk(record) if isinstance(record, dict) else record for record in records]
+        )
+
+    def fork_name(self, session_id: str) -> str:
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
+        return f"rollout-{stamp}-{session_id}.jsonl"
+
+    def resume_command(self, session_id: str, cwd: str | None) -> str | None:
+        return f"codex resume {session_id}"
+
+
+def is_codex(data: bytes) -> bool:
+    """True for a rollout file (its first record is ``session_meta``)."""
+    first = data.split(b"\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(record, dict) and record.get("type") == "session_meta"
