@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from agent_install import npm_cli
 from model_server import ModelServer
 
 from engine.editing.fork import edit_session
@@ -31,36 +31,7 @@ CLEARED_LINE = "a78de21 Handle division by zero in div() and the CLI"
 
 
 def _claude_bin() -> Path:
-    cache = Path(
-        os.environ.get("CTXTOP_TEST_AGENTS", Path.home() / ".cache" / "ctxtop-test-agents")
-    )
-    prefix = cache / f"claude-code-{CLAUDE_CODE_VERSION}"
-    binary = prefix / "node_modules" / ".bin" / "claude"
-    if binary.exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: cannot install @anthropic-ai/claude-code")
-    prefix.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [
-            npm,
-            "install",
-            "--prefix",
-            str(prefix),
-            "--no-audit",
-            "--no-fund",
-            f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0 or not binary.exists():
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        pytest.skip(f"cannot install @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}: {tail[0]}")
-    return binary
+    return npm_cli("@anthropic-ai/claude-code", CLAUDE_CODE_VERSION, "claude")
 
 
 def test_claude_code_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
