@@ -2,7 +2,8 @@
 
 uuids and the ``parentUuid`` chain are copied unchanged (uuid dedup is per session, so reusing
 them in a new session file is what ``--fork-session`` does too); only ``tool_result.content``
-(and, when asked, long strings in ``tool_use.input``) change. Sidechain lines (inline sub-agent
+(and, when asked, long strings in ``tool_use.input``) change, and ``content-replacement``
+entries of cleared results are dropped. Sidechain lines (inline sub-agent
 turns of 1.0.x) are never edited.
 """
 
@@ -24,6 +25,21 @@ def _starts_cycle(record: dict[str, Any], content: Any) -> bool:
         kinds = {part.get("type") for part in content if isinstance(part, dict)}
         return "tool_result" not in kinds and bool(kinds & {"text", "image"})
     return False
+
+
+def _drop_replacements(record: dict[str, Any], cleared: set[str]) -> None:
+    """Forget ``<persisted-output>`` replacements of cleared results, so a resume does not put
+    the preview back in place of the placeholder (entries name the call by its id)."""
+    replacements = record.get("replacements")
+    if isinstance(replacements, list):
+        record["replacements"] = [
+            entry
+            for entry in replacements
+            if not (
+                isinstance(entry, dict)
+                and cleared & {v for v in entry.values() if isinstance(v, str)}
+            )
+        ]
 
 
 class ClaudeCodeWriter(Writer):
@@ -73,6 +89,8 @@ class ClaudeCodeWriter(Writer):
                 continue
             if "sessionId" in record:
                 record["sessionId"] = session_id
+            if record.get("type") == "content-replacement":
+                _drop_replacements(record, set(results))
             message = record.get("message")
             if record.get("isSidechain") or not isinstance(message, dict):
                 continue
