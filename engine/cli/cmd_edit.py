@@ -47,6 +47,7 @@ def _text(outcome: dict[str, Any]) -> str:
             f"saves ${outcome['saving_per_request_usd']:.5f} per request: "
             f"pays off after {outcome['break_even_requests']} requests"
         )
+    lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
     if outcome["fork"]:
         lines.append(f"fork written: {outcome['fork']}")
         if outcome["resume_command"]:

@@ -104,11 +104,15 @@ def edit_session(
         for c in plan.changes
     ]
     fork: Path | None = None
+    warnings: list[str] = []
     if not dry_run and plan.changes:
         fork = write_new(writer.fork_dir(), writer.fork_name(session_id), fork_data)
+        # The agent may have appended meanwhile (ctxtop never writes to it): the fork then lacks
+        # the newest lines. Say so; the fork is kept (and logged) so that undo can remove it.
         if sha256(source) != source_hash:
-            raise CtxtopError(
-                f"{source}: changed while the fork was written; the fork may be stale"
+            warnings.append(
+                f"{source} changed while ctxtop read it (the agent is still writing?): "
+                "the fork holds the session as first read"
             )
     outcome: dict[str, Any] = {
         "agent": state.agent,
@@ -132,6 +136,7 @@ def edit_session(
         "priced_by": cost.priced_by,
         "tool_uses": len(scan.uses),
         "cycles": scan.cycles,
+        "warnings": warnings,
     }
     if fork is not None:
         entry = actions.record(

@@ -70,3 +70,26 @@ def test_fork_names_are_safe_and_never_overwrite(tmp_path: Path) -> None:
         write_new(tmp_path, "a.jsonl", b"two")
     assert (tmp_path / "a.jsonl").read_bytes() == b"one"
     assert [p.name for p in tmp_path.iterdir()] == ["a.jsonl"]
+
+
+def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import engine.editing.fork as fork_module
+
+    source = tmp_path / "agent-loop.jsonl"
+    shutil.copyfile(SAMPLE, source)
+
+    def agent_appends_then_write(directory: Path, name: str, data: bytes) -> Path:
+        with open(source, "a", encoding="utf-8") as handle:  # the agent, still running
+            handle.write('{"role": "user", "content": "one more thing"}\n')
+        return write_new(directory, name, data)
+
+    monkeypatch.setattr(fork_module, "write_new", agent_appends_then_write)
+    assert main(["edit", str(source), "--keep-cycles", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "warning:" in out and "changed while ctxtop read it" in out
+    fork = Path(str(actions.live_forks()[-1]["fork"]))
+    assert fork.exists() and "one more thing" not in fork.read_text(encoding="utf-8")
+    assert main(["undo"]) == 0
+    assert not fork.exists()
