@@ -58,12 +58,22 @@ def _text(outcome: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     policy = Policy(
         keep_cycles=args.keep_cycles,
         keep_tool_uses=args.keep_tool_uses,
         min_tokens=args.min_tokens,
-        exclude=tuple(args.exclude) if args.exclude is not None else DEFAULT_EXCLUDE,
+        exclude=DEFAULT_EXCLUDE + tuple(args.exclude or ()),
         clear_inputs=args.clear_inputs,
         order=args.order,
         target_tokens=args.target_tokens,
@@ -84,24 +94,28 @@ def register(subparsers: Any) -> None:
     parser.add_argument("session", metavar="SESSION", help="a session log file")
     parser.add_argument(
         "--keep-cycles",
-        type=int,
+        type=_count,
         default=3,
         metavar="N",
         help="keep the last N user turns whole (default 3)",
     )
     parser.add_argument(
-        "--keep-tool-uses", type=int, default=0, metavar="N", help="keep the last N tool uses whole"
+        "--keep-tool-uses",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="keep the last N tool uses whole",
     )
     parser.add_argument(
         "--min-tokens",
-        type=int,
+        type=_count,
         default=0,
         metavar="N",
         help="clear nothing unless at least N tokens go",
     )
     parser.add_argument(
         "--target-tokens",
-        type=int,
+        type=_count,
         default=None,
         metavar="N",
         help="stop once N tokens are cleared (in --order)",
@@ -110,7 +124,7 @@ def register(subparsers: Any) -> None:
         "--exclude",
         action="append",
         metavar="TOOL",
-        help="never touch this tool (repeatable, globs allowed; default: memory tools)",
+        help="never touch this tool (repeatable, globs allowed; memory tools never are)",
     )
     parser.add_argument(
         "--clear-inputs",

@@ -93,3 +93,35 @@ def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
     assert fork.exists() and "one more thing" not in fork.read_text(encoding="utf-8")
     assert main(["undo"]) == 0
     assert not fork.exists()
+
+
+def test_exclude_adds_to_the_memory_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    messages = []
+    for n, tool in enumerate(("memory", "read_file", "grep", "read_file")):
+        messages += [
+            {"role": "user", "content": f"q{n}"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{n}",
+                        "type": "function",
+                        "function": {"name": tool, "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"c{n}", "content": "result text " * 40},
+        ]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    argv = ["edit", str(path), "--keep-cycles", "0", "--exclude", "grep", "--dry-run", "--json"]
+    assert main(argv) == 0
+    changed = json.loads(capsys.readouterr().out)["changed"]
+    assert [c["tool_call_id"] for c in changed] == ["c1", "c3"]
+    with pytest.raises(SystemExit) as exited:
+        main(["edit", str(path), "--keep-cycles", "-1"])
+    assert exited.value.code == 2
+    assert "must be 0 or more" in capsys.readouterr().err
