@@ -40,6 +40,18 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(str(path), f"cannot read ({error.strerror})") from None
 
 
+def _state_of(source: Path, data: bytes) -> SessionState:
+    """The session as read from ``data`` (the bytes the fork is made from, even if the agent
+    appends meanwhile), through a private copy; errors name the agent's file."""
+    with tempfile.TemporaryDirectory(prefix="ctxtop-read-") as scratch:
+        suffix = source.suffix if source.suffix in (".json", ".jsonl") else ""
+        copy = write_new(Path(scratch), f"session{suffix}", data)
+        try:
+            return read_session(copy)
+        except InputError as error:
+            raise InputError(str(source), str(error).split(": ", 1)[-1]) from None
+
+
 def _read_back(writer: Writer, data: bytes, session_id: str) -> SessionState:
     with tempfile.TemporaryDirectory(prefix="ctxtop-preview-") as scratch:
         path = write_new(Path(scratch), writer.fork_name(session_id), data)
@@ -58,7 +70,7 @@ def edit_session(
     data = _read_bytes(source)
     source_hash = hashlib.sha256(data).hexdigest()
     try:
-        state = read_session(source)
+        state = _state_of(source, data)
     except InputError:
         if is_codex(data):
             raise InputError(
