@@ -102,7 +102,7 @@ def edit_session(
     after = _read_back(writer, fork_data, session_id)
     before_sections, tokens_before = sections(state)
     after_sections, tokens_after = sections(after)
-    cost = cache_cost(after, set(results), tokens_before - tokens_after)
+    cost = cache_cost(after, set(results), tokens_before - tokens_after, set(inputs))
     changed = [
         {
             "tool_call_id": c.use.call_id,

@@ -8,6 +8,7 @@ break-even is the number of later requests whose cheaper cache reads pay for tha
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +35,16 @@ def sections(state: SessionState) -> tuple[dict[str, int], int]:
     return by_name, int(breakdown["estimated_total"])
 
 
-def rewrite_tokens(state: SessionState, changed_ids: set[str]) -> int:
-    """Tokens of the edited context from the first changed block to the end."""
+def rewrite_tokens(
+    state: SessionState, results: AbstractSet[str], inputs: AbstractSet[str] = frozenset()
+) -> int:
+    """Tokens of the edited context from the first changed block (a result, or a call whose
+    input was cleared) to the end."""
     blocks = [block for message in state.context for block in message.blocks]
     for index, block in enumerate(blocks):
-        if block.tool_call_id in changed_ids and block.kind in ("tool_result", "tool_use"):
+        if (block.kind == "tool_result" and block.tool_call_id in results) or (
+            block.kind == "tool_use" and block.tool_call_id in inputs
+        ):
             return count_blocks(blocks[index:], encoding_for(state))
     return 0
 
@@ -48,8 +54,10 @@ def _prices(model: str | None) -> Prices | None:
     return prices if isinstance(prices, Prices) else None
 
 
-def cache_cost(after: SessionState, changed_ids: set[str], saved: int) -> CacheCost:
-    rewrite = rewrite_tokens(after, changed_ids) if changed_ids else 0
+def cache_cost(
+    after: SessionState, changed_ids: set[str], saved: int, inputs: AbstractSet[str] = frozenset()
+) -> CacheCost:
+    rewrite = rewrite_tokens(after, changed_ids, inputs) if changed_ids else 0
     prices = _prices(after.model)
     if prices is None or not changed_ids:
         return CacheCost(rewrite, None, None, None, None)

@@ -1,0 +1,43 @@
+"""The preview's cache figures, recomputed here from the fork and the registry's prices."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+from engine.editing.fork import edit_session
+from engine.editing.policy import Policy
+from engine.models.registry import lookup
+from engine.sessions.reader import read_session
+from engine.tokens.encoding import get_encoding
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_sessions/openai-messages/agent-loop.jsonl"
+
+
+def test_cache_rewrite_and_break_even(tmp_path: Path) -> None:
+    source = tmp_path / SAMPLE.name
+    shutil.copyfile(SAMPLE, source)
+    outcome = edit_session(source, Policy(keep_cycles=0))
+    fork = read_session(outcome["fork"])
+    info = lookup(fork.model)
+    encoding = get_encoding(info.encoding or "o200k_base")
+    changed = {c["tool_call_id"] for c in outcome["changed"]}
+    texts = [b.content() for m in fork.context for b in m.blocks]
+    blocks = [b for m in fork.context for b in m.blocks]
+    # the first edited block is the first cleared result (its call is unchanged)
+    first = next(
+        i for i, b in enumerate(blocks) if b.tool_call_id in changed and b.kind == "tool_result"
+    )
+    rewrite = sum(encoding.count(text) for text in texts[first:])
+    assert outcome["cache_rewrite_tokens"] == rewrite
+    saved = outcome["tokens_before"] - outcome["tokens_after"]
+    prices = info.prices
+    assert prices is not None and saved > 0
+    extra = rewrite * (prices.cache_write_5m - prices.cache_read)
+    assert outcome["break_even_requests"] == math.ceil(extra / (saved * prices.cache_read))
+    assert outcome["tokens_before"] == sum(r["tokens_before"] for r in outcome["sections"])
+    assert outcome["tokens_after"] == sum(r["tokens_after"] for r in outcome["sections"])
+    results = next(r for r in outcome["sections"] if r["section"] == "tool_results")
+    assert results["tokens_before"] - results["tokens_after"] == saved
