@@ -17,7 +17,6 @@ from engine.editing.atomic import write_new
 from engine.editing.policy import Plan, Policy, make_plan
 from engine.editing.preview import cache_cost, diff_lines, section_table, sections
 from engine.editing.writers import WRITERS, Writer
-from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
 from engine.sessions.model import SessionState
 from engine.sessions.reader import read_session
@@ -69,15 +68,7 @@ def edit_session(
     source = Path(path)
     data = _read_bytes(source)
     source_hash = hashlib.sha256(data).hexdigest()
-    try:
-        state = _state_of(source, data)
-    except InputError:
-        if is_codex(data):
-            raise InputError(
-                str(source),
-                "a Codex rollout: editing needs the Codex session reader (not here yet)",
-            ) from None
-        raise
+    state = _state_of(source, data)
     writer_class = WRITERS.get(state.agent)
     if writer_class is None:
         raise InputError(str(source), f"editing {state.agent} sessions is not supported yet")

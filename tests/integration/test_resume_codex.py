@@ -2,8 +2,8 @@
 server (Responses API); the request it sends holds the placeholder, not the cleared output.
 
 Codex writes the session itself first (it runs ``cat big.txt`` because the server asks it to).
-The CLI (pinned) is installed with npm into a cache dir on first use; the test is skipped when it
-cannot be installed, or while ctxtop cannot read Codex sessions yet, and says which.
+The CLI (pinned) is installed with npm into a cache dir on first use; the test is skipped, saying
+why, only when it cannot be installed.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
 from agent_install import npm_cli
 from model_server import ModelServer
 
 from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
-from engine.errors import InputError
 
 CODEX_VERSION = "0.169.0"
 MARKER = "zebra-{}-unique-line-of-big-txt"
@@ -85,12 +83,7 @@ def test_codex_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
         source = rollouts[0]
         assert MARKER.format(299) in source.read_text(encoding="utf-8")
         original = hashlib.sha256(source.read_bytes()).hexdigest()
-        try:
-            outcome = edit_session(source, Policy(keep_cycles=0))
-        except InputError as error:
-            if "Codex session reader" in str(error):
-                pytest.skip("ctxtop cannot read Codex sessions yet (the Codex reader is pending)")
-            raise
+        outcome = edit_session(source, Policy(keep_cycles=0))
         assert outcome["changed"] and outcome["resume_command"].startswith("codex resume ")
         seen = len(server.requests)
         _run(codex, ["resume", outcome["session_id"], "what was in it?"], cwd, env)

@@ -12,10 +12,12 @@ from typing import Any
 
 from engine.sessions.adapters.base import NOT_MINE, Adapter
 from engine.sessions.adapters.claude_code import ClaudeCodeAdapter
+from engine.sessions.adapters.codex import CodexAdapter
 from engine.sessions.adapters.openai_messages import OpenAIMessagesAdapter
 
 ADAPTERS: list[type[Adapter]] = [
     ClaudeCodeAdapter,
+    CodexAdapter,
     # Part B appends Codex, Gemini CLI and Copilot CLI here.
 ]
 ADAPTERS.append(OpenAIMessagesAdapter)  # the generic format: keep it last

@@ -1,0 +1,548 @@
+"""Codex CLI rollouts: ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``.
+
+Every line is ``{timestamp, [ordinal,] type, payload}`` (agent-log-formats.md §2.2). What is used:
+
+- ``session_meta`` (id, ``cli_version``, cwd, ``base_instructions``), ``turn_context`` (model);
+- ``response_item``: exactly what is sent to the model (§2.3), so it is the context;
+- usage, counted once per API response (§2.4): 0.169's ``token_usage_record`` (keyed by
+  ``response_id``) and ``event_msg/token_count``, which Codex writes twice with identical
+  totals. A response is a new cumulative ``total_token_usage`` (``thread_token_usage`` of a
+  record is the same figure, so a record and its token_count are one response);
+- ``compacted``: the context becomes ``replacement_history`` (§2.5); the token_count Codex
+  writes right after it (no new totals, ``last_token_usage`` = only ``total_tokens``) is its
+  own count of the new history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter
+from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
+
+ROLLOUT_TYPES = {
+    "session_meta",
+    "turn_context",
+    "response_item",
+    "event_msg",
+    "compacted",
+    "world_state",
+    "token_usage_record",
+}
+_ROLES: dict[str, Role] = {
+    "user": "user",
+    "assistant": "assistant",
+    "developer": "developer",
+    "system": "system",
+}
+_CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
+_OUTPUTS = {"function_call_output", "custom_tool_call_output"}
+# Items the model produced: they carry the key of the response that follows them.
+_MODEL_ITEMS = {"reasoning", "web_search_call", *_CALLS}
+# Context Codex injects as user/developer messages (§2.3): instructions, not the user's words.
+_INJECTED = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md",
+    "<permissions",
+    "<skills_instructions>",
+)
+# Codex's auto-compact rule (openai/codex protocol/src/openai_models.rs, rust-v0.154.0,
+# ``auto_compact_token_limit``): 90 % of the model's resolved context window; a configured
+# ``model_auto_compact_token_limit`` can only lower it. The window Codex logs
+# (``model_context_window``) is the *effective* one, resolved × ``effective_context_window_percent``
+# (95 by default; observed with 0.169: gpt-5's 272000 is logged as 258400).
+AUTOCOMPACT_PERCENT = 90
+EFFECTIVE_WINDOW_PERCENT = 95
+# How often (seconds) the day directory is listed again for sub-agent rollouts.
+COMPANION_RESCAN = 1.0
+_HEAD_BYTES = 64 * 1024
+
+
+def usage_from(raw: Any) -> Usage | None:
+    """Codex ``TokenUsage`` → ``Usage`` (None if it is not one).
+
+    Codex's ``input_tokens`` is the whole prompt, cached tokens included (and, by the same
+    reading, 0.169's ``cache_write_input_tokens``), so the uncached part is what is left.
+    ``output_tokens`` already includes ``reasoning_output_tokens``.
+    """
+    if not isinstance(raw, dict):
+        return None
+    values = [raw.get(key) or 0 for key in _USAGE_KEYS]
+    if not all(isinstance(value, int) and not isinstance(value, bool) for value in values):
+        return None
+    prompt, cached, written, output, reasoning = values
+    return Usage(
+        input_tokens=max(prompt - cached - written, 0),
+        output_tokens=output,
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+        reasoning_tokens=reasoning,
+    )
+
+
+_USAGE_KEYS = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_input_tokens",
+    "output_tokens",
+    "reasoning_output_tokens",
+)
+
+
+def _cumulative(raw: Any) -> tuple[int, ...] | None:
+    """A thread's running total as a comparable key (None if it is not a usage object)."""
+    if not isinstance(raw, dict):
+        return None
+    return (*(int(raw.get(key) or 0) for key in _USAGE_KEYS), int(raw.get("total_tokens") or 0))
+
+
+def _text_of(content: Any) -> str:
+    """The text of a tool output: a string, ``{content|content_items}``, or a list of items."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        inner = content.get("content", content.get("content_items"))
+        return _text_of(inner) if inner is not None else ""
+    if isinstance(content, list):
+        parts = []
+        for item in content:
+            if isinstance(item, dict):
+                if isinstance(item.get("text"), str):
+                    parts.append(item["text"])
+                elif item.get("type") == "input_image":
+                    parts.append("[image]")
+            elif isinstance(item, str):
+                parts.append(item)
+        return "\n".join(parts)
+    return ""
+
+
+def _content_blocks(content: Any) -> list[Block]:
+    blocks: list[Block] = []
+    if isinstance(content, str):
+        return [Block("text", content)]
+    for item in content if isinstance(content, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "input_image":
+            blocks.append(Block("image"))
+        elif isinstance(item.get("text"), str):
+            blocks.append(Block("text", item["text"]))
+        else:
+            blocks.append(Block("other", raw=item))
+    return blocks
+
+
+def _is_injected(blocks: list[Block]) -> bool:
+    return bool(blocks) and blocks[0].text.lstrip().startswith(_INJECTED)
+
+
+def codex_home_of(path: Path) -> Path | None:
+    """The ``CODEX_HOME`` a rollout lives in (the parent of its ``sessions`` directory)."""
+    for parent in path.parents:
+        if parent.name in ("sessions", "archived_sessions"):
+            return parent.parent
+    return None
+
+
+def configured_autocompact_limit(codex_home: Path | None) -> int | None:
+    """``model_auto_compact_token_limit`` from ``config.toml`` (profiles and ``-c`` overrides
+    are not in any file ctxtop can see; the rollout does not log the value)."""
+    if codex_home is None:
+        return None
+    try:
+        with open(codex_home / "config.toml", "rb") as handle:
+            config = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    value = config.get("model_auto_compact_token_limit")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def codex_autocompact_at(window: int, configured: int | None, *, effective: bool = True) -> int:
+    """Codex's threshold (see ``AUTOCOMPACT_PERCENT``) from the window it logs (``effective``)
+    or from the model's own window."""
+    resolved = window * 100 // EFFECTIVE_WINDOW_PERCENT if effective else window
+    limit = resolved * AUTOCOMPACT_PERCENT // 100
+    return min(limit, configured) if configured is not None else limit
+
+
+class _Thread:
+    """One Codex thread (the session, or a sub-agent's rollout) fed into one state."""
+
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+        self.instructions: Message | None = None
+        self.unclaimed: list[Message] = []  # model items not yet given a response key
+        self.by_total: dict[tuple[int, ...], str] = {}  # cumulative usage → response key
+        self.last_total: tuple[int, ...] | None = None
+        self.generation = 0  # bumped when the running total goes down (a fresh process)
+        self.has_records = False  # 0.169 token_usage_record seen: token_count only confirms
+        self.since_compaction: str | None = None  # newest response since the last compaction
+        self.turn_activity = False  # the user's message in the current turn
+
+    # -- records ---------------------------------------------------------------------------
+
+    def feed(self, record: Mapping[str, Any], line: int, path: str | None = None) -> None:
+        kind = record.get("type")
+        if kind not in ROLLOUT_TYPES:
+            return
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
+            self.state.skip(line, f"{kind} record without a payload object", path)
+            return
+        timestamp = record.get("timestamp")
+        timestamp = timestamp if isinstance(timestamp, str) else None
+        self.state.touch(timestamp)
+        if kind == "session_meta":
+            self._meta(payload)
+        elif kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                self.state.model = payload["model"]
+        elif kind == "response_item":
+            self._item(payload, f"L{line}", line, timestamp, path)
+        elif kind == "token_usage_record":
+            self._usage_record(payload, line, timestamp, path)
+        elif kind == "event_msg":
+            self._event(payload, line, timestamp, path)
+        elif kind == "compacted":
+            self._compacted(payload, line, timestamp)
+
+    def _meta(self, payload: Mapping[str, Any]) -> None:
+        state = self.state
+        if state.session_id is None and isinstance(payload.get("id"), str):
+            state.session_id = payload["id"]
+        if isinstance(payload.get("cli_version"), str):
+            state.agent_version = payload["cli_version"]
+        if state.cwd is None and isinstance(payload.get("cwd"), str):
+            state.cwd = payload["cwd"]
+        base = payload.get("base_instructions")
+        text = base.get("text") if isinstance(base, dict) else None
+        if isinstance(text, str) and self.instructions is None:
+            # The system prompt is logged (newer builds): it is part of every request.
+            block = Block("text", text)
+            self.instructions = Message("instructions", "system", [block], kind="instructions")
+            self.state.context.insert(0, self.instructions)
+
+    def _event(
+        self, payload: Mapping[str, Any], line: int, timestamp: str | None, path: str | None
+    ) -> None:
+        kind = payload.get("type")
+        window = payload.get("model_context_window")
+        if kind == "task_started":
+            self.turn_activity = False
+            if isinstance(window, int) and window > 0:
+                self.state.context_window = window
+            return
+        if kind != "token_count":
+            return
+        info = payload.get("info")
+        if info is None:
+            return  # rate limits only
+        if not isinstance(info, dict):
+            self.state.skip(line, "token_count with an info that is not an object", path)
+            return
+        window = info.get("model_context_window")
+        if isinstance(window, int) and window > 0:
+            self.state.context_window = window
+        total = _cumulative(info.get("total_token_usage"))
+        last = usage_from(info.get("last_token_usage"))
+        if total is None or last is None:
+            self.state.skip(line, "token_count without total and last usage", path)
+            return
+        if total == self.last_total:
+            self._post_compaction(info.get("last_token_usage"))
+            return  # Codex writes each token_count twice
+        if self._response_key(total) is not None or self.has_records:
+            return  # counted from its token_usage_record (which comes first in 0.169)
+        key = f"total-{self.generation}-{total[-1]}"
+        self.by_total[(self.generation, *total)] = key
+        self._respond(key, last, line, timestamp)
+
+    def _post_compaction(self, raw: Any) -> None:
+        """After a compaction Codex logs its count of the new history as the last usage."""
+        compaction = self.state.pending_compaction
+        if compaction is None or compaction.post_tokens is not None or not isinstance(raw, dict):
+            return
+        if not raw.get("input_tokens") and not raw.get("output_tokens"):
+            count = raw.get("total_tokens")
+            if isinstance(count, int) and count > 0:
+                compaction.post_tokens = count
+
+    def _response_key(self, total: tuple[int, ...]) -> str | None:
+        """The key of the response this running total belongs to (None if new)."""
+        if self.last_total is not None and total[-1] < self.last_total[-1]:
+            self.generation += 1
+        self.last_total = total
+        return self.by_total.get((self.generation, *total))
+
+    def _usage_record(
+        self, payload: Mapping[str, Any], line: int, timestamp: str | None, path: str | None
+    ) -> None:
+        usage = usage_from(payload.get("usage"))
+        response_id = payload.get("response_id")
+        if usage is None or not isinstance(response_id, str):
+            self.state.skip(line, "token_usage_record without a response_id and usage", path)
+            return
+        self.has_records = True
+        key = response_id
+        total = _cumulative(payload.get("thread_token_usage"))
+        if total is not None:
+            known = self._response_key(total)
+            key = known or response_id
+            self.by_total[(self.generation, *total)] = key
+        self._respond(key, usage, line, timestamp)
+
+    def _respond(self, key: str, usage: Usage, line: int, timestamp: str | None) -> None:
+        state = self.state
+        for message in self.unclaimed:
+            message.response_key = key
+        if not self.unclaimed and key not in state.responses and state.context:
+            state.context[-1].response_key = key  # no item logged for it: anchor at the end
+        self.unclaimed.clear()
+        state.record_response(key, usage, model=state.model, line=line, timestamp=timestamp)
+        self.since_compaction = key
+
+    # -- context ---------------------------------------------------------------------------
+
+    def _item(
+        self,
+        payload: Mapping[str, Any],
+        message_id: str,
+        line: int,
+        timestamp: str | None,
+        path: str | None,
+        *,
+        live: bool = True,
+    ) -> Message | None:
+        """One response item → a context message (``live``: written now, not replayed from a
+        compaction's history, so it may be claimed by the next response)."""
+        kind = payload.get("type")
+        state = self.state
+        message: Message | None = None
+        if kind == "message":
+            role = _ROLES.get(str(payload.get("role")), "user")
+            blocks = _content_blocks(payload.get("content"))
+            label = "message"
+            if role in ("developer", "system") or (role == "user" and _is_injected(blocks)):
+                label = "instructions"
+            elif role == "user" and live:
+                self.turn_activity = True
+            message = Message(message_id, role, blocks, line, timestamp, kind=label)
+        elif kind == "reasoning":
+            summary = payload.get("summary")
+            parts = summary if isinstance(summary, list) else []
+            text = "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+            message = Message(message_id, "assistant", [Block("thinking", text)], line, timestamp)
+        elif kind in _CALLS:
+            message = self._call(payload, message_id, line, timestamp, path)
+        elif kind in _OUTPUTS:
+            call_id = payload.get("call_id")
+            if not isinstance(call_id, str):
+                state.skip(line, f"{kind} without a call_id", path)
+                return None
+            output = payload.get("output")
+            text = _text_of(output)
+            failed = isinstance(output, dict) and output.get("success") is False
+            state.record_tool_result(call_id, text, is_error=failed)
+            block = Block("tool_result", text, call_id, is_error=failed)
+            message = Message(message_id, "tool", [block], line, timestamp)
+        elif kind in ("web_search_call", "compaction", "context_compaction"):
+            message = Message(message_id, "assistant", [Block("other", raw=payload)], line)
+        if message is None:
+            return None  # ghost snapshots and item types not sent to the model
+        if live:
+            state.context.append(message)
+            if kind in _MODEL_ITEMS or (kind == "message" and message.role == "assistant"):
+                self.unclaimed.append(message)
+        return message
+
+    def _call(
+        self,
+        payload: Mapping[str, Any],
+        message_id: str,
+        line: int,
+        timestamp: str | None,
+        path: str | None,
+    ) -> Message | None:
+        kind = payload.get("type")
+        call_id = payload.get("call_id") or (kind == "local_shell_call" and payload.get("id"))
+        if not isinstance(call_id, str):
+            self.state.skip(line, f"{kind} without a call_id", path)
+            return None
+        if kind == "local_shell_call":
+            name, text, raw = "local_shell", "", payload.get("action")
+        else:
+            name = str(payload.get("name") or kind)
+            value = payload.get("arguments" if kind == "function_call" else "input")
+            text, raw = (value, None) if isinstance(value, str) else ("", value)
+        self.state.record_tool_call(call_id, name, line=line, input_text=text, raw_input=raw)
+        block = Block("tool_use", text, call_id, name, raw=raw)
+        return Message(message_id, "assistant", [block], line, timestamp)
+
+    def _compacted(self, payload: Mapping[str, Any], line: int, timestamp: str | None) -> None:
+        state = self.state
+        history = payload.get("replacement_history")
+        if isinstance(history, list):
+            messages = [
+                message
+                for index, item in enumerate(history)
+                if isinstance(item, dict)
+                and (
+                    message := self._item(
+                        item, f"L{line}.{index}", line, timestamp, None, live=False
+                    )
+                )
+                is not None
+            ]
+        else:
+            # Older builds log only the summary; Codex rebuilds the history as the initial
+            # context, the user's messages and the summary (agent-log-formats.md §2.5, [INF]).
+            kept = [
+                m
+                for m in state.context
+                if m is not self.instructions and m.kind in ("instructions", "message")
+                if m.role in ("user", "developer", "system")
+            ]
+            summary = payload.get("message")
+            text = summary if isinstance(summary, str) else ""
+            note = Message(f"L{line}", "user", [Block("text", text)], line, timestamp)
+            messages = [*kept, note]
+        pre = state.responses.get(self.since_compaction) if self.since_compaction else None
+        state.record_compaction(
+            Compaction(
+                # Codex does not log what started it; one in a turn that has the user's
+                # message is Codex's own (a manual /compact turn carries no user message).
+                trigger="auto" if self.turn_activity else "unknown",
+                # The summarising request's prompt is the history it compacted.
+                pre_tokens=pre.usage.input_tokens_total if pre is not None else None,
+                line=line,
+                timestamp=timestamp,
+            )
+        )
+        state.context[:] = [self.instructions, *messages] if self.instructions else messages
+        self.unclaimed.clear()
+        self.since_compaction = None
+
+
+def _parent_thread(head: bytes) -> str | None:
+    """A sub-agent rollout's parent thread id, from its ``session_meta`` line."""
+    first = head.split(b"\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    payload = record.get("payload") if isinstance(record, dict) else None
+    source = payload.get("source") if isinstance(payload, dict) else None
+    subagent = source.get("subagent") if isinstance(source, dict) else None
+    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return parent if isinstance(parent, str) else None
+
+
+class CodexAdapter(Adapter):
+    agent = "codex"
+    label = "Codex CLI"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._main = _Thread(self.state)
+        self._threads: dict[Path, _Thread] = {}
+        self._companions: list[Path] = []
+        self._companion_scan = -COMPANION_RESCAN
+        self._parent_of: dict[Path, str | None] = {}
+
+    @classmethod
+    def detect(cls, head: Sequence[Any]) -> int:
+        score = NOT_MINE
+        for record in head:
+            if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
+                continue
+            if record.get("type") == "session_meta":
+                return CERTAIN
+            if record.get("type") in ROLLOUT_TYPES and "timestamp" in record:
+                score = LIKELY  # a rollout read from the middle (a quick look at the end)
+        return score
+
+    def feed(self, record: Any, line: int) -> None:
+        if not isinstance(record, dict):
+            self.state.skip(line, "not a JSON object")
+            return
+        self._main.feed(record, line)
+
+    # -- sub-agents: rollouts of threads spawned by this one ---------------------------------
+
+    def companions(self) -> list[Path]:
+        now = time.monotonic()
+        if self.state.session_id is None or now - self._companion_scan < COMPANION_RESCAN:
+            return self._companions
+        self._companion_scan = now
+        found = []
+        for candidate in sorted(self.path.parent.glob("rollout-*.jsonl")):
+            if candidate != self.path and self._parent(candidate) == self.state.session_id:
+                found.append(candidate)
+        self._companions = found
+        return found
+
+    def _parent(self, candidate: Path) -> str | None:
+        if candidate in self._parent_of:
+            return self._parent_of[candidate]
+        try:
+            fd = os.open(candidate, os.O_RDONLY)
+            try:
+                head = os.read(fd, _HEAD_BYTES)
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        if b"\n" not in head and len(head) < _HEAD_BYTES:
+            return None  # the first line is still being written: ask again later
+        parent = _parent_thread(head)
+        self._parent_of[candidate] = parent
+        return parent
+
+    def feed_companion(self, path: Path, record: Any, line: int) -> None:
+        if not isinstance(record, dict):
+            self.state.skip(line, "not a JSON object", str(path))
+            return
+        thread = self._threads.get(path)
+        if thread is None:
+            child = self.state.subagent("-".join(path.stem.split("-")[-5:]), path)
+            thread = self._threads[path] = _Thread(child)
+        if record.get("type") == "session_meta":
+            self._describe(thread.state, record.get("payload"))
+        thread.feed(record, line, str(path))
+
+    def _describe(self, child: SessionState, payload: Any) -> None:
+        if not isinstance(payload, dict):
+            return
+        source = payload.get("source")
+        subagent = source.get("subagent") if isinstance(source, dict) else None
+        spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+        for key in ("agent_nickname", "agent_role"):
+            value = payload.get(key) or (spawn.get(key) if isinstance(spawn, dict) else None)
+            if isinstance(value, str) and value:
+                child.description = value
+                break
+
+    # -- agent facts -----------------------------------------------------------------------
+
+    def autocompact_at(self, context_window: int) -> int | None:
+        configured = configured_autocompact_limit(codex_home_of(self.path))
+        # A window Codex logged is the effective one; the registry's is the model's own.
+        logged = self.state.context_window == context_window
+        return codex_autocompact_at(context_window, configured, effective=logged)
+
+    @classmethod
+    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
+        root = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+        sessions = root / "sessions"
+        if sessions.is_dir():
+            yield from sessions.glob("*/*/*/rollout-*.jsonl")
