@@ -13,11 +13,15 @@ from typing import Any
 from engine.sessions.adapters.base import NOT_MINE, Adapter
 from engine.sessions.adapters.claude_code import ClaudeCodeAdapter
 from engine.sessions.adapters.codex import CodexAdapter
+from engine.sessions.adapters.copilot_cli import CopilotCliAdapter
+from engine.sessions.adapters.gemini_cli import GeminiCliAdapter
 from engine.sessions.adapters.openai_messages import OpenAIMessagesAdapter
 
 ADAPTERS: list[type[Adapter]] = [
     ClaudeCodeAdapter,
     CodexAdapter,
+    GeminiCliAdapter,
+    CopilotCliAdapter,
     # Part B appends Codex, Gemini CLI and Copilot CLI here.
 ]
 ADAPTERS.append(OpenAIMessagesAdapter)  # the generic format: keep it last
