@@ -177,13 +177,13 @@ def codex_autocompact_at(window: int, configured: int | None, *, effective: bool
 class _Thread:
     """One Codex thread (the session, or a sub-agent's rollout) fed into one state."""
 
-    def __init__(self, state: SessionState) -> None:
+    def __init__(self, state: SessionState, parent: _Thread | None = None) -> None:
         self.state = state
+        self.parent = parent  # a sub-agent's parent thread, whose replayed usage is not its own
         self.instructions: Message | None = None
         self.unclaimed: list[Message] = []  # model items not yet given a response key
         self.by_total: dict[tuple[int, ...], str] = {}  # cumulative usage → response key
         self.last_total: tuple[int, ...] | None = None
-        self.generation = 0  # bumped when the running total goes down (a fresh process)
         self.has_records = False  # 0.169 token_usage_record seen: token_count only confirms
         self.since_compaction: str | None = None  # newest response since the last compaction
         self.turn_activity = False  # the user's message in the current turn
@@ -260,10 +260,10 @@ class _Thread:
         if total == self.last_total:
             self._post_compaction(info.get("last_token_usage"))
             return  # Codex writes each token_count twice
-        if self._response_key(total) is not None or self.has_records:
+        if self._response_key(total) is not None or self.has_records or self._replayed(total):
             return  # counted from its token_usage_record (which comes first in 0.169)
-        key = f"total-{self.generation}-{total[-1]}"
-        self.by_total[(self.generation, *total)] = key
+        key = f"total-{total[-1]}"
+        self.by_total[total] = key
         self._respond(key, last, line, timestamp)
 
     def _post_compaction(self, raw: Any) -> None:
@@ -278,10 +278,12 @@ class _Thread:
 
     def _response_key(self, total: tuple[int, ...]) -> str | None:
         """The key of the response this running total belongs to (None if new)."""
-        if self.last_total is not None and total[-1] < self.last_total[-1]:
-            self.generation += 1
         self.last_total = total
-        return self.by_total.get((self.generation, *total))
+        return self.by_total.get(total)
+
+    def _replayed(self, total: tuple[int, ...]) -> bool:
+        """A sub-agent rollout starts by replaying its parent's token counts (§2.4)."""
+        return self.parent is not None and total in self.parent.by_total
 
     def _usage_record(
         self, payload: Mapping[str, Any], line: int, timestamp: str | None, path: str | None
@@ -291,13 +293,15 @@ class _Thread:
         if usage is None or not isinstance(response_id, str):
             self.state.skip(line, "token_usage_record without a response_id and usage", path)
             return
+        if self.parent is not None and response_id in self.parent.state.responses:
+            return  # the parent's response, replayed
         self.has_records = True
         key = response_id
         total = _cumulative(payload.get("thread_token_usage"))
         if total is not None:
             known = self._response_key(total)
             key = known or response_id
-            self.by_total[(self.generation, *total)] = key
+            self.by_total[total] = key
         self._respond(key, usage, line, timestamp)
 
     def _respond(self, key: str, usage: Usage, line: int, timestamp: str | None) -> None:
@@ -515,7 +519,7 @@ class CodexAdapter(Adapter):
         thread = self._threads.get(path)
         if thread is None:
             child = self.state.subagent("-".join(path.stem.split("-")[-5:]), path)
-            thread = self._threads[path] = _Thread(child)
+            thread = self._threads[path] = _Thread(child, self._main)
         if record.get("type") == "session_meta":
             self._describe(thread.state, record.get("payload"))
         thread.feed(record, line, str(path))
