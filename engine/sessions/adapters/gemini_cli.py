@@ -423,6 +423,7 @@ class GeminiCliAdapter(Adapter):
         state = window.state
         if window is self._main and state.session_id is None:
             state.session_id = record["sessionId"]
+            state.cwd = _project_root(self.path)
         state.touch(record.get("startTime") if isinstance(record.get("startTime"), str) else None)
         if isinstance(record.get("summary"), str) and window is self._main:
             state.title = record["summary"]
@@ -491,6 +492,19 @@ class GeminiCliAdapter(Adapter):
                     yield path
                 elif path.suffix == ".json" and not path.with_suffix(".jsonl").exists():
                     yield path  # a legacy session not yet converted by a resume
+
+
+def _project_root(session: Path) -> str | None:
+    """The project directory, from ``tmp/<project>/.project_root`` beside ``chats/``."""
+    try:
+        fd = os.open(session.parent.parent / ".project_root", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 4096).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+    return text or None
 
 
 def _settings_threshold(session: Path) -> float | None:
