@@ -28,6 +28,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,8 +119,8 @@ class Generator:
         return block
 
 
-def build(path: Path, size: int) -> Generator:
-    generator = Generator()
+def build(path: Path, size: int, make: Callable[[], Generator] = Generator) -> Generator:
+    generator = make()
     written = 0
     with path.open("wb") as handle:
         while written < size:
@@ -181,8 +182,9 @@ def reopen(path: Path) -> float:
     return time.perf_counter() - started
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(make: Callable[[], Generator] = Generator, doc: str = __doc__) -> int:
+    """``make``: the line generator of the agent format to measure (bench/tail_codex.py)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--size-mb", type=float, default=100.0)
     parser.add_argument("--keep", type=Path, help="build the files in this directory and keep them")
     args = parser.parse_args()
@@ -200,7 +202,7 @@ def main() -> int:
         for label, size in (("1 MB", 1 << 20), (f"{args.size_mb:g} MB", int(args.size_mb * 2**20))):
             path = folder / f"bench-{label.replace(' ', '')}.jsonl"
             started = time.perf_counter()
-            generator = build(path, size)
+            generator = build(path, size, make)
             built = time.perf_counter() - started
             size_mb = path.stat().st_size / 2**20
             read, seconds, reader, report = first_report(path)
