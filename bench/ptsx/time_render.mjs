@@ -67,7 +67,14 @@ for await (const line of createInterface({ input: process.stdin, crlfDelay: Infi
 	const c = JSON.parse(line);
 	captured = undefined;
 	const start = performance.now();
-	const result = await oracle.renderTree(c.tree, { budget: c.budget, tokenizer: c.tokenizer });
+	let result;
+	try {
+		result = await oracle.renderTree(c.tree, { budget: c.budget, tokenizer: c.tokenizer });
+	} catch (e) {
+		// a malformed case, reported like `render.mjs --jsonl` does; nothing to time
+		out?.write(JSON.stringify({ usageError: String(e?.message ?? e) }) + '\n');
+		continue;
+	}
 	oracleMs += performance.now() - start;
 	// Serialised before the plain render: Expandable calls of that render would be appended.
 	const serialised = JSON.stringify({ id: c.id, ...result });
