@@ -1,5 +1,5 @@
-"""The Codex rollout writer on a rollout built here (the Codex reader is not in the project yet,
-so ``ctxtop edit`` can't open Codex sessions; the writer is checked on its own)."""
+"""The Codex rollout writer on its own, on a rollout built here (``ctxtop edit`` on real Codex
+rollouts, through the Codex reader: test_edit_codex.py)."""
 
 from __future__ import annotations
 
