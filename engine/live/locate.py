@@ -17,8 +17,9 @@ from engine.sessions.discovery import discover
 LOCATIONS: dict[str, tuple[str | None, str, str]] = {
     "claude-code": ("CLAUDE_CONFIG_DIR", "~/.claude", "projects/*/*.jsonl"),
     "codex": ("CODEX_HOME", "~/.codex", "sessions/**/rollout-*.jsonl"),
-    "gemini-cli": (None, "~/.gemini", "tmp/*/chats/*.json"),
-    "copilot-cli": (None, "~/.copilot", "session-state/"),
+    # GEMINI_CLI_HOME stands for the home directory, .gemini lives below it.
+    "gemini-cli": ("GEMINI_CLI_HOME", "~", ".gemini/tmp/*/chats/session-*.jsonl"),
+    "copilot-cli": ("COPILOT_HOME", "~/.copilot", "session-state/*/events.jsonl"),
 }
 NO_PLACE = "no default place: open such a log by name"
 

@@ -18,6 +18,7 @@ from test_sessions_tail import _append
 from test_sessions_tail import _report as _reader_report
 
 from engine.cli.main import main
+from engine.live.locate import where
 from engine.sessions.reader import SessionReader
 
 SESSION_ID = "244e876e-1a43-4419-88f6-972d1b6e8877"
@@ -262,3 +263,10 @@ def test_the_sample_is_listed_under_copilot_home(
     got = report(SAMPLE)
     assert got["api_requests"] == len(main_usages(sample_rows))
     assert got["context_window"] == main_usages(sample_rows)[-1]["maxPromptTokens"]
+
+
+def test_the_no_session_screen_names_the_place_searched() -> None:
+    assert where("copilot-cli", {}) == "~/.copilot/session-state/*/events.jsonl"
+    assert where("copilot-cli", {"COPILOT_HOME": "/srv/cp"}) == (
+        "/srv/cp/session-state/*/events.jsonl"
+    )

@@ -18,6 +18,7 @@ from test_sessions_tail import _append
 from test_sessions_tail import _report as _reader_report
 
 from engine.cli.main import main
+from engine.live.locate import where
 from engine.sessions.reader import SessionReader
 
 GEMINI_HOME = Path(__file__).parent / "data" / "generated" / "gemini-cli"
@@ -336,3 +337,10 @@ def test_the_sample_is_listed_under_gemini_cli_home(
     assert got["api_requests"] == len(responses(records(SAMPLE)))
     # No settings.json beside the sample: Gemini CLI's default threshold, half the window.
     assert got["autocompact_at"] == 1_048_576 // 2
+
+
+def test_the_no_session_screen_names_the_place_searched() -> None:
+    assert where("gemini-cli", {}) == "~/.gemini/tmp/*/chats/session-*.jsonl"
+    assert where("gemini-cli", {"GEMINI_CLI_HOME": "/srv/me"}) == (
+        "/srv/me/.gemini/tmp/*/chats/session-*.jsonl"
+    )
