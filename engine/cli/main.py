@@ -24,6 +24,7 @@ COMMANDS = (
     "engine.cli.cmd_statusline",
     "engine.cli.cmd_edit",
     "engine.cli.cmd_undo",
+    "engine.cli.cmd_render",
 )
 
 Launcher = Callable[[argparse.Namespace], int]

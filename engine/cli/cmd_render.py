@@ -1,0 +1,94 @@
+"""``ctxtop render``: fit a prompt tree to a token budget as @vscode/prompt-tsx does.
+
+``ctxtop render TREE --budget N`` prints a table (``--json``: the oracle's result fields plus a
+``report``). ``ctxtop render --jsonl`` reads ptsx-oracle cases (one JSON object a line, with
+``tree``, ``budget``, ``tokenizer``, ``id``) on stdin and prints one oracle-form result a line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from engine.errors import CtxtopError
+from engine.render.loader import TreeFormatError, document_from_data, load_document, parse_budget
+from engine.render.output import dumps, result_json
+from engine.render.renderer import MODES, render
+from engine.render.report import build_report, report_table
+from engine.render.tokenizers import TOKENIZERS
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "render",
+        help="fit a prompt tree (JSON/YAML) to a token budget, prompt-tsx style",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("tree", nargs="?", help="the tree file (.json, .yaml or .yml)")
+    parser.add_argument("--budget", help="token budget (a number or 'max'; default: the tree's)")
+    parser.add_argument("--tokenizer", choices=TOKENIZERS, help="default: the tree's, else words")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        help="exact (default) corrects the library's quirks; prompt-tsx reproduces them "
+        "(the default with --jsonl, whose output is compared with the library's)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--openai", action="store_true", help="add the OpenAI-format messages")
+    parser.add_argument(
+        "--jsonl", action="store_true", help="read oracle cases on stdin, one result a line"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        if args.tree:
+            raise CtxtopError("--jsonl reads cases from stdin; give no tree file")
+        return _run_jsonl(args.mode or "prompt-tsx")
+    if not args.tree:
+        raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
+    document = load_document(args.tree)
+    try:
+        budget = None if args.budget is None else parse_budget(args.budget)
+    except TreeFormatError as error:
+        raise CtxtopError(f"--budget: {error}") from None
+    result = render(document, budget, args.tokenizer, args.mode or "exact")
+    report = build_report(result)
+    if args.json:
+        shown = result_json(result, openai=args.openai)
+        shown["mode"] = result.mode
+        shown["report"] = report.to_json()
+        print(dumps(shown, indent=2))
+    else:
+        print(report_table(report))
+    return 0
+
+
+def _run_jsonl(mode: str) -> int:
+    write = sys.stdout.write
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        out: dict[str, Any]
+        try:
+            case = json.loads(line)
+            document = document_from_data(case["tree"] if isinstance(case, dict) else None)
+            budget = case.get("budget")
+            result = render(
+                document,
+                None if budget is None else parse_budget(budget),
+                case.get("tokenizer"),
+                mode,
+            )
+            out = result_json(result, openai=bool(case.get("openai")))
+            if case.get("id") is not None:
+                out = {"id": case["id"], **out}
+        except (json.JSONDecodeError, TreeFormatError, CtxtopError, KeyError, ValueError) as error:
+            out = {"usageError": str(error)}
+        write(dumps(out) + "\n")
+    sys.stdout.flush()
+    return 0

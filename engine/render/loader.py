@@ -1,0 +1,280 @@
+"""Prompt trees from the oracle's JSON format (ptsx-oracle FORMAT.md) or the same shape in YAML.
+
+A document is a bare list (the root's children) or ``{"root": [...], "budget": N,
+"tokenizer": "words", "description": ...}``. Nodes are strings or objects with ``type``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.errors import InputError
+from engine.render.jstext import WHITESPACE_RUN, js_regex
+from engine.render.model import (
+    ELEMENT_KINDS,
+    INTRINSIC_KINDS,
+    MAX_PRIORITY,
+    Child,
+    Element,
+    Sizing,
+    ToolCall,
+)
+from engine.render.textfit import text_below_budget
+
+BASE_PROPS = {
+    "priority": "priority",
+    "passPriority": "pass_priority",
+    "flexGrow": "flex_grow",
+    "flexBasis": "flex_basis",
+    "flexReserve": "flex_reserve",
+}
+
+
+class TreeFormatError(ValueError):
+    """A document that is not a valid prompt tree; the message names the node's path."""
+
+
+@dataclass
+class TreeDocument:
+    root: list[Child]
+    budget: int | None = None
+    tokenizer: str | None = None
+    description: str | None = None
+
+
+def parse_budget(value: Any) -> int:
+    if value == "max":
+        return MAX_PRIORITY
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TreeFormatError(f"invalid budget {json.dumps(value)}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise TreeFormatError(f"invalid budget {json.dumps(value)}") from None
+    if number != int(number) or number < 0:
+        raise TreeFormatError(f"invalid budget {json.dumps(value)}")
+    return int(number)
+
+
+def document_from_data(data: Any) -> TreeDocument:
+    """A tree document from parsed JSON/YAML data; ids are assigned as the oracle does."""
+    if isinstance(data, list):
+        data = {"root": data}
+    if not isinstance(data, dict) or not isinstance(data.get("root"), list):
+        raise TreeFormatError('tree must be an array or an object with a "root" array')
+    counter = _IdCounter()
+    root = [_node(child, f"root[{index}]", counter) for index, child in enumerate(data["root"])]
+    budget = data.get("budget")
+    tokenizer = data.get("tokenizer")
+    return TreeDocument(
+        root=root,
+        budget=None if budget is None else parse_budget(budget),
+        tokenizer=None if tokenizer is None else str(tokenizer),
+        description=data.get("description"),
+    )
+
+
+def load_document(path: str) -> TreeDocument:
+    """Reads a .json, .yaml or .yml tree file; bad input is an InputError naming file and line."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise InputError(path, f"cannot read ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(path, "not valid UTF-8") from None
+    data: Any
+    if path.endswith((".yaml", ".yml")):
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            line = None if mark is None else mark.line + 1
+            raise InputError(
+                path, f"invalid YAML ({getattr(error, 'problem', error)})", line
+            ) from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(path, f"invalid JSON ({error.msg})", error.lineno) from None
+    try:
+        return document_from_data(data)
+    except TreeFormatError as error:
+        raise InputError(path, str(error)) from None
+
+
+def assign_missing_ids(children: list[Child]) -> None:
+    """Gives elements built in Python without an id the oracle's ``#n`` (pre-order) id."""
+    counter = _IdCounter()
+
+    def visit(child: Child) -> None:
+        if isinstance(child, str):
+            return
+        if child.kind in ELEMENT_KINDS:
+            child.id = counter.assign(child.id, child.kind)
+        for grandchild in child.children:
+            visit(grandchild)
+        alt = child.props.get("alt") if child.kind == "ifempty" else None
+        if isinstance(alt, list):
+            for item in alt:
+                visit(item)
+        elif alt is not None:
+            visit(alt)
+
+    for child in children:
+        visit(child)
+
+
+class _IdCounter:
+    def __init__(self) -> None:
+        self.next = 0
+        self.seen: set[str] = set()
+
+    def assign(self, given: Any, where: str) -> str:
+        node_id = f"#{self.next}" if given is None else _js_string(given)
+        if node_id in self.seen:
+            raise TreeFormatError(f'duplicate id "{node_id}" at {where}')
+        self.seen.add(node_id)
+        self.next += 1
+        return node_id
+
+
+def _js_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value == int(value):
+        return str(int(value))
+    return str(value)
+
+
+def _node(raw: Any, where: str, ids: _IdCounter) -> Child:
+    if isinstance(raw, str):
+        return raw
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        raise TreeFormatError(f"invalid node at {where}: {json.dumps(raw)}")
+    kind = raw["type"]
+    if kind == "text":
+        return str(raw.get("text", ""))
+    if kind not in ELEMENT_KINDS and kind not in INTRINSIC_KINDS and kind != "fragment":
+        raise TreeFormatError(f'unknown node type "{kind}" at {where}')
+    element = Element(kind)
+    if kind in ELEMENT_KINDS:
+        element.id = ids.assign(raw.get("id"), where)
+        for json_name, attr in BASE_PROPS.items():
+            if json_name in raw:
+                setattr(element, attr, raw[json_name])
+    raw_children = raw.get("children") or []
+    if not isinstance(raw_children, list):
+        raise TreeFormatError(f"children of {where} must be a list")
+    element.children = [
+        _node(child, f"{where}/{kind}[{index}]", ids) for index, child in enumerate(raw_children)
+    ]
+    _kind_props(element, raw, where, ids)
+    return element
+
+
+def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCounter) -> None:
+    kind = element.kind
+    props = element.props
+    if kind in ("system", "user", "assistant", "tool") and "name" in raw:
+        props["name"] = raw["name"]
+    if kind == "assistant" and raw.get("toolCalls") is not None:
+        props["tool_calls"] = [
+            ToolCall(
+                id=call.get("id"),
+                name=call.get("name"),
+                arguments=call.get("arguments", ""),
+                keep_with=None if call.get("keepWith") is None else str(call["keepWith"]),
+            )
+            for call in raw["toolCalls"]
+        ]
+    elif kind == "tool":
+        props["tool_call_id"] = raw.get("toolCallId")
+    elif kind == "tokenlimit":
+        props["max"] = raw.get("max")
+    elif kind == "prioritizedlist":
+        props["descending"] = bool(raw.get("descending"))
+    elif kind == "keepwith":
+        props["group"] = str(raw.get("group"))
+    elif kind == "ifempty":
+        alt = raw.get("alt")
+        if alt is None:
+            props["alt"] = None
+        elif isinstance(alt, list):
+            fragment = Element("fragment")
+            fragment.children = [
+                _node(child, f"{where}/ifempty.alt[{index}]", ids)
+                for index, child in enumerate(alt)
+            ]
+            props["alt"] = fragment
+        else:
+            props["alt"] = _node(alt, f"{where}/ifempty.alt[0]", ids)
+    elif kind == "textchunk":
+        if raw.get("text") is not None:
+            element.children = [str(raw["text"])]
+        props["break_on"] = _break_on(raw.get("breakOn"), where)
+        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
+    elif kind == "image":
+        props["src"] = raw.get("src")
+        props["detail"] = raw.get("detail")
+        props["mime_type"] = raw.get("mimeType")
+    elif kind == "document":
+        props["data"] = raw.get("data")
+        props["media_type"] = raw.get("mediaType")
+    elif kind == "opaque":
+        props["value"] = raw.get("value")
+        props["token_usage"] = raw.get("tokenUsage")
+        if "priority" in raw:
+            element.priority = raw["priority"]
+    elif kind == "cacheBreakpoint":
+        props["cache_type"] = raw.get("cacheType")
+    elif kind == "expandable":
+        props["value"] = _expandable_value(raw)
+    elif kind == "fill":
+        props["text"] = str(raw.get("text", ""))
+    elif kind == "echo":
+        props["label"] = raw.get("label", element.id)
+        props["pad"] = raw.get("pad", "")
+
+
+def _break_on(value: Any, where: str) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("regex"), str):
+        try:
+            return js_regex(value["regex"], value.get("flags", "g"))
+        except (ValueError, Exception) as error:
+            raise TreeFormatError(f"invalid breakOn regex at {where}: {error}") from None
+    raise TreeFormatError(f"invalid breakOn {json.dumps(value)} at {where}")
+
+
+def _expandable_value(raw: dict[str, Any]) -> Callable[[Sizing], str]:
+    repeat = raw.get("repeat")
+    text = str(raw.get("text", ""))
+    if repeat:
+        start = str(repeat.get("start", ""))
+        unit = str(repeat.get("unit", ""))
+        limit = int(repeat.get("max", 10000))
+
+        def grow_by_units(sizing: Sizing) -> str:
+            grown = start
+            if not unit:
+                return grown
+            for _ in range(limit):
+                if sizing.count_tokens(grown + unit) > sizing.token_budget:
+                    break
+                grown += unit
+            return grown
+
+        return grow_by_units
+
+    def longest_prefix(sizing: Sizing) -> str:
+        return text_below_budget(sizing.count_tokens, sizing.token_budget, WHITESPACE_RUN, text)
+
+    return longest_prefix

@@ -1,0 +1,448 @@
+"""The materialized prompt tree: containers, messages and content parts, with token counting.
+
+Counting follows the library: a text's upper bound is its own tokens plus one if it may start a
+new line; a message's count is the tokenizer's count of the whole message (cached until a child
+is removed); containers add up their children. ``exact`` switches on the corrections listed in
+docs/render.md (e.g. a message is recounted when its tool calls change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Union
+
+from engine.render.jstext import is_blank
+from engine.render.tokenizers import Tokenizer
+
+TEXT, IMAGE, DOCUMENT, OPAQUE, BREAKPOINT, CONTAINER, MESSAGE = range(7)
+NO_BREAK, ALWAYS_BREAK, BREAK_IF_NOT_TEXT_SIBLING = 0, 1, 2
+FLAG_LEGACY, FLAG_CHUNK, FLAG_PASS_PRIORITY, FLAG_EMPTY_ALTERNATE = 1, 2, 4, 8
+PART_TEXT, PART_IMAGE, PART_OPAQUE, PART_BREAKPOINT, PART_DOCUMENT = 1, 0, 2, 3, 4
+
+_IMAGE_PREFIXES = (
+    ("/9j/", "image/jpeg"),
+    ("iVBOR", "image/png"),
+    ("R0lGOD", "image/gif"),
+    ("UklGR", "image/webp"),
+)
+
+
+def encoded_image_url(src: str) -> str:
+    for prefix, mime in _IMAGE_PREFIXES:
+        if src.startswith(prefix):
+            return f"data:{mime};base64,{src}"
+    return src
+
+
+class Counting:
+    """What counting needs: the tokenizer and whether library quirks are corrected."""
+
+    __slots__ = ("exact", "tokenizer")
+
+    def __init__(self, tokenizer: Tokenizer, exact: bool) -> None:
+        self.tokenizer = tokenizer
+        self.exact = exact
+
+
+class Node:
+    """Common fields. ``kind`` selects behaviour; ``removed`` is set when detached by pruning."""
+
+    __slots__ = ("cache_point", "json_id", "kind", "parent", "priority", "removed", "seq")
+
+    def __init__(self, kind: int, parent: Branch | None, priority: float) -> None:
+        self.kind = kind
+        self.parent = parent
+        self.priority = priority
+        self.json_id: str | None = None
+        self.cache_point: bool | None = None  # memo of "holds a cache breakpoint"
+        self.removed = False
+        self.seq = 0  # document order, for reports and tie-breaks of the fast index
+
+    def is_empty(self) -> bool:
+        return False
+
+    def upper_bound(self, counting: Counting) -> float:
+        return 0
+
+
+class TextPart(Node):
+    __slots__ = ("_upper", "line_break", "text")
+
+    def __init__(self, parent: Branch | None, text: str, priority: float, line_break: int) -> None:
+        super().__init__(TEXT, parent, priority)
+        self.text = text
+        self.line_break = line_break
+        self._upper: int | None = None
+
+    def is_empty(self) -> bool:
+        return is_blank(self.text)
+
+    def upper_bound(self, counting: Counting) -> float:
+        if self._upper is None:
+            extra = 1 if self.line_break != NO_BREAK else 0
+            self._upper = counting.tokenizer.text_tokens(self.text) + extra
+        return self._upper
+
+
+class ImagePart(Node):
+    __slots__ = ("detail", "mime_type", "src")
+
+    def __init__(
+        self, parent: Branch | None, src: str, priority: float, detail: Any, mime_type: Any
+    ) -> None:
+        super().__init__(IMAGE, parent, priority)
+        self.src = src
+        self.detail = detail
+        self.mime_type = mime_type
+
+    def image_url(self) -> dict[str, Any]:
+        url: dict[str, Any] = {"url": encoded_image_url(self.src), "detail": self.detail}
+        if self.mime_type:
+            url["mediaType"] = self.mime_type
+        return url
+
+    def upper_bound(self, counting: Counting) -> float:
+        return counting.tokenizer.part_tokens({"type": PART_IMAGE, "imageUrl": self.image_url()})
+
+
+class DocumentPart(Node):
+    __slots__ = ("data", "media_type")
+
+    def __init__(self, parent: Branch | None, data: Any, media_type: Any, priority: float) -> None:
+        super().__init__(DOCUMENT, parent, priority)
+        self.data = data
+        self.media_type = media_type
+
+    def upper_bound(self, counting: Counting) -> float:
+        part = {"type": PART_DOCUMENT, "documentData": {"data": self.data}}
+        return counting.tokenizer.part_tokens(part)
+
+
+class OpaquePart(Node):
+    __slots__ = ("token_usage", "value")
+
+    def __init__(self, parent: Branch | None, value: Any, token_usage: Any, priority: float):
+        super().__init__(OPAQUE, parent, priority)
+        self.value = value
+        self.token_usage = token_usage
+
+    def upper_bound(self, counting: Counting) -> float:
+        usage = self.token_usage
+        return usage if isinstance(usage, int | float) and usage == usage and usage else 0
+
+
+class BreakpointPart(Node):
+    __slots__ = ("cache_type",)
+
+    def __init__(self, parent: Branch | None, cache_type: Any) -> None:
+        super().__init__(BREAKPOINT, parent, MAX_PRIORITY_FLOAT)
+        self.cache_type = cache_type
+
+
+MAX_PRIORITY_FLOAT = 9007199254740991
+
+
+class Branch(Node):
+    """A node with children: a generic container or a message."""
+
+    __slots__ = ("children", "node_id")
+
+    def __init__(self, kind: int, parent: Branch | None, node_id: int, priority: float) -> None:
+        super().__init__(kind, parent, priority)
+        self.node_id = node_id
+        self.children: list[Node] = []
+
+    def is_empty(self) -> bool:
+        return not any(not child.is_empty() for child in self.children)
+
+    def on_chunks_change(self) -> None:
+        if self.parent is not None:
+            self.parent.on_chunks_change()
+
+    def token_count(self, counting: Counting) -> float:
+        raise NotImplementedError
+
+    def base_tokens(self, counting: Counting) -> float:
+        raise NotImplementedError
+
+    def find(self, node_id: int) -> Branch | None:
+        if self.node_id == node_id:
+            return self
+        for child in self.children:
+            if isinstance(child, Branch):
+                found = child.find(node_id)
+                if found is not None:
+                    return found
+        return None
+
+    def replace(self, node_id: int, new: Branch) -> Branch | None:
+        """Replaces the descendant container ``node_id`` by ``new``; returns the old one."""
+        children = self.children
+        for index, child in enumerate(children):
+            if isinstance(child, Branch):
+                if child.node_id == node_id:
+                    new.parent = child.parent
+                    children[index] = new
+                    return child
+                inner = child.replace(node_id, new)
+                if inner is not None:
+                    return inner
+        return None
+
+
+class Container(Branch):
+    __slots__ = ("flags", "keep_with_id", "name")
+
+    def __init__(
+        self, parent: Branch | None, node_id: int, name: str | None, priority: float, flags: int
+    ) -> None:
+        super().__init__(CONTAINER, parent, node_id, priority)
+        self.name = name
+        self.flags = flags
+        self.keep_with_id: int | None = None
+
+    def token_count(self, counting: Counting) -> float:
+        if counting.exact and self.parent is not None and _inside_message(self):
+            return _exact_fragment_tokens(self, counting)
+        total: float = 0
+        for child in self.children:
+            if isinstance(child, Branch):
+                total += child.token_count(counting)
+            else:
+                total += child.upper_bound(counting)
+        return total
+
+    def upper_bound(self, counting: Counting) -> float:
+        total: float = 0
+        for child in self.children:
+            total += child.upper_bound(counting)
+        return total
+
+    def base_tokens(self, counting: Counting) -> float:
+        total: float = 0
+        for child in self.children:
+            if isinstance(child, Branch):
+                total += child.base_tokens(counting)
+        return total
+
+    def replace(self, node_id: int, new: Branch) -> Branch | None:
+        old = super().replace(node_id, new)
+        if old is not None and _counting_exact.value and self.parent is not None:
+            self.on_chunks_change()  # exact mode: the enclosing message's text changed
+        return old
+
+
+class _Flag:
+    value = False
+
+
+# Set by the renderer for the duration of an exact-mode render (replace() has no counting arg).
+_counting_exact = _Flag()
+
+
+class Message(Branch):
+    __slots__ = (
+        "_base",
+        "_count",
+        "_text",
+        "_upper",
+        "name",
+        "role",
+        "tool_call_id",
+        "tool_calls",
+    )
+
+    def __init__(
+        self,
+        parent: Branch | None,
+        node_id: int,
+        role: int,
+        name: Any,
+        tool_calls: list[dict[str, Any]] | None,
+        tool_call_id: Any,
+        priority: float,
+    ) -> None:
+        super().__init__(MESSAGE, parent, node_id, priority)
+        self.role = role
+        self.name = name
+        self.tool_calls = tool_calls
+        self.tool_call_id = tool_call_id
+        self._count: float | None = None
+        self._upper: float | None = None
+        self._base: float | None = None
+        self._text: list[Any] | None = None
+
+    def is_empty(self) -> bool:
+        if self.tool_calls:
+            return False
+        return not any(not child.is_empty() for child in self.children)
+
+    def on_chunks_change(self) -> None:
+        self._count = None
+        self._upper = None
+        self._text = None
+        if self.parent is not None:
+            self.parent.on_chunks_change()
+
+    def replace(self, node_id: int, new: Branch) -> Branch | None:
+        old = super().replace(node_id, new)
+        if old is not None:
+            self.on_chunks_change()
+        return old
+
+    def forget_counts(self) -> None:
+        """Exact mode: tool calls changed, so every cached count is stale."""
+        self._base = None
+        self.on_chunks_change()
+
+    def token_count(self, counting: Counting) -> float:
+        if self._count is None:
+            if counting.exact and self.is_empty():
+                self._count = 0
+            else:
+                self._count = counting.tokenizer.message_tokens(self.to_raw())
+        return self._count
+
+    def upper_bound(self, counting: Counting) -> float:
+        if self._upper is None:
+            total = self.base_tokens(counting)
+            for child in self.children:
+                total += child.upper_bound(counting)
+            self._upper = total
+        return self._upper
+
+    def base_tokens(self, counting: Counting) -> float:
+        if self._base is None:
+            raw = self.to_raw()
+            content = []
+            for part in raw["content"]:
+                kind = part["type"]
+                if kind == PART_TEXT:
+                    content.append({**part, "text": ""})
+                elif kind not in (PART_IMAGE, PART_DOCUMENT):
+                    content.append(part)
+            raw["content"] = content
+            self._base = counting.tokenizer.message_tokens(raw)
+        return self._base
+
+    def text_parts(self) -> list[Any]:
+        """Content in order: joined strings and non-text parts (the library's ``_text``)."""
+        if self._text is None:
+            self._text = assemble_content(self)
+        return self._text
+
+    def to_raw(self) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        for element in self.text_parts():
+            if isinstance(element, str):
+                content.append({"type": PART_TEXT, "text": element})
+            elif element.kind == IMAGE:
+                content.append({"type": PART_IMAGE, "imageUrl": element.image_url()})
+            elif element.kind == DOCUMENT:
+                data = {"data": element.data, "mediaType": element.media_type}
+                content.append({"type": PART_DOCUMENT, "documentData": data})
+            elif element.kind == OPAQUE:
+                content.append({"type": PART_OPAQUE, "value": element.value})
+            else:
+                content.append({"type": PART_BREAKPOINT, "cacheType": element.cache_type})
+        raw: dict[str, Any] = {"role": self.role, "content": content}
+        role = self.role
+        if role in (0, 1):
+            if self.name:
+                raw["name"] = self.name
+        elif role == 2:
+            if self.name:
+                raw["name"] = self.name
+            if self.tool_calls:
+                raw["toolCalls"] = [
+                    {"function": c["function"], "id": c["id"], "type": c["type"]}
+                    for c in self.tool_calls
+                ]
+        else:
+            raw["toolCallId"] = self.tool_call_id
+        return raw
+
+
+AnyNode = Union[TextPart, ImagePart, DocumentPart, OpaquePart, BreakpointPart, Container, Message]  # noqa: UP007
+
+
+def _inside_message(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.kind == MESSAGE:
+            return True
+        parent = parent.parent
+    return False
+
+
+def content_chunks(branch: Branch, text_sibling: bool = False) -> Iterator[tuple[Node, bool]]:
+    for child in branch.children:
+        kind = child.kind
+        if kind == TEXT:
+            yield child, text_sibling
+            text_sibling = True
+        elif kind in (IMAGE, DOCUMENT, OPAQUE, BREAKPOINT):
+            yield child, False
+        else:
+            assert isinstance(child, Branch)
+            yield from content_chunks(child, text_sibling)
+            text_sibling = False
+
+
+def assemble_content(branch: Branch) -> list[Any]:
+    result: list[Any] = []
+    for content, text_sibling in content_chunks(branch):
+        kind = content.kind
+        if kind in (IMAGE, DOCUMENT, OPAQUE):
+            result.append(content)
+            continue
+        if kind == BREAKPOINT:
+            if result and not isinstance(result[-1], str) and result[-1].kind == BREAKPOINT:
+                result[-1] = content
+            else:
+                result.append(content)
+            continue
+        assert isinstance(content, TextPart)
+        breaks = content.line_break == ALWAYS_BREAK or (
+            content.line_break == BREAK_IF_NOT_TEXT_SIBLING and not text_sibling
+        )
+        previous = result[-1] if result else None
+        if breaks and isinstance(previous, str) and previous and previous[-1] != "\n":
+            result[-1] += "\n"
+        if result and isinstance(result[-1], str):
+            result[-1] += content.text
+        else:
+            result.append(content.text)
+    return result
+
+
+def _exact_fragment_tokens(container: Container, counting: Counting) -> float:
+    """Exact mode: what a container inside a message adds, counted as its assembled parts."""
+    total: float = 0
+    for element in assemble_content(container):
+        if isinstance(element, str):
+            total += counting.tokenizer.text_tokens(element)
+        else:
+            total += element.upper_bound(counting)
+    return total
+
+
+def iter_messages(branch: Branch) -> Iterator[Message]:
+    """Non-empty messages in order; text outside a message is the library's error."""
+    for child in branch.children:
+        if child.kind == CONTAINER:
+            assert isinstance(child, Container)
+            yield from iter_messages(child)
+        elif child.kind == MESSAGE:
+            assert isinstance(child, Message)
+            if not child.is_empty():
+                yield child
+        else:
+            shown = child.text if isinstance(child, TextPart) else "undefined"
+            raise TextOutsideMessageError(
+                f'Cannot have a text node outside a ChatMessage. Text: "{shown}"'
+            )
+
+
+class TextOutsideMessageError(Exception):
+    pass

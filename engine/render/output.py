@@ -1,0 +1,126 @@
+"""Render results in the oracle's JSON form (ptsx-oracle FORMAT.md "Output"), byte for byte.
+
+Objects are written as JavaScript's JSON.stringify would: integer-like keys first in ascending
+order, integral numbers without a fraction, NaN as null, non-ASCII characters as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from engine.render.openai_form import ROLE_NAMES, drop_undefined, to_openai_message
+from engine.render.renderer import LIBRARY, RenderResult
+
+TEXT, IMAGE, OPAQUE, BREAKPOINT, DOCUMENT = 1, 0, 2, 3, 4
+
+
+def part_json(part: dict[str, Any]) -> dict[str, Any]:
+    kind = part["type"]
+    if kind == TEXT:
+        return {"type": "text", "text": part["text"]}
+    if kind == IMAGE:
+        url = part["imageUrl"]
+        shown: dict[str, Any] = {"type": "image", "url": url["url"]}
+        if url.get("detail") is not None:
+            shown["detail"] = url["detail"]
+        if url.get("mediaType") is not None:
+            shown["mediaType"] = url["mediaType"]
+        return shown
+    if kind == DOCUMENT:
+        data = part["documentData"]
+        return {"type": "document", "data": data.get("data"), "mediaType": data.get("mediaType")}
+    if kind == OPAQUE:
+        return {"type": "opaque", "value": part["value"]}
+    shown = {"type": "cacheBreakpoint"}
+    if part.get("cacheType") is not None:
+        shown["cacheType"] = part["cacheType"]
+    return shown
+
+
+def message_json(message: dict[str, Any]) -> dict[str, Any]:
+    role = message["role"]
+    shown: dict[str, Any] = {"role": ROLE_NAMES[role] if 0 <= role < 4 else str(role)}
+    if message.get("name") is not None:
+        shown["name"] = message["name"]
+    shown["content"] = [part_json(part) for part in message["content"]]
+    shown["text"] = "".join(p["text"] for p in message["content"] if p["type"] == TEXT)
+    if message.get("toolCalls") is not None:
+        shown["toolCalls"] = [
+            {
+                "id": call["id"],
+                "name": call["function"].get("name"),
+                "arguments": call["function"].get("arguments"),
+            }
+            for call in message["toolCalls"]
+        ]
+    if message.get("toolCallId") is not None:
+        shown["toolCallId"] = message["toolCallId"]
+    return shown
+
+
+def result_json(result: RenderResult, openai: bool = False) -> dict[str, Any]:
+    """The oracle's output object for one render."""
+    shown: dict[str, Any] = {
+        "library": LIBRARY,
+        "tokenizer": result.tokenizer,
+        "budget": result.budget,
+    }
+    if result.error is None:
+        assert result.messages is not None
+        shown["tokenCount"] = result.token_count
+        shown["messages"] = [message_json(m) for m in result.messages]
+        if openai:
+            shown["openai"] = [drop_undefined(to_openai_message(m)) for m in result.messages]
+        shown["pruned"] = result.pruned
+        shown["absent"] = result.absent
+        shown["removedCount"] = result.removed_count
+    else:
+        error: dict[str, Any] = {"type": result.error.type, "message": result.error.message}
+        if result.error.unpruned_messages is not None:
+            error["unprunedMessages"] = [message_json(m) for m in result.error.unpruned_messages]
+        shown["error"] = error
+    shown["budgets"] = result.budgets
+    shown["expandableCalls"] = result.expandable_calls
+    return shown
+
+
+def _array_index(key: str) -> int | None:
+    if key.isdigit() and (key == "0" or not key.startswith("0")) and key.isascii():
+        value = int(key)
+        if value < 4294967295:
+            return value
+    return None
+
+
+def js_value(value: Any) -> Any:
+    """Values as JSON.stringify sees them: JS key order, integral floats as integers."""
+    if isinstance(value, dict):
+        indexed = []
+        named = []
+        for key, item in value.items():
+            index = _array_index(str(key))
+            if index is None:
+                named.append((str(key), js_value(item)))
+            else:
+                indexed.append((index, str(key), js_value(item)))
+        indexed.sort()
+        return {**{k: v for _, k, v in indexed}, **dict(named)}
+    if isinstance(value, list):
+        return [js_value(item) for item in value]
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return None
+        if value == int(value) and abs(value) < 1e21:
+            return int(value)
+    return value
+
+
+def dumps(value: Any, indent: int | None = None) -> str:
+    return json.dumps(
+        js_value(value),
+        ensure_ascii=False,
+        indent=indent,
+        separators=(",", ":") if indent is None else (",", ": "),
+    )

@@ -1,0 +1,570 @@
+"""The render phase: every element gets a budget from the flex rules and renders its children.
+
+Siblings are grouped by ``flexGrow`` (none first, then highest first). A group shares what is left
+after earlier groups and after the ``flexReserve`` of later groups, split by ``flexBasis``;
+TokenLimits whose share exceeds their ``max`` get exactly ``max``. An element's consumption
+(literal text, plus base message tokens for messages) is capped at its budget and reduces what later
+groups get. The result is a tree of ``RenderNode`` ready to materialize; nothing is pruned here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+from engine.render.jstext import WHITESPACE_RUN
+from engine.render.materialized import (
+    ALWAYS_BREAK,
+    BREAK_IF_NOT_TEXT_SIBLING,
+    FLAG_CHUNK,
+    FLAG_EMPTY_ALTERNATE,
+    FLAG_LEGACY,
+    FLAG_PASS_PRIORITY,
+    NO_BREAK,
+    BreakpointPart,
+    Container,
+    DocumentPart,
+    ImagePart,
+    Message,
+    Node,
+    OpaquePart,
+    TextPart,
+)
+from engine.render.model import MAX_PRIORITY, MESSAGE_ROLES, Child, Element, Sizing
+from engine.render.textfit import RegexCursor, Steps, cursor_for, fit_steps, run_interleaved
+from engine.render.tokenizers import Tokenizer
+
+INF = math.inf
+CTOR_NAMES = {
+    "system": "SystemMessage",
+    "user": "UserMessage",
+    "assistant": "AssistantMessage",
+    "tool": "ToolMessage",
+    "elem": "Elem",
+    "chunk": "Chunk",
+    "legacy": "LegacyPrioritization",
+    "tokenlimit": "TokenLimit",
+    "prioritizedlist": "PrioritizedList",
+    "keepwith": "KeepWith",
+    "ifempty": "IfEmpty",
+    "logicalwrapper": "LogicalWrapper",
+    "textchunk": "TextChunk",
+    "image": "Image",
+    "document": "Document",
+    "expandable": "Expandable",
+    "fill": "Fill",
+    "echo": "Echo",
+    "root": "Root",
+}
+
+
+class RenderError(Exception):
+    """An error the library raises while rendering (reported as ``error`` with its type)."""
+
+    def __init__(self, message: str, type_name: str = "Error") -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+
+def js_number(value: float) -> str:
+    """A number as JavaScript prints it in a template string."""
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value == int(value) and abs(value) < 1e21:
+            return str(int(value))
+    return str(value)
+
+
+def js_floor(value: float) -> float:
+    if isinstance(value, int):
+        return value
+    if value != value or math.isinf(value):
+        return value
+    return math.floor(value)
+
+
+def js_div(a: float, b: float) -> float:
+    if b == 0:
+        if a == 0 or a != a:
+            return math.nan
+        return math.inf if a > 0 else -math.inf
+    return a / b
+
+
+class SizingContext:
+    """The library's PromptSizingContext: consumption never reported above the budget."""
+
+    __slots__ = ("budget", "used")
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget
+        self.used: float = 0
+
+    @property
+    def consumed(self) -> float:
+        return self.budget if self.used > self.budget else self.used
+
+    @property
+    def remaining(self) -> float:
+        left = self.budget - self.used
+        return left if left > 0 or left != left else 0
+
+
+class RenderText:
+    __slots__ = ("child_index", "line_break", "priority", "text")
+
+    def __init__(self, text: str, priority: float, child_index: int, line_break: bool) -> None:
+        self.text = text
+        self.priority = priority
+        self.child_index = child_index
+        self.line_break = line_break
+
+
+class RenderLeaf:
+    """An opaque part or a cache breakpoint placed by an element."""
+
+    __slots__ = ("child_index", "element", "priority")
+
+    def __init__(self, element: Element, priority: float, child_index: int) -> None:
+        self.element = element
+        self.priority = priority
+        self.child_index = child_index
+
+
+class RenderNode:
+    """One rendered element instance (the library's PromptTreeElement)."""
+
+    __slots__ = ("child_index", "children", "element", "flags", "json_id", "keep_with", "node_id")
+
+    def __init__(self, node_id: int, child_index: int, element: Element | None) -> None:
+        self.node_id = node_id
+        self.child_index = child_index
+        self.element = element
+        self.children: list[RenderNode | RenderText | RenderLeaf] = []
+        self.flags = 0
+        self.json_id: str | None = None
+        self.keep_with: int | None = None
+
+
+@dataclasses.dataclass
+class Growable:
+    node: RenderNode
+    element: Element
+    initial_consume: float
+
+
+@dataclasses.dataclass
+class RenderPhaseResult:
+    root: RenderNode
+    budgets: dict[str, float]
+    expandable_calls: list[dict[str, Any]]
+    token_limits: list[tuple[Any, int]]
+    growables: list[Growable]
+    created_ids: list[str]
+
+
+class RenderPhase:
+    def __init__(self, tokenizer: Tokenizer, exact: bool, keep_with_ids: dict[str, int]) -> None:
+        self.tokenizer = tokenizer
+        self.exact = exact
+        self.keep_with_ids = keep_with_ids
+        self.next_node_id = 0
+        self.budgets: dict[str, float] = {}
+        self.expandable_calls: list[dict[str, Any]] = []
+        self.token_limits: list[tuple[Any, int]] = []
+        self.growables: list[Growable] = []
+        self.created_ids: list[str] = []
+
+    def new_node(self, child_index: int, element: Element | None) -> RenderNode:
+        node = RenderNode(self.next_node_id, child_index, element)
+        self.next_node_id += 1
+        return node
+
+    def count_text(self, text: str) -> int:
+        return self.tokenizer.text_tokens(text)
+
+    def run(self, root_children: list[Child], budget: float) -> RenderPhaseResult:
+        root_element = Element("root", list(root_children))
+        root = self.new_node(0, root_element)
+        self._process_pieces(SizingContext(budget), [(root, root_element, ["Root"])])
+        return RenderPhaseResult(
+            root,
+            self.budgets,
+            self.expandable_calls,
+            self.token_limits,
+            self.growables,
+            self.created_ids,
+        )
+
+    # -- flex allocation -------------------------------------------------------------------
+    def _process_pieces(
+        self, sizing: SizingContext, todo: list[tuple[RenderNode, Element, list[str]]]
+    ) -> None:
+        if not todo:
+            return
+        groups: dict[float, list[tuple[RenderNode, Element, list[str]]]] = {}
+        for node, element, path in todo:
+            if element.id is not None:
+                node.json_id = element.id
+                self.created_ids.append(element.id)
+            if element.kind == "tokenlimit":
+                self.token_limits.append((element.props.get("max"), node.node_id))
+            node.flags = _flags(element)
+            if element.kind == "keepwith":
+                group = element.props["group"]
+                node.keep_with = self.keep_with_ids.setdefault(group, len(self.keep_with_ids))
+            key = INF if element.flex_grow is None else element.flex_grow
+            groups.setdefault(key, []).append((node, element, path))
+        ordered = [groups[key] for key in sorted(groups, key=lambda k: -k)]
+        for group_index, group in enumerate(ordered):
+            reserved: float = 0
+            for later in ordered[group_index + 1 :]:
+                for _, element, _ in later:
+                    reserve = element.flex_reserve
+                    if not reserve:
+                        continue
+                    if isinstance(reserve, str):
+                        reserved += js_floor(js_div(sizing.remaining, float(reserve[1:])))
+                    else:
+                        reserved += reserve
+            sizing.used += reserved
+            basis_sum: float = 0
+            for _, element, _ in group:
+                basis_sum += _basis(element)
+            constant_limits: float = 0
+            capped: list[bool] = []
+            for _, element, _ in group:
+                limit = element.props.get("max") if element.kind == "tokenlimit" else None
+                if limit is None:
+                    capped.append(False)
+                    continue
+                share = js_floor(sizing.remaining * js_div(_basis(element), basis_sum))
+                if share < limit:
+                    capped.append(False)
+                    continue
+                basis_sum -= _basis(element)
+                constant_limits += limit
+                capped.append(True)
+            budgets: list[float] = []
+            for index, (_, element, _) in enumerate(group):
+                if capped[index]:
+                    budgets.append(element.props["max"])
+                else:
+                    proportion = js_div(_basis(element), basis_sum)
+                    budgets.append(js_floor((sizing.remaining - constant_limits) * proportion))
+            sizing.used -= reserved
+            for index, (_, element, _) in enumerate(group):
+                if element.id is not None:
+                    self.budgets[element.id] = budgets[index]
+            rendered = self._render_group(group, budgets)
+            for index, (node, element, path) in enumerate(group):
+                consumption = self._render_piece(
+                    budgets[index], node, element, path, rendered[index]
+                )
+                if element.kind == "expandable":
+                    self.growables.append(Growable(node, element, consumption))
+                sizing.used += consumption
+
+    def _render_group(
+        self, group: list[tuple[RenderNode, Element, list[str]]], budgets: list[float]
+    ) -> list[list[Child]]:
+        """prepare() of the whole group (text fitting interleaved as in JS), then render()."""
+        fits: dict[int, Steps] = {}
+        shared_whitespace = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
+        for index, (_, element, path) in enumerate(group):
+            if element.kind == "textchunk":
+                steps = self._text_chunk_steps(element, budgets[index], shared_whitespace, path)
+                if steps is not None:
+                    fits[index] = steps
+            elif element.kind == "fill":
+                cursor = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
+                text = element.props["text"]
+                fits[index] = fit_steps(self.count_text, budgets[index], cursor, text)
+        fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True))
+        outputs: list[list[Child]] = []
+        for index, (_, element, _) in enumerate(group):
+            outputs.append(self._render_output(element, budgets[index], fitted.get(index)))
+        return outputs
+
+    def _text_chunk_steps(
+        self, element: Element, budget: float, shared: RegexCursor, path: list[str]
+    ) -> Steps | None:
+        props = element.props
+        if props.get("break_on_whitespace"):
+            cursor: str | RegexCursor = shared
+        elif props.get("break_on"):
+            try:
+                cursor = cursor_for(props["break_on"])
+            except ValueError as error:
+                raise RenderError(f"{error} (at tsx element {' > '.join(path)})") from None
+        else:
+            return None
+        text = ""
+        for child in element.children:
+            if isinstance(child, str):
+                text += child
+            elif child.kind == "br":
+                text += "\n"
+            elif child.kind not in ("opaque", "cacheBreakpoint"):
+                raise RenderError(
+                    "TextChunk children must be text literals or intrinsic attributes. "
+                    f"(at tsx element {' > '.join(path)})"
+                )
+        return fit_steps(self.count_text, budget, cursor, text)
+
+    def _render_output(self, element: Element, budget: float, fitted: str | None) -> list[Child]:
+        kind = element.kind
+        props = element.props
+        if kind == "textchunk" and fitted is not None:
+            intrinsics: list[Child] = [
+                c for c in element.children if isinstance(c, Element) and c.kind != "br"
+            ]
+            return [*intrinsics, fitted]
+        if kind == "fill":
+            return [fitted or ""]
+        if kind == "echo":
+            pad = props.get("pad") or ""
+            label = props.get("label")
+            shown = "undefined" if label is None else str(label)
+            return [f"{pad + ' ' if pad else ''}{shown}={js_number(budget)}"]
+        if kind == "expandable":
+            self.expandable_calls.append({"id": element.id, "budget": budget})
+            value: Callable[[Sizing], str] = props["value"]
+            return [value(Sizing(budget, self.count_text))]
+        if kind == "prioritizedlist":
+            return _prioritized(element)
+        if kind == "ifempty":
+            alt = props.get("alt")
+            alt_children = [] if alt is None else list(alt) if isinstance(alt, list) else [alt]
+            return [
+                Element("logicalwrapper", alt_children),
+                Element("logicalwrapper", list(element.children), flex_grow=1),
+            ]
+        return list(element.children)
+
+    # -- one element's children ---------------------------------------------------------
+    def _render_piece(
+        self,
+        budget: float,
+        node: RenderNode,
+        element: Element,
+        path: list[str],
+        output: list[Child],
+    ) -> float:
+        pieces = _flatten(output)
+        child_sizing = SizingContext(budget)
+        used: float = 0
+        if element.kind in ("system", "user", "assistant") or (
+            self.exact and element.kind == "tool"
+        ):
+            used += self.tokenizer.message_tokens(_empty_message(element))
+        for piece in pieces:
+            if isinstance(piece, str):
+                used += self.tokenizer.text_tokens(piece)
+        child_sizing.used = used
+        own_priority = MAX_PRIORITY if element.priority is None else element.priority
+        if element.kind == "textchunk":
+            self._text_chunk_children(node, element, pieces, own_priority)
+            return child_sizing.consumed
+        todo: list[tuple[RenderNode, Element, list[str]]] = []
+        for piece in pieces:
+            if isinstance(piece, str):
+                node.children.append(RenderText(piece, own_priority, len(node.children), False))
+            elif piece.kind in ("br", "opaque", "cacheBreakpoint"):
+                self._intrinsic(node, element, piece, own_priority, len(node.children))
+            else:
+                child = self.new_node(len(node.children), piece)
+                node.children.append(child)
+                todo.append((child, piece, [*path, CTOR_NAMES.get(piece.kind, piece.kind)]))
+        self._process_pieces(child_sizing, todo)
+        return child_sizing.consumed
+
+    def _text_chunk_children(
+        self, node: RenderNode, element: Element, pieces: list[str | Element], priority: float
+    ) -> None:
+        content: list[str] = []
+        for piece in pieces:
+            if isinstance(piece, str):
+                content.append(piece)
+            elif piece.kind == "br":
+                content.append("\n")
+            elif piece.kind in ("opaque", "cacheBreakpoint"):
+                # intrinsics inside a TextChunk do not inherit its priority
+                self._intrinsic(node, element, piece, MAX_PRIORITY, node.child_index)
+            else:
+                raise RenderError("TextChunk cannot have extrinsic children!")
+        node.children.append(RenderText("".join(content), priority, node.child_index, True))
+
+    def _intrinsic(
+        self, node: RenderNode, owner: Element, piece: Element, priority: float, index: int
+    ) -> None:
+        inherited = priority if piece.priority is None else piece.priority
+        if piece.kind == "br":
+            node.children.append(RenderText("\n", inherited, index, False))
+        elif piece.kind == "opaque":
+            node.children.append(RenderLeaf(piece, inherited, index))
+        else:
+            if owner.kind not in MESSAGE_ROLES:
+                raise RenderError("Cache breakpoints may only be direct children of chat messages")
+            node.children.append(RenderLeaf(piece, MAX_PRIORITY, index))
+
+
+def _basis(element: Element) -> float:
+    return 1 if element.flex_basis is None else element.flex_basis
+
+
+def _flags(element: Element) -> int:
+    flags = 0
+    if element.kind == "legacy":
+        flags |= FLAG_LEGACY
+    if element.kind == "chunk":
+        flags |= FLAG_CHUNK
+    if element.kind == "ifempty":
+        flags |= FLAG_EMPTY_ALTERNATE
+    if element.pass_priority:
+        flags |= FLAG_PASS_PRIORITY
+    return flags
+
+
+def _flatten(children: list[Child], into: list[str | Element] | None = None) -> list[str | Element]:
+    out: list[str | Element] = [] if into is None else into
+    for child in children:
+        if isinstance(child, str):
+            out.append(child)
+        elif child.kind == "fragment":
+            _flatten(child.children, out)
+        else:
+            out.append(child)
+    return out
+
+
+def _prioritized(element: Element) -> list[Child]:
+    base = 0 if element.priority is None else element.priority
+    descending = bool(element.props.get("descending"))
+    children = element.children
+    out: list[Child] = []
+    for index, child in enumerate(children):
+        if child == "":
+            continue
+        priority = base - index if descending else base - len(children) + index
+        if isinstance(child, str):
+            out.append(Element("textchunk", [child], priority=priority))
+        elif child.kind == "fragment":
+            out.append(child)
+        else:
+            out.append(dataclasses.replace(child, priority=priority))
+    return out
+
+
+def _empty_message(element: Element) -> dict[str, Any]:
+    props = element.props
+    message: dict[str, Any] = {"role": MESSAGE_ROLES[element.kind], "content": []}
+    if props.get("name"):
+        message["name"] = props["name"]
+    calls = props.get("tool_calls")
+    if calls is not None and element.kind == "assistant":
+        message["toolCalls"] = [tool_call_dict(call, {}) for call in calls]
+    if props.get("tool_call_id"):
+        message["toolCallId"] = props["tool_call_id"]
+    return message
+
+
+def tool_call_dict(call: Any, keep_with_ids: dict[str, int]) -> dict[str, Any]:
+    group = call.keep_with
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+        "keepWith": None if group is None else keep_with_ids.setdefault(group, len(keep_with_ids)),
+    }
+
+
+# -- materialization -------------------------------------------------------------------------
+def materialize(
+    node: RenderNode, parent: Container | Message | None, keep_with_ids: dict[str, int]
+) -> Node:
+    element = node.element
+    children = sorted(node.children, key=lambda child: child.child_index)
+    kind = None if element is None else element.kind
+    priority: float
+    if element is not None and element.priority is not None:
+        priority = element.priority
+    elif element is not None and element.pass_priority:
+        priority = 0
+    else:
+        priority = MAX_PRIORITY
+    made: Node
+    if kind == "image":
+        assert element is not None
+        props = element.props
+        made = ImagePart(
+            parent,
+            props.get("src") or "",
+            element.priority if element.priority is not None else MAX_PRIORITY,
+            props.get("detail"),
+            props.get("mime_type"),
+        )
+    elif kind == "document":
+        assert element is not None
+        made = DocumentPart(
+            parent,
+            element.props.get("data"),
+            element.props.get("media_type"),
+            element.priority if element.priority is not None else MAX_PRIORITY,
+        )
+    elif kind in MESSAGE_ROLES:
+        assert element is not None
+        props = element.props
+        calls = props.get("tool_calls") if kind == "assistant" else None
+        message = Message(
+            parent,
+            node.node_id,
+            MESSAGE_ROLES[kind],
+            props.get("name"),
+            None if calls is None else [tool_call_dict(c, keep_with_ids) for c in calls],
+            props.get("tool_call_id") if kind == "tool" else None,
+            element.priority if element.priority is not None else MAX_PRIORITY,
+        )
+        message.children = [_materialize_child(child, message, keep_with_ids) for child in children]
+        made = message
+    else:
+        name = None if kind is None else CTOR_NAMES.get(kind, kind)
+        container = Container(parent, node.node_id, name, priority, node.flags)
+        container.keep_with_id = node.keep_with
+        container.children = [
+            _materialize_child(child, container, keep_with_ids) for child in children
+        ]
+        if node.flags & FLAG_EMPTY_ALTERNATE:
+            alternate, default = container.children
+            container.children = [alternate] if default.is_empty() else [default]
+        made = container
+    made.json_id = node.json_id
+    return made
+
+
+def _materialize_child(
+    child: RenderNode | RenderText | RenderLeaf,
+    parent: Container | Message,
+    keep_with_ids: dict[str, int],
+) -> Node:
+    if isinstance(child, RenderNode):
+        return materialize(child, parent, keep_with_ids)
+    if isinstance(child, RenderText):
+        if child.line_break:
+            line_break = ALWAYS_BREAK
+        elif child.child_index == 0:
+            line_break = BREAK_IF_NOT_TEXT_SIBLING
+        else:
+            line_break = NO_BREAK
+        return TextPart(parent, child.text, child.priority, line_break)
+    element = child.element
+    if element.kind == "opaque":
+        return OpaquePart(
+            parent, element.props.get("value"), element.props.get("token_usage"), child.priority
+        )
+    return BreakpointPart(parent, element.props.get("cache_type"))

@@ -1,0 +1,246 @@
+"""Render a prompt tree to a budget: flex render, materialize, grow, enforce TokenLimits, prune.
+
+``mode="prompt-tsx"`` reproduces @vscode/prompt-tsx 0.4.0-alpha.9 exactly, quirks included.
+``mode="exact"`` (ctxtop's default) corrects the quirks that make counts wrong or prune more than
+needed; each correction is listed in docs/render.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.render.loader import TreeDocument, assign_missing_ids
+from engine.render.materialized import (
+    BREAK_IF_NOT_TEXT_SIBLING,
+    CONTAINER,
+    DOCUMENT,
+    IMAGE,
+    MESSAGE,
+    Branch,
+    Container,
+    Counting,
+    Node,
+    TextOutsideMessageError,
+    TextPart,
+    _counting_exact,
+    iter_messages,
+)
+from engine.render.model import MAX_PRIORITY, Child, Sizing
+from engine.render.phase import RenderError, RenderPhase, RenderPhaseResult, materialize
+from engine.render.prune import BudgetExceededError, NoLowestNodeError, Pruner
+from engine.render.tokenizers import Tokenizer, get_tokenizer
+
+MODES = ("exact", "prompt-tsx")
+LIBRARY = "@vscode/prompt-tsx@0.4.0-alpha.9"
+SAVINGS_MARGIN = 1.25  # the library's buffer on estimated savings (PR #172)
+
+
+@dataclass
+class RenderError_:
+    type: str
+    message: str
+    unpruned_messages: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class RenderResult:
+    budget: int
+    tokenizer: str
+    mode: str
+    token_count: float | None = None
+    messages: list[dict[str, Any]] | None = None
+    pruned: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    removed_count: int = 0
+    budgets: dict[str, float] = field(default_factory=dict)
+    expandable_calls: list[dict[str, Any]] = field(default_factory=list)
+    error: RenderError_ | None = None
+    # for the report
+    initial_tree_factory: Callable[[], Node] | None = None
+    final_tree: Node | None = None
+    removals: list[tuple[Node, str, str | None]] = field(default_factory=list)
+
+
+def render(
+    tree: TreeDocument | list[Child],
+    budget: int | None = None,
+    tokenizer: str | None = None,
+    mode: str = "exact",
+) -> RenderResult:
+    """Renders ``tree`` (a loaded document or a list of root children) to ``budget`` tokens."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if isinstance(tree, TreeDocument):
+        document = tree
+    else:
+        document = TreeDocument(root=list(tree))
+        assign_missing_ids(document.root)
+    budget_value = budget if budget is not None else document.budget
+    if budget_value is None:
+        budget_value = MAX_PRIORITY
+    tokenizer_name = tokenizer or document.tokenizer or "words"
+    run = _Run(get_tokenizer(tokenizer_name), mode == "exact")
+    result = RenderResult(budget_value, tokenizer_name, mode)
+    previous = _counting_exact.value
+    _counting_exact.value = run.counting.exact
+    try:
+        run.render(document.root, budget_value, result)
+    finally:
+        _counting_exact.value = previous
+    return result
+
+
+class _Run:
+    def __init__(self, tokenizer: Tokenizer, exact: bool) -> None:
+        self.tokenizer = tokenizer
+        self.counting = Counting(tokenizer, exact)
+        self.pruner = Pruner(self.counting)
+        self.phase: RenderPhaseResult | None = None
+
+    def render(self, children: list[Child], budget: int, result: RenderResult) -> None:
+        keep_with_ids: dict[str, int] = {}
+        phase_runner = RenderPhase(self.tokenizer, self.counting.exact, keep_with_ids)
+        try:
+            phase = self.phase = phase_runner.run(children, budget)
+        except RenderError as error:
+            result.budgets = phase_runner.budgets
+            result.expandable_calls = phase_runner.expandable_calls
+            result.error = RenderError_(error.type_name, str(error))
+            return
+        result.budgets = phase.budgets
+        result.expandable_calls = phase.expandable_calls
+        root = materialize(phase.root, None, keep_with_ids)
+        assert isinstance(root, Branch)
+        initial_ids = collect_ids(root)
+        result.initial_tree_factory = lambda: materialize(phase.root, None, dict(keep_with_ids))
+        try:
+            original = [message.to_raw() for message in iter_messages(root)]
+        except TextOutsideMessageError as error:
+            result.error = RenderError_("Error", str(error))
+            return
+        try:
+            removed = self._fit(root, budget, phase)
+        except BudgetExceededError as error:
+            result.error = RenderError_("BudgetExceededError", str(error), original)
+            return
+        except NoLowestNodeError as error:
+            result.error = RenderError_("Error", str(error))
+            return
+        try:
+            result.messages = [message.to_raw() for message in iter_messages(root)]
+        except TextOutsideMessageError as error:
+            result.error = RenderError_("Error", str(error))
+            return
+        result.token_count = root.token_count(self.counting)
+        final_ids = set(collect_ids(root))
+        initial_set = set(initial_ids)
+        result.pruned = [node_id for node_id in initial_ids if node_id not in final_ids]
+        result.absent = [node_id for node_id in phase.created_ids if node_id not in initial_set]
+        result.removed_count = removed
+        result.final_tree = root
+        result.removals = [
+            (node, why, _limit_label(limit)) for node, why, limit in self.pruner.events
+        ]
+
+    def _fit(self, root: Branch, budget: int, phase: RenderPhaseResult) -> int:
+        counting = self.counting
+        limits: list[tuple[Any, int]] = [(budget, root.node_id), *phase.token_limits]
+        removed_total = 0
+        for limit, node_id in reversed(limits):
+            if limit is None or limit > budget:
+                continue
+            container = root.find(node_id)
+            if container is None:
+                continue
+            self.pruner.limit = None if container is root else limit
+            count = container.token_count(counting)
+            if count < limit and not self._grow(container, count, limit, phase):
+                continue
+            count = container.token_count(counting)
+            if counting.exact:
+                while count > limit:
+                    removed: list[Node] = []
+                    self.pruner.remove_lowest(container, removed)
+                    removed_total += len(removed)
+                    count = container.token_count(counting)
+                continue
+            while count > limit:
+                overhead = container.base_tokens(counting)
+                while True:
+                    removed = []
+                    self.pruner.remove_lowest(container, removed)
+                    for node in removed:
+                        removed_total += 1
+                        count -= node.upper_bound(counting) * SAVINGS_MARGIN
+                    if not count - overhead > limit:
+                        break
+                count = container.token_count(counting)
+        return removed_total
+
+    def _grow(self, tree: Branch, used: float, limit: float, phase: RenderPhaseResult) -> bool:
+        if not phase.growables:
+            return False
+        exact = self.counting.exact
+        for growable in phase.growables:
+            node_id = growable.node.node_id
+            current = tree.find(node_id)
+            if current is None:
+                continue
+            budget = limit - used + growable.initial_consume
+            if exact:
+                budget = min(budget, self._room_in_enclosing_limits(current, tree, phase))
+            phase.expandable_calls.append({"id": growable.element.id, "budget": budget})
+            text = growable.element.props["value"](Sizing(budget, self.tokenizer.text_tokens))
+            tokens = self.tokenizer.text_tokens(text)
+            consumed = budget if tokens > budget else tokens
+            element = growable.element
+            priority: float = MAX_PRIORITY
+            flags = 0
+            if exact:  # keep the Expandable's own priority and flags
+                priority = MAX_PRIORITY if element.priority is None else element.priority
+                flags = growable.node.flags
+            replacement = Container(None, node_id, None, priority, flags)
+            replacement.json_id = element.id
+            replacement.children = [
+                TextPart(replacement, text, priority, BREAK_IF_NOT_TEXT_SIBLING)
+            ]
+            tree.replace(node_id, replacement)
+            used = used - growable.initial_consume + consumed
+            if used >= limit:
+                break
+        self.pruner.index.reset()
+        return True
+
+    def _room_in_enclosing_limits(
+        self, node: Branch, tree: Branch, phase: RenderPhaseResult
+    ) -> float:
+        """Exact mode: a grown Expandable must still fit every TokenLimit around it."""
+        maxima = {node_id: limit for limit, node_id in phase.token_limits if limit is not None}
+        room = float("inf")
+        own = node.token_count(self.counting)
+        parent = node.parent
+        while parent is not None and parent is not tree:
+            if isinstance(parent, Container) and parent.node_id in maxima:
+                left = maxima[parent.node_id] - parent.token_count(self.counting) + own
+                room = min(room, left)
+            parent = parent.parent
+        return room
+
+
+def _limit_label(limit: float | None) -> str | None:
+    return None if limit is None else f"TokenLimit {limit:g}"
+
+
+def collect_ids(root: Node) -> list[str]:
+    """Ids of elements in the tree, pre-order (containers, messages, images, documents)."""
+    ids: list[str] = []
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        if node.json_id is not None and node.kind in (CONTAINER, MESSAGE, IMAGE, DOCUMENT):
+            ids.append(node.json_id)
+        if isinstance(node, Branch):
+            stack.extend(reversed(node.children))
+    return ids

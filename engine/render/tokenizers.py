@@ -1,0 +1,134 @@
+"""Tokenizers of the renderer, with the counting rules of ptsx-oracle FORMAT.md.
+
+``words``: tokens are runs of non-whitespace; a message costs 3 plus its parts, name and tool calls
+(Raw output mode). ``o200k`` / ``cl100k``: BPE counts; a message costs 3 plus the tokens of every
+non-empty string in its OpenAI form plus 1 per ``name`` key (OpenAI output mode). Messages are the
+library's Raw shape as plain dicts (see materialized.py ``to_raw_message``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from engine.errors import CtxtopError
+from engine.render.jstext import js_truthy, word_count
+from engine.render.openai_form import to_openai_message
+
+TEXT, IMAGE, OPAQUE, BREAKPOINT, DOCUMENT = 1, 0, 2, 3, 4  # Raw.ChatCompletionContentPartKind
+TOKENIZERS = ("words", "o200k", "cl100k")
+# Per-text counts are kept for the whole process; past this many entries the table starts over.
+TEXT_CACHE_LIMIT = 500_000
+
+
+class Tokenizer(Protocol):
+    name: str
+    openai_mode: bool
+
+    def text_tokens(self, text: str) -> int: ...
+
+    def part_tokens(self, part: dict[str, Any]) -> int: ...
+
+    def message_tokens(self, message: dict[str, Any]) -> int: ...
+
+
+class WordsTokenizer:
+    name = "words"
+    openai_mode = False
+    per_image = 10
+    per_document = 10
+
+    def text_tokens(self, text: str) -> int:
+        return word_count(text)
+
+    def part_tokens(self, part: dict[str, Any]) -> int:
+        kind = part["type"]
+        if kind == TEXT:
+            return word_count(part["text"])
+        if kind == IMAGE:
+            return self.per_image
+        if kind == DOCUMENT:
+            return self.per_document
+        return 0
+
+    def message_tokens(self, message: dict[str, Any]) -> int:
+        total = 3
+        for part in message["content"]:
+            kind = part["type"]
+            if kind == TEXT:
+                total += word_count(part["text"])
+            elif kind == IMAGE:
+                total += self.per_image
+            elif kind == DOCUMENT:
+                total += self.per_document
+            elif kind == OPAQUE:
+                total += part.get("tokenUsage") or 0
+        if message.get("name"):
+            total += 1 + word_count(message["name"])
+        for call in message.get("toolCalls") or ():
+            function = call["function"]
+            total += 3 + word_count(function.get("name") or "")
+            total += word_count(function.get("arguments") or "")
+        if message.get("toolCallId"):
+            total += 1
+        return total
+
+
+class BpeTokenizer:
+    """o200k / cl100k with a per-text count table (literals, chunks and messages recur)."""
+
+    openai_mode = True
+
+    def __init__(self, name: str) -> None:
+        from engine.tokens.encoding import get_encoding
+
+        self.name = name
+        self._encoding = get_encoding(name)
+        self._counts: dict[str, int] = {}
+
+    def text_tokens(self, text: str) -> int:
+        if not text:
+            return 0
+        counts = self._counts
+        found = counts.get(text)
+        if found is None:
+            if len(counts) >= TEXT_CACHE_LIMIT:
+                counts.clear()
+            found = counts[text] = self._encoding.count(text)
+        return found
+
+    def part_tokens(self, part: dict[str, Any]) -> int:
+        return self.text_tokens(part["text"]) if part["type"] == TEXT else 0
+
+    def message_tokens(self, message: dict[str, Any]) -> int:
+        return 3 + self._walk(to_openai_message(message))
+
+    def _walk(self, value: Any) -> int:
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        total = 0
+        for key, item in items:
+            if not js_truthy(item):
+                continue
+            if isinstance(item, str):
+                total += self.text_tokens(item)
+            elif isinstance(item, dict | list):
+                total += self._walk(item)
+            if key == "name":
+                total += 1
+        return total
+
+
+_shared: dict[str, Tokenizer] = {}
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    """The tokenizer called ``name`` (words, o200k, cl100k), one instance per process."""
+    found = _shared.get(name)
+    if found is None:
+        if name == "words":
+            found = WordsTokenizer()
+        elif name in ("o200k", "cl100k"):
+            found = BpeTokenizer(name)
+        else:
+            raise CtxtopError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)}")
+        _shared[name] = found
+    return found
