@@ -344,3 +344,44 @@ def test_the_no_session_screen_names_the_place_searched() -> None:
     assert where("gemini-cli", {"GEMINI_CLI_HOME": "/srv/me"}) == (
         "/srv/me/.gemini/tmp/*/chats/session-*.jsonl"
     )
+
+
+LISTING = "a.py\nb.py\nREADME.md"
+RESULT = {"functionResponse": {"id": "c1", "name": "ls", "response": {"output": LISTING}}}
+ANSWERED = {
+    "id": "g1",
+    "type": "gemini",
+    "content": "",
+    "model": "gemini-2.5-pro",
+    "tokens": {"input": 900, "output": 20, "cached": 0, "thoughts": 15, "tool": 0, "total": 935},
+    "toolCalls": [{"id": "c1", "name": "ls", "args": {}, "status": "success", "result": [RESULT]}],
+}
+
+
+def test_a_legacy_json_document_sends_results_kept_in_tool_calls(tmp_path: Path) -> None:
+    """Older Gemini CLI builds wrote one JSON document and kept results only in ``toolCalls``;
+    the CLI sends them as a message after the call, so they are on the context, once."""
+    document = {
+        "sessionId": "legacy-1",
+        "projectHash": "abc",
+        "startTime": "2025-06-01T10:00:00Z",
+        "messages": [{"id": "u1", "type": "user", "content": "list the files"}, ANSWERED],
+    }
+    legacy = tmp_path / "session-2025-06-01T10-00-legacy1.json"
+    legacy.write_text(json.dumps(document, indent=2))
+    got = report(legacy)
+    assert (got["agent"], got["session_id"], got["api_requests"]) == ("gemini-cli", "legacy-1", 1)
+    assert got["totals"]["output"] == 35
+    assert got["tools"][0]["calls"] == 1
+    expected = {"value": 935 + ENC.count(LISTING), "source": "calibrated"}
+    assert {k: got["context_tokens"][k] for k in ("value", "source")} == expected
+    # The newer layout also writes the results as a user message: still counted once.
+    lines = [
+        {"sessionId": "s2", "projectHash": "abc", "startTime": "2025-06-01T10:00:00Z"},
+        {"id": "u1", "type": "user", "content": [{"text": "list the files"}]},
+        ANSWERED,
+        {"id": "u2", "type": "user", "content": [RESULT]},
+    ]
+    jsonl = tmp_path / "session.jsonl"
+    jsonl.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert report(jsonl)["context_tokens"]["value"] == expected["value"]

@@ -204,6 +204,8 @@ class _Window:
                 message.response_key = message_id
             self._put(message)
             self._usage(record, message, line, timestamp)
+            if kind == "gemini" and isinstance(record.get("toolCalls"), list):
+                self._tool_call_results(message_id, record["toolCalls"], line, timestamp)
         return message
 
     def _user(
@@ -252,9 +254,7 @@ class _Window:
                         call["id"], name, line=line, raw_input=call.get("args")
                     )
                     blocks.append(Block("tool_use", "", call["id"], name, raw=call.get("args")))
-        message = Message(message_id, "assistant", blocks, line, ts)
-        self._tool_call_results(message_id, tool_calls, line, ts)
-        return message
+        return Message(message_id, "assistant", blocks, line, ts)
 
     def _tool_call_results(
         self, message_id: str, tool_calls: list[Any], line: int, ts: str | None
