@@ -61,6 +61,10 @@ def render_text(report: dict[str, Any]) -> str:
         for entry in breakdown["categories"]:
             lines.append(f"  {entry['category']:<24} {_fmt(entry['tokens']):>10}")
         lines.append(f"  {'not in the log':<24} {_fmt(breakdown['unattributed']):>10}")
+    if report.get("analysis"):
+        from engine.analysis.report import analysis_text
+
+        lines.extend(analysis_text(report["analysis"]))
     for skipped in report["skipped_lines"]:
         lines.append(f"skipped    {skipped['file']}:{skipped['line']}: {skipped['reason']}")
     return "\n".join(lines)
@@ -75,6 +79,16 @@ def run(args: argparse.Namespace) -> int:
     read_all(reader)
     assert reader.adapter is not None
     report = build_report(reader.adapter, breakdown=args.breakdown)
+    from engine.analysis.report import analyze_session
+    from engine.config import load_settings
+
+    settings = load_settings()
+    # The settings' "default" profile means the agent's own.
+    profile = args.profile or (settings.profile if settings.profile != "default" else None)
+    analysis = analyze_session(
+        reader.adapter, profile=profile, window=args.budget, triggers=settings.thresholds
+    )
+    report["analysis"] = analysis.to_json()
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -93,4 +107,22 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="estimate what the context holds, by category (tokenizer estimates)",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="layout profile for the analysis (copilot, claude-code, codex or one of yours;"
+        " default: the settings' profile, else the agent's own)",
+    )
+    parser.add_argument(
+        "--budget",
+        metavar="N",
+        type=_positive,
+        help="analyse as if the model's window were N tokens",
+    )
     parser.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of tokens, not {text!r}")
+    return int(text)

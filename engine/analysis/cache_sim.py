@@ -1,0 +1,214 @@
+"""A prompt-cache simulation over a session's requests.
+
+Each request is described by the prefixes of its prompt that a cache could hold
+(``Boundary``: an identity of the prefix, its size in tokens, and whether the agent puts a cache
+breakpoint there). Two cache models:
+
+- ``breakpoints`` (Anthropic ``cache_control``): a request reads the longest prefix written
+  before and still alive (5-minute TTL, refreshed by each read); it writes an entry at each of its
+  breakpoints beyond what it read (prefixes under the model's minimum cacheable size are not
+  cached); what follows the last breakpoint is uncached input;
+- ``automatic`` (OpenAI): every prefix a request sends is cached; a request reads the longest one
+  seen before, counted in whole steps of ``granularity`` tokens and only from the model's minimum
+  cacheable size on; writes are not billed (0).
+
+Prefix sizes come from the API's own reported prompt sizes where a prefix is a whole earlier
+prompt, and from tokenizer estimates scaled to the reported size otherwise (see analyze.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from statistics import median
+
+from engine.analysis.snapshot import CacheRequest, CacheSummary
+from engine.models.registry import Prices
+
+TOLERANCE = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    key: str
+    tokens: int
+    breakpoint: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RequestShape:
+    response_id: str
+    line: int
+    timestamp: str | None
+    prompt: int
+    output: int
+    boundaries: tuple[Boundary, ...]  # in prompt order
+    logged_read: int | None  # None: the log has no cache fields for this request
+    logged_write: int | None
+    logged_uncached: int
+
+
+def _seconds(timestamp: str | None) -> float | None:
+    if not timestamp:
+        return None
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _close(simulated: int, logged: int) -> bool:
+    return abs(simulated - logged) <= TOLERANCE * logged
+
+
+@dataclass
+class _CacheState:
+    entries: dict[str, tuple[int, float | None]]  # key -> (tokens, last used)
+    tails: list[int]  # logged uncached input of earlier requests that read from the cache
+
+    def copy(self) -> _CacheState:
+        return _CacheState(dict(self.entries), list(self.tails))
+
+
+class CacheSimulator:
+    """Runs the simulation incrementally: requests already simulated are not simulated again
+    (except the newest, whose usage the log may still revise)."""
+
+    def __init__(
+        self,
+        style: str,
+        *,
+        ttl_seconds: float,
+        granularity: int,
+        min_cacheable: int,
+        prices: Prices | None,
+    ) -> None:
+        self.style = style
+        self.ttl = ttl_seconds
+        self.granularity = max(granularity, 1)
+        self.min_cacheable = min_cacheable
+        self.prices = prices
+        self._state = _CacheState({}, [])
+        self._done: list[CacheRequest] = []
+        self._shapes: list[RequestShape] = []
+
+    def _alive(self, entry: tuple[int, float | None], now: float | None) -> bool:
+        used = entry[1]
+        return now is None or used is None or now - used <= self.ttl
+
+    def _tail(self, state: _CacheState) -> int:
+        # Tokens after the last breakpoint (the request's closing framing): learnt from the
+        # uncached input the API reported on earlier requests that hit the cache; 0 until then.
+        return int(median(state.tails)) if state.tails else 0
+
+    def _simulate(self, shape: RequestShape, state: _CacheState) -> CacheRequest:
+        now = _seconds(shape.timestamp)
+        read = 0
+        hit: str | None = None
+        for boundary in shape.boundaries:
+            entry = state.entries.get(boundary.key)
+            if entry is not None and self._alive(entry, now) and entry[0] > read:
+                read, hit = min(entry[0], shape.prompt), boundary.key
+        if hit is not None:
+            state.entries[hit] = (state.entries[hit][0], now)
+        write = 0
+        if self.style == "automatic":
+            read = read // self.granularity * self.granularity
+            if read < self.min_cacheable:
+                read = 0
+            for boundary in shape.boundaries:
+                if boundary.tokens >= self.min_cacheable:
+                    state.entries[boundary.key] = (boundary.tokens, now)
+        else:
+            tail = self._tail(state)
+            end = read
+            for boundary in shape.boundaries:
+                if not boundary.breakpoint or boundary.tokens < self.min_cacheable:
+                    continue
+                size = min(boundary.tokens, shape.prompt)
+                if size == shape.prompt:
+                    size = max(size - tail, read)
+                if size > read:
+                    state.entries[boundary.key] = (size, now)
+                end = max(end, size)
+            write = end - read
+        uncached = max(shape.prompt - read - write, 0)
+        if shape.logged_read is not None and shape.logged_read > 0:
+            state.tails.append(shape.logged_uncached)
+        return self._row(shape, read, write, uncached)
+
+    def _cost(self, uncached: int, write: int, read: int, output: int) -> float | None:
+        if self.prices is None:
+            return None
+        return round(
+            self.prices.cost(
+                input_tokens=uncached,
+                cache_write_tokens=write,
+                cache_read_tokens=read,
+                output_tokens=output,
+            ),
+            6,
+        )
+
+    def _row(self, shape: RequestShape, read: int, write: int, uncached: int) -> CacheRequest:
+        logged = shape.logged_read is not None and shape.logged_write is not None
+        read_agrees = write_agrees = None
+        logged_cost = None
+        if shape.logged_read is not None and shape.logged_write is not None:
+            read_agrees = _close(read, shape.logged_read)
+            write_agrees = _close(write, shape.logged_write)
+            logged_cost = self._cost(
+                shape.logged_uncached, shape.logged_write, shape.logged_read, shape.output
+            )
+        return CacheRequest(
+            response_id=shape.response_id,
+            line=shape.line,
+            prompt=shape.prompt,
+            read=read,
+            write=write,
+            uncached=uncached,
+            logged_read=shape.logged_read if logged else None,
+            logged_write=shape.logged_write if logged else None,
+            cost=self._cost(uncached, write, read, shape.output),
+            logged_cost=logged_cost,
+            within_5pct=None if read_agrees is None else bool(read_agrees and write_agrees),
+            read_within_5pct=read_agrees,
+            write_within_5pct=write_agrees,
+        )
+
+    def run(self, shapes: Sequence[RequestShape]) -> CacheSummary:
+        # A request whose shape changed (the system prefix became known, a compaction took its
+        # messages off the context) is simulated again, with everything after it.
+        done = len(self._shapes)
+        if done > len(shapes) or any(shapes[i] != self._shapes[i] for i in range(done)):
+            self._state, self._done, self._shapes, done = _CacheState({}, []), [], [], 0
+        # Every request but the newest is final; the newest is simulated on a copy.
+        for shape in shapes[done : max(len(shapes) - 1, done)]:
+            self._done.append(self._simulate(shape, self._state))
+            self._shapes.append(shape)
+        rows = list(self._done)
+        if len(shapes) > len(self._done):
+            rows.append(self._simulate(shapes[-1], self._state.copy()))
+        return self._summary(rows)
+
+    def _summary(self, rows: list[CacheRequest]) -> CacheSummary:
+        def share(flags: list[bool | None]) -> float | None:
+            known = [flag for flag in flags if flag is not None]
+            return round(100 * sum(known) / len(known), 1) if known else None
+
+        costs = [row.cost for row in rows if row.cost is not None]
+        logged_costs = [row.logged_cost for row in rows if row.logged_cost is not None]
+        return CacheSummary(
+            style=self.style,
+            ttl_seconds=self.ttl,
+            requests=tuple(rows),
+            read=sum(row.read for row in rows),
+            write=sum(row.write for row in rows),
+            uncached=sum(row.uncached for row in rows),
+            cost=round(sum(costs), 6) if costs else None,
+            logged_cost=round(sum(logged_costs), 6) if logged_costs else None,
+            agreement_pct=share([row.within_5pct for row in rows]),
+            read_agreement_pct=share([row.read_within_5pct for row in rows]),
+            write_agreement_pct=share([row.write_within_5pct for row in rows]),
+        )

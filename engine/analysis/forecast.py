@@ -1,0 +1,48 @@
+"""Requests left before the agent compacts, from how fast the context grew lately."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from engine.analysis.snapshot import Forecast
+
+# The growth rate is taken over this many of the latest requests (since the last compaction).
+RECENT = 10
+
+
+def forecast(history: Sequence[int], current: int, target: int | None) -> Forecast:
+    """``history``: context size after each request since the last compaction, oldest first.
+
+    The estimate is (target - current) / mean growth per request; ``low`` and ``high`` use the
+    mean plus and minus one standard deviation of the recent per-request growth (``high`` is
+    None when growth could be zero or negative within that spread).
+    """
+    recent = list(history[-(RECENT + 1) :])
+    growth = [later - earlier for earlier, later in itertools.pairwise(recent)]
+    if target is None:
+        return Forecast(None, None, None, None, None, len(growth), None, "no auto-compact point")
+    left = max(target - current, 0)
+    if not growth:
+        return Forecast(None, None, None, None, None, 0, target, "fewer than two requests")
+    mean = sum(growth) / len(growth)
+    spread = (
+        math.sqrt(sum((g - mean) ** 2 for g in growth) / (len(growth) - 1))
+        if len(growth) > 1
+        else 0.0
+    )
+    if mean <= 0:
+        return Forecast(None, None, None, mean, spread, len(growth), target, "context not growing")
+    low = left / (mean + spread)
+    high = left / (mean - spread) if mean - spread > 0 else None
+    return Forecast(
+        round(left / mean, 1),
+        round(low, 1),
+        None if high is None else round(high, 1),
+        round(mean, 1),
+        round(spread, 1),
+        len(growth),
+        target,
+        f"mean growth of the last {len(growth)} requests",
+    )

@@ -1,0 +1,173 @@
+"""How relevant each old tool result still is: TF-IDF cosine against the recent conversation.
+
+Documents are the tool results on the context; the query is the recent user messages and the
+assistant's recent text. Term counts are kept per result (``TermCache``), so a new line costs only
+its own text; idf is recomputed from document frequencies kept up to date incrementally.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+_TERM = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,}|[0-9]{2,}")
+# Very common words carry no relevance signal in either English text or code.
+_STOP = frozenset(
+    [
+        "an",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "if",
+        "in",
+        "is",
+        "it",
+        "no",
+        "of",
+        "on",
+        "or",
+        "so",
+        "to",
+        "we",
+        "the",
+        "and",
+        "for",
+        "that",
+        "this",
+        "with",
+        "from",
+        "are",
+        "was",
+        "were",
+        "not",
+        "but",
+        "you",
+        "your",
+        "have",
+        "has",
+        "had",
+        "its",
+        "into",
+        "then",
+        "than",
+        "them",
+        "they",
+        "there",
+        "their",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "all",
+        "any",
+        "some",
+        "our",
+        "out",
+        "about",
+        "let",
+        "lets",
+        "now",
+        "also",
+        "just",
+        "only",
+        "very",
+        "more",
+        "most",
+        "such",
+    ]
+)
+
+
+def terms(text: str) -> Counter[str]:
+    """Lower-cased word and identifier terms of a text (parts of snake/camel case kept whole)."""
+    found = (match.lower() for match in _TERM.findall(text))
+    return Counter(term for term in found if term not in _STOP)
+
+
+class TermCache:
+    """Term counts of documents by key, with document frequencies over the current set."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Counter[str]] = {}
+        self._texts: dict[str, int] = {}  # length of the text each count was made from
+        self.document_frequency: Counter[str] = Counter()
+        self.changed: set[str] = set()  # keys (re)counted since a scorer last looked
+
+    def update(self, documents: Iterable[tuple[str, str]]) -> None:
+        """Make the cache hold exactly ``documents`` (key, text); unchanged ones are not redone."""
+        wanted: dict[str, str] = dict(documents)
+        for key in [key for key in self.counts if key not in wanted]:
+            self.document_frequency.subtract(self.counts.pop(key).keys())
+            del self._texts[key]
+        for key, text in wanted.items():
+            if key in self.counts and self._texts[key] == len(text):
+                continue
+            if key in self.counts:
+                self.document_frequency.subtract(self.counts[key].keys())
+            counts = terms(text)
+            self.counts[key] = counts
+            self._texts[key] = len(text)
+            self.changed.add(key)
+            self.document_frequency.update(counts.keys())
+
+
+def idf(document_frequency: int, documents: int) -> float:
+    """Smoothed inverse document frequency (a term in every document still weighs a little)."""
+    return math.log((1 + documents) / (1 + document_frequency)) + 1.0
+
+
+def _norm(counts: Counter[str], frequency: Counter[str], total: int) -> float:
+    return math.sqrt(sum((n * idf(frequency[t], total)) ** 2 for t, n in counts.items()))
+
+
+class Scorer:
+    """Cosine similarity (0..1) of each document's TF-IDF vector with a query's.
+
+    Document norms are kept between calls and recomputed only when the number of documents has
+    moved by a tenth since: idf drifts slowly, and recomputing every norm on every line would cost
+    a pass over every term of every result.
+    """
+
+    def __init__(self) -> None:
+        self._norms: dict[str, float] = {}
+        self._norm_total = 0
+
+    def scores(
+        self, cache: TermCache, keys: Sequence[str], query: Counter[str]
+    ) -> dict[str, float]:
+        total = len(cache.counts)
+        frequency = cache.document_frequency
+        if abs(total - self._norm_total) > self._norm_total // 10:
+            self._norms.clear()
+            self._norm_total = total
+        for key in cache.changed:
+            self._norms.pop(key, None)
+        cache.changed.clear()
+        weights = {t: n * idf(frequency.get(t, 0), total) for t, n in query.items()}
+        query_norm = math.sqrt(sum(w * w for w in weights.values()))
+        result: dict[str, float] = {}
+        for key in keys:
+            counts = cache.counts[key]
+            norm = self._norms.get(key)
+            if norm is None:
+                norm = self._norms[key] = _norm(counts, frequency, self._norm_total)
+            small, large = (weights, counts) if len(weights) < len(counts) else (counts, weights)
+            dot = 0.0
+            for term in small:
+                if term in large:
+                    dot += counts[term] * idf(frequency[term], total) * weights[term]
+            result[key] = min(dot / (norm * query_norm), 1.0) if norm and query_norm else 0.0
+        for key in [key for key in self._norms if key not in cache.counts]:
+            del self._norms[key]
+        return result

@@ -1,0 +1,73 @@
+"""The analysis as ``ctxtop report`` shows it: the JSON under ``analysis`` and a short text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.analysis.analyze import Analyzer, setup_for
+from engine.analysis.profiles import load_profile, profile_for_agent
+from engine.analysis.snapshot import Analysis
+from engine.config import Thresholds
+from engine.sessions.adapters.base import Adapter
+from engine.sessions.report import encoding_for
+
+
+def analyze_session(
+    adapter: Adapter,
+    *,
+    profile: str | None = None,
+    window: int | None = None,
+    triggers: Thresholds | None = None,
+    analyzer: Analyzer | None = None,
+) -> Analysis:
+    """The analysis of the adapter's session (``profile``: by name, else the agent's own;
+    ``window``: analyse as if the model's window were this many tokens)."""
+    state = adapter.snapshot()
+    chosen = load_profile(profile or profile_for_agent(state.agent))
+    setup = setup_for(state, adapter.autocompact_at, chosen, triggers or Thresholds(), window)
+    return (analyzer or Analyzer()).analyze(state, setup, encoding_for(state))
+
+
+def _k(tokens: int | None) -> str:
+    return "-" if tokens is None else f"{tokens:,}"
+
+
+def analysis_text(analysis: dict[str, Any]) -> list[str]:
+    """A few lines for the text report: sections, cache, forecast and estimate accuracy."""
+    limits = analysis["thresholds"]
+    lines = [
+        f"analysis   profile {analysis['profile']}, budget {_k(analysis['budget'])}"
+        f" (window {_k(limits['window'])} - output reserve {_k(limits['output_reserve'])})",
+    ]
+    for section in analysis["sections"]:
+        lines.append(
+            f"  {section['label'][:40]:<40} {_k(section['tokens']):>9}"
+            f" of {_k(section['budget']):>9}  {section['provenance']}"
+        )
+    lines.append(
+        f"  {'residual (framing, tokenizer difference)':<40} {_k(analysis['residual_tokens']):>9}"
+    )
+    for pruned in analysis["pruned"]:
+        lines.append(f"  pruned {pruned['id']}: {_k(pruned['tokens'])} tokens ({pruned['reason']})")
+    cache = analysis["cache"]
+    agreement = cache["agreement_pct"]
+    lines.append(
+        f"cache      simulated read {_k(cache['read'])}, write {_k(cache['write'])},"
+        f" uncached {_k(cache['uncached'])}"
+        + (f"; {agreement}% of requests within 5% of the log" if agreement is not None else "")
+    )
+    forecast = analysis["forecast"]
+    if forecast["requests_left"] is not None:
+        high = forecast["high"]
+        lines.append(
+            f"forecast   ~{forecast['requests_left']:.0f} requests to auto-compaction"
+            f" ({forecast['low']:.0f}-{'?' if high is None else f'{high:.0f}'})"
+        )
+    accuracy = analysis["estimate_accuracy"]
+    if accuracy["requests"]:
+        lines.append(
+            f"estimates  mean error {accuracy['mean_abs_error_pct']}% over"
+            f" {accuracy['requests']} requests, {accuracy['calibrated_mean_abs_error_pct']}%"
+            " after calibration"
+        )
+    return lines

@@ -1,0 +1,47 @@
+"""Helpers for the analysis tests: run ``ctxtop report --json`` and count like a user would."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.cli.main import main
+from engine.sessions.model import Message
+from engine.tokens import get_encoding
+
+ROOT = Path(__file__).resolve().parents[2]
+CALC_MAIN = next((ROOT / "tests/sessions/data/generated/claude-code/calc-main").glob("*.jsonl"))
+CODEX = next((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))
+AGENT_LOOP = ROOT / "sample_sessions/openai-messages/agent-loop.jsonl"
+ENC = get_encoding("o200k_base")
+
+
+def run_report(*args: str) -> tuple[int, dict[str, Any] | None, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["report", *args])
+    text = out.getvalue()
+    return code, (json.loads(text) if code == 0 and "--json" in args else None), err.getvalue()
+
+
+def report_json(path: Path, *options: str) -> dict[str, Any]:
+    code, data, err = run_report(str(path), "--json", *options)
+    assert code == 0, err
+    assert data is not None
+    return data
+
+
+def count(messages: list[Message]) -> int:
+    """The tokenizer count of messages' content (images: Claude Code's flat 2000)."""
+    return sum(
+        2000 if block.kind == "image" else ENC.count(block.content())
+        for message in messages
+        for block in message.blocks
+    )
+
+
+def section(analysis: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(item for item in analysis["sections"] if item["name"] == name)

@@ -1,0 +1,149 @@
+"""``ctxtop report`` with the analysis: names of the JSON, the options, profiles, incremental."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis_expect import AGENT_LOOP, CALC_MAIN, report_json, run_report
+
+from engine.analysis.analyze import Analyzer
+from engine.analysis.report import analyze_session
+from engine.sessions.reader import SessionReader, read_all
+
+
+def test_report_json_uses_the_documented_names() -> None:
+    analysis = report_json(CALC_MAIN)["analysis"]
+    for key in (
+        "profile",
+        "budget",
+        "sections",
+        "residual_tokens",
+        "pruned",
+        "breakpoints",
+        "cache",
+        "tools",
+        "forecast",
+        "relevance",
+        "estimate_accuracy",
+        "version",
+    ):
+        assert key in analysis
+    assert {"name", "budget", "tokens", "provenance"} <= set(analysis["sections"][0])
+    assert {"after", "protected_tokens"} <= set(analysis["breakpoints"][0])
+    assert {"read", "write", "uncached", "logged_read", "logged_write", "cost"} <= set(
+        analysis["cache"]["requests"][0]
+    )
+    assert {"requests_left", "low", "high"} <= set(analysis["forecast"])
+    assert {
+        "requests",
+        "mean_abs_error_pct",
+        "max_abs_error_pct",
+        "calibrated_mean_abs_error_pct",
+    } <= set(analysis["estimate_accuracy"])
+    # Claude Code marks its system blocks and its last message.
+    assert [b["after"] for b in analysis["breakpoints"]] == [
+        "system prompt and tools",
+        "last message",
+    ]
+    assert analysis["breakpoints"][-1]["protected_tokens"] == sum(
+        s["tokens"]
+        for s in analysis["sections"]
+        if s["name"] in ("system", "instructions", "attachments", "messages")
+    )
+
+
+def test_text_report_has_a_short_analysis_section() -> None:
+    code, _, err = run_report(str(CALC_MAIN))
+    assert code == 0, err
+
+
+def test_copilot_profile_lays_out_the_vs_code_prompt() -> None:
+    analysis = report_json(AGENT_LOOP, "--profile", "copilot", "--budget", "20000")["analysis"]
+    names = [s["name"] for s in analysis["sections"]]
+    assert names[:6] == [
+        "system",
+        "instructions",
+        "attachments",
+        "tool_rounds",
+        "current_user",
+        "history",
+    ]
+    budget = analysis["budget"]
+    assert budget == 20_000 - 16_000  # gpt-5 max output 128k, Copilot's reserve capped at 16k
+    attachments = next(s for s in analysis["sections"] if s["name"] == "attachments")
+    assert attachments["limit"] == budget // 6
+    history = next(s for s in analysis["sections"] if s["name"] == "history")
+    assert history["priority"] == 700
+    # The one history round keeps the list's priority.
+    assert [n["priority"] for n in analysis["nodes"] if n["section"] == "history"] == [700]
+
+
+def test_older_history_rounds_rank_lower(tmp_path: Path) -> None:
+    session = []
+    for turn in range(3):
+        session.append({"role": "user", "content": f"Question number {turn}?"})
+        session.append({"role": "assistant", "content": f"Answer number {turn}."})
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(session))
+    analysis = report_json(path, "--profile", "copilot")["analysis"]
+    rounds = [n for n in analysis["nodes"] if n["section"] == "history"]
+    assert [n["priority"] for n in rounds] == [699, 700]
+    # So the older round would be pruned at a larger budget than the newer one.
+    assert rounds[0]["pruned_at_budget"] > rounds[1]["pruned_at_budget"]
+
+
+def test_small_budget_prunes_history_first() -> None:
+    analysis = report_json(AGENT_LOOP, "--profile", "copilot", "--budget", "17300")["analysis"]
+    # 1300 tokens of budget for ~1750 of content: the history goes, the current turn stays.
+    assert analysis["pruned"], analysis["nodes"]
+    assert all(p["id"].startswith("history/") for p in analysis["pruned"])
+    assert all("priority" in p["reason"] for p in analysis["pruned"])
+
+
+def test_unknown_profile_is_a_one_line_error() -> None:
+    code, _, err = run_report(str(AGENT_LOOP), "--json", "--profile", "nope")
+    assert code == 2
+    assert err.count("\n") == 1 and "no such profile" in err and "copilot" in err
+
+
+def test_user_profile_overrides_the_bundled_one(isolated_dirs: Path) -> None:
+    folder = isolated_dirs / "config" / "profiles"
+    folder.mkdir(parents=True)
+    (folder / "claude-code.yaml").write_text(
+        "name: claude-code\noutput_reserve: 1000\nautocompact: none\n"
+        "sections:\n  - {name: everything, content: messages}\n"
+        "  - {name: system, content: system}\n"
+    )
+    analysis = report_json(CALC_MAIN)["analysis"]
+    assert analysis["budget"] == 199_000
+    assert [s["name"] for s in analysis["sections"]] == ["everything", "system", "free"]
+
+
+def test_bad_user_profile_names_file_and_line(isolated_dirs: Path) -> None:
+    folder = isolated_dirs / "config" / "profiles"
+    folder.mkdir(parents=True)
+    (folder / "mine.yaml").write_text("name: mine\nsections:\n  - {name: a, content: [\n")
+    code, _, err = run_report(str(CALC_MAIN), "--json", "--profile", "mine")
+    assert code == 2 and f"{folder / 'mine.yaml'}:" in err and "invalid YAML" in err
+
+
+def test_incremental_analysis_equals_a_fresh_one(tmp_path: Path) -> None:
+    lines = CALC_MAIN.read_text().splitlines(keepends=True)
+    path = tmp_path / CALC_MAIN.name
+    path.write_text("".join(lines[:50]))
+    reader = SessionReader(path)
+    read_all(reader)
+    assert reader.adapter is not None
+    analyzer = Analyzer()
+    analyze_session(reader.adapter, analyzer=analyzer)
+    for line in lines[50:]:
+        with path.open("a") as handle:
+            handle.write(line)
+        reader.poll()
+        live = analyze_session(reader.adapter, analyzer=analyzer)
+    fresh_reader = SessionReader(path)
+    read_all(fresh_reader)
+    assert fresh_reader.adapter is not None
+    fresh = analyze_session(fresh_reader.adapter)
+    assert json.dumps(live.to_json()) == json.dumps(fresh.to_json())
