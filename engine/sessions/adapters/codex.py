@@ -60,6 +60,12 @@ _INJECTED = (
 # (95 by default; observed with 0.169: gpt-5's 272000 is logged as 258400).
 AUTOCOMPACT_PERCENT = 90
 EFFECTIVE_WINDOW_PERCENT = 95
+# Bulky lines nothing here reads (UI items repeating tool outputs, world state snapshots), as
+# Codex writes them (compact JSON, "type" after timestamp and ordinal): not decoded at all.
+_WORLD_STATE = b'"type":"world_state"'
+_ITEM_COMPLETED = b'"type":"event_msg","payload":{"type":"item_completed"'
+_SETTINGS = b'"type":"event_msg","payload":{"type":"thread_settings_applied"'
+_MARKER_WINDOW = 160
 # How often (seconds) the day directory is listed again for sub-agent rollouts.
 COMPANION_RESCAN = 1.0
 _HEAD_BYTES = 64 * 1024
@@ -474,6 +480,10 @@ class CodexAdapter(Adapter):
             if record.get("type") in ROLLOUT_TYPES and "timestamp" in record:
                 score = LIKELY  # a rollout read from the middle (a quick look at the end)
         return score
+
+    def ignores(self, raw: bytes) -> bool:
+        head = raw[:_MARKER_WINDOW]
+        return _ITEM_COMPLETED in head or _WORLD_STATE in head or _SETTINGS in head
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):
