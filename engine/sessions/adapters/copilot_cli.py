@@ -129,10 +129,10 @@ class CopilotCliAdapter(Adapter):
     def detect(cls, head: Sequence[Any]) -> int:
         score = NOT_MINE
         for record in head:
-            if not isinstance(record, Mapping) or not isinstance(record.get("type"), str):
+            if not isinstance(record, dict) or not isinstance(record.get("type"), str):
                 continue
             data = record.get("data")
-            if not isinstance(data, Mapping) or "parentId" not in record:
+            if not isinstance(data, dict) or "parentId" not in record:
                 continue
             if data.get("producer") == PRODUCER or record["type"] in _COPILOT_TYPES:
                 return CERTAIN
@@ -143,14 +143,14 @@ class CopilotCliAdapter(Adapter):
     # -- feeding -------------------------------------------------------------------------------
 
     def feed(self, record: Any, line: int) -> None:
-        if not isinstance(record, Mapping):
+        if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object")
             return
         kind = record.get("type")
         data = record.get("data")
         if not isinstance(kind, str):
             return
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             self.state.skip(line, f"{kind} event without data")
             return
         timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
@@ -179,7 +179,7 @@ class CopilotCliAdapter(Adapter):
         if isinstance(data.get("selectedModel"), str):
             state.model = data["selectedModel"]
         context = data.get("context")
-        if isinstance(context, Mapping) and isinstance(context.get("cwd"), str):
+        if isinstance(context, dict) and isinstance(context.get("cwd"), str):
             state.cwd = context["cwd"]
 
     def _model_change(
@@ -234,7 +234,7 @@ class CopilotCliAdapter(Adapter):
             blocks.append(Block("text", text))
         requests = data.get("toolRequests")
         for request in requests if isinstance(requests, list) else []:
-            if isinstance(request, Mapping) and isinstance(request.get("toolCallId"), str):
+            if isinstance(request, dict) and isinstance(request.get("toolCallId"), str):
                 call_id, name = request["toolCallId"], str(request.get("name") or "unknown")
                 state.record_tool_call(call_id, name, line=line, raw_input=request.get("arguments"))
                 blocks.append(Block("tool_use", "", call_id, name, raw=request.get("arguments")))
@@ -271,8 +271,8 @@ class CopilotCliAdapter(Adapter):
             window.state.skip(line, "tool.execution_complete without a toolCallId")
             return
         result, error = data.get("result"), data.get("error")
-        text = _text(result.get("content")) if isinstance(result, Mapping) else _text(result)
-        if not text and isinstance(error, Mapping):
+        text = _text(result.get("content")) if isinstance(result, dict) else _text(result)
+        if not text and isinstance(error, dict):
             text = _text(error.get("message"))
         elif not text:
             text = _text(error)
@@ -285,8 +285,8 @@ class CopilotCliAdapter(Adapter):
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
     ) -> None:
         raw = data.get("usage", data)  # assistant.usage carries the fields in data itself
-        usage = usage_from(raw) if isinstance(raw, Mapping) else None
-        if usage is None or not isinstance(raw, Mapping):
+        usage = usage_from(raw) if isinstance(raw, dict) else None
+        if usage is None or not isinstance(raw, dict):
             window.state.skip(line, "usage record without inputTokens")
             return
         if window is self._main and raw.get("initiator") == SUBAGENT_INITIATOR:
@@ -295,7 +295,7 @@ class CopilotCliAdapter(Adapter):
             window = self._window(parent_call if isinstance(parent_call, str) else "sub-agent")
         accounting = raw.get("accounting")
         key = raw.get("apiCallId") or (
-            accounting.get("usageId") if isinstance(accounting, Mapping) else None
+            accounting.get("usageId") if isinstance(accounting, dict) else None
         )
         key = str(key or raw.get("providerCallId") or event_id)
         limit = _number(raw, "maxPromptTokens")

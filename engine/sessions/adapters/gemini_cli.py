@@ -43,6 +43,9 @@ _MODEL_TYPES = {"user", "gemini"}
 # (chatCompressionService.ts: "Generate a new <state_snapshot> ...").
 SNAPSHOT_TAG = "<state_snapshot>"
 SESSION_CONTEXT_TAG = "<session_context>"
+# ``{"$set":{"lastUpdated":"<ISO time>"}}``, written after every message (recordMessage).
+_BARE_UPDATE = b'{"$set":{"lastUpdated":'
+_BARE_UPDATE_MAX = 64
 # How often (seconds) the sub-agent directory is listed again while following a live session.
 COMPANION_RESCAN = 1.0
 # Auto-compression rule, Gemini CLI 0.61.0 ``ChatCompressionService.compress``: the history is
@@ -51,31 +54,24 @@ COMPANION_RESCAN = 1.0
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
 
 
-def _count(raw: Mapping[str, Any], name: str) -> int | None:
-    """A token count field: None when present but not a number (a malformed record)."""
-    value = raw.get(name, 0)
-    if value is None:
-        return 0
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
-    return None
-
-
 def usage_from(tokens: Mapping[str, Any]) -> Usage | None:
     """Gemini ``tokens`` → ``Usage`` (None if a count is not a number).
 
     ``input`` includes the cached part, so it is split off; ``tool`` is prompt too;
     ``thoughts`` is output the API reports apart, so it is added to output.
     """
-    counts = {name: _count(tokens, name) for name in ("input", "output", "cached", "thoughts")}
-    counts["tool"] = _count(tokens, "tool")
-    if any(value is None for value in counts.values()):
-        return None
-    prompt, cached = counts["input"] or 0, counts["cached"] or 0
-    thoughts = counts["thoughts"] or 0
+    counts = []
+    for name in ("input", "output", "cached", "thoughts", "tool"):
+        value = tokens.get(name) or 0
+        if type(value) is not int:  # bool and str are malformed; float is rare
+            if not isinstance(value, float):
+                return None
+            value = int(value)
+        counts.append(value)
+    prompt, output, cached, thoughts, tool = counts
     return Usage(
-        input_tokens=max(prompt - cached, 0) + (counts["tool"] or 0),
-        output_tokens=(counts["output"] or 0) + thoughts,
+        input_tokens=max(prompt - cached, 0) + tool,
+        output_tokens=output + thoughts,
         cache_read_tokens=cached,
         reasoning_tokens=thoughts,
     )
@@ -83,7 +79,7 @@ def usage_from(tokens: Mapping[str, Any]) -> Usage | None:
 
 def response_text(response: Any) -> str:
     """What a ``functionResponse.response`` tells the model: its output (or error) text."""
-    if isinstance(response, Mapping):
+    if isinstance(response, dict):
         for name in ("output", "error"):
             value = response.get(name)
             if isinstance(value, str):
@@ -98,8 +94,8 @@ def _result_parts(result: Any, call_id: str, name: str) -> list[Mapping[str, Any
     if isinstance(result, str):
         return [{"functionResponse": {"id": call_id, "name": name, "response": {"output": result}}}]
     if isinstance(result, list):
-        return [part for part in result if isinstance(part, Mapping)]
-    if isinstance(result, Mapping):
+        return [part for part in result if isinstance(part, dict)]
+    if isinstance(result, dict):
         return [result]
     return []
 
@@ -164,7 +160,7 @@ class _Window:
         self._clear()
         summary = False
         for raw in messages:
-            if isinstance(raw, Mapping) and isinstance(raw.get("id"), str):
+            if isinstance(raw, dict) and isinstance(raw.get("id"), str):
                 message = self.message(raw, line)
                 if message is not None and message.kind == "compact_summary":
                     summary = summary or message.id not in before
@@ -243,12 +239,12 @@ class _Window:
         else:
             thoughts = record.get("thoughts")
             for thought in thoughts if isinstance(thoughts, list) else []:
-                if isinstance(thought, Mapping):
+                if isinstance(thought, dict):
                     subject, text = thought.get("subject"), str(thought.get("description") or "")
                     blocks.append(Block("thinking", f"**{subject}** {text}" if subject else text))
             blocks.extend(parts)
             for call in tool_calls:
-                if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                if isinstance(call, dict) and isinstance(call.get("id"), str):
                     name = str(call.get("name") or "unknown")
                     self.state.record_tool_call(
                         call["id"], name, line=line, raw_input=call.get("args")
@@ -264,7 +260,7 @@ class _Window:
         parts: list[Mapping[str, Any]] = []
         failed: set[str] = set()
         for call in tool_calls:
-            if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
                 name = str(call.get("name") or "unknown")
                 parts.extend(_result_parts(call.get("result"), call["id"], name))
                 if call.get("status") == "error":
@@ -295,22 +291,22 @@ class _Window:
             if isinstance(part, str):
                 blocks.append(Block("text", part))
                 continue
-            if not isinstance(part, Mapping):
+            if not isinstance(part, dict):
                 continue
             call, result = part.get("functionCall"), part.get("functionResponse")
             if isinstance(part.get("text"), str):
                 blocks.append(Block("thinking" if part.get("thought") else "text", part["text"]))
-            elif isinstance(call, Mapping):
+            elif isinstance(call, dict):
                 call_id = str(call.get("id") or "")
                 name = str(call.get("name") or "unknown")
                 if call_id:
                     self.state.record_tool_call(call_id, name, raw_input=call.get("args"))
                 blocks.append(Block("tool_use", "", call_id or None, name, raw=call.get("args")))
-            elif isinstance(result, Mapping):
+            elif isinstance(result, dict):
                 call_id = str(result.get("id") or "")
                 text = response_text(result.get("response"))
                 error = call_id in (failed or ()) or (
-                    isinstance(result.get("response"), Mapping) and "error" in result["response"]
+                    isinstance(result.get("response"), dict) and "error" in result["response"]
                 )
                 if call_id:
                     if call_id not in self.state.tools:
@@ -329,7 +325,7 @@ class _Window:
         tokens = record.get("tokens")
         if tokens is None or record.get("type") != "gemini":
             return
-        usage = usage_from(tokens) if isinstance(tokens, Mapping) else None
+        usage = usage_from(tokens) if isinstance(tokens, dict) else None
         if usage is None:
             self.state.skip(line, f"gemini message {message.id[:12]} with malformed tokens")
             return
@@ -367,15 +363,19 @@ class GeminiCliAdapter(Adapter):
     def detect(cls, head: Sequence[Any]) -> int:
         score = NOT_MINE
         for record in head:
-            if not isinstance(record, Mapping):
+            if not isinstance(record, dict):
                 continue
             if _is_metadata(record):
                 return CERTAIN
             if record.get("type") == "gemini" and isinstance(record.get("id"), str):
                 return CERTAIN
-            if isinstance(record.get("$set"), Mapping) or isinstance(record.get("$rewindTo"), str):
+            if isinstance(record.get("$set"), dict) or isinstance(record.get("$rewindTo"), str):
                 score = LIKELY
         return score
+
+    def ignores(self, raw: bytes) -> bool:
+        # Half the lines only move ``lastUpdated``; messages carry their own timestamps.
+        return len(raw) < _BARE_UPDATE_MAX and raw.startswith(_BARE_UPDATE)
 
     def feed(self, record: Any, line: int) -> None:
         self._feed(self._main, record, line)
@@ -383,7 +383,7 @@ class GeminiCliAdapter(Adapter):
     def _feed(self, window: _Window, record: Any, line: int) -> None:
         # A sub-agent's state has its own file as path: its skipped lines name that file.
         state = window.state
-        if not isinstance(record, Mapping):
+        if not isinstance(record, dict):
             state.skip(line, "not a JSON object")
             return
         if "$rewindTo" in record:
@@ -403,7 +403,7 @@ class GeminiCliAdapter(Adapter):
 
     def _patch(self, window: _Window, patch: Any, line: int) -> None:
         state = window.state
-        if not isinstance(patch, Mapping):
+        if not isinstance(patch, dict):
             state.skip(line, "$set whose value is not an object")
             return
         updated = patch.get("lastUpdated")
@@ -433,7 +433,7 @@ class GeminiCliAdapter(Adapter):
         # Legacy single-document sessions carry the whole history here.
         if isinstance(record.get("messages"), list):
             for raw in record["messages"]:
-                if isinstance(raw, Mapping) and isinstance(raw.get("id"), str):
+                if isinstance(raw, dict) and isinstance(raw.get("id"), str):
                     window.message(raw, line)
 
     # -- sub-agents ----------------------------------------------------------------------------
@@ -441,9 +441,9 @@ class GeminiCliAdapter(Adapter):
     def _note_agent_calls(self, record: Mapping[str, Any]) -> None:
         calls = record.get("toolCalls")
         for call in calls if isinstance(calls, list) else []:
-            if isinstance(call, Mapping) and isinstance(call.get("agentId"), str):
+            if isinstance(call, dict) and isinstance(call.get("agentId"), str):
                 args = call.get("args")
-                name = args.get("agent_name") if isinstance(args, Mapping) else None
+                name = args.get("agent_name") if isinstance(args, dict) else None
                 entry = (str(call.get("id")), name if isinstance(name, str) else None)
                 self._agent_calls[call["agentId"]] = entry
                 child = self.state.subagents.get(call["agentId"])
