@@ -270,3 +270,24 @@ def test_the_no_session_screen_names_the_place_searched() -> None:
     assert where("copilot-cli", {"COPILOT_HOME": "/srv/cp"}) == (
         "/srv/cp/session-state/*/events.jsonl"
     )
+
+
+def test_a_usage_record_counts_before_its_message_is_written(
+    rows: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The CLI writes a call's usage record, then its assistant message: a report taken in
+    between already shows the call's figure."""
+    line = max(
+        i
+        for i, r in enumerate(rows, 1)
+        if r["type"] == "session.usage_record" and not r.get("agentId")
+    )
+    assert rows[line]["type"] == "assistant.message"
+    cut = tmp_path / "events.jsonl"
+    cut.write_bytes(b"".join(EVENTS.read_bytes().splitlines(keepends=True)[:line]))
+    usage = rows[line - 1]["data"]["usage"]
+    context = report(cut)["context_tokens"]
+    assert (context["value"], context["source"]) == (
+        usage["inputTokens"] + usage["outputTokens"],
+        "reported",
+    )

@@ -85,6 +85,9 @@ class _Window:
     def __init__(self, state: SessionState) -> None:
         self.state = state
         self.compaction_starts: dict[str, list[str]] = {}  # attempt id → message ids then
+        # The usage record comes before the message of its call: the message's place is kept
+        # from then on (api call id → message), so the reported figure applies at once.
+        self.answers: dict[str, Message] = {}
 
     def append(self, message: Message) -> None:
         self.state.context.append(message)
@@ -238,12 +241,16 @@ class CopilotCliAdapter(Adapter):
                 call_id, name = request["toolCallId"], str(request.get("name") or "unknown")
                 state.record_tool_call(call_id, name, line=line, raw_input=request.get("arguments"))
                 blocks.append(Block("tool_use", "", call_id, name, raw=request.get("arguments")))
-        message = Message(event_id, "assistant", blocks, line, ts)
-        api_call = data.get("apiCallId")
-        if isinstance(api_call, str):
-            message.response_key = api_call
         if isinstance(data.get("model"), str):
             state.model = data["model"]
+        api_call = data.get("apiCallId")
+        waiting = window.answers.pop(api_call, None) if isinstance(api_call, str) else None
+        if waiting is not None and any(m is waiting for m in state.context[-4:]):
+            waiting.id, waiting.blocks, waiting.line, waiting.timestamp = event_id, blocks, line, ts
+            return
+        message = Message(event_id, "assistant", blocks, line, ts)
+        if isinstance(api_call, str):
+            message.response_key = api_call
         window.append(message)
 
     def _reasoning(
@@ -305,6 +312,12 @@ class CopilotCliAdapter(Adapter):
         window.state.record_response(
             key, usage, model=model if isinstance(model, str) else None, line=line, timestamp=ts
         )
+        if key not in window.answers and not any(
+            m.response_key == key for m in window.state.context[-4:]
+        ):
+            answer = Message(f"answer-{key}", "assistant", [], line, ts, response_key=key)
+            window.answers[key] = answer
+            window.append(answer)
 
     def _compaction_start(
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
