@@ -87,6 +87,7 @@ class Analyzer:
         self._scorer = Scorer()
         self._simulator: CacheSimulator | None = None
         self._simulator_key: tuple[str, str] | None = None
+        self._shape_memo: dict[str, tuple[tuple[object, ...], RequestShape]] = {}
 
     # --- counting -------------------------------------------------------------------------
 
@@ -275,29 +276,76 @@ class Analyzer:
                 end_key = f"m:{context[item.index - 1].id}"
             else:
                 end_key = f"r:{epoch}:{response.key}"
-            boundaries = [Boundary(SYSTEM_KEY, system, automatic or "system" in rules)]
-            if item is not None and not automatic:
-                boundaries.extend(
-                    self._message_breakpoints(rules, context, cumulative, item, system, prompt)
-                )
-            boundaries.extend(prompt_ends[-LOOKBACK:])
-            own_end = Boundary(end_key, prompt, True)
-            boundaries.append(own_end)
-            prompt_ends.append(Boundary(end_key, prompt, False))
-            shapes.append(
-                RequestShape(
-                    response_id=response.key,
-                    line=response.line,
-                    timestamp=response.timestamp,
-                    prompt=prompt,
-                    output=usage.output_tokens,
-                    boundaries=tuple(sorted(boundaries, key=lambda b: b.tokens)),
-                    logged_read=usage.cache_read_tokens if logged else None,
-                    logged_write=usage.cache_write_tokens if logged else None,
-                    logged_uncached=usage.input_tokens,
-                )
+            # A request whose inputs did not change keeps its shape object, so that the
+            # simulation sees at a glance that it need not run again.
+            memo_key = (
+                response.line,
+                response.timestamp,
+                prompt,
+                usage.output_tokens,
+                usage.input_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                logged,
+                end_key,
+                system,
+                None if item is None else (item.index, cumulative[item.index]),
+                id(shapes[-1]) if prompt_ends and shapes else None,
             )
+            known = self._shape_memo.get(response.key)
+            if known is not None and known[0] == memo_key:
+                shape = known[1]
+            else:
+                shape = self._shape(
+                    response,
+                    logged,
+                    item,
+                    end_key,
+                    system,
+                    rules,
+                    automatic,
+                    prompt_ends,
+                    context,
+                    cumulative,
+                )
+                self._shape_memo[response.key] = (memo_key, shape)
+            shapes.append(shape)
+            prompt_ends.append(Boundary(end_key, prompt, False))
         return shapes
+
+    def _shape(
+        self,
+        response: Response,
+        logged: bool,
+        item: _OnContext | None,
+        end_key: str,
+        system: int,
+        rules: Sequence[str],
+        automatic: bool,
+        prompt_ends: Sequence[Boundary],
+        context: Sequence[Message],
+        cumulative: Sequence[int],
+    ) -> RequestShape:
+        usage = response.usage
+        prompt = usage.input_tokens_total
+        boundaries = [Boundary(SYSTEM_KEY, system, automatic or "system" in rules)]
+        if item is not None and not automatic:
+            boundaries.extend(
+                self._message_breakpoints(rules, context, cumulative, item, system, prompt)
+            )
+        boundaries.extend(prompt_ends[-LOOKBACK:])
+        boundaries.append(Boundary(end_key, prompt, True))
+        return RequestShape(
+            response_id=response.key,
+            line=response.line,
+            timestamp=response.timestamp,
+            prompt=prompt,
+            output=usage.output_tokens,
+            boundaries=tuple(sorted(boundaries, key=lambda b: b.tokens)),
+            logged_read=usage.cache_read_tokens if logged else None,
+            logged_write=usage.cache_write_tokens if logged else None,
+            logged_uncached=usage.input_tokens,
+        )
 
     def _message_breakpoints(
         self,

@@ -181,7 +181,9 @@ class CacheSimulator:
         # A request whose shape changed (the system prefix became known, a compaction took its
         # messages off the context) is simulated again, with everything after it.
         done = len(self._shapes)
-        if done > len(shapes) or any(shapes[i] != self._shapes[i] for i in range(done)):
+        if done > len(shapes) or any(
+            shapes[i] is not self._shapes[i] and shapes[i] != self._shapes[i] for i in range(done)
+        ):
             self._state, self._done, self._shapes, done = _CacheState({}, []), [], [], 0
         # Every request but the newest is final; the newest is simulated on a copy.
         for shape in shapes[done : max(len(shapes) - 1, done)]:

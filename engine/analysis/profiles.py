@@ -216,10 +216,26 @@ def available_profiles() -> list[str]:
     return sorted(names)
 
 
+_loaded: dict[tuple[str, float | None], Profile] = {}
+
+
 def load_profile(name: str) -> Profile:
-    """The named profile: the user's file if there is one, else the bundled one."""
+    """The named profile: the user's file if there is one, else the bundled one (parsed once
+    per file version: a live session asks on every update)."""
     user_file = user_profiles_dir() / f"{name}.yaml"
-    if user_file.is_file():
+    try:
+        stamp: float | None = user_file.stat().st_mtime
+    except OSError:
+        stamp = None
+    key = (str(user_file), stamp)
+    known = _loaded.get(key)
+    if known is None:
+        known = _loaded[key] = _load(name, user_file if stamp is not None else None)
+    return known
+
+
+def _load(name: str, user_file: Path | None) -> Profile:
+    if user_file is not None:
         return parse_profile(_read(user_file, None, str(user_file)), str(user_file))
     if name not in bundled_names():
         raise InputError(name, f"no such profile (known: {', '.join(available_profiles())})")

@@ -142,8 +142,21 @@ class Scorer:
     def __init__(self) -> None:
         self._norms: dict[str, float] = {}
         self._norm_total = 0
+        self._query: Counter[str] = Counter()
+        self._keys: list[str] = []
+        self._result: dict[str, float] = {}
 
     def scores(
+        self, cache: TermCache, keys: Sequence[str], query: Counter[str]
+    ) -> dict[str, float]:
+        # A new tool result that is not old yet changes nothing here: the same answer again.
+        if not cache.changed and query == self._query and list(keys) == self._keys:
+            return self._result
+        self._query, self._keys = Counter(query), list(keys)
+        self._result = self._score(cache, keys, query)
+        return self._result
+
+    def _score(
         self, cache: TermCache, keys: Sequence[str], query: Counter[str]
     ) -> dict[str, float]:
         total = len(cache.counts)
@@ -156,17 +169,21 @@ class Scorer:
         cache.changed.clear()
         weights = {t: n * idf(frequency.get(t, 0), total) for t, n in query.items()}
         query_norm = math.sqrt(sum(w * w for w in weights.values()))
+        # A document term's weight is count x idf; times the query's weight for the dot product.
+        factors = {t: w * idf(frequency.get(t, 0), total) for t, w in weights.items()}
         result: dict[str, float] = {}
         for key in keys:
             counts = cache.counts[key]
             norm = self._norms.get(key)
             if norm is None:
                 norm = self._norms[key] = _norm(counts, frequency, self._norm_total)
-            small, large = (weights, counts) if len(weights) < len(counts) else (counts, weights)
             dot = 0.0
-            for term in small:
-                if term in large:
-                    dot += counts[term] * idf(frequency[term], total) * weights[term]
+            if len(factors) < len(counts):
+                for term, factor in factors.items():
+                    dot += counts.get(term, 0) * factor
+            else:
+                for term, found in counts.items():
+                    dot += found * factors.get(term, 0.0)
             result[key] = min(dot / (norm * query_norm), 1.0) if norm and query_norm else 0.0
         for key in [key for key in self._norms if key not in cache.counts]:
             del self._norms[key]
