@@ -32,11 +32,12 @@ from engine.sessions.reader import SessionReader, read_all  # noqa: E402
 from engine.sessions.report import context_tokens, encoding_for  # noqa: E402
 
 SESSION = "0b3c9a57-5f7e-4d2c-9a51-bench0000001"
-WORDS = (
-    "def class return import self value result config parser token window cache prompt "
-    "request response message tool error file path line test assert build session model "
-    "context budget section profile history forecast relevance"
-).split()
+VOCABULARY = (
+    "def class return import self value result config parser token window cache prompt request "
+    "response message tool error file path line test assert build session model context budget "
+    "section profile history forecast relevance"
+)
+WORDS = VOCABULARY.split()
 
 
 class Writer:
@@ -172,7 +173,10 @@ def main() -> None:
             f" max {times[-1] * 1000:.1f} ms (target <= 50 ms)"
         )
         print(f"reader poll per append: median {statistics.median(polls) * 1000:.2f} ms")
-        print(f"context now {analysis.context_tokens:,} tokens, {len(analysis.cache.requests)} requests")
+        print(
+            f"context now {analysis.context_tokens:,} tokens,"
+            f" {len(analysis.cache.requests)} requests"
+        )
 
 
 if __name__ == "__main__":
