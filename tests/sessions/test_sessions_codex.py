@@ -32,7 +32,8 @@ REAL = (
 SAMPLE_HOME = ROOT / "sample_sessions" / "codex"
 SAMPLE = next(SAMPLE_HOME.glob("sessions/*/*/*/rollout-*.jsonl"))
 # 0.120: no ``ordinal``, no ``token_usage_record`` (usage only in the doubled token_count).
-OLDER = next((Path(__file__).parent / "data/generated/codex").glob("sessions/*/*/*/*.jsonl"))
+GENERATED = Path(__file__).parent / "data/generated/codex"
+OLDER = next((GENERATED / "exec-resume-0.120").glob("sessions/*/*/*/*.jsonl"))
 FILES = [REAL, SAMPLE, OLDER]
 CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
@@ -383,3 +384,45 @@ def test_a_token_count_before_its_usage_record_is_the_same_response(tmp_path: Pa
         if key == "last_request":
             got[key].pop("line"), clean[key].pop("line")
         assert got[key] == clean[key]
+
+
+@pytest.mark.parametrize("run", ["subagent-0.169", "subagent-fork-0.169"])
+def test_real_spawned_sub_agents(run: str) -> None:
+    """Codex 0.169 ran ``spawn_agent`` (fresh, and with ``fork_context``): the child thread's own
+    rollout beside the parent's is its sub-agent, linked to the spawn call, apart in the totals."""
+    files = sorted((GENERATED / run).glob("sessions/*/*/*/*.jsonl"))
+    by_source = {str(records(f)[0]["payload"]["source"]) == "exec": f for f in files}
+    parent, child = by_source[True], by_source[False]
+    parent_rows, child_rows = records(parent), records(child)
+    spawn = next(
+        r["payload"]
+        for r in parent_rows
+        if r["type"] == "response_item" and r["payload"].get("name") == "spawn_agent"
+    )
+    answer = next(
+        json.loads(r["payload"]["output"])
+        for r in parent_rows
+        if r["type"] == "response_item"
+        and r["payload"]["type"] == "function_call_output"
+        and r["payload"]["call_id"] == spawn["call_id"]
+    )
+    meta = child_rows[0]["payload"]
+    assert answer["agent_id"] == meta["id"]
+    got = report(parent)
+    assert got["api_requests"] == len(responses(parent_rows))
+    assert got["totals"]["output"] == sum(u["output_tokens"] for _, u in responses(parent_rows))
+    child_responses = responses(child_rows)
+    assert [
+        (s["id"], s["description"], s["parent_tool_call_id"], s["api_requests"], s["file"])
+        for s in got["subagents"]
+    ] == [
+        (
+            meta["id"],
+            meta["source"]["subagent"]["thread_spawn"]["agent_nickname"],
+            spawn["call_id"],
+            len(child_responses),
+            str(child),
+        )
+    ]
+    assert got["subagents"][0]["last_input_tokens_total"] == child_responses[-1][1]["input_tokens"]
+    assert got["skipped_lines"] == []

@@ -66,6 +66,9 @@ _WORLD_STATE = b'"type":"world_state"'
 _ITEM_COMPLETED = b'"type":"event_msg","payload":{"type":"item_completed"'
 _SETTINGS = b'"type":"event_msg","payload":{"type":"thread_settings_applied"'
 _MARKER_WINDOW = 160
+# The tool that starts a sub-agent thread (multi_agent_v1 namespace). That thread writes its own
+# rollout; its session_meta names ours in ``source.subagent.thread_spawn.parent_thread_id``.
+SPAWN_TOOL = "spawn_agent"
 # How often (seconds) the day directory is listed again for sub-agent rollouts.
 COMPANION_RESCAN = 1.0
 _HEAD_BYTES = 64 * 1024
@@ -193,6 +196,7 @@ class _Thread:
         self.has_records = False  # 0.169 token_usage_record seen: token_count only confirms
         self.since_compaction: str | None = None  # newest response since the last compaction
         self.turn_activity = False  # the user's message in the current turn
+        self.spawned: dict[str, str] = {}  # sub-agent thread id → the spawn_agent call's id
 
     # -- records ---------------------------------------------------------------------------
 
@@ -362,6 +366,8 @@ class _Thread:
             text = _text_of(output)
             failed = isinstance(output, dict) and output.get("success") is False
             state.record_tool_result(call_id, text, is_error=failed)
+            if state.tools[call_id].name == SPAWN_TOOL:
+                self._note_spawn(call_id, text)
             block = Block("tool_result", text, call_id, is_error=failed)
             message = Message(message_id, "tool", [block], line, timestamp)
         elif kind in ("web_search_call", "compaction", "context_compaction"):
@@ -396,6 +402,15 @@ class _Thread:
         self.state.record_tool_call(call_id, name, line=line, input_text=text, raw_input=raw)
         block = Block("tool_use", text, call_id, name, raw=raw)
         return Message(message_id, "assistant", [block], line, timestamp)
+
+    def _note_spawn(self, call_id: str, output: str) -> None:
+        """``spawn_agent`` answers ``{"agent_id": <thread id>, "nickname": …}`` [OBS 0.169]."""
+        try:
+            answer = json.loads(output)
+        except ValueError:
+            return
+        if isinstance(answer, dict) and isinstance(answer.get("agent_id"), str):
+            self.spawned[answer["agent_id"]] = call_id
 
     def _compacted(self, payload: Mapping[str, Any], line: int, timestamp: str | None) -> None:
         state = self.state
@@ -449,12 +464,17 @@ def _parent_thread(head: bytes) -> str | None:
         record = json.loads(first)
     except (ValueError, UnicodeDecodeError):
         return None
-    payload = record.get("payload") if isinstance(record, dict) else None
-    source = payload.get("source") if isinstance(payload, dict) else None
+    spawn = _thread_spawn(record.get("payload") if isinstance(record, dict) else None)
+    parent = spawn.get("parent_thread_id") if spawn is not None else None
+    return parent if isinstance(parent, str) else None
+
+
+def _thread_spawn(meta: Any) -> dict[str, Any] | None:
+    """``session_meta.source.subagent.thread_spawn`` of a spawned thread (None otherwise)."""
+    source = meta.get("source") if isinstance(meta, dict) else None
     subagent = source.get("subagent") if isinstance(source, dict) else None
     spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
-    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
-    return parent if isinstance(parent, str) else None
+    return spawn if isinstance(spawn, dict) else None
 
 
 class CodexAdapter(Adapter):
@@ -494,6 +514,10 @@ class CodexAdapter(Adapter):
     # -- sub-agents: rollouts of threads spawned by this one ---------------------------------
 
     def companions(self) -> list[Path]:
+        for thread in self._threads.values():  # the spawn call's output may come after the file
+            child = thread.state
+            if child.parent_tool_call_id is None and child.subagent_id is not None:
+                child.parent_tool_call_id = self._main.spawned.get(child.subagent_id)
         now = time.monotonic()
         if self.state.session_id is None or now - self._companion_scan < COMPANION_RESCAN:
             return self._companions
@@ -535,16 +559,16 @@ class CodexAdapter(Adapter):
         thread.feed(record, line, str(path))
 
     def _describe(self, child: SessionState, payload: Any) -> None:
-        if not isinstance(payload, dict):
-            return
-        source = payload.get("source")
-        subagent = source.get("subagent") if isinstance(source, dict) else None
-        spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
-        for key in ("agent_nickname", "agent_role"):
-            value = payload.get(key) or (spawn.get(key) if isinstance(spawn, dict) else None)
-            if isinstance(value, str) and value:
-                child.description = value
-                break
+        spawn = _thread_spawn(payload)
+        if spawn is None or not isinstance(payload, dict):
+            return  # a forked child also carries its parent's session_meta
+        nickname, role = (
+            payload.get(key) or spawn.get(key) for key in ("agent_nickname", "agent_role")
+        )
+        if isinstance(nickname, str) and isinstance(role, str):
+            child.description = f"{nickname} ({role})"
+        elif isinstance(nickname or role, str):
+            child.description = nickname or role
 
     # -- agent facts -----------------------------------------------------------------------
 
