@@ -27,12 +27,29 @@ class Thresholds:
     compaction: float = 0.85
 
 
+PROTOCOLS = ("openai", "anthropic")
+
+
+@dataclass(frozen=True, slots=True)
+class LLMSettings:
+    """The model ``ctxtop compact --summarizer llm`` asks (OpenAI-compatible or Anthropic API).
+    The key is never stored here: ``api_key_env`` names the variable that holds it."""
+
+    base_url: str | None = None  # e.g. https://api.openai.com/v1 or https://api.anthropic.com
+    model: str | None = None
+    summary_model: str | None = None  # a cheaper model for summaries (default: ``model``)
+    api_key_env: str | None = None  # default: OPENAI_API_KEY or ANTHROPIC_API_KEY
+    protocol: str = "openai"
+    timeout: float = 60.0  # seconds per request
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     profile: str = "default"
     theme: str = "ctxtop-dark"
     refresh: float = 0.5  # seconds between polls when file notifications are unavailable
     thresholds: Thresholds = field(default_factory=Thresholds)
+    llm: LLMSettings = field(default_factory=LLMSettings)
     unknown: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,7 +76,7 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
         return Settings()
     if not isinstance(data, dict):
         raise InputError(where, "the settings file must be a mapping of keys to values")
-    known = {"profile", "theme", "refresh", "thresholds"}
+    known = {"profile", "theme", "refresh", "thresholds", "llm"}
     unknown = tuple(sorted(str(key) for key in data if key not in known))
     raw_thresholds = data.get("thresholds") or {}
     if not isinstance(raw_thresholds, dict):
@@ -78,11 +95,41 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
     if isinstance(refresh, bool) or not isinstance(refresh, int | float) or refresh <= 0:
         raise InputError(where, "refresh must be a positive number of seconds")
     return Settings(
+        llm=parse_llm(data.get("llm"), where),
         profile=str(data.get("profile") or defaults_all.profile),
         theme=str(data.get("theme") or defaults_all.theme),
         refresh=float(refresh),
         thresholds=thresholds,
         unknown=unknown,
+    )
+
+
+def parse_llm(raw: Any, where: str = CONFIG_NAME) -> LLMSettings:
+    """The ``llm:`` block (a mapping; every key optional)."""
+    if raw is None:
+        return LLMSettings()
+    if not isinstance(raw, dict):
+        raise InputError(where, "llm must be a mapping (base_url, model, protocol, …)")
+
+    def text(key: str) -> str | None:
+        value = raw.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(where, f"llm.{key} must be text")
+        return value or None
+
+    protocol = text("protocol") or "openai"
+    if protocol not in PROTOCOLS:
+        raise InputError(where, f"llm.protocol must be {' or '.join(PROTOCOLS)}, not {protocol}")
+    timeout = raw.get("timeout", LLMSettings().timeout)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise InputError(where, "llm.timeout must be a positive number of seconds")
+    return LLMSettings(
+        base_url=text("base_url"),
+        model=text("model"),
+        summary_model=text("summary_model"),
+        api_key_env=text("api_key_env"),
+        protocol=protocol,
+        timeout=float(timeout),
     )
 
 

@@ -25,6 +25,7 @@ COMMANDS = (
     "engine.cli.cmd_edit",
     "engine.cli.cmd_undo",
     "engine.cli.cmd_render",
+    "engine.cli.cmd_compact",
 )
 
 Launcher = Callable[[argparse.Namespace], int]

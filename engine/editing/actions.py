@@ -12,6 +12,7 @@ from typing import Any
 from engine.paths import data_dir
 
 LOG_NAME = "actions.jsonl"
+FORK_KINDS = ("edit", "compact")  # actions that write a fork ``ctxtop undo`` can remove
 
 
 def log_path() -> Path:
@@ -19,7 +20,7 @@ def log_path() -> Path:
 
 
 def record(kind: str, **fields: Any) -> dict[str, Any]:
-    """Append one action (``kind`` = "edit" | "undo") with its inputs and outputs; return it."""
+    """Append one action (``kind``: "edit", "compact" or "undo") with its inputs and outputs."""
     entry: dict[str, Any] = {
         "id": uuid.uuid4().hex[:12],
         "kind": kind,
@@ -54,11 +55,11 @@ def read_actions() -> list[dict[str, Any]]:
 
 
 def live_forks() -> list[dict[str, Any]]:
-    """Edit actions whose fork was written and not undone yet, oldest first."""
+    """Edit (and compact) actions whose fork was written and not undone yet, oldest first."""
     actions = read_actions()
     undone = {a.get("edit_id") for a in actions if a.get("kind") == "undo"}
     return [
         a
         for a in actions
-        if a.get("kind") == "edit" and a.get("fork") and a.get("id") not in undone
+        if a.get("kind") in FORK_KINDS and a.get("fork") and a.get("id") not in undone
     ]

@@ -1,0 +1,97 @@
+"""``ctxtop compact``: summarise the older part of a session into a new session to resume.
+
+The last ``--keep-rounds`` rounds (a round: one user request and everything that answered it)
+stay verbatim, or every round from ``--before`` on; the rest, back to the previous summary, is
+summarised (``structured``: offline; ``llm``: the model in the settings' ``llm:`` block, falling
+back to ``structured`` on any failure). The agent's file is never modified: the compacted session
+is a new file next to it; ``ctxtop undo`` removes it. ``--dry-run`` writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from engine.cli.cmd_edit import _count
+from engine.compaction.compact import SUMMARIZERS, compact_session
+from engine.compaction.policies import simulate_file
+from engine.config import load_settings
+
+
+def _text(outcome: dict[str, Any]) -> str:
+    lines = [f"{outcome['source']} ({outcome['agent']})", "", outcome["summary"], ""]
+    lines.append(
+        f"summary by {outcome['summarizer']}: {outcome['summary_tokens']} tokens "
+        f"(budget {outcome['budget']}); {outcome['summarised_rounds']} rounds summarised, "
+        f"{outcome['kept_rounds']} kept verbatim"
+    )
+    lines.append(
+        f"context estimate: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens"
+    )
+    if outcome["break_even_requests"] is not None:
+        lines.append(
+            f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens once "
+            f"(${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']}); "
+            f"pays off after {outcome['break_even_requests']} requests"
+        )
+    lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
+    if outcome["fork"]:
+        lines.append(f"compacted session written: {outcome['fork']}")
+        if outcome["resume_command"]:
+            lines.append(f"resume with: {outcome['resume_command']}")
+        lines.append("undo with: ctxtop undo")
+    else:
+        lines.append("dry run: nothing written")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    outcome = compact_session(
+        args.session,
+        summarizer=args.summarizer,
+        keep_rounds=args.keep_rounds,
+        before=args.before,
+        budget=args.budget,
+        dry_run=args.dry_run,
+        llm=load_settings().llm,
+    )
+    if args.json:
+        saved = outcome["tokens_before"] - outcome["tokens_after"]
+        outcome["policies"] = simulate_file(args.session, saving=saved)
+        print(json.dumps(outcome, ensure_ascii=False, indent=2))
+    else:
+        print(_text(outcome))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "compact", help="summarise old rounds into a resumable session", description=__doc__
+    )
+    parser.add_argument("session", metavar="SESSION", help="a session log file")
+    parser.add_argument("--summarizer", choices=SUMMARIZERS, default="structured")
+    parser.add_argument(
+        "--keep-rounds",
+        type=_count,
+        default=1,
+        metavar="N",
+        help="keep the last N rounds verbatim (default 1)",
+    )
+    parser.add_argument(
+        "--before",
+        type=_count,
+        default=None,
+        metavar="ROUND",
+        help="compact everything before this round (1 = the first since the last summary)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=_count,
+        default=None,
+        metavar="TOKENS",
+        help="the summary's token budget (default: 10%% of the model's window)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="show the summary, write nothing")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)

@@ -1,0 +1,226 @@
+"""``compact_session``: choose what to summarise, summarise it, and write the fork the agent
+resumes: what ``ctxtop compact --json`` prints.
+
+The agent's file is only read (its bytes once, then its hash again after writing); the fork goes
+to a new path, atomically, and is recorded in the action log so ``ctxtop undo`` removes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.compaction.handoff import handoff_message
+from engine.compaction.items import Cut, Item, choose_cut
+from engine.compaction.sources import SOURCES, Source
+from engine.compaction.structured import structured_summary
+from engine.config import LLMSettings
+from engine.editing import actions
+from engine.editing.atomic import write_new
+from engine.editing.fork import _read_bytes, _state_of, sha256
+from engine.editing.preview import PER_MILLION, sections
+from engine.editing.writers.codex import is_codex
+from engine.errors import CtxtopError, InputError
+from engine.models.registry import Prices
+from engine.sessions.model import SessionState
+from engine.sessions.reader import read_session
+from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
+from engine.tokens import get_encoding
+
+SUMMARIZERS = ("structured", "llm")
+BUDGET_SHARE = 0.10  # the summary's default budget: this share of the model's window
+
+Count = Callable[[str], int]
+
+
+@dataclass(slots=True)
+class Loaded:
+    source: Source
+    state: SessionState | None
+    count: Count
+    window: int
+
+
+def _load(path: Path, data: bytes) -> Loaded:
+    state: SessionState | None
+    try:
+        state = _state_of(path, data)
+        agent = state.agent
+    except InputError:
+        if not is_codex(data):
+            raise
+        state, agent = None, "codex"  # until ctxtop reads Codex sessions itself
+    source_class = SOURCES.get(agent)
+    if source_class is None:
+        raise InputError(str(path), f"compacting {agent} sessions is not supported yet")
+    source = source_class(path, data, state)
+    model = source.model()
+    if state is not None:
+        encoding = encoding_for(state)
+    else:
+        encoding = get_encoding(model_info(model).encoding or DEFAULT_ENCODING)
+    window = (state.context_window if state else None) or model_info(model).context_window
+    return Loaded(source, state, encoding.count, window)
+
+
+def estimate(items: list[Item], count: Count) -> int:
+    """Tokenizer estimate of items (text, call inputs and results): for a format ctxtop does not
+    read yet."""
+    total = 0
+    for item in items:
+        total += count(item.text) if item.text else 0
+        for call in item.calls:
+            total += count(str(call.input)) + (count(call.result) if call.result else 0)
+    return total
+
+
+def _tokens(loaded: Loaded, source: Source, state: SessionState | None) -> int:
+    if state is not None:
+        return sections(state)[1]
+    return estimate(source.items(), loaded.count)
+
+
+def _read_fork(loaded: Loaded, data: bytes, session_id: str) -> tuple[Source, SessionState | None]:
+    """The fork read back as the agent (and ctxtop) will see it."""
+    writer = loaded.source.writer
+    with tempfile.TemporaryDirectory(prefix="ctxtop-compact-") as scratch:
+        path = write_new(Path(scratch), writer.fork_name(session_id), data)
+        state = read_session(path) if loaded.state is not None else None
+        return type(loaded.source)(path, data, state), state
+
+
+def _cache_figures(model: str | None, tokens_after: int, saved: int) -> dict[str, Any]:
+    """The whole compacted prompt is written to the cache again once; each later request reads
+    ``saved`` fewer tokens. Priced with the model registry."""
+    prices = model_info(model).prices
+    if not isinstance(prices, Prices):
+        return {
+            "cache_rewrite_tokens": tokens_after,
+            "cache_rewrite_cost_usd": None,
+            "saving_per_request_usd": None,
+            "break_even_requests": None,
+            "priced_by": None,
+        }
+    extra = tokens_after * (prices.cache_write_5m - prices.cache_read) / PER_MILLION
+    saving = max(saved, 0) * prices.cache_read / PER_MILLION
+    return {
+        "cache_rewrite_tokens": tokens_after,
+        "cache_rewrite_cost_usd": extra,
+        "saving_per_request_usd": saving,
+        "break_even_requests": math.ceil(extra / saving) if saving > 0 else None,
+        "priced_by": model,
+    }
+
+
+def summarise(
+    loaded: Loaded,
+    cut: Cut,
+    summarizer: str,
+    budget: int,
+    llm: LLMSettings | None,
+    warnings: list[str],
+) -> tuple[str, str]:
+    """(summary, the summariser actually used): the LLM's, or the structured one if it fails."""
+    source = loaded.source
+    where = str(source.path.resolve())
+    args = (cut, budget, loaded.count, where, source.cwd(), source.model())
+    if summarizer == "llm":
+        from engine.compaction.llm import LLMFailure, llm_summary
+
+        try:
+            return llm_summary(*args, settings=llm or LLMSettings()), "llm"
+        except LLMFailure as failure:
+            warnings.append(f"LLM summary failed ({failure}); used the structured summary instead")
+    return structured_summary(*args), "structured"
+
+
+def compact_session(
+    path: str | Path,
+    *,
+    summarizer: str = "structured",
+    keep_rounds: int = 1,
+    before: int | None = None,
+    budget: int | None = None,
+    dry_run: bool = False,
+    llm: LLMSettings | None = None,
+) -> dict[str, Any]:
+    if summarizer not in SUMMARIZERS:
+        raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
+    source_path = Path(path)
+    data = _read_bytes(source_path)
+    source_hash = hashlib.sha256(data).hexdigest()
+    loaded = _load(source_path, data)
+    source = loaded.source
+    cut = choose_cut(source.items(), keep_rounds, before)
+    budget = budget if budget is not None else int(loaded.window * BUDGET_SHARE)
+    if budget <= 0:
+        raise CtxtopError(f"the summary budget must be a positive number of tokens, not {budget}")
+    warnings: list[str] = []
+    summary, used = summarise(loaded, cut, summarizer, budget, llm, warnings)
+    tokens_before = _tokens(loaded, source, loaded.state)
+    session_id = str(uuid.uuid4())
+    message = handoff_message(summary, len(cut.kept_rounds))
+    fork_data = source.render(cut, message, session_id, tokens_before)
+    fork_source, fork_state = _read_fork(loaded, fork_data, session_id)
+    tokens_after = _tokens(loaded, fork_source, fork_state)
+    if tokens_after >= tokens_before:
+        warnings.append(
+            f"the compacted session is not smaller ({tokens_before} -> {tokens_after} tokens): "
+            "there is little to summarise yet"
+        )
+    writer = source.writer
+    fork: Path | None = None
+    if not dry_run:
+        fork = write_new(writer.fork_dir(), writer.fork_name(session_id), fork_data)
+        if sha256(source_path) != source_hash:
+            warnings.append(
+                f"{source_path} changed while ctxtop read it (the agent is still writing?): "
+                "the fork holds the session as first read"
+            )
+    resume = writer.resume_command(session_id, source.cwd()) if fork else None
+    outcome: dict[str, Any] = {
+        "agent": source.agent,
+        "source": str(source_path),
+        "source_sha256": source_hash,
+        "fork": str(fork) if fork else None,
+        "session_id": session_id if fork else None,
+        "resume_command": resume,
+        "dry_run": dry_run,
+        "summarizer": used,
+        "summarizer_requested": summarizer,
+        "summary": summary,
+        "summary_tokens": loaded.count(summary),
+        "budget": budget,
+        "tokens_before": tokens_before,
+        "tokens_after": tokens_after,
+        "rounds": cut.rounds,
+        "summarised_rounds": len(cut.summarised_rounds),
+        "kept_rounds": len(cut.kept_rounds),
+        "overflowed_round": cut.overflowed_round,
+        "previous_summary": cut.previous_summary is not None,
+        **_cache_figures(source.model(), tokens_after, tokens_before - tokens_after),
+        "warnings": warnings,
+    }
+    if fork is not None:
+        entry = actions.record(
+            "compact",
+            source=str(source_path),
+            source_sha256=source_hash,
+            fork=str(fork),
+            fork_sha256=hashlib.sha256(fork_data).hexdigest(),
+            session_id=session_id,
+            agent=source.agent,
+            summarizer=used,
+            kept_rounds=len(cut.kept_rounds),
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            resume_command=resume,
+        )
+        outcome["action_id"] = entry["id"]
+    return outcome

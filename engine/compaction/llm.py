@@ -1,0 +1,215 @@
+"""The ``llm`` summariser: the 8-section hand-off written by a model, through an OpenAI-compatible
+Chat Completions endpoint or the Anthropic Messages API (standard library HTTP only).
+
+"full" mode sends the conversation as native messages with the session's tools (tool choice
+none); if that fails, "simple" mode sends it as one text without tools. The reply must hold a
+``<summary>`` block within the budget; any failure raises ``LLMFailure`` and the caller falls
+back to the structured summary. The API key is read from the environment and never logged,
+written, or put into an error message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.compaction.items import Cut
+from engine.compaction.prompt import (
+    INSTRUCTION,
+    anthropic_messages,
+    openai_messages,
+    system_prompt,
+    tool_names,
+    transcript,
+)
+from engine.compaction.structured import earlier_transcript, pointer_line
+from engine.config import LLMSettings
+
+Count = Callable[[str], int]
+DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+DEFAULT_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+ANTHROPIC_VERSION = "2023-06-01"
+MAX_OUTPUT = 32_000
+_SUMMARY = re.compile(r"<summary>(.*?)(?:</summary>|$)", re.DOTALL)
+
+
+class LLMFailure(Exception):
+    """The model did not give a usable summary (the message says why, without the key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    protocol: str
+    base_url: str
+    model: str
+    key: str | None
+    timeout: float
+
+    def url(self) -> str:
+        base = self.base_url.rstrip("/")
+        if self.protocol == "anthropic":
+            return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
+        return base + "/chat/completions"
+
+    def headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json"}
+        if self.protocol == "anthropic":
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+            if self.key:
+                headers["x-api-key"] = self.key
+        elif self.key:
+            headers["authorization"] = f"Bearer {self.key}"
+        return headers
+
+
+def endpoint(settings: LLMSettings, env: Mapping[str, str]) -> Endpoint:
+    """The settings' ``llm:`` block, with ``CTXTOP_LLM_*`` variables over it."""
+    protocol = env.get("CTXTOP_LLM_PROTOCOL") or settings.protocol
+    if protocol not in DEFAULT_URLS:
+        raise LLMFailure(f"unknown protocol {protocol!r} (openai or anthropic)")
+    model = (
+        env.get("CTXTOP_LLM_SUMMARY_MODEL")
+        or settings.summary_model
+        or env.get("CTXTOP_LLM_MODEL")
+        or settings.model
+    )
+    if not model:
+        raise LLMFailure("no model configured (llm.model in the settings or CTXTOP_LLM_MODEL)")
+    base_url = env.get("CTXTOP_LLM_BASE_URL") or settings.base_url or DEFAULT_URLS[protocol]
+    key_variable = settings.api_key_env or DEFAULT_KEYS[protocol]
+    return Endpoint(protocol, base_url, model, env.get(key_variable) or None, settings.timeout)
+
+
+def _scrub(text: str, key: str | None) -> str:
+    text = " ".join(text.split())[:200]
+    return text.replace(key, "[key]") if key else text
+
+
+def post(point: Endpoint, body: dict[str, Any]) -> Any:
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    request = urllib.request.Request(point.url(), data, point.headers(), method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=point.timeout) as response:
+            raw = response.read()
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode("utf-8", "replace") if error.fp else ""
+        message = f"HTTP {error.code} from {point.url()}: {_scrub(detail, point.key)}"
+        raise LLMFailure(message) from None
+    except TimeoutError:
+        raise LLMFailure(f"no answer from {point.url()} within {point.timeout:g} s") from None
+    except urllib.error.URLError as error:
+        if isinstance(error.reason, TimeoutError):
+            raise LLMFailure(f"no answer from {point.url()} within {point.timeout:g} s") from None
+        reason = _scrub(str(error.reason), point.key)
+        raise LLMFailure(f"cannot reach {point.url()}: {reason}") from None
+    except OSError as error:
+        raise LLMFailure(f"cannot reach {point.url()}: {_scrub(str(error), point.key)}") from None
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise LLMFailure(f"the reply from {point.url()} is not JSON") from None
+
+
+def request_body(point: Endpoint, cut: Cut, mode: str, budget: int) -> dict[str, Any]:
+    system = system_prompt(budget)
+    names = tool_names(cut) if mode == "full" else []
+    if point.protocol == "anthropic":
+        messages = (
+            anthropic_messages(cut)
+            if mode == "full"
+            else [{"role": "user", "content": f"{transcript(cut)}\n\n{INSTRUCTION}"}]
+        )
+        body: dict[str, Any] = {
+            "model": point.model,
+            "max_tokens": min(budget * 2 + 4096, MAX_OUTPUT),
+            "temperature": 0,
+            "system": system,
+            "messages": messages,
+        }
+        if names:
+            body["tools"] = [
+                {"name": name, "description": f"The agent's {name} tool.",
+                 "input_schema": {"type": "object", "properties": {}}}
+                for name in names
+            ]  # fmt: skip
+            body["tool_choice"] = {"type": "none"}
+        return body
+    chat = (
+        openai_messages(cut)
+        if mode == "full"
+        else [{"role": "user", "content": f"{transcript(cut)}\n\n{INSTRUCTION}"}]
+    )
+    body = {
+        "model": point.model,
+        "temperature": 0,
+        "messages": [{"role": "system", "content": system}, *chat],
+    }
+    if names:
+        body["tools"] = [
+            {"type": "function", "function": {"name": name,
+             "description": f"The agent's {name} tool.",
+             "parameters": {"type": "object", "properties": {}}}}
+            for name in names
+        ]  # fmt: skip
+        body["tool_choice"] = "none"
+    return body
+
+
+def reply_text(protocol: str, reply: Any) -> str:
+    """The text of a Chat Completions or Messages reply."""
+    try:
+        if protocol == "anthropic":
+            return "".join(
+                block["text"] for block in reply["content"] if block.get("type") == "text"
+            )
+        content = reply["choices"][0]["message"]["content"]
+        if isinstance(content, list):
+            return "".join(str(part.get("text", "")) for part in content)
+        return str(content or "")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise LLMFailure("the reply has no message text") from None
+
+
+def extract_summary(text: str) -> str:
+    found = _SUMMARY.findall(text)
+    summary = found[-1].strip() if found else ""
+    if not summary:
+        raise LLMFailure("the reply has no <summary> block")
+    return summary
+
+
+def llm_summary(
+    cut: Cut,
+    budget: int,
+    count: Count,
+    source: str,
+    cwd: str | None = None,
+    model: str | None = None,
+    *,
+    settings: LLMSettings,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """The model's summary (ending with the transcript pointer), or ``LLMFailure``."""
+    point = endpoint(settings, os.environ if env is None else env)
+    pointer = pointer_line(source, earlier_transcript(cut.previous_summary))
+    room = budget - count(pointer) - 2
+    if room <= 0:
+        raise LLMFailure(f"a budget of {budget} tokens leaves no room for a summary")
+    failures: list[str] = []
+    for mode in ("full", "simple"):
+        try:
+            reply = post(point, request_body(point, cut, mode, room))
+            summary = extract_summary(reply_text(point.protocol, reply))
+            size = count(summary)
+            if size > room:
+                raise LLMFailure(f"the summary has {size} tokens, over the budget of {room}")
+            return f"{summary}\n\n{pointer}"
+        except LLMFailure as failure:
+            failures.append(f"{mode} mode: {failure}")
+    raise LLMFailure("; ".join(failures))

@@ -1,0 +1,156 @@
+"""When each known compaction strategy would fire on a live session, and what it would do.
+
+- VS Code Copilot Chat: background compaction at about 80 % of the window when the prompt cache
+  is warm (jittered between 0.78 and 0.82 per conversation), 90 % when it is cold; a finished
+  background summary is dropped if the fill has fallen below 65 % meanwhile.
+- CodeCompanion: context editing at 65 %, compaction at 85 %, skipped when it would save under
+  10,000 tokens.
+- Claude Code: its auto-compact point (window − output reserve − 13,000; environment overrides).
+- Codex: ``model_auto_compact_token_limit`` from its config.toml, else 90 % of the window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engine.errors import CtxtopError
+from engine.sessions.adapters.claude_code import claude_autocompact_at
+from engine.sessions.model import SessionState
+from engine.sessions.reader import read_session
+from engine.sessions.report import context_tokens, model_info
+
+CACHE_TTL_SECONDS = 300  # a prompt cache entry lives about 5 minutes after its last use
+COPILOT_WARM = (0.78, 0.82)
+COPILOT_COLD = 0.90
+COPILOT_DROP_BELOW = 0.65
+CODECOMPANION_EDIT = 0.65
+CODECOMPANION_COMPACT = 0.85
+CODECOMPANION_MIN_SAVING = 10_000
+CODEX_DEFAULT_SHARE = 0.90
+
+
+def copilot_jitter(session_key: str) -> float:
+    """This conversation's warm-cache threshold: fixed per session, within 0.78–0.82."""
+    digest = hashlib.sha256(session_key.encode("utf-8")).digest()
+    low, high = COPILOT_WARM
+    return round(low + (high - low) * int.from_bytes(digest[:4], "big") / 0xFFFFFFFF, 4)
+
+
+def cache_warm(state: SessionState, now: datetime) -> bool:
+    if not state.last_activity:
+        return False
+    try:
+        last = datetime.fromisoformat(state.last_activity.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if last.tzinfo is None:
+        last = last.replace(tzinfo=UTC)
+    return (now - last).total_seconds() <= CACHE_TTL_SECONDS
+
+
+def codex_limit(env: Mapping[str, str], home: Path) -> int | None:
+    """``model_auto_compact_token_limit`` from Codex's config.toml, if set."""
+    root = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+    try:
+        config = tomllib.loads((root / "config.toml").read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    value = config.get("model_auto_compact_token_limit")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _entry(
+    name: str, at: int | None, fill: int, window: int, action: str, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "strategy": name,
+        "at_tokens": at,
+        "at_fraction": round(at / window, 4) if at and window else None,
+        "fires": at is not None and fill >= at,
+        "action": action,
+        **extra,
+    }
+
+
+def simulate(
+    state: SessionState,
+    *,
+    saving: int | None = None,
+    now: datetime | None = None,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> dict[str, Any]:
+    """Each strategy's trigger on this session; ``saving`` is what a compaction would save
+    (ctxtop's own estimate), for CodeCompanion's minimum."""
+    env = os.environ if env is None else env
+    now = now or datetime.now(UTC)
+    window = state.context_window or model_info(state.model).context_window
+    fill = context_tokens(state).value
+    warm = cache_warm(state, now)
+    jitter = copilot_jitter(state.session_id or str(state.path))
+    copilot_at = int(window * (jitter if warm else COPILOT_COLD))
+    edit_at = int(window * CODECOMPANION_EDIT)
+    compact_at = int(window * CODECOMPANION_COMPACT)
+    too_small = saving is not None and saving < CODECOMPANION_MIN_SAVING
+    codex_config = codex_limit(env, home or Path.home())
+    codex_at = codex_config if codex_config is not None else int(window * CODEX_DEFAULT_SHARE)
+    strategies = [
+        _entry(
+            "copilot",
+            copilot_at,
+            fill,
+            window,
+            "summarise in the background, keeping the current turn verbatim",
+            cache="warm" if warm else "cold",
+            drop_summary_below_tokens=int(window * COPILOT_DROP_BELOW),
+        ),
+        _entry(
+            "codecompanion-editing",
+            edit_at,
+            fill,
+            window,
+            "clear old tool results (context editing)",
+        ),
+        _entry(
+            "codecompanion-compaction",
+            compact_at,
+            fill,
+            window,
+            "skipped: it would save under 10,000 tokens"
+            if too_small
+            else "summarise the conversation",
+            skipped=too_small,
+        ),
+        _entry(
+            "claude-code",
+            claude_autocompact_at(window, state.model, env),
+            fill,
+            window,
+            "summarise the whole conversation, then re-attach recently read files",
+        ),
+        _entry(
+            "codex",
+            codex_at,
+            fill,
+            window,
+            "replace the history with a summary and the recent user messages",
+            source="config.toml" if codex_config is not None else "default (90 % of window)",
+        ),
+    ]
+    strategies[2]["fires"] = strategies[2]["fires"] and not too_small
+    return {"window": window, "fill_tokens": fill, "strategies": strategies}
+
+
+def simulate_file(path: str | Path, saving: int | None = None) -> dict[str, Any] | None:
+    """The simulation for a session file (None when ctxtop cannot read the format yet)."""
+    try:
+        state = read_session(path)
+    except CtxtopError:
+        return None
+    return simulate(state, saving=saving)

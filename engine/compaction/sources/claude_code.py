@@ -1,0 +1,251 @@
+"""Claude Code: the fork is a new ``<uuid>.jsonl`` holding a ``compact_boundary`` (a new root),
+the summary as an ``isCompactSummary`` user line, the standing attachments, then the kept lines.
+
+The context order comes from ctxtop's reader (the active chain from the newest leaf, from the last
+boundary on), the records from the file. Kept lines keep their uuids and are chained one after the
+other; their assistant usage is re-estimated, since it measured the old, longer prompt (left as
+is, it would make the agent think the context is still full). File attachments and images in kept
+lines become placeholders naming what to re-read.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from typing import Any
+
+from engine.compaction.items import Cut, Item
+from engine.compaction.placeholders import file_placeholder, image_placeholder
+from engine.compaction.sources.base import Source, is_overflow_text, now_iso, shifted, text_of
+from engine.editing.writers.base import jsonl_bytes, jsonl_records
+
+# Attachments that carry standing context (rules, memory, tool and skill listings, the
+# environment): Claude Code itself re-attaches these after a compaction.
+STANDING_ATTACHMENTS = {
+    "skill_listing",
+    "agent_listing_delta",
+    "deferred_tools_delta",
+    "mcp_instructions_delta",
+    "environment",
+    "model",
+}
+_STANDING_WORDS = ("memory", "claude_md", "claudemd", "rules", "instructions")
+# User lines that are the CLI's own, not the user's request.
+_NOT_REQUESTS = ("<local-command-", "<command-name>", "<task-notification>", "<system-reminder>")
+_ENVELOPE = ("cwd", "version", "gitBranch", "userType", "entrypoint", "isSidechain")
+_FILE_KEYS = ("filename", "filePath", "file_path", "path")
+CHARS_PER_TOKEN = 4  # Claude Code's estimate for messages it has no usage for
+
+
+def is_request_text(text: str) -> bool:
+    """A user line's text that the user typed (not the CLI's command echo or notification)."""
+    stripped = text.lstrip()
+    return bool(stripped) and not stripped.startswith(_NOT_REQUESTS)
+
+
+def _standing(kind: str) -> bool:
+    lowered = kind.lower()
+    return kind in STANDING_ATTACHMENTS or any(word in lowered for word in _STANDING_WORDS)
+
+
+def _attachment_file(attachment: dict[str, Any]) -> str | None:
+    for key in _FILE_KEYS:
+        if isinstance(attachment.get(key), str):
+            return str(attachment[key])
+    return None
+
+
+class ClaudeCodeSource(Source):
+    agent = "claude-code"
+
+    def _records(self) -> list[Any]:
+        return jsonl_records(self.path, self.data)
+
+    def _by_uuid(self) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for record in self._records():
+            if isinstance(record, dict) and isinstance(record.get("uuid"), str):
+                found[record["uuid"]] = record  # a later line with the same uuid wins
+        return found
+
+    def items(self) -> list[Item]:
+        if self.state is None:
+            return []
+        records = self._by_uuid()
+        items: list[Item] = []
+        for message in self.state.context:
+            record = records.get(message.id)
+            if record is not None:
+                item = self._item(record)
+                if item is not None:
+                    items.append(item)
+        return items
+
+    def _item(self, record: dict[str, Any]) -> Item | None:
+        key = record["uuid"]
+        kind = record.get("type")
+        if kind == "attachment":
+            attachment = record.get("attachment")
+            attachment = attachment if isinstance(attachment, dict) else {}
+            label = str(attachment.get("type") or "attachment")
+            if _standing(label):
+                return Item(key, "user", "standing", label)
+            name = _attachment_file(attachment)
+            if name is not None:
+                return Item(key, "user", "attachment", f"attached {label} {name}", files=[name])
+            return Item(key, "user", "meta", label)
+        message = record.get("message")
+        if kind not in ("user", "assistant") or not isinstance(message, dict):
+            return None
+        content = message.get("content")
+        parts = content if isinstance(content, list) else []
+        text = text_of(content)
+        images = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "image")
+        if kind == "assistant":
+            item = Item(key, "assistant", "message", text, images=images)
+            for part in parts:
+                if isinstance(part, dict) and part.get("type") == "tool_use":
+                    item.calls.append(
+                        self.call(str(part.get("id")), str(part.get("name")), part.get("input"))
+                    )
+            if record.get("isApiErrorMessage") and is_overflow_text(text):
+                item.kind = "overflow"
+            return item
+        results = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_result"]
+        for part in results:
+            self.result(
+                str(part.get("tool_use_id")),
+                text_of(part.get("content")),
+                bool(part.get("is_error")),
+            )
+        if record.get("isCompactSummary"):
+            return Item(key, "user", "summary", text)
+        if results:
+            return Item(key, "user", "tool_result", text, images=images)
+        if record.get("isMeta") or not is_request_text(text):
+            return Item(key, "user", "meta", text, images=images)
+        return Item(key, "user", "request", text, images=images)
+
+    # -- the fork ------------------------------------------------------------------------
+
+    def render(self, cut: Cut, message: str, session_id: str, pre_tokens: int) -> bytes:
+        records = self._by_uuid()
+        envelope: dict[str, Any] = {}
+        for record in records.values():
+            if record.get("type") in ("user", "assistant"):
+                envelope = {k: record[k] for k in _ENVELOPE if k in record}
+                break
+        envelope["sessionId"] = session_id
+        standing = [copy.deepcopy(records[item.key]) for item in cut.standing]
+        kept = [self._kept(records[item.key], item) for item in cut.kept]
+        # Timestamps must grow along the chain: the new lines go just before the first kept one.
+        base = kept[0].get("timestamp") if kept else now_iso()
+        lead = len(standing) + 2
+        boundary_id, summary_id = str(uuid.uuid4()), str(uuid.uuid4())
+        last_summarised = cut.summarised[-1].key if cut.summarised else None
+        boundary = {
+            "parentUuid": None,
+            "logicalParentUuid": last_summarised,
+            **envelope,
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "isMeta": False,
+            "timestamp": shifted(base, -lead),
+            "uuid": boundary_id,
+            "level": "info",
+            "compactMetadata": {"trigger": "manual", "preTokens": pre_tokens},
+        }
+        summary = {
+            "parentUuid": boundary_id,
+            **envelope,
+            "type": "user",
+            "message": {"role": "user", "content": message},
+            "isVisibleInTranscriptOnly": True,
+            "isCompactSummary": True,
+            "uuid": summary_id,
+            "timestamp": shifted(base, 1 - lead),
+        }
+        out: list[Any] = [boundary, summary]
+        parent = summary_id
+        chars = len(message)
+        for index, record in enumerate(standing + kept):
+            record["parentUuid"] = parent
+            record["sessionId"] = session_id
+            if index < len(standing):
+                record["timestamp"] = shifted(base, index + 2 - lead)
+            parent = record["uuid"]
+            size = len(json.dumps(record.get("message", record.get("attachment")) or ""))
+            _estimate_usage(record, chars, size)
+            chars += size
+            out.append(record)
+        out.extend(self._replacements(records, cut, session_id))
+        return jsonl_bytes(out)
+
+    def _kept(self, record: dict[str, Any], item: Item) -> dict[str, Any]:
+        record = copy.deepcopy(record)
+        record.pop("logicalParentUuid", None)
+        if item.kind == "attachment" and item.files:
+            attachment = record.get("attachment")
+            label = attachment.get("type") if isinstance(attachment, dict) else None
+            what = "file" if label in (None, "file") else str(label).replace("_", " ")
+            text = "\n".join(file_placeholder(name, what) for name in item.files)
+            for key in ("attachment", "type"):
+                record.pop(key, None)
+            record.update(type="user", isMeta=True, message={"role": "user", "content": text})
+            return record
+        message = record.get("message")
+        if not isinstance(message, dict):
+            return record
+        content = message.get("content")
+        if isinstance(content, list):
+            message["content"] = [_without_image(part) for part in content]
+        return record
+
+    def _replacements(
+        self, records: dict[str, dict[str, Any]], cut: Cut, session_id: str
+    ) -> list[dict[str, Any]]:
+        """``content-replacement`` entries of kept results (so the agent keeps their previews)."""
+        kept_ids = {call.call_id for item in cut.kept for call in item.calls}
+        out: list[dict[str, Any]] = []
+        for record in self._records():
+            if not isinstance(record, dict) or record.get("type") != "content-replacement":
+                continue
+            entries = [
+                entry
+                for entry in record.get("replacements") or []
+                if isinstance(entry, dict)
+                and kept_ids & {v for v in entry.values() if isinstance(v, str)}
+            ]
+            if entries:
+                out.append(dict(record, sessionId=session_id, replacements=entries))
+        return out
+
+
+def _estimate_usage(record: dict[str, Any], before: int, size: int) -> None:
+    """A kept response's usage measured the old, longer prompt: left as is, the agent would think
+    its context still full. It becomes Claude Code's own estimate (characters / 4) of the
+    compacted prompt before it, and of the response itself."""
+    message = record.get("message")
+    if record.get("type") != "assistant" or not isinstance(message, dict):
+        return
+    if isinstance(message.get("usage"), dict):
+        message["usage"] = {
+            "input_tokens": before // CHARS_PER_TOKEN,
+            "output_tokens": size // CHARS_PER_TOKEN,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+
+
+def _without_image(part: Any) -> Any:
+    if isinstance(part, dict) and part.get("type") == "image":
+        source = part.get("source")
+        media = source.get("media_type") if isinstance(source, dict) else None
+        return {"type": "text", "text": image_placeholder(str(media or ""))}
+    if isinstance(part, dict) and part.get("type") == "tool_result":
+        inner = part.get("content")
+        if isinstance(inner, list):
+            return dict(part, content=[_without_image(p) for p in inner])
+    return part

@@ -1,0 +1,130 @@
+"""Codex: the fork is the rollout copied under the new id (as ``ctxtop edit`` does) with a
+``compacted`` record appended whose ``replacement_history`` is the standing items, the summary
+(a user message) and the kept items: what Codex itself writes on ``/compact``, and what it
+rebuilds the prompt from on resume."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from engine.compaction.handoff import OPENING
+from engine.compaction.items import Cut, Item
+from engine.compaction.placeholders import image_placeholder
+from engine.compaction.sources.base import Source, is_overflow_text, now_iso, text_of
+from engine.editing.writers.base import jsonl_bytes, jsonl_records
+from engine.editing.writers.codex import CodexWriter
+
+_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+# How Codex's own summaries begin (a handoff note), and ctxtop's.
+SUMMARY_PREFIXES = ("Another language model started to solve this problem", OPENING)
+
+
+def _output_text(output: Any) -> str:
+    if isinstance(output, dict):
+        output = output.get("content", output)
+    return text_of(output) if not isinstance(output, dict) else str(output)
+
+
+class CodexSource(Source):
+    agent = "codex"
+
+    def _context(self) -> list[dict[str, Any]]:
+        writer = self.writer
+        assert isinstance(writer, CodexWriter)
+        return writer.context_items()
+
+    def model(self) -> str | None:
+        model = super().model()
+        for record in jsonl_records(self.path, self.data):
+            payload = record.get("payload") if isinstance(record, dict) else None
+            if record_type(record) == "turn_context" and isinstance(payload, dict):
+                model = str(payload.get("model") or model or "") or None
+        return model
+
+    def cwd(self) -> str | None:
+        for record in jsonl_records(self.path, self.data):
+            payload = record.get("payload") if isinstance(record, dict) else None
+            if record_type(record) == "session_meta" and isinstance(payload, dict):
+                cwd = payload.get("cwd")
+                return str(cwd) if isinstance(cwd, str) else None
+        return super().cwd()
+
+    def items(self) -> list[Item]:
+        items: list[Item] = []
+        for index, payload in enumerate(self._context()):
+            item = self._item(index, payload)
+            if item is not None:
+                items.append(item)
+        return items
+
+    def _item(self, index: int, payload: dict[str, Any]) -> Item | None:
+        kind = payload.get("type")
+        if kind == "compaction":
+            return Item(index, "user", "summary", "(an encrypted summary by the model provider)")
+        if kind in _CALLS:
+            value = payload.get("arguments", payload.get("input", payload.get("action")))
+            name = str(payload.get("name") or kind)
+            call = self.call(str(payload.get("call_id")), name, value)
+            return Item(index, "assistant", "message", "", calls=[call])
+        if kind in _OUTPUTS:
+            output = payload.get("output")
+            failed = isinstance(output, dict) and output.get("success") is False
+            self.result(str(payload.get("call_id")), _output_text(output), failed)
+            return Item(index, "tool", "tool_result")
+        if kind != "message":
+            return None
+        role = str(payload.get("role"))
+        content = payload.get("content")
+        text = text_of(content)
+        parts = content if isinstance(content, list) else []
+        images = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "input_image")
+        if role in ("system", "developer"):
+            return Item(index, role, "standing", text)
+        if role == "assistant":
+            overflow = is_overflow_text(text) and len(text) < 400
+            return Item(index, role, "overflow" if overflow else "message", text)
+        stripped = text.lstrip()
+        if stripped.startswith(_INJECTED):
+            return Item(index, role, "standing", text)
+        if stripped.startswith(SUMMARY_PREFIXES):
+            return Item(index, role, "summary", text)
+        return Item(index, role, "request" if stripped else "meta", text, images=images)
+
+    def render(self, cut: Cut, message: str, session_id: str, pre_tokens: int) -> bytes:
+        context = self._context()
+        copied = jsonl_records(self.path, self.writer.render({}, {}, session_id))
+        summary = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": message}],
+        }
+        history = [copy.deepcopy(context[item.key]) for item in cut.standing]
+        history.append(summary)
+        history.extend(_without_images(copy.deepcopy(context[item.key])) for item in cut.kept)
+        copied.append(
+            {
+                "timestamp": now_iso(),
+                "type": "compacted",
+                "payload": {"message": message, "replacement_history": history},
+            }
+        )
+        return jsonl_bytes(copied)
+
+
+def record_type(record: Any) -> Any:
+    return record.get("type") if isinstance(record, dict) else None
+
+
+def _without_images(payload: dict[str, Any]) -> dict[str, Any]:
+    content = payload.get("content")
+    if isinstance(content, list):
+        payload["content"] = [
+            {"type": "input_text", "text": image_placeholder()}
+            if isinstance(part, dict) and part.get("type") == "input_image"
+            else part
+            for part in content
+        ]
+    return payload
