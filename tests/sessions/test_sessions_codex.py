@@ -304,6 +304,24 @@ def test_sessions_lists_rollouts_under_codex_home(
     assert rows[0]["session_id"] == records(SAMPLE)[0]["payload"]["id"]
 
 
+def test_sessions_lists_spawned_sub_agents_under_their_parent_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A dashboard following the newest session must not jump to a sub-agent's rollout."""
+    day = tmp_path / "sessions" / "2026" / "11" / "23"
+    day.mkdir(parents=True)
+    files = sorted(GENERATED.glob("subagent-*/sessions/*/*/*/*.jsonl"))
+    for path in files:
+        shutil.copy(path, day / path.name)
+    parents = {str(day / f.name) for f in files if records(f)[0]["payload"]["source"] == "exec"}
+    assert len(parents) == 2 < len(files)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["sessions", "--agent", "codex", "--json"]) == 0
+    assert {row["file"] for row in json.loads(out.getvalue())} == parents
+
+
 def test_the_configured_autocompact_limit_lowers_codexs_default(tmp_path: Path) -> None:
     day = tmp_path / "codex" / "sessions" / "2026" / "11" / "22"
     day.mkdir(parents=True)

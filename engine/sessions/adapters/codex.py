@@ -469,6 +469,30 @@ def _parent_thread(head: bytes) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
+# Rollout → whether it is a spawned thread's (its first line never changes once written).
+_SPAWNED: dict[Path, bool] = {}
+# ``source`` comes before the long ``base_instructions`` in session_meta [OBS 0.169].
+_SOURCE_WINDOW = 4096
+_SPAWNED_MARKER = b'"source":{"subagent":{"thread_spawn"'
+
+
+def _is_spawned(path: Path) -> bool:
+    known = _SPAWNED.get(path)
+    if known is None:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                head = os.read(fd, _SOURCE_WINDOW)
+            finally:
+                os.close(fd)
+        except OSError:
+            return False
+        known = _SPAWNED_MARKER in head.split(b"\n", 1)[0]
+        if b"\n" in head or len(head) == _SOURCE_WINDOW:
+            _SPAWNED[path] = known
+    return known
+
+
 def _thread_spawn(meta: Any) -> dict[str, Any] | None:
     """``session_meta.source.subagent.thread_spawn`` of a spawned thread (None otherwise)."""
     source = meta.get("source") if isinstance(meta, dict) else None
@@ -580,7 +604,11 @@ class CodexAdapter(Adapter):
 
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
+        """Session rollouts, not those of spawned sub-agents (they show under their parent, and
+        a dashboard following the newest session must not jump to one)."""
         root = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
         sessions = root / "sessions"
         if sessions.is_dir():
-            yield from sessions.glob("*/*/*/rollout-*.jsonl")
+            for path in sessions.glob("*/*/*/rollout-*.jsonl"):
+                if not _is_spawned(path):
+                    yield path
