@@ -48,9 +48,12 @@ _BARE_UPDATE = b'{"$set":{"lastUpdated":'
 _BARE_UPDATE_MAX = 64
 # How often (seconds) the sub-agent directory is listed again while following a live session.
 COMPANION_RESCAN = 1.0
-# Auto-compression rule, Gemini CLI 0.61.0 ``ChatCompressionService.compress``: the history is
+# Auto-compression rule, Gemini CLI 0.61.0 ``ChatCompressionService.compress``
+# (packages/core/src/context/chatCompressionService.ts, read in the npm bundle): the history is
 # compressed when the last prompt's token count reaches ``threshold * tokenLimit(model)``, the
-# threshold being settings ``model.compressionThreshold`` or DEFAULT_COMPRESSION_TOKEN_THRESHOLD.
+# threshold being settings ``model.compressionThreshold``, else a remote experiment flag (Google
+# sign-in only; google-gemini/gemini-cli#23906 plans 0.2 there), else
+# DEFAULT_COMPRESSION_TOKEN_THRESHOLD.
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
 
 
