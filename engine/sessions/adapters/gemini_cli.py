@@ -51,9 +51,9 @@ COMPANION_RESCAN = 1.0
 # Auto-compression rule, Gemini CLI 0.61.0 ``ChatCompressionService.compress``
 # (packages/core/src/context/chatCompressionService.ts, read in the npm bundle): the history is
 # compressed when the last prompt's token count reaches ``threshold * tokenLimit(model)``, the
-# threshold being settings ``model.compressionThreshold``, else a remote experiment flag (Google
-# sign-in only; google-gemini/gemini-cli#23906 plans 0.2 there), else
-# DEFAULT_COMPRESSION_TOKEN_THRESHOLD.
+# threshold being settings ``model.compressionThreshold``, else an experiment flag (fetched with
+# a Code Assist sign-in, or read from a GEMINI_EXP file; google-gemini/gemini-cli#23906 plans 0.2
+# there), else DEFAULT_COMPRESSION_TOKEN_THRESHOLD.
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
 
 
