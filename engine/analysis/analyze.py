@@ -17,8 +17,10 @@ from engine.analysis.forecast import forecast
 from engine.analysis.json_audit import compact_json
 from engine.analysis.profiles import Profile
 from engine.analysis.relevance import Scorer, TermCache, terms
+from engine.analysis.render_tree import RENDERER, build_tree, render_tree
 from engine.analysis.sections import (
     CONVERSATION,
+    Allocation,
     allocate,
     content_kind,
     is_typed_user_message,
@@ -80,7 +82,12 @@ class _OnContext:
 
 
 class Analyzer:
-    def __init__(self) -> None:
+    """``renderer``: lay the profile's tree out with the prompt renderer (engine/render), for
+    its budgets, pruning and reasons; otherwise ctxtop's section allocation and pruning order
+    (fast enough for every live update)."""
+
+    def __init__(self, *, renderer: bool = False) -> None:
+        self.renderer = renderer
         self._system: int | None = None
         self._json: dict[str, tuple[int, int, bool]] = {}  # call id -> (text length, saving, json)
         self._terms = TermCache()
@@ -471,6 +478,17 @@ class Analyzer:
             for spec in profile.sections
         ]
         allocation = allocate(profile.sections, section_used, budget)
+        rendered = None
+        # Agents that compact instead of pruning (no section has a priority) have nothing for
+        # the renderer to decide.
+        if self.renderer and any(spec.priority is not None for spec in profile.sections):
+            tree = build_tree(profile, context, kinds, tokens, user_index, budget, system)
+            rendered = render_tree(tree, budget)
+            pruned = list(rendered.pruned)
+            allocation = [
+                Allocation(rendered.budgets.get(spec.name, alloc.budget), alloc.used)
+                for spec, alloc in zip(profile.sections, allocation, strict=True)
+            ]
         sections = [
             Section(
                 name=spec.name,
@@ -555,7 +573,9 @@ class Analyzer:
             residual_tokens=residual,
             nodes=tuple(nodes),
             pruned=tuple(pruned),
-            render="sections",
+            render=RENDERER if rendered is not None else "sections",
+            render_tokens=None if rendered is None else rendered.token_count,
+            render_error=None if rendered is None else rendered.error,
             thresholds=thresholds,
             breakpoints=self._breakpoints(setup, context, cumulative, system),
             cache=cache,

@@ -163,7 +163,9 @@ class Analysis:
     residual_tokens: int
     nodes: tuple[PromptNode, ...]
     pruned: tuple[Pruned, ...]
-    render: str  # what laid the tree out: "sections" (ctxtop's own allocation) or a renderer
+    render: str  # what laid the tree out: "sections" (ctxtop's own allocation) or the renderer
+    render_tokens: int | None  # the renderer's token count of the result
+    render_error: str | None  # e.g. BudgetExceededError when what cannot be pruned is too big
     thresholds: Thresholds
     breakpoints: tuple[Breakpoint, ...]
     cache: CacheSummary

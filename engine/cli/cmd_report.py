@@ -86,7 +86,11 @@ def run(args: argparse.Namespace) -> int:
     # The settings' "default" profile means the agent's own.
     profile = args.profile or (settings.profile if settings.profile != "default" else None)
     analysis = analyze_session(
-        reader.adapter, profile=profile, window=args.budget, triggers=settings.thresholds
+        reader.adapter,
+        profile=profile,
+        window=args.budget,
+        triggers=settings.thresholds,
+        renderer=True,
     )
     report["analysis"] = analysis.to_json()
     if args.json:

@@ -93,12 +93,27 @@ def test_older_history_rounds_rank_lower(tmp_path: Path) -> None:
     assert rounds[0]["pruned_at_budget"] > rounds[1]["pruned_at_budget"]
 
 
-def test_small_budget_prunes_history_first() -> None:
-    analysis = report_json(AGENT_LOOP, "--profile", "copilot", "--budget", "17300")["analysis"]
-    # 1300 tokens of budget for ~1750 of content: the history goes, the current turn stays.
-    assert analysis["pruned"], analysis["nodes"]
-    assert all(p["id"].startswith("history/") for p in analysis["pruned"])
-    assert all("priority" in p["reason"] for p in analysis["pruned"])
+def test_renderer_prunes_the_oldest_history_round_first(tmp_path: Path) -> None:
+    def words(topic: str, count: int) -> str:
+        return " ".join(f"{topic}{i}" for i in range(count))
+
+    session = [{"role": "system", "content": "You are a coding agent."}]
+    for turn in range(2):
+        session.append({"role": "user", "content": words(f"question{turn}x", 60)})
+        session.append({"role": "assistant", "content": words(f"answer{turn}x", 60)})
+    session.append({"role": "user", "content": "Now the last question."})
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(session))
+    full = report_json(path, "--profile", "copilot")["analysis"]
+    rounds = {n["id"]: n["tokens"] for n in full["nodes"] if n["section"] == "history"}
+    content = full["context_tokens"]
+    # Room for everything but the oldest round (Copilot keeps 16k of the window for output).
+    window = 16_000 + content - rounds["history/round-1"] + 20
+    analysis = report_json(path, "--profile", "copilot", "--budget", str(window))["analysis"]
+    assert analysis["render"].startswith("engine/render")
+    gone = {p["id"] for p in analysis["pruned"]}
+    assert "history/round-1" in gone or {"m:m2", "m:m3"} <= gone
+    assert not gone & {"history/round-2", "m:m4", "m:m5", "current_user", "m:m6"}
 
 
 def test_unknown_profile_is_a_one_line_error() -> None:
