@@ -2,9 +2,10 @@
 
 Two workloads, each measured once:
   (a) the golden random cases (tests/render/golden/random-words, 4,000 cases, words tokenizer);
-  (b) a synthetic coding-agent prompt (bench/agent_tree.py: 2,000 rounds, about 6,700 messages
-      and 985k o200k tokens) pruned to a 200,000-token budget with o200k.
+  (b) a synthetic coding-agent prompt (bench/agent_tree.py: 2,000 rounds, 6,702 messages
+      and 978,666 o200k tokens) pruned to a 200,000-token budget with o200k.
 Ours is the whole `ctxtop render --jsonl` process (wall clock), in prompt-tsx and exact mode.
+CPU time is printed beside each wall-clock figure, as the machine may be shared.
 The library's figure is the render calls only, inside node (bench/ptsx/time_render.mjs, which
 needs a copy of the ptsx oracle with node_modules: CTXTOP_PTSX_ORACLE or --oracle). Outputs of
 both in prompt-tsx mode are compared on messages, tokenCount, pruned ids, budgets, Expandable
@@ -20,6 +21,7 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,6 +44,7 @@ MODES = ("prompt-tsx", "exact")
 @dataclass
 class Run:
     seconds: float
+    cpu_seconds: float
     results: list[dict[str, Any]]
     failure: str = ""
 
@@ -57,13 +60,21 @@ def ctxtop_command() -> list[str]:
 def run_ours(cases: Path, tokenizer: str, mode: str) -> Run:
     command = [*ctxtop_command(), "render", "--jsonl", "--mode", mode, "--tokenizer", tokenizer]
     with cases.open("rb") as stdin:
+        cpu_start = children_cpu_seconds()
         start = time.perf_counter()
         done = subprocess.run(command, stdin=stdin, capture_output=True, check=False)
         seconds = time.perf_counter() - start
+        cpu = children_cpu_seconds() - cpu_start
     if done.returncode != 0:
         last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
-        return Run(seconds, [], f"exit {done.returncode}: {last}")
-    return Run(seconds, [json.loads(line) for line in done.stdout.splitlines() if line.strip()])
+        return Run(seconds, cpu, [], f"exit {done.returncode}: {last}")
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return Run(seconds, cpu, results)
+
+
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def oracle_problem(oracle: Path | None) -> str:
@@ -87,10 +98,10 @@ def run_library(cases: Path, oracle: Path, out: Path) -> tuple[dict[str, Any], R
             check=False,
         )
     if done.returncode != 0:
-        return {}, Run(0.0, [], done.stderr.decode(errors="replace").strip()[-300:])
+        return {}, Run(0.0, 0.0, [], done.stderr.decode(errors="replace").strip()[-300:])
     summary: dict[str, Any] = json.loads(done.stdout.decode().strip().splitlines()[-1])
     results = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    return summary, Run(summary["renderMs"] / 1000, results)
+    return summary, Run(summary["renderMs"] / 1000, summary["renderCpuMs"] / 1000, results)
 
 
 def differing_fields(ours: dict[str, Any], library: dict[str, Any]) -> list[str]:
@@ -137,8 +148,11 @@ def benchmark(
     print(title)
     ours = {mode: run_ours(cases, tokenizer, mode) for mode in MODES}
     for mode, run in ours.items():
-        figure = f"{run.seconds:8.3f} s" + (f"  FAILED ({run.failure})" if run.failure else "")
-        row(f"ctxtop render --jsonl --mode {mode}", figure)
+        figure = f"{run.seconds:8.3f} s   cpu {run.cpu_seconds:8.3f} s"
+        row(
+            f"ctxtop render --jsonl --mode {mode}",
+            figure + (f"  FAILED ({run.failure})" if run.failure else ""),
+        )
     problem = oracle_problem(oracle)
     if problem or oracle is None:
         row("@vscode/prompt-tsx", f"not measured: {problem}")
@@ -147,13 +161,17 @@ def benchmark(
     if library.failure:
         row("@vscode/prompt-tsx", f"FAILED: {library.failure}")
         return ours["prompt-tsx"], None
-    row("@vscode/prompt-tsx render calls (node)", f"{library.seconds:8.3f} s")
+    row(
+        "@vscode/prompt-tsx render calls (node)",
+        f"{library.seconds:8.3f} s   cpu {library.cpu_seconds:8.3f} s",
+    )
     row("  (oracle renderTree incl. instrumentation)", f"{summary['oracleMs'] / 1000:8.3f} s")
     if summary["plainMismatches"]:
         row("  plain vs instrumented library renders", f"{summary['plainMismatches']} differ")
     for mode, run in ours.items():
         if not run.failure:
-            row(f"speed-up ({mode} mode)", f"{library.seconds / run.seconds:8.1f}x")
+            ratios = library.seconds / run.seconds, library.cpu_seconds / run.cpu_seconds
+            row(f"speed-up ({mode} mode)", f"{ratios[0]:8.1f}x   cpu {ratios[1]:8.1f}x")
     row("outputs, prompt-tsx mode vs library", compare(ours["prompt-tsx"], library))
     return ours["prompt-tsx"], library
 

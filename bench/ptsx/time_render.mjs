@@ -9,8 +9,9 @@
 // `new PromptRenderer(endpoint, Root, props, tokenizer).renderRaw()`, measured with
 // performance.now(), so neither JSON parsing nor the oracle's bookkeeping is counted. The plain
 // render's messages/tokenCount are checked against the instrumented one (`plainMismatches`).
-// Prints one JSON summary line: cases, renderMs (sum of plain renders), oracleMs (instrumented
-// renderTree calls), plainMismatches.
+// Prints one JSON summary line: cases, renderMs (sum of plain renders, wall clock), renderCpuMs
+// (their CPU time, user + system, all of node's threads), oracleMs (instrumented renderTree
+// calls), plainMismatches.
 
 import { createWriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -44,6 +45,7 @@ PromptRenderer.prototype.renderRaw = function (...rest) {
 
 async function timePlainRender() {
 	const renderer = new PromptRenderer(...captured);
+	const cpuStart = process.cpuUsage();
 	const start = performance.now();
 	let result;
 	let error;
@@ -53,6 +55,8 @@ async function timePlainRender() {
 		error = e;
 	}
 	const ms = performance.now() - start;
+	const cpu = process.cpuUsage(cpuStart);
+	renderCpuMs += (cpu.user + cpu.system) / 1000;
 	if (error) return { ms, error: error?.constructor?.name ?? 'Error' };
 	return { ms, tokenCount: result.tokenCount, messages: result.messages.map(oracle.messageToJSON) };
 }
@@ -60,6 +64,7 @@ async function timePlainRender() {
 const out = outPath ? createWriteStream(outPath) : undefined;
 let cases = 0;
 let renderMs = 0;
+let renderCpuMs = 0;
 let oracleMs = 0;
 let plainMismatches = 0;
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
@@ -88,4 +93,4 @@ for await (const line of createInterface({ input: process.stdin, crlfDelay: Infi
 	cases++;
 }
 if (out) await new Promise((done) => out.end(done));
-process.stdout.write(JSON.stringify({ cases, renderMs, oracleMs, plainMismatches }) + '\n');
+process.stdout.write(JSON.stringify({ cases, renderMs, renderCpuMs, oracleMs, plainMismatches }) + '\n');
