@@ -1,0 +1,83 @@
+"""When each known compaction strategy fires on a session, for the dashboard: Copilot (warm and
+cold cache, per-session jitter), CodeCompanion (editing, compaction, the 10,000-token minimum),
+Claude Code's auto-compact point and Codex's configured limit."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from engine.compaction.policies import copilot_jitter, simulate
+from engine.sessions.model import Message, SessionState, Usage
+
+NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
+WINDOW = 200_000
+
+
+def session(fill: int, idle_seconds: float, session_id: str = "s-1") -> SessionState:
+    """A Claude session whose last request's prompt was ``fill`` tokens, ``idle`` seconds ago."""
+    state = SessionState(agent="claude-code", path=Path("/x.jsonl"), session_id=session_id)
+    when = (NOW - timedelta(seconds=idle_seconds)).isoformat()
+    state.record_response("r1", Usage(input_tokens=fill), model="claude-sonnet-4-5", timestamp=when)
+    state.context.append(Message("m1", "assistant", [], response_key="r1"))
+    return state
+
+
+def by_name(result: dict[str, object]) -> dict[str, dict[str, object]]:
+    strategies = result["strategies"]
+    assert isinstance(strategies, list)
+    return {entry["strategy"]: entry for entry in strategies}
+
+
+def run(state: SessionState, tmp_path: Path, **kwargs: object) -> dict[str, dict[str, object]]:
+    env = {"CODEX_HOME": str(tmp_path / "codex")}
+    return by_name(simulate(state, now=NOW, env=env, home=tmp_path, **kwargs))  # type: ignore[arg-type]
+
+
+def test_copilot_fires_near_80_percent_warm_and_90_percent_cold(tmp_path: Path) -> None:
+    jitter = copilot_jitter("s-1")
+    assert 0.78 <= jitter <= 0.82 and copilot_jitter("s-1") == jitter
+    assert len({copilot_jitter(f"s-{n}") for n in range(20)}) > 1  # it varies per session
+    warm = run(session(int(WINDOW * 0.85), idle_seconds=30), tmp_path)["copilot"]
+    assert warm["cache"] == "warm" and warm["fires"]
+    assert warm["at_tokens"] == int(WINDOW * jitter)
+    cold = run(session(int(WINDOW * 0.85), idle_seconds=3600), tmp_path)["copilot"]
+    assert cold["cache"] == "cold" and not cold["fires"]
+    assert cold["at_tokens"] == int(WINDOW * 0.90)
+    assert cold["drop_summary_below_tokens"] == int(WINDOW * 0.65)
+
+
+def test_codecompanion_edits_at_65_and_compacts_at_85_unless_saving_little(
+    tmp_path: Path,
+) -> None:
+    at_70 = run(session(int(WINDOW * 0.70), 30), tmp_path, saving=50_000)
+    assert at_70["codecompanion-editing"]["fires"]
+    assert not at_70["codecompanion-compaction"]["fires"]
+    at_90 = run(session(int(WINDOW * 0.90), 30), tmp_path, saving=50_000)
+    assert at_90["codecompanion-compaction"]["fires"]
+    small = run(session(int(WINDOW * 0.90), 30), tmp_path, saving=9_999)
+    assert not small["codecompanion-compaction"]["fires"]
+    assert small["codecompanion-compaction"]["skipped"]
+
+
+@pytest.mark.parametrize("fill", [160_000, 170_000])
+def test_claude_code_fires_at_its_auto_compact_point(tmp_path: Path, fill: int) -> None:
+    # window 200,000 − min(max output, 20,000) − 13,000 = 167,000 for Sonnet 4.5
+    claude = run(session(fill, 30), tmp_path)["claude-code"]
+    assert claude["at_tokens"] == 167_000
+    assert claude["fires"] == (fill >= 167_000)
+
+
+def test_codex_uses_its_configured_limit_else_90_percent(tmp_path: Path) -> None:
+    state = session(150_000, 30)
+    default = run(state, tmp_path)["codex"]
+    assert default["at_tokens"] == 180_000 and not default["fires"]
+    (tmp_path / "codex").mkdir()
+    (tmp_path / "codex" / "config.toml").write_text(
+        'model = "gpt-5"\nmodel_auto_compact_token_limit = 120000\n', encoding="utf-8"
+    )
+    configured = run(state, tmp_path)["codex"]
+    assert configured["at_tokens"] == 120_000 and configured["fires"]
+    assert configured["source"] == "config.toml"
