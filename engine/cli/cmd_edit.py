@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from engine.editing.fork import edit_session
-from engine.editing.policy import DEFAULT_EXCLUDE, MODES, ORDERS, Policy
+from engine.editing.limits import Limit
+from engine.editing.policy import (
+    DEFAULT_EXCLUDE,
+    DEFAULT_SKELETON_BUDGET,
+    DEFAULT_TRUNCATE_AT,
+    MODES,
+    ORDERS,
+    Policy,
+)
+from engine.errors import CtxtopError
 
 
 def _text(outcome: dict[str, Any]) -> str:
@@ -48,6 +58,7 @@ def _text(outcome: dict[str, Any]) -> str:
             f"pays off after {outcome['break_even_requests']} requests"
         )
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
+    lines.extend(f"large result written to: {path}" for path in outcome["offloaded"])
     if outcome["fork"]:
         lines.append(f"fork written: {outcome['fork']}")
         if outcome["resume_command"]:
@@ -68,7 +79,18 @@ def _count(text: str) -> int:
     return value
 
 
+def _limit(text: str) -> Limit:
+    try:
+        return Limit.parse(text)
+    except CtxtopError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def run(args: argparse.Namespace) -> int:
+    offload = args.offload or args.large_results_dir is not None
+    truncate_at = args.truncate_at
+    if truncate_at is None and (args.truncate or offload):
+        truncate_at = DEFAULT_TRUNCATE_AT
     policy = Policy(
         keep_cycles=args.keep_cycles,
         keep_tool_uses=args.keep_tool_uses,
@@ -78,8 +100,13 @@ def run(args: argparse.Namespace) -> int:
         order=args.order,
         target_tokens=args.target_tokens,
         mode=args.mode,
+        skeleton_budget=args.skeleton_budget,
+        truncate_at=truncate_at,
+        offload=offload,
     )
-    outcome = edit_session(args.session, policy, dry_run=args.dry_run)
+    outcome = edit_session(
+        args.session, policy, dry_run=args.dry_run, results_dir=args.large_results_dir
+    )
     if args.json:
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:
@@ -131,7 +158,46 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="also clear long strings in the tool calls' inputs",
     )
-    parser.add_argument("--mode", choices=MODES, default="placeholder")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="placeholder",
+        help="what replaces an old result: a placeholder, a skeleton (file reads in a known "
+        "language become their outline; others a placeholder), or none (old results stay)",
+    )
+    parser.add_argument(
+        "--skeleton-budget",
+        type=_limit,
+        default=DEFAULT_SKELETON_BUDGET,
+        metavar="SIZE",
+        help="size of each outline: N tokens or N%% of the result (default 25%%)",
+    )
+    parser.add_argument(
+        "--truncate",
+        action="store_true",
+        help="cut every finished result over the limit (default 50%% of the model's context "
+        "window) to its first 40%% and last 60%%, a marker between",
+    )
+    parser.add_argument(
+        "--truncate-at",
+        type=_limit,
+        default=None,
+        metavar="LIMIT",
+        help="the --truncate limit: N tokens or N%% of the context window; implies --truncate",
+    )
+    parser.add_argument(
+        "--offload",
+        action="store_true",
+        help="results over the --truncate limit go whole to a new file (JSON with its schema) "
+        "and a pointer replaces them; implies --truncate",
+    )
+    parser.add_argument(
+        "--large-results-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where --offload writes (default: results/ in ctxtop's data dir); implies --offload",
+    )
     parser.add_argument(
         "--order",
         choices=ORDERS,

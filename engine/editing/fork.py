@@ -6,6 +6,7 @@ was left alone); the fork goes to a new path, atomically; the action is logged.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import tempfile
 import uuid
@@ -14,13 +15,14 @@ from typing import Any
 
 from engine.editing import actions
 from engine.editing.atomic import write_new
+from engine.editing.offload import Offloader, default_directory
 from engine.editing.policy import Plan, Policy, make_plan
 from engine.editing.preview import cache_cost, diff_lines, section_table, sections
 from engine.editing.writers import WRITERS, Writer
 from engine.errors import CtxtopError, InputError
 from engine.sessions.model import SessionState
 from engine.sessions.reader import read_session
-from engine.sessions.report import encoding_for
+from engine.sessions.report import encoding_for, model_info
 
 
 def sha256(path: Path) -> str:
@@ -63,8 +65,12 @@ def edit_session(
     *,
     dry_run: bool = False,
     relevance: dict[str, float] | None = None,
+    results_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Plan, preview and (unless ``dry_run``) write the fork: what ``ctxtop edit --json`` prints."""
+    """Plan, preview and (unless ``dry_run``) write the fork: what ``ctxtop edit --json`` prints.
+
+    With ``policy.offload``, large results go to files in ``results_dir`` (default: the data
+    dir's ``results``), in a directory named after the fork's session id."""
     source = Path(path)
     data = _read_bytes(source)
     source_hash = hashlib.sha256(data).hexdigest()
@@ -85,8 +91,18 @@ def edit_session(
     scan.uses = [use for use in scan.uses if use.result is None or use.call_id in in_context]
     for order, use in enumerate(scan.uses):
         use.order = order
-    plan: Plan = make_plan(scan, policy, encoding.count, relevance)
     session_id = str(uuid.uuid4())
+    offloader = None
+    if policy.offload:
+        offloader = Offloader((results_dir or default_directory()) / session_id)
+    plan: Plan = make_plan(
+        scan,
+        policy,
+        encoding.count,
+        relevance,
+        context_window=model_info(state.model).context_window,
+        offloader=offloader,
+    )
     results = {c.use.call_id: c.new_result for c in plan.changes}
     inputs = {c.use.call_id: c.new_input for c in plan.changes if c.input_changed}
     fork_data = writer.render(results, inputs, session_id)
@@ -108,7 +124,10 @@ def edit_session(
     ]
     fork: Path | None = None
     warnings: list[str] = []
+    offloaded: list[Path] = []
     if not dry_run and plan.changes:
+        # The files first: a fork never points to a file that is not there.
+        offloaded = offloader.write() if offloader is not None else []
         fork = write_new(writer.fork_dir(), writer.fork_name(session_id), fork_data)
         # The agent may have appended meanwhile (ctxtop never writes to it): the fork then lacks
         # the newest lines. Say so; the fork is kept (and logged) so that undo can remove it.
@@ -139,6 +158,7 @@ def edit_session(
         "priced_by": cost.priced_by,
         "tool_uses": len(scan.uses),
         "cycles": scan.cycles,
+        "offloaded": [str(path) for path in offloaded],
         "warnings": warnings,
     }
     if fork is not None:
@@ -155,6 +175,7 @@ def edit_session(
             tokens_after=tokens_after,
             changed=[{k: v for k, v in c.items() if k != "diff"} for c in changed],
             resume_command=outcome["resume_command"],
+            offloaded=outcome["offloaded"],
         )
         outcome["action_id"] = entry["id"]
     return outcome
@@ -182,5 +203,22 @@ def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]
             )
         fork.unlink()
         removed = True
-    actions.record("undo", edit_id=target["id"], fork=str(fork), removed=removed)
-    return {"edit_id": target["id"], "fork": str(fork), "removed": removed}
+    files = _remove_offloaded([str(name) for name in target.get("offloaded") or []])
+    actions.record(
+        "undo", edit_id=target["id"], fork=str(fork), removed=removed, removed_files=files
+    )
+    return {"edit_id": target["id"], "fork": str(fork), "removed": removed, "removed_files": files}
+
+
+def _remove_offloaded(paths: list[str]) -> list[str]:
+    """Remove the large-result files an edit wrote (and their directory once empty)."""
+    removed: list[str] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_file():
+            path.unlink()
+            removed.append(name)
+    for directory in {Path(name).parent for name in paths}:
+        with contextlib.suppress(OSError):  # not empty, or already gone
+            directory.rmdir()
+    return removed

@@ -25,21 +25,35 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def placeholder(tool: str, tool_input: Any, tokens: int) -> str:
-    """The text that replaces a result: names the file for reads, the command for shell calls."""
-    head = f"{MARK} ({tokens} tokens)."
+def file_path(tool_input: Any) -> str | None:
+    """The file a call names (``file_path``, ``path``...), or None."""
     value = _as_object(tool_input)
     if isinstance(value, dict):
         for key in _PATH_KEYS:
             if isinstance(value.get(key), str):
-                return f"{head} To see it again, read the file {_short(value[key])} again.]"
+                return str(value[key])
+    return None
+
+
+def how_to_get_back(tool: str, tool_input: Any) -> str:
+    """ "To see it again, ...": read the file again, run the command again, or call the tool."""
+    path = file_path(tool_input)
+    if path is not None:
+        return f"To see it again, read the file {_short(path)} again."
+    value = _as_object(tool_input)
+    if isinstance(value, dict):
         for key in _COMMAND_KEYS:
             command = value.get(key)
             if isinstance(command, list):
                 command = " ".join(str(part) for part in command)
             if isinstance(command, str):
-                return f"{head} To see it again, run the command again: {_short(command)}]"
-    return f"{head} To see it again, call {tool} again with the same input.]"
+                return f"To see it again, run the command again: {_short(command)}"
+    return f"To see it again, call {tool} again with the same input."
+
+
+def placeholder(tool: str, tool_input: Any, tokens: int) -> str:
+    """The text that replaces a result: names the file for reads, the command for shell calls."""
+    return f"{MARK} ({tokens} tokens). {how_to_get_back(tool, tool_input)}]"
 
 
 def clear_input(tool_input: Any, limit: int = 200) -> tuple[Any, bool]:

@@ -9,12 +9,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse
-from engine.editing.placeholder import MARK, clear_input, placeholder
+from engine.editing.limits import Limit
+from engine.editing.offload import OFFLOADED_MARK, Offloader
+from engine.editing.outline import outline_result
+from engine.editing.placeholder import MARK, clear_input, how_to_get_back, placeholder
+from engine.editing.truncate import TRUNCATED_MARK, truncate
 from engine.errors import CtxtopError
 
 DEFAULT_EXCLUDE = ("*memory*",)  # memory tools are never touched unless asked
 ORDERS = ("oldest", "largest", "relevance")
-MODES = ("placeholder", "skeleton")
+MODES = ("placeholder", "skeleton", "none")
+DEFAULT_SKELETON_BUDGET = Limit(25, percent=True)  # of each result's tokens
+DEFAULT_TRUNCATE_AT = Limit(50, percent=True)  # of the model's context window
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +32,10 @@ class Policy:
     clear_inputs: bool = False  # also clear long strings in the calls' inputs
     order: str = "oldest"
     target_tokens: int | None = None  # stop once this many tokens are cleared (None: all)
-    mode: str = "placeholder"
+    mode: str = "placeholder"  # what replaces an old result; "none": old results stay
+    skeleton_budget: Limit = DEFAULT_SKELETON_BUDGET  # size of an outline (skeleton mode)
+    truncate_at: Limit | None = None  # cap every finished result at this size (None: no cap)
+    offload: bool = False  # a result over the cap goes to a file instead of being cut
 
     def excludes(self, tool: str) -> bool:
         name = tool.lower()
@@ -42,6 +51,9 @@ class Policy:
             "order": self.order,
             "target_tokens": self.target_tokens,
             "mode": self.mode,
+            "skeleton_budget": str(self.skeleton_budget),
+            "truncate_at": str(self.truncate_at) if self.truncate_at else None,
+            "offload": self.offload,
         }
 
 
@@ -95,16 +107,61 @@ def eligible(scan: Scan, policy: Policy) -> list[ToolUse]:
     return chosen
 
 
+def _replacement(use: ToolUse, result: str, tokens: int, policy: Policy, count: Count) -> str:
+    """What stands in for an old result: its outline (skeleton mode, file reads) or the
+    placeholder."""
+    if policy.mode == "skeleton":
+        outline = outline_result(use.name, use.input, result, policy.skeleton_budget, count, tokens)
+        if outline is not None:
+            return outline
+    return placeholder(use.name, use.input, tokens)
+
+
+def capped(
+    scan: Scan,
+    policy: Policy,
+    count: Count,
+    limit: int,
+    offloader: Offloader | None,
+    changed: set[str],
+) -> list[Change]:
+    """Every finished result over ``limit`` tokens (any cycle but one in progress, not an
+    excluded tool, not already changed): cut to its ends, or moved to a file."""
+    in_progress = scan.in_progress_cycle()
+    caps: list[Change] = []
+    for use in scan.uses:
+        result = use.result
+        if result is None or use.call_id in changed or policy.excludes(use.name):
+            continue
+        if in_progress is not None and use.cycle == in_progress:
+            continue
+        if any(mark in result for mark in (MARK, TRUNCATED_MARK, OFFLOADED_MARK)):
+            continue
+        tokens = count(result)
+        if tokens <= limit:
+            continue
+        if offloader is not None:
+            new_result = offloader.pointer(use.call_id, result, tokens)
+        else:
+            new_result = truncate(result, limit, count, how_to_get_back(use.name, use.input))
+        caps.append(Change(use, tokens, count(new_result), new_result))
+    return [change for change in caps if change.saved > 0]
+
+
 def make_plan(
     scan: Scan,
     policy: Policy,
     count: Count,
     relevance: dict[str, float] | None = None,
+    *,
+    context_window: int = 200_000,
+    offloader: Offloader | None = None,
 ) -> Plan:
+    """The changes ``policy`` makes: old results replaced (in ``order``, up to
+    ``target_tokens``), then results over the ``truncate_at`` cap (% of ``context_window``)
+    cut or, with an ``offloader``, moved to files."""
     if policy.mode not in MODES:
-        raise CtxtopError(f"unknown mode {policy.mode!r}; use {' or '.join(MODES)}")
-    if policy.mode == "skeleton":
-        raise CtxtopError("--mode skeleton is not available yet (tree-sitter skeletons pending)")
+        raise CtxtopError(f"unknown mode {policy.mode!r}; use {', '.join(MODES)}")
     if policy.order not in ORDERS:
         raise CtxtopError(f"unknown order {policy.order!r}; use {', '.join(ORDERS)}")
     if policy.order == "relevance" and relevance is None:
@@ -113,10 +170,10 @@ def make_plan(
             "(engine.analysis); use --order oldest or largest"
         )
     changes: list[Change] = []
-    for use in eligible(scan, policy):
+    for use in eligible(scan, policy) if policy.mode != "none" else []:
         result = use.result or ""
         before = count(result)
-        new_result = placeholder(use.name, use.input, before)
+        new_result = _replacement(use, result, before, policy, count)
         after = count(new_result)
         change = Change(use, before, after, new_result)
         if policy.clear_inputs:
@@ -146,6 +203,10 @@ def make_plan(
             taken.append(change)
             total += change.saved
         changes = taken
+    if policy.truncate_at is not None:
+        limit = policy.truncate_at.of(context_window)
+        done = {change.use.call_id for change in changes}
+        changes += capped(scan, policy, count, limit, offloader, done)
     plan = Plan(changes)
     if plan.saved < policy.min_tokens:
         return Plan([], skipped_below_minimum=plan.saved)

@@ -95,12 +95,10 @@ def test_min_tokens_and_order(tmp_path: Path) -> None:
     assert nothing["tokens_after"] == nothing["tokens_before"]
 
 
-def test_relevance_order_and_skeleton_mode_say_they_are_not_available(tmp_path: Path) -> None:
+def test_relevance_order_says_it_is_not_available(tmp_path: Path) -> None:
     path = _session(tmp_path, [_turn(1, "a", 5), _turn(2, "b", 5)])
     with pytest.raises(CtxtopError, match="relevance"):
         edit_session(path, Policy(keep_cycles=0, order="relevance"), dry_run=True)
-    with pytest.raises(CtxtopError, match="skeleton"):
-        edit_session(path, Policy(keep_cycles=0, mode="skeleton"), dry_run=True)
 
 
 def test_placeholder_names_the_file_or_the_command(tmp_path: Path) -> None:

@@ -143,9 +143,16 @@ def by_cost(
     focus: tuple[int, int] | None,
     functions: frozenset[str] = frozenset(),
 ) -> list[TextNode]:
-    """The regions, cheapest first (ties in document order)."""
+    """The regions, cheapest first (ties: earlier among their siblings, then document order)."""
     scopes = scope_distances(root, focus)
     regions = regions_of(root)
+    rank: dict[int, int] = {}  # position among the parent's regions
+    for node in [root, *regions]:
+        siblings = [child for child in node.children if child.region is not None]
+        rank.update((id(child), index) for index, child in enumerate(siblings))
+    # Ties: the first members of every class before the second ones, so that a budget running
+    # out leaves each class its first signatures rather than the last classes none.
     return sorted(
-        regions, key=lambda node: (cost(node, text, focus, scopes, functions), node.start)
+        regions,
+        key=lambda node: (cost(node, text, focus, scopes, functions), rank[id(node)], node.start),
     )

@@ -100,7 +100,8 @@ def _marker(
 
 def assemble(pieces: Sequence[Piece], text: str, numbers: Sequence[int] | None) -> str:
     """The pieces as one text; with ``numbers`` (the original's line numbers), each line is
-    prefixed ``{number:>6}→`` as Claude Code's reads are, and a ``...`` line has no number."""
+    prefixed ``{number:>6}→`` as Claude Code's reads are, a ``...`` line has no number, and
+    blank lines are left out (the numbers show where lines are missing)."""
     if numbers is None:
         return "".join(piece for piece, _ in pieces)
     line_starts = [0] + [index + 1 for index, char in enumerate(text) if char == "\n"]
@@ -110,13 +111,15 @@ def assemble(pieces: Sequence[Piece], text: str, numbers: Sequence[int] | None) 
 
     def flush() -> None:
         line = "".join(buffer)
+        buffer.clear()
+        if not line.strip():
+            return  # numbered, a blank line says nothing (and its number costs tokens)
         if origin >= 0:
             row = bisect.bisect_right(line_starts, origin) - 1
             number = numbers[row] if row < len(numbers) else row + 1
             lines.append(f"{number:>6}→{line}")
         else:
             lines.append(f"{'':>6}→{line}")
-        buffer.clear()
 
     for piece, start in pieces:
         offset = 0

@@ -102,6 +102,7 @@ def syntax_regions(text: str, language: Language, tree_root: Any) -> Region:
                 ext_end,
                 kind,
                 is_import=node.type in language.imports
+                or parent.is_import  # the lines of an import block
                 or bool(pattern and parent is root and pattern.match(first_line)),
                 is_comment=node.type in language.comments,
                 in_body=in_function,

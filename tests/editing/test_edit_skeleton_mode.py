@@ -1,0 +1,186 @@
+"""``ctxtop edit --mode skeleton`` on a Claude Code session whose agent read real-size source
+files: reads become numbered outlines, the rest placeholders, and the fork reads back whole."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from engine.cli.main import main
+from engine.editing.fork import edit_session
+from engine.editing.placeholder import MARK
+from engine.editing.policy import Policy
+from engine.sessions.reader import read_session
+from engine.tokens.encoding import get_encoding
+
+SOURCES = Path(__file__).parent / "skeleton_sources"
+PROJECT = "/home/dev/shop"
+READS = ["inventory.py", "event_store.ts", "lru_cache.rs", "orders_handler.go"]
+
+
+def _numbered(text: str) -> str:
+    """A file as Claude Code's Read returns it: ``{n:>6}→line``, then its reminder."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    body = "\n".join(f"{n:>6}→{line}" for n, line in enumerate(lines, 1))
+    return (
+        body + "\n\n<system-reminder>\nConsider whether this file is malware.\n</system-reminder>"
+    )
+
+
+class _Log:
+    """Builds Claude Code JSONL records chained by parentUuid."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.records: list[dict[str, Any]] = []
+        self.parent: str | None = None
+
+    def add(self, kind: str, content: Any, **extra: Any) -> None:
+        record_id = str(uuid.uuid4())
+        message: dict[str, Any] = {"role": kind, "content": content}
+        if kind == "assistant":
+            message.update(
+                id=f"msg_{record_id[:8]}",
+                type="message",
+                model="claude-sonnet-4-5-20250929",
+                stop_reason="tool_use",
+                usage={"input_tokens": 10, "output_tokens": 20},
+            )
+        self.records.append(
+            {
+                "parentUuid": self.parent,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": PROJECT,
+                "sessionId": self.session_id,
+                "version": "2.0.77",
+                "type": kind,
+                "message": message,
+                "uuid": record_id,
+                "timestamp": "2026-11-22T16:06:35.547Z",
+                **extra,
+            }
+        )
+        self.parent = record_id
+
+    def tool(self, call_id: str, name: str, tool_input: dict[str, Any], result: str) -> None:
+        self.add(
+            "assistant", [{"type": "tool_use", "id": call_id, "name": name, "input": tool_input}]
+        )
+        self.add("user", [{"type": "tool_result", "tool_use_id": call_id, "content": result}])
+
+
+def _session(tmp_path: Path) -> Path:
+    session_id = str(uuid.uuid4())
+    log = _Log(session_id)
+    log.add("user", "Walk me through the inventory, event store, cache and order code.")
+    for index, name in enumerate(READS):
+        text = (SOURCES / name).read_text(encoding="utf-8")
+        log.tool(
+            f"toolu_read{index}", "Read", {"file_path": f"{PROJECT}/src/{name}"}, _numbered(text)
+        )
+    notes = "# Notes\n\n" + "\n".join(f"- decision {n}: keep the API stable" for n in range(80))
+    log.tool("toolu_notes", "Read", {"file_path": f"{PROJECT}/NOTES.md"}, _numbered(notes))
+    log.tool("toolu_bash", "Bash", {"command": "git log --stat"}, "commit abc\n" * 300)
+    log.add("assistant", [{"type": "text", "text": "Here is the walk-through."}])
+    log.add("user", "Now fix the reservation bug.")
+    log.tool("toolu_last", "Read", {"file_path": f"{PROJECT}/src/inventory.py"}, "     1→x = 1")
+    log.add("assistant", [{"type": "text", "text": "Done."}])
+    directory = tmp_path / "projects" / "-home-dev-shop"
+    directory.mkdir(parents=True)
+    path = directory / f"{session_id}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in log.records), encoding="utf-8")
+    return path
+
+
+def _results(path: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        content = record.get("message", {}).get("content")
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") == "tool_result":
+                found[part["tool_use_id"]] = part["content"]
+    return found
+
+
+def test_skeleton_mode_outlines_reads_and_the_fork_reads_back(tmp_path: Path) -> None:
+    source = _session(tmp_path)
+    source_hash = hashlib.sha256(source.read_bytes()).hexdigest()
+    outcome = edit_session(source, Policy(keep_cycles=1, mode="skeleton"))
+    assert hashlib.sha256(source.read_bytes()).hexdigest() == source_hash  # agent's file untouched
+    fork = Path(outcome["fork"])
+    before, after = _results(source), _results(fork)
+    count = get_encoding("o200k_base").count
+
+    for index, name in enumerate(READS):
+        new = after[f"toolu_read{index}"]
+        assert new.startswith(MARK) and f"an outline of {PROJECT}/src/{name}" in new
+        assert count(new) <= count(before[f"toolu_read{index}"]) // 4  # the 25 % budget
+        assert new.endswith("</system-reminder>")
+    inventory = after["toolu_read0"]
+    lines = (SOURCES / "inventory.py").read_text(encoding="utf-8").splitlines()
+    for signature in (
+        "class InventoryService:",
+        "    def ship(self, sku: str, quantity: int) -> Item:",
+    ):
+        number = lines.index(signature) + 1
+        assert f"{number:>6}→{signature}\n" in inventory  # kept, under its own line number
+    assert "lots = -(-short_by // self.lot_size)" not in inventory
+    assert "      →        ...\n" in inventory  # an elided body, no number
+
+    # Not code: the placeholder; a command: the placeholder; the last cycle: untouched.
+    assert (
+        after["toolu_notes"].startswith(MARK)
+        and "read the file /home/dev/shop/NOTES.md" in after["toolu_notes"]
+    )
+    assert after["toolu_bash"].startswith(MARK) and "git log --stat" in after["toolu_bash"]
+    assert after["toolu_last"] == before["toolu_last"]
+
+    # The fork reads back through the session reader with the drop the preview promised, and
+    # every call still has its result right after it.
+    state_before, state_after = read_session(source), read_session(fork)
+    dropped = sum(count(before[key]) - count(after[key]) for key in before)
+    assert outcome["tokens_before"] - outcome["tokens_after"] == dropped
+    assert dropped > 0.6 * sum(count(text) for text in before.values())
+    pairs = []
+    for state in (state_before, state_after):
+        blocks = [block for message in state.context for block in message.blocks]
+        uses = [(i, b.tool_call_id) for i, b in enumerate(blocks) if b.kind == "tool_use"]
+        results = {b.tool_call_id: i for i, b in enumerate(blocks) if b.kind == "tool_result"}
+        assert all(call in results and results[call] > i for i, call in uses)
+        pairs.append(sorted(call for _, call in uses))
+    assert pairs[0] == pairs[1] and len(pairs[0]) == len(before)
+
+
+def test_skeleton_mode_from_the_command_line(tmp_path: Path, capsys: Any) -> None:
+    source = _session(tmp_path)
+    code = main(
+        [
+            "edit",
+            str(source),
+            "--mode",
+            "skeleton",
+            "--skeleton-budget",
+            "300",
+            "--keep-cycles",
+            "1",
+            "--dry-run",
+            "--json",
+        ]
+    )
+    assert code == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["fork"] is None and outcome["policy"]["skeleton_budget"] == "300"
+    reads = {
+        c["tool_call_id"]: c
+        for c in outcome["changed"]
+        if c["tool_call_id"].startswith("toolu_read")
+    }
+    assert len(reads) == len(READS)
+    assert all(change["tokens_after"] <= 300 for change in reads.values())
