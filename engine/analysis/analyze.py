@@ -264,6 +264,9 @@ class Analyzer:
         rules = setup.profile.cache.breakpoints
         automatic = setup.profile.cache.style == "automatic"
         compaction_lines = sorted(c.line for c in state.compactions)
+        summaries = (
+            self._summary_requests(state) if setup.profile.cache.summary_request_uncached else set()
+        )
         shapes: list[RequestShape] = []
         epoch = 0
         previous_prompt = 0
@@ -279,6 +282,9 @@ class Analyzer:
                 # The prompt shrank without a compaction: its history was rewritten.
                 epoch, prompt_ends = epoch + 1, []
             previous_prompt = prompt
+            if response.key in summaries:
+                shapes.append(self._summary_shape(response, logged))
+                continue
             if item is not None and item.index > 0:
                 end_key = f"m:{context[item.index - 1].id}"
             else:
@@ -319,6 +325,39 @@ class Analyzer:
             shapes.append(shape)
             prompt_ends.append(Boundary(end_key, prompt, False))
         return shapes
+
+    @staticmethod
+    def _summary_requests(state: SessionState) -> set[str]:
+        """The last response before each compaction: the agent's summarising request."""
+        keys: set[str] = set()
+        lines = sorted(c.line for c in state.compactions)
+        last: Response | None = None
+        for response in state.responses.values():
+            while lines and lines[0] < response.line:
+                if last is not None:
+                    keys.add(last.key)
+                lines.pop(0)
+                last = None
+            last = response
+        if lines and last is not None:
+            keys.add(last.key)
+        return keys
+
+    @staticmethod
+    def _summary_shape(response: Response, logged: bool) -> RequestShape:
+        usage = response.usage
+        prompt = usage.input_tokens_total
+        return RequestShape(
+            response_id=response.key,
+            line=response.line,
+            timestamp=response.timestamp,
+            prompt=prompt,
+            output=usage.output_tokens,
+            boundaries=(Boundary(f"summary:{response.key}", prompt, True),),
+            logged_read=usage.cache_read_tokens if logged else None,
+            logged_write=usage.cache_write_tokens if logged else None,
+            logged_uncached=usage.input_tokens,
+        )
 
     def _shape(
         self,

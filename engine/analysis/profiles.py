@@ -70,6 +70,9 @@ class CacheSpec:
     max_breakpoints: int = 4
     ttl_seconds: float = 300.0
     granularity: int = 1  # cached prefixes are counted in steps of this many tokens
+    # The last request before a compaction is the agent's summarising request, sent without the
+    # tool definitions, so it shares no cached prefix with the session's requests (Codex).
+    summary_request_uncached: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,7 @@ def parse_profile(document: Any, source: str) -> Profile:
             max_breakpoints=int(raw_cache.get("max_breakpoints", 4)),
             ttl_seconds=float(raw_cache.get("ttl_seconds", 300)),
             granularity=int(raw_cache.get("granularity", 1)),
+            summary_request_uncached=bool(raw_cache.get("summary_request_uncached", False)),
         ),
         output_reserve=reserve,
         output_reserve_cap=document.get("output_reserve_cap"),

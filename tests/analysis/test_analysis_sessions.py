@@ -89,10 +89,16 @@ def test_codex_cache_simulation_reads_the_previous_prompt_in_128_token_steps() -
     prompts = [r.usage.input_tokens_total for r in state.responses.values()]
     assert [row["prompt"] for row in rows] == prompts
     compaction = state.compactions[0].line
+    # The summarising request before the compaction goes without tool definitions: no read.
+    summary = max(
+        (row for row, r in zip(rows, state.responses.values(), strict=True) if r.line < compaction),
+        key=lambda row: row["line"],
+    )
+    assert summary["read"] == 0 and summary["uncached"] == summary["prompt"]
     for previous, (row, response) in zip(
         prompts, list(zip(rows, state.responses.values(), strict=True))[1:], strict=False
     ):
-        if response.line > compaction or row["prompt"] < previous:
+        if response.line > compaction or row is summary or row["prompt"] < previous:
             continue
         # OpenAI caches every prefix it saw; the previous prompt is one, counted in 128s.
         assert row["read"] == previous // 128 * 128
@@ -100,10 +106,10 @@ def test_codex_cache_simulation_reads_the_previous_prompt_in_128_token_steps() -
     agreeing = [
         row
         for row in rows
-        if row["logged_read"] is not None
-        and abs(row["read"] - row["logged_read"]) <= 0.05 * row["logged_read"]
+        if abs(row["read"] - row["logged_read"]) <= 0.05 * row["logged_read"]
+        and abs(row["write"] - row["logged_write"]) <= 0.05 * row["logged_write"]
     ]
-    assert len(agreeing) / len(rows) >= 0.85
+    assert len(agreeing) / len(rows) >= 0.9
 
 
 def test_claude_code_cache_simulation_against_the_logged_cache_fields() -> None:
