@@ -345,19 +345,8 @@ class Analyzer:
 
     @staticmethod
     def _summary_shape(response: Response, logged: bool) -> RequestShape:
-        usage = response.usage
-        prompt = usage.input_tokens_total
-        return RequestShape(
-            response_id=response.key,
-            line=response.line,
-            timestamp=response.timestamp,
-            prompt=prompt,
-            output=usage.output_tokens,
-            boundaries=(Boundary(f"summary:{response.key}", prompt, True),),
-            logged_read=usage.cache_read_tokens if logged else None,
-            logged_write=usage.cache_write_tokens if logged else None,
-            logged_uncached=usage.input_tokens,
-        )
+        prompt = response.usage.input_tokens_total
+        return _request_shape(response, logged, [Boundary(f"summary:{response.key}", prompt, True)])
 
     def _shape(
         self,
@@ -381,17 +370,7 @@ class Analyzer:
             )
         boundaries.extend(prompt_ends[-LOOKBACK:])
         boundaries.append(Boundary(end_key, prompt, True))
-        return RequestShape(
-            response_id=response.key,
-            line=response.line,
-            timestamp=response.timestamp,
-            prompt=prompt,
-            output=usage.output_tokens,
-            boundaries=tuple(sorted(boundaries, key=lambda b: b.tokens)),
-            logged_read=usage.cache_read_tokens if logged else None,
-            logged_write=usage.cache_write_tokens if logged else None,
-            logged_uncached=usage.input_tokens,
-        )
+        return _request_shape(response, logged, boundaries)
 
     def _message_breakpoints(
         self,
@@ -677,6 +656,21 @@ class Analyzer:
                 )
         nodes.sort(key=lambda node: node.order)
         return nodes, fixed
+
+
+def _request_shape(response: Response, logged: bool, boundaries: list[Boundary]) -> RequestShape:
+    usage = response.usage
+    return RequestShape(
+        response_id=response.key,
+        line=response.line,
+        timestamp=response.timestamp,
+        prompt=usage.input_tokens_total,
+        output=usage.output_tokens,
+        boundaries=tuple(sorted(boundaries, key=lambda b: b.tokens)),
+        logged_read=usage.cache_read_tokens if logged else None,
+        logged_write=usage.cache_write_tokens if logged else None,
+        logged_uncached=usage.input_tokens,
+    )
 
 
 def setup_for(
