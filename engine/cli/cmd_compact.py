@@ -83,7 +83,7 @@ def register(subparsers: Any) -> None:
         type=_count,
         default=None,
         metavar="ROUND",
-        help="compact everything before this round (1 = the first since the last summary)",
+        help="compact every round before this one (rounds since the last summary, from 1)",
     )
     parser.add_argument(
         "--budget",

@@ -68,6 +68,7 @@ class Source(ABC):
         self.state = state
         self.writer: Writer = WRITERS[self.agent](path, data)
         self.calls: dict[str, Call] = {}
+        self._parsed: list[Any] | None = None
 
     @abstractmethod
     def items(self) -> list[Item]:

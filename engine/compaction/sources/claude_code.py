@@ -60,7 +60,10 @@ class ClaudeCodeSource(Source):
     agent = "claude-code"
 
     def _records(self) -> list[Any]:
-        return jsonl_records(self.path, self.data)
+        """The file's records, parsed once (``render`` copies what it changes)."""
+        if self._parsed is None:
+            self._parsed = jsonl_records(self.path, self.data)
+        return self._parsed
 
     def _by_uuid(self) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
