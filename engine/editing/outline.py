@@ -81,7 +81,10 @@ def outline_result(
     room = budget.of(tokens) - count(header) - count(trailer)
     if room <= 0 or not text.strip():
         return None
-    outline = skeleton(text, language, room, count, numbers=numbers)
+    try:
+        outline = skeleton(text, language, room, count, numbers=numbers)
+    except RecursionError:  # absurdly deep nesting: the placeholder will do
+        return None
     if not outline.fits:
         return None
     return header + outline.text + trailer

@@ -184,3 +184,18 @@ def test_skeleton_mode_from_the_command_line(tmp_path: Path, capsys: Any) -> Non
     }
     assert len(reads) == len(READS)
     assert all(change["tokens_after"] <= 300 for change in reads.values())
+
+
+def test_a_real_session_without_code_reads_falls_back_to_placeholders(tmp_path: Path) -> None:
+    # A recorded Claude Code session whose reads are package.json and CLAUDE.md: no outlines.
+    sample = Path(__file__).resolve().parents[2] / (
+        "sample_sessions/claude-code/projects/-path-to-Demo/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    )
+    source = tmp_path / sample.name
+    source.write_bytes(sample.read_bytes())
+    skeleton = edit_session(source, Policy(keep_cycles=0, mode="skeleton"))
+    placeholder = edit_session(source, Policy(keep_cycles=0, mode="placeholder"))
+    assert skeleton["changed"] and skeleton["changed"] == placeholder["changed"]
+    assert _results(Path(skeleton["fork"])) == _results(Path(placeholder["fork"]))
+    assert source.read_bytes() == sample.read_bytes()
+    read_session(Path(skeleton["fork"]))
