@@ -594,6 +594,7 @@ class Analyzer:
             render=RENDERER if rendered is not None else "sections",
             render_tokens=None if rendered is None else rendered.token_count,
             render_error=None if rendered is None else rendered.error,
+            render_elements=() if rendered is None else rendered.elements,
             thresholds=thresholds,
             breakpoints=self._breakpoints(setup, context, cumulative, system),
             cache=cache,

@@ -170,6 +170,10 @@ class CacheSimulator:
             uncached=uncached,
             logged_read=shape.logged_read if logged else None,
             logged_write=shape.logged_write if logged else None,
+            read_difference=read - shape.logged_read if shape.logged_read is not None else None,
+            write_difference=(
+                write - shape.logged_write if shape.logged_write is not None else None
+            ),
             cost=self._cost(uncached, write, read, shape.output),
             logged_cost=logged_cost,
             within_5pct=None if read_agrees is None else bool(read_agrees and write_agrees),

@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.analysis.profiles import Profile, SectionSpec
 from engine.analysis.sections import is_typed_user_message, section_of
-from engine.analysis.snapshot import Pruned
+from engine.analysis.snapshot import Pruned, RenderedElement
 from engine.analysis.tree import truncated
 from engine.render.model import Child, Element, assistant, elem, prioritized_list, system, user
 from engine.render.model import token_limit as limit_element
@@ -44,6 +44,7 @@ class Rendered:
     tokens: dict[str, int]  # element id -> its tokens in the result (0 when pruned)
     tokens_before: dict[str, int]
     pruned: tuple[Pruned, ...]
+    elements: tuple[RenderedElement, ...]  # sections and history rounds (not every message)
     token_count: int | None
     error: str | None
 
@@ -147,6 +148,18 @@ def render_tree(tree: list[Child], budget: int) -> Rendered:
         tokens={row.id: int(row.tokens) for row in report.elements},
         tokens_before={row.id: int(row.tokens_before) for row in report.elements},
         pruned=pruned,
+        elements=tuple(
+            RenderedElement(
+                id=row.id,
+                budget=None if row.budget is None else int(row.budget),
+                tokens_before=int(row.tokens_before),
+                tokens=int(row.tokens),
+                pruned=row.pruned,
+                reason=row.reason,
+            )
+            for row in report.elements
+            if not row.id.startswith(("m:", "#"))
+        ),
         token_count=None if result.token_count is None else int(result.token_count),
         error=report.error,
     )

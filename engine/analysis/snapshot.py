@@ -36,6 +36,18 @@ class PromptNode:
 
 
 @dataclass(frozen=True, slots=True)
+class RenderedElement:
+    """A section or history round as the prompt renderer laid it out."""
+
+    id: str
+    budget: int | None
+    tokens_before: int  # before pruning (the renderer adds 3 tokens of framing per message)
+    tokens: int  # what is left of it in the result
+    pruned: bool
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Pruned:
     id: str
     tokens: int
@@ -72,6 +84,8 @@ class CacheRequest:
     uncached: int
     logged_read: int | None
     logged_write: int | None
+    read_difference: int | None  # simulated minus logged
+    write_difference: int | None
     cost: float | None
     logged_cost: float | None
     within_5pct: bool | None  # simulated read and write both within 5 % of the logged ones
@@ -166,6 +180,7 @@ class Analysis:
     render: str  # what laid the tree out: "sections" (ctxtop's own allocation) or the renderer
     render_tokens: int | None  # the renderer's token count of the result
     render_error: str | None  # e.g. BudgetExceededError when what cannot be pruned is too big
+    render_elements: tuple[RenderedElement, ...]  # empty unless the renderer laid the tree out
     thresholds: Thresholds
     breakpoints: tuple[Breakpoint, ...]
     cache: CacheSummary

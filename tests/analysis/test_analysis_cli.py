@@ -114,6 +114,15 @@ def test_renderer_prunes_the_oldest_history_round_first(tmp_path: Path) -> None:
     gone = {p["id"] for p in analysis["pruned"]}
     assert "history/round-1" in gone or {"m:m2", "m:m3"} <= gone
     assert not gone & {"history/round-2", "m:m4", "m:m5", "current_user", "m:m6"}
+    elements = {e["id"]: e for e in analysis["render_elements"]}
+    assert elements["history"]["tokens"] < elements["history"]["tokens_before"]
+    assert elements["current_user"]["tokens"] == elements["current_user"]["tokens_before"]
+    # The sections' budgets are the renderer's.
+    assert all(
+        s["budget"] == elements[s["name"]]["budget"]
+        for s in analysis["sections"]
+        if s["name"] in elements
+    )
 
 
 def test_unknown_profile_is_a_one_line_error() -> None:
