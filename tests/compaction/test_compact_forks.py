@@ -238,6 +238,7 @@ def test_codex_fork_appends_a_compacted_record(tmp_path: Path) -> None:
     assert outcome["session_id"] in fork.name and digest(source) == before
     lines = [json.loads(line) for line in fork.read_text().splitlines()]
     assert lines[-1]["type"] == "compacted"
+    assert lines[-1]["ordinal"] == lines[-2]["ordinal"] + 1  # Codex resumes only numbered lines
     history = CodexWriter(fork, fork.read_bytes()).context_items()
     assert history == lines[-1]["payload"]["replacement_history"]
     texts = [json.dumps(item) for item in history]

@@ -104,13 +104,14 @@ class CodexSource(Source):
         history = [copy.deepcopy(context[item.key]) for item in cut.standing]
         history.append(summary)
         history.extend(_without_images(copy.deepcopy(context[item.key])) for item in cut.kept)
-        copied.append(
-            {
-                "timestamp": now_iso(),
-                "type": "compacted",
-                "payload": {"message": message, "replacement_history": history},
-            }
-        )
+        compacted: dict[str, Any] = {"timestamp": now_iso()}
+        # Newer rollouts number their records; Codex refuses to resume one whose last lacks it.
+        ordinals = [r["ordinal"] for r in copied if isinstance(r, dict) and "ordinal" in r]
+        if ordinals and all(isinstance(n, int) for n in ordinals):
+            compacted["ordinal"] = max(ordinals) + 1
+        compacted["type"] = "compacted"
+        compacted["payload"] = {"message": message, "replacement_history": history}
+        copied.append(compacted)
         return jsonl_bytes(copied)
 
 
