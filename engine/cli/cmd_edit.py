@@ -175,15 +175,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--truncate",
         action="store_true",
-        help="cut every finished result over the limit (default 50%% of the model's context "
-        "window) to its first 40%% and last 60%%, a marker between",
+        help="cut every finished result over the limit (default 50%% of the model's prompt "
+        "budget: its context window less its output reserve) to its first 40%% and last 60%%",
     )
     parser.add_argument(
         "--truncate-at",
         type=_limit,
         default=None,
         metavar="LIMIT",
-        help="the --truncate limit: N tokens or N%% of the context window; implies --truncate",
+        help="the --truncate limit: N tokens or N%% of the prompt budget; implies --truncate",
     )
     parser.add_argument(
         "--offload",

@@ -100,7 +100,7 @@ def edit_session(
         policy,
         encoding.count,
         relevance,
-        context_window=model_info(state.model).context_window,
+        prompt_budget=_prompt_budget(state.model),
         offloader=offloader,
     )
     results = {c.use.call_id: c.new_result for c in plan.changes}
@@ -179,6 +179,12 @@ def edit_session(
         )
         outcome["action_id"] = entry["id"]
     return outcome
+
+
+def _prompt_budget(model: str | None) -> int:
+    """What a request may send: the context window less the model's output reserve."""
+    info = model_info(model)
+    return max(info.context_window - info.max_output, info.context_window // 2)
 
 
 def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]:

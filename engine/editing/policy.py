@@ -20,7 +20,7 @@ DEFAULT_EXCLUDE = ("*memory*",)  # memory tools are never touched unless asked
 ORDERS = ("oldest", "largest", "relevance")
 MODES = ("placeholder", "skeleton", "none")
 DEFAULT_SKELETON_BUDGET = Limit(25, percent=True)  # of each result's tokens
-DEFAULT_TRUNCATE_AT = Limit(50, percent=True)  # of the model's context window
+DEFAULT_TRUNCATE_AT = Limit(50, percent=True)  # of the model's prompt budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,11 +154,11 @@ def make_plan(
     count: Count,
     relevance: dict[str, float] | None = None,
     *,
-    context_window: int = 200_000,
+    prompt_budget: int = 200_000,
     offloader: Offloader | None = None,
 ) -> Plan:
     """The changes ``policy`` makes: old results replaced (in ``order``, up to
-    ``target_tokens``), then results over the ``truncate_at`` cap (% of ``context_window``)
+    ``target_tokens``), then results over the ``truncate_at`` cap (% of ``prompt_budget``)
     cut or, with an ``offloader``, moved to files."""
     if policy.mode not in MODES:
         raise CtxtopError(f"unknown mode {policy.mode!r}; use {', '.join(MODES)}")
@@ -204,7 +204,7 @@ def make_plan(
             total += change.saved
         changes = taken
     if policy.truncate_at is not None:
-        limit = policy.truncate_at.of(context_window)
+        limit = policy.truncate_at.of(prompt_budget)
         done = {change.use.call_id for change in changes}
         changes += capped(scan, policy, count, limit, offloader, done)
     plan = Plan(changes)

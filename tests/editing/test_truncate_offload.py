@@ -201,3 +201,15 @@ def test_command_line_truncate_and_offload(tmp_path: Path, capsys: Any) -> None:
     with pytest.raises(SystemExit):
         main(["edit", str(source), "--truncate-at", "lots"])
     assert "--truncate-at: not a token count or a percentage: 'lots'" in capsys.readouterr().err
+
+
+def test_a_percentage_limit_is_of_the_prompt_budget(tmp_path: Path) -> None:
+    from engine.sessions.report import model_info
+
+    info = model_info("gpt-4o")
+    limit = (info.context_window - info.max_output) // 100  # 1 % of what a request may send
+    source = _session(tmp_path, {"log": ("shell", {"command": "make"}, BUILD_LOG)})
+    policy = Policy(mode="none", truncate_at=Limit(1, percent=True))
+    outcome = edit_session(source, policy, dry_run=True)
+    (change,) = outcome["changed"]
+    assert limit - 60 <= change["tokens_after"] <= limit
