@@ -274,3 +274,21 @@ def test_language_for_path() -> None:
     assert language_for_path("C:\\code\\main.go").name == "go"  # type: ignore[union-attr]
     assert language_for_path("notes.md") is None
     assert language_for_path("Makefile") is None
+
+
+def test_yaml_folds_by_indentation() -> None:
+    manifest = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\n  labels:\n"
+        "    app: api\n    tier: backend\nspec:\n  replicas: 3\n  selector:\n    matchLabels:\n"
+        "      app: api\n  template:\n    metadata:\n      labels:\n        app: api\n"
+        "    spec:\n      containers:\n        - name: api\n          image: registry/api:1.4.2\n"
+        "          ports:\n            - containerPort: 8080\n          env:\n"
+        + "".join(
+            f"            - name: SETTING_{n}\n              value: '{n}'\n" for n in range(30)
+        )
+    )
+    result = skeleton(manifest, language_for_path("deploy.yaml"), 60, COUNT)  # type: ignore[arg-type]
+    assert result.fits
+    for key in ("apiVersion: apps/v1", "kind: Deployment", "metadata:", "spec:"):
+        assert f"\n{key}\n" in f"\n{result.text}"
+    assert "SETTING_29" not in result.text and "  ...\n" in result.text

@@ -55,6 +55,16 @@ def _extended(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _span(text: str, start: int, end: int, parent: Region) -> tuple[int, int] | None:
+    """A region's extent: whole lines, inside its parent, after its elder sibling (None when
+    that sibling already took it in, e.g. as a trailing comment)."""
+    ext_start, ext_end = _extended(text, start, end)
+    siblings = parent.children
+    ext_start = max(ext_start, parent.start, siblings[-1].end if siblings else 0)
+    ext_end = min(ext_end, parent.end)
+    return (ext_start, ext_end) if ext_start < ext_end else None
+
+
 def syntax_regions(text: str, language: Language, tree_root: Any) -> Region:
     """Regions from a tree-sitter tree (``tree_root`` parsed from ``text`` as UTF-8)."""
     data = text.encode("utf-8", "surrogatepass")
@@ -84,10 +94,11 @@ def syntax_regions(text: str, language: Language, tree_root: Any) -> Region:
             and text[line_start:start].strip() == ""
             and end > start
         ):
-            ext_start, ext_end = _extended(text, start, end)
-            siblings = parent.children
-            ext_start = max(ext_start, parent.start, siblings[-1].end if siblings else 0)
-            ext_end = min(ext_end, parent.end)
+            span = _span(text, start, end, parent)
+        else:
+            span = None
+        if span is not None:
+            ext_start, ext_end = span
             if node.type in language.leading:  # joins the item after it
                 attached.setdefault(id(parent), ext_start)
                 continue
@@ -96,7 +107,8 @@ def syntax_regions(text: str, language: Language, tree_root: Any) -> Region:
             if node.type in ("decorated_definition", "export_statement", "template_declaration"):
                 inner = node.named_children
                 kind = inner[-1].type if inner else kind
-            first_line = text[start : text.find("\n", start) if "\n" in text[start:] else end]
+            newline = text.find("\n", start, end)
+            first_line = text[start : newline if newline >= 0 else end]
             region = Region(
                 ext_start,
                 ext_end,
@@ -107,7 +119,7 @@ def syntax_regions(text: str, language: Language, tree_root: Any) -> Region:
                 is_comment=node.type in language.comments,
                 in_body=in_function,
             )
-            siblings.append(region)
+            parent.children.append(region)
             owner, head = region, start
         # A body is a container right under a function (not its parameters or return type).
         in_body = in_function or (parent_type in language.functions and node.type in containers)
