@@ -30,12 +30,15 @@ from engine.compaction.prompt import (
 )
 from engine.compaction.structured import earlier_transcript, pointer_line
 from engine.config import LLMSettings
+from engine.sessions.report import model_info
 
 Count = Callable[[str], int]
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 DEFAULT_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 ANTHROPIC_VERSION = "2023-06-01"
 MAX_OUTPUT = 32_000
+PROMPT_RESERVE = 8_000  # tokens for the system prompt, the tools and the instruction
+CHARS_PER_TOKEN = 3  # a cautious estimate (code and logs tokenize densely)
 _SUMMARY = re.compile(r"<summary>(.*?)(?:</summary>|$)", re.DOTALL)
 
 
@@ -116,15 +119,20 @@ def post(point: Endpoint, body: dict[str, Any]) -> Any:
         raise LLMFailure(f"the reply from {point.url()} is not JSON") from None
 
 
+def prompt_limit(model: str, budget: int) -> int:
+    """Characters of conversation the summarising model can take: its window (from the model
+    registry) less the summary, the analysis and the instructions, at 3 characters a token."""
+    window = model_info(model).context_window
+    return max(window - 2 * budget - PROMPT_RESERVE, 1000) * CHARS_PER_TOKEN
+
+
 def request_body(point: Endpoint, cut: Cut, mode: str, budget: int) -> dict[str, Any]:
     system = system_prompt(budget)
     names = tool_names(cut) if mode == "full" else []
+    limit = prompt_limit(point.model, budget)
+    simple = [{"role": "user", "content": f"{transcript(cut, limit)}\n\n{INSTRUCTION}"}]
     if point.protocol == "anthropic":
-        messages = (
-            anthropic_messages(cut)
-            if mode == "full"
-            else [{"role": "user", "content": f"{transcript(cut)}\n\n{INSTRUCTION}"}]
-        )
+        messages = anthropic_messages(cut, limit) if mode == "full" else simple
         body: dict[str, Any] = {
             "model": point.model,
             "max_tokens": min(budget * 2 + 4096, MAX_OUTPUT),
@@ -140,11 +148,7 @@ def request_body(point: Endpoint, cut: Cut, mode: str, budget: int) -> dict[str,
             ]  # fmt: skip
             body["tool_choice"] = {"type": "none"}
         return body
-    chat = (
-        openai_messages(cut)
-        if mode == "full"
-        else [{"role": "user", "content": f"{transcript(cut)}\n\n{INSTRUCTION}"}]
-    )
+    chat = openai_messages(cut, limit) if mode == "full" else simple
     body = {
         "model": point.model,
         "temperature": 0,

@@ -48,8 +48,32 @@ def _arguments(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _shown(cut: Cut) -> list[Item]:
-    return [item for item in cut.summarised if item.kind not in ("tool_result", "standing")]
+def _size(item: Item) -> int:
+    """Characters an item takes in the prompt (tool inputs and results as clipped)."""
+    size = len(item.text)
+    for call in item.calls:
+        size += len(_clip(_arguments(call.input), 1000)) + len(_clip(call.result or ""))
+    return size
+
+
+def _shown(cut: Cut, limit: int | None) -> tuple[list[Item], int]:
+    """The items to show, newest kept when they exceed ``limit`` characters; and how many of
+    the oldest were left out (the summariser's own window is finite)."""
+    items = [item for item in cut.summarised if item.kind not in ("tool_result", "standing")]
+    if limit is None:
+        return items, 0
+    total, first = 0, len(items)
+    while first > 0 and total + _size(items[first - 1]) <= limit:
+        first -= 1
+        total += _size(items[first])
+    return items[first:], first
+
+
+def _omitted(count: int) -> str:
+    return (
+        f"[{count} earlier messages are left out to fit the summariser's window; the previous "
+        "summary, if any, and the transcript file cover them]"
+    )
 
 
 def _previous(cut: Cut) -> str | None:
@@ -58,13 +82,16 @@ def _previous(cut: Cut) -> str | None:
     return f"Summary of the conversation before this part:\n{cut.previous_summary.text}"
 
 
-def transcript(cut: Cut) -> str:
+def transcript(cut: Cut, limit: int | None = None) -> str:
     """The summarised part as plain text (simple mode)."""
     lines: list[str] = []
     previous = _previous(cut)
     if previous:
         lines.append(previous)
-    for item in _shown(cut):
+    shown, omitted = _shown(cut, limit)
+    if omitted:
+        lines.append(_omitted(omitted))
+    for item in shown:
         label = item.kind if item.role == "user" and item.kind != "request" else item.role
         if item.text.strip():
             lines.append(f"[{label}] {_clip(item.text, 4 * RESULT_LIMIT)}")
@@ -90,13 +117,16 @@ def tool_names(cut: Cut) -> list[str]:
     return names
 
 
-def openai_messages(cut: Cut) -> list[dict[str, Any]]:
+def openai_messages(cut: Cut, limit: int | None = None) -> list[dict[str, Any]]:
     """The summarised part as Chat Completions messages (tool calls and results included)."""
     messages: list[dict[str, Any]] = []
     previous = _previous(cut)
     if previous:
         messages.append({"role": "user", "content": previous})
-    for item in _shown(cut):
+    shown, omitted = _shown(cut, limit)
+    if omitted:
+        messages.append({"role": "user", "content": _omitted(omitted)})
+    for item in shown:
         if item.role != "assistant":
             messages.append({"role": "user", "content": item.text or f"[{item.kind}]"})
             continue
@@ -118,7 +148,7 @@ def openai_messages(cut: Cut) -> list[dict[str, Any]]:
     return messages
 
 
-def anthropic_messages(cut: Cut) -> list[dict[str, Any]]:
+def anthropic_messages(cut: Cut, limit: int | None = None) -> list[dict[str, Any]]:
     """The summarised part as Anthropic messages (roles alternate; results follow their calls)."""
     turns: list[tuple[str, list[dict[str, Any]]]] = []
 
@@ -131,7 +161,10 @@ def anthropic_messages(cut: Cut) -> list[dict[str, Any]]:
     previous = _previous(cut)
     if previous:
         add("user", {"type": "text", "text": previous})
-    for item in _shown(cut):
+    shown, omitted = _shown(cut, limit)
+    if omitted:
+        add("user", {"type": "text", "text": _omitted(omitted)})
+    for item in shown:
         role = "assistant" if item.role == "assistant" else "user"
         if item.text.strip():
             add(role, {"type": "text", "text": item.text})
