@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.analysis.accuracy import RequestPoint, accuracy
 from engine.analysis.cache_sim import Boundary, CacheSimulator, RequestShape
 from engine.analysis.forecast import forecast
 from engine.analysis.json_audit import compact_json
-from engine.analysis.profiles import Profile
+from engine.analysis.profiles import CacheSpec, Profile
 from engine.analysis.relevance import Scorer, TermCache, terms
 from engine.analysis.render_tree import RENDERER, build_tree, render_tree
 from engine.analysis.sections import (
@@ -70,6 +70,21 @@ class Setup:
     triggers: Triggers
     window_overridden: bool = False
 
+    @property
+    def cache(self) -> CacheSpec:
+        """The profile's caching as the model's provider applies it: OpenAI and Google cache
+        prompt prefixes by themselves (OpenAI in steps of 128 tokens) whatever markers the agent
+        sets; Anthropic caches only at the agent's breakpoints."""
+        spec = self.profile.cache
+        provider = self.model.provider
+        if provider == "openai":
+            return replace(spec, style="automatic", granularity=128)
+        if provider == "google":
+            return replace(spec, style="automatic", granularity=1)
+        if provider == "anthropic" and spec.style == "automatic":
+            return replace(spec, style="breakpoints", breakpoints=("system", "last_message"))
+        return spec
+
 
 @dataclass(slots=True)
 class _OnContext:
@@ -93,7 +108,7 @@ class Analyzer:
         self._terms = TermCache()
         self._scorer = Scorer()
         self._simulator: CacheSimulator | None = None
-        self._simulator_key: tuple[str, str] | None = None
+        self._simulator_key: tuple[str, str, CacheSpec] | None = None
         self._shape_memo: dict[str, tuple[tuple[object, ...], RequestShape]] = {}
 
     # --- counting -------------------------------------------------------------------------
@@ -234,8 +249,8 @@ class Analyzer:
     # --- the cache --------------------------------------------------------------------------
 
     def _simulator_for(self, setup: Setup) -> CacheSimulator:
-        cache = setup.profile.cache
-        key = (setup.profile.name, setup.model.model)
+        cache = setup.cache
+        key = (setup.profile.name, setup.model.model, cache)
         if self._simulator is None or self._simulator_key != key:
             self._simulator = CacheSimulator(
                 cache.style,
@@ -261,12 +276,10 @@ class Analyzer:
             for r in state.responses.values()
         )
         placed = {item.response.key: item for item in on_context}
-        rules = setup.profile.cache.breakpoints
-        automatic = setup.profile.cache.style == "automatic"
+        rules = setup.cache.breakpoints
+        automatic = setup.cache.style == "automatic"
         compaction_lines = sorted(c.line for c in state.compactions)
-        summaries = (
-            self._summary_requests(state) if setup.profile.cache.summary_request_uncached else set()
-        )
+        summaries = self._summary_requests(state) if setup.cache.summary_request_uncached else set()
         shapes: list[RequestShape] = []
         epoch = 0
         previous_prompt = 0
@@ -414,7 +427,7 @@ class Analyzer:
         self, setup: Setup, context: Sequence[Message], cumulative: Sequence[int], system: int
     ) -> tuple[Breakpoint, ...]:
         """Where the agent would place its cache markers on the next request."""
-        cache = setup.profile.cache
+        cache = setup.cache
         total = system + cumulative[-1]
         if cache.style == "automatic":
             return (Breakpoint("the longest prompt prefix sent before (automatic)", total),)
@@ -600,7 +613,13 @@ class Analyzer:
             cache=cache,
             tools=self._tools(state, context, setup.window, encoding),
             history=tuple(every),
-            forecast=forecast(recent, figure.value, autocompact),
+            # An agent without auto-compaction (Copilot) prunes once the budget is full.
+            forecast=forecast(
+                recent,
+                figure.value,
+                autocompact if autocompact is not None else budget,
+                "auto-compaction" if autocompact is not None else "the budget is full",
+            ),
             estimate_accuracy=accuracy(points, system, encoding.name),
             relevance=self._relevance(state, context, user_index),
         )

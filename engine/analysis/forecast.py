@@ -12,7 +12,9 @@ from engine.analysis.snapshot import Forecast
 RECENT = 10
 
 
-def forecast(history: Sequence[int], current: int, target: int | None) -> Forecast:
+def forecast(
+    history: Sequence[int], current: int, target: int | None, until: str = "auto-compaction"
+) -> Forecast:
     """``history``: context size after each request since the last compaction, oldest first.
 
     The estimate is (target - current) / mean growth per request; ``low`` and ``high`` use the
@@ -44,5 +46,5 @@ def forecast(history: Sequence[int], current: int, target: int | None) -> Foreca
         round(spread, 1),
         len(growth),
         target,
-        f"mean growth of the last {len(growth)} requests",
+        f"until {until}, at the mean growth of the last {len(growth)} requests",
     )

@@ -61,8 +61,9 @@ def analysis_text(analysis: dict[str, Any]) -> list[str]:
     if forecast["requests_left"] is not None:
         high = forecast["high"]
         lines.append(
-            f"forecast   ~{forecast['requests_left']:.0f} requests to auto-compaction"
+            f"forecast   ~{forecast['requests_left']:.0f} requests"
             f" ({forecast['low']:.0f}-{'?' if high is None else f'{high:.0f}'})"
+            f" {forecast['basis']}"
         )
     accuracy = analysis["estimate_accuracy"]
     if accuracy["requests"]:

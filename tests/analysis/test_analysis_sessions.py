@@ -202,3 +202,14 @@ def test_relevance_ranks_old_results_against_the_recent_conversation(tmp_path: P
     relevance = report_json(path)["analysis"]["relevance"]
     assert [row["tool_call_id"] for row in relevance] == ["c2", "c1"]  # least relevant first
     assert relevance[0]["score"] == 0.0 < relevance[1]["score"]
+
+
+def test_openai_models_cache_prefixes_by_themselves_whatever_the_profile() -> None:
+    # The Copilot profile sets breakpoints, but an OpenAI model caches every prefix in steps of
+    # 128 tokens from 1024 on: request n reads request n-1's whole prompt, rounded down.
+    analysis = report_json(AGENT_LOOP, "--profile", "copilot")["analysis"]
+    assert analysis["cache"]["style"] == "automatic"
+    rows = analysis["cache"]["requests"]
+    for previous, row in zip(rows, rows[1:], strict=False):
+        assert row["read"] == previous["prompt"] // 128 * 128
+        assert row["write"] == 0

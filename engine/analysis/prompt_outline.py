@@ -1,0 +1,250 @@
+"""The prompt as a tree to browse: sections > rounds > messages > tool calls and results.
+
+Built from the session's context and its ``Analysis`` (in the same thread, after the analysis has
+counted every block): each node carries its tokens, the priority of the prompt node it is, whether
+the layout prunes it at the analysed budget (pruned nodes take their contents with them) and the
+cache breakpoints that follow it. Node ids stay the same across updates, so a view can keep what
+was expanded.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.analysis.profiles import Profile, SectionSpec
+from engine.analysis.sections import (
+    content_kind,
+    is_typed_user_message,
+    last_user_index,
+    section_of,
+)
+from engine.analysis.snapshot import Analysis, Breakpoint
+from engine.sessions.model import Block, Message, SessionState
+
+SNIPPET = 60
+SECTION, ROUND, MESSAGE = "section", "round", "message"
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineNode:
+    id: str
+    parent: str | None
+    kind: str  # section | round | message | tool_call | tool_result | text | thinking | ...
+    label: str
+    tokens: int
+    priority: int | None = None
+    pruned: bool = False  # gone at the analysed budget (itself or what holds it)
+    breakpoint: str | None = None  # the cache breakpoints right after this node
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    nodes: tuple[OutlineNode, ...]  # depth first, in prompt order
+
+    def children(self) -> dict[str | None, list[OutlineNode]]:
+        """Each node's children by parent id (None: the sections)."""
+        found: dict[str | None, list[OutlineNode]] = {}
+        for node in self.nodes:
+            found.setdefault(node.parent, []).append(node)
+        return found
+
+    def ancestors(self, node_id: str) -> list[str]:
+        """The ids from the section down to ``node_id``'s parent."""
+        parents = {node.id: node.parent for node in self.nodes}
+        chain: list[str] = []
+        parent = parents.get(node_id)
+        while parent is not None:
+            chain.append(parent)
+            parent = parents.get(parent)
+        return chain[::-1]
+
+    def search(self, text: str) -> list[OutlineNode]:
+        """Nodes whose label holds ``text`` (any case), in prompt order."""
+        wanted = text.casefold()
+        return [node for node in self.nodes if wanted in node.label.casefold()]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text[: SNIPPET * 2].split())[:SNIPPET]
+
+
+def _block_label(block: Block, tool_names: dict[str, str]) -> str:
+    name = block.tool_name or tool_names.get(block.tool_call_id or "", "")
+    if block.kind == "tool_use":
+        return f"tool call {name or '?'}"
+    if block.kind == "tool_result":
+        return f"tool result {name or '?'}" + (" (error)" if block.is_error else "")
+    if block.text:
+        return f"{block.kind}: {_one_line(block.text)}"
+    if isinstance(block.raw, dict) and isinstance(block.raw.get("type"), str):
+        return f"{block.kind}: {block.raw['type']}"
+    return block.kind
+
+
+def _message_label(message: Message, tool_names: dict[str, str]) -> str:
+    kinds = {block.kind for block in message.blocks}
+    if "tool_result" in kinds:
+        results = [b for b in message.blocks if b.kind == "tool_result"]
+        return ", ".join(_block_label(b, tool_names) for b in results[:3])
+    if "tool_use" in kinds:
+        calls = [b for b in message.blocks if b.kind == "tool_use"]
+        return f"{message.role}: " + ", ".join(_block_label(b, tool_names) for b in calls[:3])
+    kind = "" if message.kind == "message" else f" {message.kind.replace('_', ' ')}"
+    text = next((b.text for b in message.blocks if b.kind == "text" and b.text), "")
+    if not text and message.blocks:
+        text = _block_label(message.blocks[0], tool_names)
+    return f"{message.role}{kind}: {_one_line(text)}" if text else f"{message.role}{kind}"
+
+
+def _rounds(
+    spec: SectionSpec, members: Sequence[int], context: Sequence[Message]
+) -> list[list[int]]:
+    """A conversation section's messages by round: from each message the user typed, or in the
+    current tool-call rounds from each assistant turn that follows a result."""
+    rounds: list[list[int]] = []
+    previous: Message | None = None
+    for index in members:
+        message = context[index]
+        if spec.content == "current_rounds":
+            starts = message.role == "assistant" and (
+                previous is None or previous.role != "assistant"
+            )
+        else:
+            starts = is_typed_user_message(message)
+        if not rounds or starts:
+            rounds.append([])
+        rounds[-1].append(index)
+        previous = message
+    return rounds
+
+
+def _breakpoint_positions(
+    breakpoints: Sequence[Breakpoint], system: int, sizes: Sequence[int]
+) -> dict[int, list[Breakpoint]]:
+    """The context index each breakpoint follows (-1: the system prompt), from the prefix it
+    protects: the first message whose end reaches it."""
+    ends = list(itertools.accumulate(sizes, initial=system))[1:]
+    found: dict[int, list[Breakpoint]] = {}
+    for point in breakpoints:
+        if point.protected_tokens <= system or not ends:
+            index = -1
+        else:
+            index = next(
+                (i for i, end in enumerate(ends) if end >= point.protected_tokens), len(ends) - 1
+            )
+        found.setdefault(index, []).append(point)
+    return found
+
+
+def _breakpoint_text(points: Sequence[Breakpoint] | None) -> str | None:
+    if not points:
+        return None
+    return "; ".join(f"{point.after} ({point.protected_tokens:,} cached)" for point in points)
+
+
+def prompt_outline(state: SessionState, profile: Profile, analysis: Analysis) -> Outline:
+    context = state.context
+    contents = frozenset(spec.content for spec in profile.sections)
+    specs = {spec.content: spec for spec in profile.sections}
+    user_index = last_user_index(context)
+    members: dict[str, list[int]] = {spec.content: [] for spec in profile.sections}
+    for index, message in enumerate(context):
+        kind = content_kind(message)
+        content = section_of(kind, index, user_index, contents)
+        if content not in contents:
+            content = "messages" if "messages" in contents else "history"
+        if content in members:
+            members[content].append(index)
+    sizes = [sum(block.tokens or 0 for block in message.blocks) for message in context]
+    section_tokens = {section.name: section.tokens for section in analysis.sections}
+    system_spec = specs.get("system")
+    system = section_tokens.get(system_spec.name, 0) if system_spec else 0
+    marks = _breakpoint_positions(analysis.breakpoints, system, sizes)
+    priorities = {node.id: node.priority for node in analysis.nodes}
+    pruned_ids = {item.id for item in analysis.pruned}
+    tool_names = {key: call.name for key, call in state.tools.items()}
+    nodes: list[OutlineNode] = []
+    seen: set[str] = set()
+
+    def prompt_ids(spec: SectionSpec, message: Message) -> tuple[str, str]:
+        # ctxtop's own layout names a message node section/id, the renderer m:id.
+        return f"{spec.name}/{message.id}", f"m:{message.id}"
+
+    def add_message(index: int, parent: str, spec: SectionSpec, parent_pruned: bool) -> None:
+        message = context[index]
+        node_id = f"m:{message.id}"
+        if node_id in seen:
+            node_id = f"m:{message.id}#{index}"
+        seen.add(node_id)
+        own, rendered = prompt_ids(spec, message)
+        pruned = parent_pruned or own in pruned_ids or rendered in pruned_ids
+        nodes.append(
+            OutlineNode(
+                node_id,
+                parent,
+                MESSAGE,
+                _message_label(message, tool_names),
+                sizes[index],
+                priorities.get(own, priorities.get(rendered)),
+                pruned,
+                _breakpoint_text(marks.get(index)),
+            )
+        )
+        blocks = message.blocks
+        if len(blocks) > 1 or any(b.kind in ("tool_use", "tool_result") for b in blocks):
+            for number, block in enumerate(blocks):
+                nodes.append(
+                    OutlineNode(
+                        f"{node_id}/{number}",
+                        node_id,
+                        block.kind,
+                        _block_label(block, tool_names),
+                        block.tokens or 0,
+                        None,
+                        pruned,
+                    )
+                )
+
+    for spec in profile.sections:
+        indices = members.get(spec.content, [])
+        nodes.append(
+            OutlineNode(
+                spec.name,
+                None,
+                SECTION,
+                spec.label,
+                section_tokens.get(spec.name, sum(sizes[i] for i in indices)),
+                spec.priority,
+                False,
+                _breakpoint_text(marks.get(-1)) if spec.content == "system" else None,
+            )
+        )
+        conversation = spec.content in ("messages", "history", "current_rounds")
+        if not conversation:
+            for index in indices:
+                add_message(index, spec.name, spec, False)
+            continue
+        for number, group in enumerate(_rounds(spec, indices, context), start=1):
+            round_id = f"{spec.name}/round-{number}"
+            pruned = round_id in pruned_ids
+            first = next((context[i] for i in group if is_typed_user_message(context[i])), None)
+            label = f"round {number}"
+            if first is not None:
+                text = next((b.text for b in first.blocks if b.kind == "text"), "")
+                label += f": {_one_line(text)}"
+            nodes.append(
+                OutlineNode(
+                    round_id,
+                    spec.name,
+                    ROUND,
+                    label,
+                    sum(sizes[i] for i in group),
+                    priorities.get(round_id),
+                    pruned,
+                )
+            )
+            for index in group:
+                add_message(index, round_id, spec, pruned)
+    return Outline(tuple(nodes))
