@@ -10,6 +10,7 @@ Content, Chunks and childless containers are removed; otherwise the walk descend
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
@@ -110,7 +111,49 @@ class Pruner:
         self._removing_groups: set[int] = set()
         self.index = CandidateIndex()
         self.limit: float | None = None  # the TokenLimit being enforced (None: the budget)
+        # keep-with bookkeeping for the fast cascade (see index_tree)
+        self._group_nodes: dict[int, list[Node]] = {}
+        self._call_messages: dict[int, list[Message]] = {}
+        self._empty_call_messages: set[Message] = set()
+        self._keep_withs_below: dict[int, int] = {}
+        self._frames: list[_Traversal] = []
         self.events: list[tuple[Node, str, float | None]] = []  # (node, why, limit): the report
+
+    def index_tree(self, root: Node) -> None:
+        """Numbers nodes in post-order (``seq``) and indexes keep-with groups and tool calls.
+
+        Post-order numbers grow along siblings, so a child is found in its parent by bisection;
+        the library's keep-with traversal (right to left, parents first) is descending post-order.
+        """
+        counter = 0
+        below = self._keep_withs_below
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if isinstance(node, Branch) and not done:
+                stack.append((node, True))
+                stack.extend((child, False) for child in reversed(node.children))
+                continue
+            node.seq = counter
+            counter += 1
+            if isinstance(node, Branch):
+                count = sum(below.get(id(child), 0) for child in node.children)
+                group = _keep_with_id(node)
+                if group is not None:
+                    self._group_nodes.setdefault(group, []).append(node)
+                    count += 1
+                if count:
+                    below[id(node)] = count
+            if isinstance(node, Message) and node.tool_calls is not None:
+                # An empty message with an empty call list is removed by any keep-with walk
+                # that reaches it; one emptied later is removed on the spot instead.
+                if not node.tool_calls and node.is_empty():
+                    self._empty_call_messages.add(node)
+                for call in node.tool_calls:
+                    if call.get("keepWith") is not None:
+                        listed = self._call_messages.setdefault(call["keepWith"], [])
+                        if not listed or listed[-1] is not node:
+                            listed.append(node)
 
     # -- selection -----------------------------------------------------------------------
     def remove_lowest(self, node: Branch, removed: list[Node]) -> None:
@@ -147,15 +190,27 @@ class Pruner:
         if parent is None or node.removed:
             return
         children = parent.children
-        try:
-            index = _index_of(children, node)
-        except ValueError:
-            return
+        if self.fast:
+            index = bisect_left(children, node.seq, key=_seq)
+            if index >= len(children) or children[index] is not node:
+                return
+        else:
+            try:
+                index = _index_of(children, node)
+            except ValueError:
+                return
         del children[index]
         node.removed = True
+        if isinstance(parent, Container):
+            parent.forget_sums()
+        for frame in self._frames:
+            frame.detached.setdefault(node, frame.clock)
         removed.append(node)
         self.events.append((node, why, self.limit))
-        self._remove_other_keep_withs(node, removed)
+        if self.fast:
+            self._cascade_keep_withs(node, removed)
+        else:
+            self._remove_other_keep_withs(node, removed)
         if parent.is_empty():
             self.remove_node(parent, removed, "empty parent")
         else:
@@ -192,6 +247,88 @@ class Pruner:
                         self.remove_node(node, removed, "keep-with")
         finally:
             self._removing_groups -= groups
+
+    def _cascade_keep_withs(self, gone: Node, removed: list[Node]) -> None:
+        """``_remove_other_keep_withs`` without walking the whole tree.
+
+        Only group members, messages calling the group, and empty messages with a (now empty)
+        tool-call list can be affected; they are visited in the library's order, and one is
+        skipped when the library's walk would not reach it: an edge parent -> child on its path
+        was cut before the walk began, or during it but no later than the parent's own visit.
+        """
+        groups: set[int] = set()
+        below = self._keep_withs_below
+        stack: list[Node] = [gone]
+        while stack:
+            node = stack.pop()
+            if id(node) not in below:
+                continue
+            group = _keep_with_id(node)
+            if group is not None and group not in self._removing_groups:
+                groups.add(group)
+            stack.extend(node.children)  # type: ignore[attr-defined]
+        if not groups:
+            return
+        self._removing_groups |= groups
+        frame = _Traversal()
+        self._frames.append(frame)
+        try:
+            root: Node = gone
+            while root.parent is not None:
+                root = root.parent
+            affected: set[Node] = set(self._empty_call_messages)
+            for group in groups:
+                affected.update(self._group_nodes.get(group, ()))
+                affected.update(self._call_messages.get(group, ()))
+            for node in sorted(affected, key=_seq, reverse=True):
+                frame.clock = node.seq
+                if not frame.reaches(node, root):
+                    continue
+                group = _keep_with_id(node)
+                if group is not None and group in groups:
+                    self.remove_node(node, removed, "keep-with")
+                elif isinstance(node, Message) and node.tool_calls is not None:
+                    self._drop_calls(node, groups, removed)
+        finally:
+            self._frames.pop()
+            self._removing_groups -= groups
+
+    def _drop_calls(self, message: Message, groups: set[int], removed: list[Node]) -> None:
+        calls = message.tool_calls
+        assert calls is not None
+        kept = [c for c in calls if c.get("keepWith") is None or c["keepWith"] not in groups]
+        if len(kept) != len(calls):
+            message.tool_calls = kept
+            if self.counting.exact:
+                message.forget_counts()
+        if message.is_empty():
+            self.remove_node(message, removed, "keep-with")
+
+
+class _Traversal:
+    """One library keep-with walk being simulated: when each node was cut off during it."""
+
+    __slots__ = ("clock", "detached")
+
+    def __init__(self) -> None:
+        self.clock: float = 0
+        self.detached: dict[Node, float] = {}
+
+    def reaches(self, node: Node, root: Node) -> bool:
+        child = node
+        while True:
+            parent = child.parent
+            if parent is None:
+                return child is root
+            if child.removed:
+                cut = self.detached.get(child)
+                if cut is None or not parent.seq > cut:
+                    return False
+            child = parent
+
+
+def _seq(node: Node) -> float:
+    return node.seq
 
 
 def _index_of(children: list[Node], node: Node) -> int:

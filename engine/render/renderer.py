@@ -7,6 +7,7 @@ needed; each correction is listed in docs/render.md.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,10 +86,14 @@ def render(
     result = RenderResult(budget_value, tokenizer_name, mode)
     previous = _counting_exact.value
     _counting_exact.value = run.counting.exact
+    collecting = gc.isenabled()
+    gc.disable()  # the trees are acyclic apart from parent links; pauses cost 10-20 %
     try:
         run.render(document.root, budget_value, result)
     finally:
         _counting_exact.value = previous
+        if collecting:
+            gc.enable()
     return result
 
 
@@ -114,6 +119,7 @@ class _Run:
         root = materialize(phase.root, None, keep_with_ids)
         assert isinstance(root, Branch)
         initial_ids = collect_ids(root)
+        self.pruner.index_tree(root)
         result.initial_tree_factory = lambda: materialize(phase.root, None, dict(keep_with_ids))
         try:
             original = [message.to_raw() for message in iter_messages(root)]
@@ -206,6 +212,8 @@ class _Run:
             replacement.children = [
                 TextPart(replacement, text, priority, BREAK_IF_NOT_TEXT_SIBLING)
             ]
+            replacement.seq = current.seq
+            replacement.children[0].seq = current.seq - 0.5
             tree.replace(node_id, replacement)
             used = used - growable.initial_consume + consumed
             if used >= limit:

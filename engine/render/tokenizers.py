@@ -100,7 +100,20 @@ class BpeTokenizer:
         return self.text_tokens(part["text"]) if part["type"] == TEXT else 0
 
     def message_tokens(self, message: dict[str, Any]) -> int:
-        return 3 + self._walk(to_openai_message(message))
+        openai = to_openai_message(message)
+        content = openai["content"]
+        if isinstance(content, str) and openai["role"] != "assistant":
+            # the common shape, counted directly (same sum as the generic walk)
+            text = self.text_tokens
+            total = 3 + text(openai["role"]) + text(content)
+            name = openai.get("name")
+            if js_truthy(name):
+                total += (text(name) if isinstance(name, str) else self._walk(name)) + 1
+            call_id = openai.get("tool_call_id")
+            if js_truthy(call_id):
+                total += text(call_id) if isinstance(call_id, str) else self._walk(call_id)
+            return total
+        return 3 + self._walk(openai)
 
     def _walk(self, value: Any) -> int:
         items = value.items() if isinstance(value, dict) else enumerate(value)
