@@ -4,6 +4,7 @@ tasks. Tool names differ between agents, so calls are classified by name and inp
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -15,6 +16,8 @@ COMMAND_KEYS = ("command", "cmd")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _CHANGE_WORDS = ("write", "edit", "patch", "create", "replace", "insert", "delete")
 _TASK_WORDS = ("todo", "task", "plan")
+_READERS = {"cat", "sed", "head", "tail", "nl", "less", "bat", "more"}
+_FILE_LIKE = re.compile(r"[\w./~-]*[\w-]\.[A-Za-z0-9]{1,8}|[\w.~-]*/[\w./-]+")
 _ERROR_START = re.compile(r"^(Exit code [1-9]|Traceback|error|Error|ERROR|FAILED|fatal:)")
 _EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:?) ([1-9]\d*)", re.MULTILINE)
 # Header lines Codex puts before a command's output.
@@ -126,7 +129,32 @@ def read_paths(call: Call) -> list[str]:
     if changed_paths(call) or _is_task_tool(call.name):
         return []
     value = _value(call)
-    return [str(value[key]) for key in PATH_KEYS if isinstance(value.get(key), str)][:1]
+    found = [str(value[key]) for key in PATH_KEYS if isinstance(value.get(key), str)][:1]
+    command = command_of(call)
+    return found or (shell_reads(command) if command else [])
+
+
+def shell_reads(command: str) -> list[str]:
+    """Files a shell command prints (``cat``, ``sed -n``, ``head``, …): agents without a read
+    tool (Codex) read files this way."""
+    found: list[str] = []
+    for part in re.split(r"&&|\|\||;|\|", command):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            continue
+        if not words or words[0] not in _READERS:
+            continue
+        arguments = [word for word in words[1:] if not word.startswith("-")]
+        if words[0] == "sed":  # its first argument is the script; -i edits in place
+            if any(word.startswith("-i") for word in words[1:]):
+                continue
+            arguments = arguments[1:]
+        for word in arguments:
+            if not _FILE_LIKE.fullmatch(word) or word in found:
+                continue
+            found.append(word)
+    return found
 
 
 def error_line(call: Call) -> str | None:

@@ -261,3 +261,18 @@ def test_the_summary_fits_a_small_budget(tmp_path: Path) -> None:
     assert small["summary"].rstrip().splitlines()[-1].startswith("Full transcript")
     # Lower sections shrink first: the overview keeps its request, recent operations lose lines.
     assert "orchestrator" in small["summary"].split("2. Technical foundation")[0]
+
+
+def test_files_read_through_the_shell_are_in_the_codebase_status(tmp_path: Path) -> None:
+    commands = ["sed -n '1,5p' src/app.py", "cat notes/todo.md | wc -l", "sed -i s/a/b/ x.py"]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "look around"}]
+    for n, command in enumerate(commands):
+        arguments = json.dumps({"command": command})
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{n}", "type": "function",
+             "function": {"name": "run_shell", "arguments": arguments}}]})  # fmt: skip
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": "line\n" * 5})
+    outcome = compact_session(write_chat(tmp_path, messages), keep_rounds=0, dry_run=True)
+    status = outcome["summary"].split("3. Codebase status")[1].split("4. Problem")[0]
+    assert "src/app.py: read (6 lines)" in status and "notes/todo.md: read" in status
+    assert "x.py" not in status and "s/a/b/" not in status
