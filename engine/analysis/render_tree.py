@@ -66,16 +66,26 @@ def _flex(spec: SectionSpec, budget: int) -> dict[str, Any]:
     return props
 
 
-def _message(message: Message, size: int) -> Element:
+def _message(message: Message, size: int, element_id: str) -> Element:
     text = _words(size)
     if message.role == "assistant":
-        return assistant(text, id=f"m:{message.id}")
+        return assistant(text, id=element_id)
     if message.role == "tool":
         call = next((b.tool_call_id for b in message.blocks if b.tool_call_id), None)
-        return tool_element(text, tool_call_id=call or message.id, id=f"m:{message.id}")
+        return tool_element(text, tool_call_id=call or message.id, id=element_id)
     if message.role in ("system", "developer"):
-        return system(text, id=f"m:{message.id}")
-    return user(text, id=f"m:{message.id}")
+        return system(text, id=element_id)
+    return user(text, id=element_id)
+
+
+def _unique(base: str, used: set[str]) -> str:
+    """Element ids must be unique; a log may hold two messages under one id."""
+    candidate, number = base, 1
+    while candidate in used:
+        number += 1
+        candidate = f"{base}#{number}"
+    used.add(candidate)
+    return candidate
 
 
 def build_tree(
@@ -91,6 +101,7 @@ def build_tree(
     specs = {spec.content: spec for spec in profile.sections}
     members: dict[str, list[Element]] = {name: [] for name in contents}
     rounds: list[list[Element]] = []
+    used: set[str] = {spec.name for spec in profile.sections}
     for index, kind in enumerate(kinds):
         name = section_of(kind, index, user_index, contents)
         if name not in contents:
@@ -100,7 +111,7 @@ def build_tree(
         cut = spec.truncate_results
         if cut is not None and any(b.kind == "tool_result" for b in context[index].blocks):
             size = truncated(size, int(budget * cut.max_fraction))
-        element = _message(context[index], size)
+        element = _message(context[index], size, _unique(f"m:{context[index].id}", used))
         if spec.prioritized_list:
             if not rounds or is_typed_user_message(context[index]):
                 rounds.append([])
