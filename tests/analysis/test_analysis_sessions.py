@@ -3,6 +3,7 @@ logs, the registry and the tokenizer."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -210,6 +211,38 @@ def test_openai_models_cache_prefixes_by_themselves_whatever_the_profile() -> No
     analysis = report_json(AGENT_LOOP, "--profile", "copilot")["analysis"]
     assert analysis["cache"]["style"] == "automatic"
     rows = analysis["cache"]["requests"]
-    for previous, row in zip(rows, rows[1:], strict=False):
+    for previous, row in itertools.pairwise(rows):
         assert row["read"] == previous["prompt"] // 128 * 128
         assert row["write"] == 0
+
+
+def test_estimate_accuracy_on_the_openai_sample() -> None:
+    analysis = report_json(AGENT_LOOP)["analysis"]
+    state = read_session(AGENT_LOOP)
+    context = state.context
+    requests = []
+    for response in state.responses.values():
+        answer = next(i for i, m in enumerate(context) if m.response_key == response.key)
+        requests.append((response.usage.input_tokens_total, count(context[:answer])))
+    system = requests[0][0] - requests[0][1]  # inferred from the first request
+    accuracy = analysis["estimate_accuracy"]
+    assert accuracy["requests"] == len(requests) - 1
+    errors = [abs(100 * (system + tokens - prompt) / prompt) for prompt, tokens in requests[1:]]
+    assert accuracy["mean_abs_error_pct"] == round(sum(errors) / len(errors), 2)
+    assert accuracy["max_abs_error_pct"] == round(max(errors), 2)
+    # Calibration against the previous request's reported figures is closer than the tokenizer.
+    assert accuracy["calibrated_mean_abs_error_pct"] < accuracy["mean_abs_error_pct"]
+
+
+def test_forecast_on_the_openai_sample() -> None:
+    analysis = report_json(AGENT_LOOP)["analysis"]
+    state = read_session(AGENT_LOOP)
+    sizes = [r.usage.input_tokens_total + r.usage.output_tokens for r in state.responses.values()]
+    growth = [later - earlier for earlier, later in itertools.pairwise(sizes)]
+    mean = sum(growth) / len(growth)
+    # The Copilot profile has no auto-compaction: the forecast runs to the full budget.
+    left = analysis["budget"] - analysis["context_tokens"]
+    forecast = analysis["forecast"]
+    assert forecast["requests_left"] == round(left / mean, 1)
+    assert forecast["low"] <= forecast["requests_left"] <= forecast["high"]
+    assert analysis["history"] == sizes
