@@ -162,8 +162,15 @@ class Branch(Node):
         return True
 
     def on_chunks_change(self) -> None:
+        """This node's children changed: caches along the parent chain are out of date."""
         if self.parent is not None:
-            self.parent.on_chunks_change()
+            self.parent.child_changed(self)
+
+    def child_changed(self, child: Node) -> None:
+        self.on_chunks_change()
+
+    def swapped(self, old: Node, new: Node) -> None:
+        """``old`` was replaced by ``new`` among the children (Expandable growth)."""
 
     def token_count(self, counting: Counting) -> float:
         raise NotImplementedError
@@ -189,6 +196,7 @@ class Branch(Node):
                 if child.node_id == node_id:
                     new.parent = child.parent
                     children[index] = new
+                    self.swapped(child, new)
                     return child
                 inner = child.replace(node_id, new)
                 if inner is not None:
@@ -197,7 +205,23 @@ class Branch(Node):
 
 
 class Container(Branch):
-    __slots__ = ("_base_sum", "_count_sum", "flags", "keep_with_id", "name")
+    """A generic container. Its count is the sum over its children, as in the library.
+
+    The library adds the children up on every call; the sums here are the same values, kept
+    per child and refreshed only for children that changed since (``child_changed``).
+    """
+
+    __slots__ = (
+        "_base_dirty",
+        "_base_parts",
+        "_base_sum",
+        "_count_dirty",
+        "_count_parts",
+        "_count_sum",
+        "flags",
+        "keep_with_id",
+        "name",
+    )
 
     def __init__(
         self, parent: Branch | None, node_id: int, name: str | None, priority: float, flags: int
@@ -206,32 +230,73 @@ class Container(Branch):
         self.name = name
         self.flags = flags
         self.keep_with_id: int | None = None
-        # The library re-adds children on every call; these sums are the same values, kept
-        # until a child changes (on_chunks_change / replace clear them along the parent chain).
-        self._count_sum: float | None = None
-        self._base_sum: float | None = None
+        self._count_sum: float = 0
+        self._base_sum: float = 0
+        self._count_parts: dict[Node, float] | None = None
+        self._base_parts: dict[Node, float] | None = None
+        self._count_dirty: set[Node] = set()
+        self._base_dirty: set[Node] = set()
 
-    def forget_sums(self) -> None:
-        self._count_sum = None
-        self._base_sum = None
+    def child_changed(self, child: Node) -> None:
+        self.mark_dirty(child)
+        self.on_chunks_change()
 
-    def on_chunks_change(self) -> None:
-        self._count_sum = None
-        self._base_sum = None
-        if self.parent is not None:
-            self.parent.on_chunks_change()
+    def mark_dirty(self, child: Node) -> None:
+        if self._count_parts is not None:
+            self._count_dirty.add(child)
+        if self._base_parts is not None:
+            self._base_dirty.add(child)
+
+    def child_detached(self, child: Node) -> None:
+        if self._count_parts is not None:
+            self._count_sum -= self._count_parts.pop(child, 0)
+            self._count_dirty.discard(child)
+        if self._base_parts is not None:
+            self._base_sum -= self._base_parts.pop(child, 0)
+            self._base_dirty.discard(child)
+
+    def swapped(self, old: Node, new: Node) -> None:
+        for parts, dirty in (
+            (self._count_parts, self._count_dirty),
+            (self._base_parts, self._base_dirty),
+        ):
+            if parts is not None and old in parts:
+                parts[new] = parts.pop(old)
+                dirty.discard(old)
+                dirty.add(new)
+        if _counting_exact.value:
+            self.on_chunks_change()  # exact mode: the enclosing message's text changed
+            return
+        # The library re-adds container sums but keeps message caches (quirk 4).
+        node: Branch = self
+        parent = node.parent
+        while isinstance(parent, Container):
+            parent.mark_dirty(node)
+            node = parent
+            parent = node.parent
 
     def token_count(self, counting: Counting) -> float:
         if counting.exact and self.parent is not None and _inside_message(self):
             return _exact_fragment_tokens(self, counting)
-        if self._count_sum is None:
+        parts = self._count_parts
+        if parts is None:
+            parts = self._count_parts = {}
             total: float = 0
             for child in self.children:
                 if isinstance(child, Branch):
-                    total += child.token_count(counting)
+                    value = child.token_count(counting)
                 else:
-                    total += child.upper_bound(counting)
+                    value = child.upper_bound(counting)
+                parts[child] = value
+                total += value
             self._count_sum = total
+        elif self._count_dirty:
+            for child in self._count_dirty:
+                if child in parts and isinstance(child, Branch):
+                    value = child.token_count(counting)
+                    self._count_sum += value - parts[child]
+                    parts[child] = value
+            self._count_dirty.clear()
         return self._count_sum
 
     def upper_bound(self, counting: Counting) -> float:
@@ -241,22 +306,24 @@ class Container(Branch):
         return total
 
     def base_tokens(self, counting: Counting) -> float:
-        if self._base_sum is None:
+        parts = self._base_parts
+        if parts is None:
+            parts = self._base_parts = {}
             total: float = 0
             for child in self.children:
                 if isinstance(child, Branch):
-                    total += child.base_tokens(counting)
+                    value = child.base_tokens(counting)
+                    parts[child] = value
+                    total += value
             self._base_sum = total
+        elif self._base_dirty:
+            for child in self._base_dirty:
+                if child in parts and isinstance(child, Branch):
+                    value = child.base_tokens(counting)
+                    self._base_sum += value - parts[child]
+                    parts[child] = value
+            self._base_dirty.clear()
         return self._base_sum
-
-    def replace(self, node_id: int, new: Branch) -> Branch | None:
-        old = super().replace(node_id, new)
-        if old is not None:
-            if _counting_exact.value:
-                self.on_chunks_change()  # exact mode: the enclosing message's text changed
-            else:
-                _clear_sums_upward(self)  # the library keeps the message caches (quirk 4)
-        return old
 
 
 class _Flag:
@@ -312,7 +379,7 @@ class Message(Branch):
         self._upper = None
         self._text = None
         if self.parent is not None:
-            self.parent.on_chunks_change()
+            self.parent.child_changed(self)
 
     def replace(self, node_id: int, new: Branch) -> Branch | None:
         old = super().replace(node_id, new)
@@ -394,14 +461,6 @@ class Message(Branch):
 
 
 AnyNode = Union[TextPart, ImagePart, DocumentPart, OpaquePart, BreakpointPart, Container, Message]  # noqa: UP007
-
-
-def _clear_sums_upward(node: Branch | None) -> None:
-    while node is not None:
-        if isinstance(node, Container):
-            node._count_sum = None
-            node._base_sum = None
-        node = node.parent
 
 
 def _inside_message(node: Node) -> bool:

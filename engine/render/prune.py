@@ -202,7 +202,7 @@ class Pruner:
         del children[index]
         node.removed = True
         if isinstance(parent, Container):
-            parent.forget_sums()
+            parent.child_detached(node)
         for frame in self._frames:
             frame.detached.setdefault(node, frame.clock)
         removed.append(node)
