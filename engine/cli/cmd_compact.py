@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any
 
-from engine.cli.cmd_edit import _count
+from engine.cli.cmd_edit import count_arg
 from engine.compaction.compact import SUMMARIZERS, compact_session
 from engine.compaction.policies import simulate_file
 from engine.config import load_settings
@@ -73,21 +73,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--summarizer", choices=SUMMARIZERS, default="structured")
     parser.add_argument(
         "--keep-rounds",
-        type=_count,
+        type=count_arg,
         default=1,
         metavar="N",
         help="keep the last N rounds verbatim (default 1)",
     )
     parser.add_argument(
         "--before",
-        type=_count,
+        type=count_arg,
         default=None,
         metavar="ROUND",
         help="compact every round before this one (rounds since the last summary, from 1)",
     )
     parser.add_argument(
         "--budget",
-        type=_count,
+        type=count_arg,
         default=None,
         metavar="TOKENS",
         help="the summary's token budget (default: 10%% of the model's window)",

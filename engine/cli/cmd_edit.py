@@ -69,7 +69,7 @@ def _text(outcome: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _count(text: str) -> int:
+def count_arg(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -121,28 +121,28 @@ def register(subparsers: Any) -> None:
     parser.add_argument("session", metavar="SESSION", help="a session log file")
     parser.add_argument(
         "--keep-cycles",
-        type=_count,
+        type=count_arg,
         default=3,
         metavar="N",
         help="keep the last N user turns whole (default 3)",
     )
     parser.add_argument(
         "--keep-tool-uses",
-        type=_count,
+        type=count_arg,
         default=0,
         metavar="N",
         help="keep the last N tool uses whole",
     )
     parser.add_argument(
         "--min-tokens",
-        type=_count,
+        type=count_arg,
         default=0,
         metavar="N",
         help="clear nothing unless at least N tokens go",
     )
     parser.add_argument(
         "--target-tokens",
-        type=_count,
+        type=count_arg,
         default=None,
         metavar="N",
         help="stop once N tokens are cleared (in --order)",

@@ -23,7 +23,7 @@ from engine.compaction.structured import structured_summary
 from engine.config import LLMSettings
 from engine.editing import actions
 from engine.editing.atomic import write_new
-from engine.editing.fork import _read_bytes, _state_of, sha256
+from engine.editing.fork import read_bytes, sha256, state_of
 from engine.editing.preview import PER_MILLION, sections
 from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
@@ -50,7 +50,7 @@ class Loaded:
 def _load(path: Path, data: bytes) -> Loaded:
     state: SessionState | None
     try:
-        state = _state_of(path, data)
+        state = state_of(path, data)
         agent = state.agent
     except InputError:
         if not is_codex(data):
@@ -153,7 +153,7 @@ def compact_session(
     if summarizer not in SUMMARIZERS:
         raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
     source_path = Path(path)
-    data = _read_bytes(source_path)
+    data = read_bytes(source_path)
     source_hash = hashlib.sha256(data).hexdigest()
     loaded = _load(source_path, data)
     source = loaded.source

@@ -33,7 +33,7 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
     try:
         with open(path, "rb") as handle:
             return handle.read()
@@ -41,7 +41,7 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(str(path), f"cannot read ({error.strerror})") from None
 
 
-def _state_of(source: Path, data: bytes) -> SessionState:
+def state_of(source: Path, data: bytes) -> SessionState:
     """The session as read from ``data`` (the bytes the fork is made from, even if the agent
     appends meanwhile), through a private copy; errors name the agent's file."""
     with tempfile.TemporaryDirectory(prefix="ctxtop-read-") as scratch:
@@ -72,9 +72,9 @@ def edit_session(
     With ``policy.offload``, large results go to files in ``results_dir`` (default: the data
     dir's ``results``), in a directory named after the fork's session id."""
     source = Path(path)
-    data = _read_bytes(source)
+    data = read_bytes(source)
     source_hash = hashlib.sha256(data).hexdigest()
-    state = _state_of(source, data)
+    state = state_of(source, data)
     writer_class = WRITERS.get(state.agent)
     if writer_class is None:
         raise InputError(str(source), f"editing {state.agent} sessions is not supported yet")

@@ -11,7 +11,7 @@ _PATH_KEYS = ("file_path", "path", "filePath", "absolute_path", "notebook_path")
 _COMMAND_KEYS = ("command", "cmd")
 
 
-def _as_object(value: Any) -> Any:
+def as_object(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -27,7 +27,7 @@ def _short(text: str, limit: int = 200) -> str:
 
 def file_path(tool_input: Any) -> str | None:
     """The file a call names (``file_path``, ``path``...), or None."""
-    value = _as_object(tool_input)
+    value = as_object(tool_input)
     if isinstance(value, dict):
         for key in _PATH_KEYS:
             if isinstance(value.get(key), str):
@@ -40,7 +40,7 @@ def how_to_get_back(tool: str, tool_input: Any) -> str:
     path = file_path(tool_input)
     if path is not None:
         return f"To see it again, read the file {_short(path)} again."
-    value = _as_object(tool_input)
+    value = as_object(tool_input)
     if isinstance(value, dict):
         for key in _COMMAND_KEYS:
             command = value.get(key)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.compaction.items import Call, Cut, Item
-from engine.editing.placeholder import _as_object as parse_input
+from engine.editing.placeholder import as_object as parse_input
 from engine.editing.writers import WRITERS, Writer
 from engine.sessions.model import SessionState
 

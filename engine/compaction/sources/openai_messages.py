@@ -33,7 +33,7 @@ class OpenAIMessagesSource(Source):
         """(the object holding ``messages`` or None, the messages), as the edit writer reads it."""
         writer = self.writer
         assert isinstance(writer, OpenAIMessagesWriter)
-        return writer._document()
+        return writer.document()
 
     def items(self) -> list[Item]:
         items: list[Item] = []

@@ -17,7 +17,7 @@ from engine.editing.writers.base import Writer, dumps, jsonl_records
 class OpenAIMessagesWriter(Writer):
     agent = "openai-messages"
 
-    def _document(self) -> tuple[Any, list[Any]]:
+    def document(self) -> tuple[Any, list[Any]]:
         """(container, messages): the container is the object holding ``messages``, or None."""
         try:
             document = json.loads(self.data.decode("utf-8"))
@@ -32,7 +32,7 @@ class OpenAIMessagesWriter(Writer):
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
         cycle = 0
-        for message in self._document()[1]:
+        for message in self.document()[1]:
             if not isinstance(message, dict):
                 continue
             role = message.get("role")
@@ -60,7 +60,7 @@ class OpenAIMessagesWriter(Writer):
         return Scan(list(uses.values()), cycle)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
-        container, messages = self._document()
+        container, messages = self.document()
         for message in messages:
             if not isinstance(message, dict):
                 continue
