@@ -282,6 +282,8 @@ class Analyzer:
         summaries = self._summary_requests(state) if setup.cache.summary_request_uncached else set()
         shapes: list[RequestShape] = []
         epoch = 0
+        compactions = 0
+        new_system = setup.cache.compaction_changes_system
         previous_prompt = 0
         prompt_ends: list[Boundary] = []  # earlier prompts of this epoch, newest last
         for response in state.responses.values():
@@ -290,6 +292,7 @@ class Analyzer:
             while compaction_lines and compaction_lines[0] < response.line:
                 compaction_lines.pop(0)
                 epoch, prompt_ends = epoch + 1, []
+                compactions += 1
             item = placed.get(response.key)
             if item is None and prompt < previous_prompt:
                 # The prompt shrank without a compaction: its history was rewritten.
@@ -302,6 +305,7 @@ class Analyzer:
                 end_key = f"m:{context[item.index - 1].id}"
             else:
                 end_key = f"r:{epoch}:{response.key}"
+            system_key = f"{SYSTEM_KEY}:{compactions}" if new_system else SYSTEM_KEY
             # A request whose inputs did not change keeps its shape object, so that the
             # simulation sees at a glance that it need not run again.
             memo_key = (
@@ -315,6 +319,7 @@ class Analyzer:
                 logged,
                 end_key,
                 system,
+                system_key,
                 None if item is None else (item.index, cumulative[item.index]),
                 id(shapes[-1]) if prompt_ends and shapes else None,
             )
@@ -327,7 +332,7 @@ class Analyzer:
                     logged,
                     item,
                     end_key,
-                    system,
+                    (system_key, system),
                     rules,
                     automatic,
                     prompt_ends,
@@ -367,16 +372,16 @@ class Analyzer:
         logged: bool,
         item: _OnContext | None,
         end_key: str,
-        system: int,
+        system_prefix: tuple[str, int],
         rules: Sequence[str],
         automatic: bool,
         prompt_ends: Sequence[Boundary],
         context: Sequence[Message],
         cumulative: Sequence[int],
     ) -> RequestShape:
-        usage = response.usage
-        prompt = usage.input_tokens_total
-        boundaries = [Boundary(SYSTEM_KEY, system, automatic or "system" in rules)]
+        prompt = response.usage.input_tokens_total
+        system_key, system = system_prefix
+        boundaries = [Boundary(system_key, system, automatic or "system" in rules)]
         if item is not None and not automatic:
             boundaries.extend(
                 self._message_breakpoints(rules, context, cumulative, item, system, prompt)

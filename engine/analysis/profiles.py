@@ -73,6 +73,8 @@ class CacheSpec:
     # The last request before a compaction is the agent's summarising request, sent without the
     # tool definitions, so it shares no cached prefix with the session's requests (Codex).
     summary_request_uncached: bool = False
+    # After a compaction the agent's system prefix is not the one cached before (Claude Code).
+    compaction_changes_system: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +184,7 @@ def parse_profile(document: Any, source: str) -> Profile:
             ttl_seconds=float(raw_cache.get("ttl_seconds", 300)),
             granularity=int(raw_cache.get("granularity", 1)),
             summary_request_uncached=bool(raw_cache.get("summary_request_uncached", False)),
+            compaction_changes_system=bool(raw_cache.get("compaction_changes_system", False)),
         ),
         output_reserve=reserve,
         output_reserve_cap=document.get("output_reserve_cap"),

@@ -79,7 +79,8 @@ def _block_label(block: Block, tool_names: dict[str, str]) -> str:
     if block.text:
         return f"{block.kind}: {_one_line(block.text)}"
     if isinstance(block.raw, dict) and isinstance(block.raw.get("type"), str):
-        return f"{block.kind}: {block.raw['type']}"
+        what = str(block.raw["type"])  # e.g. an attachment's type
+        return what if block.kind == "other" else f"{block.kind}: {what}"
     return block.kind
 
 
@@ -91,11 +92,14 @@ def _message_label(message: Message, tool_names: dict[str, str]) -> str:
     if "tool_use" in kinds:
         calls = [b for b in message.blocks if b.kind == "tool_use"]
         return f"{message.role}: " + ", ".join(_block_label(b, tool_names) for b in calls[:3])
-    kind = "" if message.kind == "message" else f" {message.kind.replace('_', ' ')}"
+    kind = message.kind.replace("_", " ")
+    who = message.role if message.kind == "message" else kind
+    if message.kind not in ("message", "attachment") and message.role != "user":
+        who = f"{message.role} {kind}"
     text = next((b.text for b in message.blocks if b.kind == "text" and b.text), "")
     if not text and message.blocks:
         text = _block_label(message.blocks[0], tool_names)
-    return f"{message.role}{kind}: {_one_line(text)}" if text else f"{message.role}{kind}"
+    return f"{who}: {_one_line(text)}" if text else who
 
 
 def _rounds(

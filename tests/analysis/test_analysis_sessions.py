@@ -118,9 +118,16 @@ def test_claude_code_cache_simulation_against_the_logged_cache_fields() -> None:
     assert all(row["logged_read"] is not None for row in rows)
     reads = sum(abs(row["read"] - row["logged_read"]) <= 0.05 * row["logged_read"] for row in rows)
     assert reads / len(rows) >= 0.8
+    # Within a run of requests, each one reads what the previous one cached: its prompt up to
+    # the breakpoint on its last message (all but the few uncached tokens after it).
+    state = read_session(CALC_MAIN)
+    boundary = state.compactions[0].line
+    after = [row for row in rows if row["line"] > boundary]
+    assert after[1]["read"] == after[0]["prompt"] - after[0]["uncached"] > 0
+    # Claude Code sends a new system prompt after a compaction: the first request reads nothing.
+    assert after[0]["read"] == 0 and after[0]["logged_read"] == 0
     # Price check on the first request: all written at 6.25/M, output at 25/M (claude-opus-4-8).
     first = rows[0]
-    state = read_session(CALC_MAIN)
     output = next(iter(state.responses.values())).usage.output_tokens
     expected = (first["write"] * 6.25 + first["uncached"] * 5.0 + output * 25.0) / 1e6
     assert abs(first["cost"] - expected) < 1e-6
