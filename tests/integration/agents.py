@@ -1,0 +1,176 @@
+"""Running the real agent CLIs for the resume tests: where their sessions go, how they are
+started against the project's model server, and which request carried the new prompt.
+
+The CLIs (pinned) are installed with npm into a cache dir on first use (``agent_install``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_install import npm_cli
+from model_server import ModelServer
+
+CLAUDE_CODE_VERSION = "2.1.197"
+CODEX_VERSION = "0.169.0"
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE_SAMPLE = (
+    ROOT / "tests/sessions/data/generated/claude-code/calc-main/"
+    "e6da809c-ea6a-48e8-8ca6-02bf23adae92.jsonl"
+)
+# Codex writes its session itself first: the server asks it to run ``cat big.txt``.
+BIG_LINE = "zebra-{}-unique-line-of-big-txt"
+CODEX_REPLIES = [
+    {"call": "exec_command", "arguments": json.dumps({"cmd": "cat big.txt"})},
+    {"text": "I read big.txt."},
+    {"text": "Next question."},
+]
+CODEX_CONFIG = """model = "gpt-5"
+model_provider = "local"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[model_providers.local]
+name = "ctxtop test model server"
+base_url = "http://127.0.0.1:{port}/v1"
+env_key = "CTXTOP_TEST_OPENAI_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+"""
+
+
+def claude_bin() -> Path:
+    return npm_cli("@anthropic-ai/claude-code", CLAUDE_CODE_VERSION, "claude")
+
+
+def codex_bin() -> Path:
+    return npm_cli("@openai/codex", CODEX_VERSION, "codex")
+
+
+@dataclass
+class ClaudeProject:
+    """A HOME with the sample session in the project dir Claude Code derives from ``cwd``."""
+
+    home: Path
+    cwd: Path
+    session: Path
+
+    @classmethod
+    def make(cls, root: Path, sample: Path = CLAUDE_SAMPLE) -> ClaudeProject:
+        home, cwd = root / "home", root / "project"
+        cwd.mkdir(parents=True)
+        project_dir = home / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(cwd))
+        project_dir.mkdir(parents=True)
+        session = project_dir / sample.name
+        shutil.copyfile(sample, session)
+        return cls(home, cwd, session)
+
+    def env(self, port: int) -> dict[str, str]:
+        return {
+            "HOME": str(self.home),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "ANTHROPIC_API_KEY": "dummy-key-for-the-test-server",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "IS_SANDBOX": "1",
+        }
+
+    def resume(self, claude: Path, session_id: str, prompt: str) -> list[dict[str, Any]]:
+        """Run ``claude -p PROMPT --resume ID``; the requests the model server saw."""
+        with ModelServer() as server:
+            done = subprocess.run(
+                [str(claude), "-p", prompt, "--resume", session_id,
+                 "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"],
+                cwd=self.cwd, env=self.env(server.port),
+                capture_output=True, text=True, timeout=120, check=False,
+            )  # fmt: skip
+            requests = server.requests
+        assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+        return requests
+
+
+def claude_main_request(requests: list[dict[str, Any]], prompt: str) -> dict[str, Any]:
+    """The Messages request that carried ``prompt`` with the whole history (a side request,
+    e.g. a title, may carry it too, with less)."""
+    asked = [
+        r["body"]
+        for r in requests
+        if r["path"].split("?")[0].endswith("/v1/messages") and prompt in json.dumps(r["body"])
+    ]
+    assert asked, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
+    return max(asked, key=lambda body: len(body.get("messages") or []))
+
+
+@dataclass
+class CodexHome:
+    """A HOME whose Codex talks to ``server`` and a project holding ``big.txt``."""
+
+    codex: Path
+    home: Path
+    cwd: Path
+    server: ModelServer
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            "HOME": str(self.home),
+            "CODEX_HOME": str(self.home / ".codex"),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "CTXTOP_TEST_OPENAI_KEY": "dummy-key-for-the-test-server",
+        }
+
+    def run(self, *args: str) -> None:
+        done = subprocess.run(
+            [str(self.codex), "exec", "--skip-git-repo-check", *args],
+            cwd=self.cwd, env=self.env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-2000:]
+
+    def first_session(self) -> Path:
+        """Codex's own rollout of ``show me big.txt`` (the only session so far)."""
+        self.run("show me big.txt")
+        rollouts = sorted((self.home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+        assert len(rollouts) == 1, rollouts
+        return rollouts[0]
+
+    def resume(self, session_id: str, prompt: str) -> str:
+        """The input of the Responses request ``codex exec resume`` sent, as JSON text."""
+        seen = len(self.server.requests)
+        self.run("resume", session_id, prompt)
+        requests = self.server.requests[seen:]
+        asked = [r["body"] for r in requests if r["path"].split("?")[0].endswith("/responses")]
+        assert asked, f"no request reached the server; saw {[r['path'] for r in requests]}"
+        return json.dumps(asked[-1].get("input"), ensure_ascii=False)
+
+
+@contextmanager
+def codex_home(root: Path) -> Iterator[CodexHome]:
+    codex = codex_bin()
+    home, cwd = root / "home", root / "project"
+    (home / ".codex").mkdir(parents=True)
+    cwd.mkdir()
+    lines = "\n".join(BIG_LINE.format(i) for i in range(300))
+    (cwd / "big.txt").write_text(lines + "\n", encoding="utf-8")
+    with ModelServer(CODEX_REPLIES) as server:
+        config = CODEX_CONFIG.format(port=server.port)
+        (home / ".codex" / "config.toml").write_text(config, encoding="utf-8")
+        yield CodexHome(codex, home, cwd, server)
