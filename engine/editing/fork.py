@@ -213,7 +213,13 @@ def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]
     actions.record(
         "undo", edit_id=target["id"], fork=str(fork), removed=removed, removed_files=files
     )
-    return {"edit_id": target["id"], "fork": str(fork), "removed": removed, "removed_files": files}
+    return {
+        "edit_id": target["id"],
+        "kind": target.get("kind", "edit"),
+        "fork": str(fork),
+        "removed": removed,
+        "removed_files": files,
+    }
 
 
 def _remove_offloaded(paths: list[str]) -> list[str]:

@@ -90,7 +90,10 @@ def test_undo_removes_the_compacted_session(
     assert outcome["summarizer"] == "structured" and outcome["kept_rounds"] == 1
     assert {s["strategy"] for s in outcome["policies"]["strategies"]} >= {"copilot", "codex"}
     assert outcome["resume_command"].endswith(f"claude --resume {outcome['session_id']}")
+    assert main(["undo", "--list"]) == 0
+    assert " compact " in capsys.readouterr().out
     assert main(["undo"]) == 0
+    assert "removed (compact " in capsys.readouterr().out
     assert not Path(outcome["fork"]).exists() and source.exists()
 
 
