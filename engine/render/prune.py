@@ -117,6 +117,7 @@ class Pruner:
         self._empty_call_messages: set[Message] = set()
         self._keep_withs_below: dict[int, int] = {}
         self._frames: list[_Traversal] = []
+        self._exhausted: set[Node] = set()
         self.events: list[tuple[Node, str, float | None]] = []  # (node, why, limit): the report
 
     def index_tree(self, root: Node) -> None:
@@ -156,13 +157,22 @@ class Pruner:
                             listed.append(node)
 
     # -- selection -----------------------------------------------------------------------
-    def remove_lowest(self, node: Branch, removed: list[Node]) -> None:
+    def remove_lowest(self, top: Branch, removed: list[Node]) -> None:
+        exact = self.counting.exact
+        skip = self._exhausted if exact else None
+        node = top
         while True:
             if node.kind == CONTAINER and node.flags & FLAG_LEGACY:  # type: ignore[attr-defined]
                 self._remove_lowest_legacy(node, removed)
                 return
-            lowest = self.index.lowest(node) if self.fast else scan_lowest(node)
+            lowest = self.index.lowest(node, skip) if self.fast else scan_lowest(node, skip)
             if lowest is None:
+                if exact and node is not top:
+                    # exact mode backtracks: this subtree has nothing left to prune (its
+                    # content is protected), so the next-lowest sibling is tried instead
+                    self._exhausted.add(node)
+                    node = top
+                    continue
                 raise BudgetExceededError(node)
             if is_removable_whole(lowest):
                 self.remove_node(lowest, removed, "priority")
@@ -354,8 +364,8 @@ def _each_node(start: Node) -> Iterator[Node]:
             stack.extend(current.children)
 
 
-def scan_lowest(node: Branch) -> Node | None:
-    """The library's scan of one level (reference for ``CandidateIndex``)."""
+def scan_lowest(node: Branch, skip: set[Node] | None = None) -> Node | None:
+    """The library's scan of one level (reference for ``CandidateIndex``); ``skip``: exhausted."""
     look = looks_for_cache_points(node)
     queue: list[Node] = list(node.children)
     lowest: Node | None = None
@@ -374,6 +384,8 @@ def scan_lowest(node: Branch) -> Node | None:
             and child.children  # type: ignore[attr-defined]
         ):
             queue[index:index] = child.children  # type: ignore[attr-defined]
+        elif skip and child in skip:
+            continue
         elif lowest is None or child.priority < lowest.priority:
             lowest = child
             lowest_nested = None
@@ -403,15 +415,15 @@ class CandidateIndex:
         self._heaps.clear()
         self._scan_only.clear()
 
-    def lowest(self, node: Branch) -> Node | None:
+    def lowest(self, node: Branch, skip: set[Node] | None = None) -> Node | None:
         key = id(node)
         if key in self._scan_only:
-            return scan_lowest(node)
+            return scan_lowest(node, skip)
         heap = self._heaps.get(key)
         if heap is None:
             if len(node.children) < 8 or not self._plain_level(node):
                 self._scan_only.add(key)
-                return scan_lowest(node)
+                return scan_lowest(node, skip)
             heap = [
                 (child.priority, lowest_child_priority(child), position, child)
                 for position, child in enumerate(node.children)
@@ -420,8 +432,8 @@ class CandidateIndex:
             self._heaps[key] = heap
         while heap:
             priority, nested, position, child = heap[0]
-            if child.removed or child.parent is not node:
-                heapq.heappop(heap)
+            if child.removed or child.parent is not node or (skip and child in skip):
+                heapq.heappop(heap)  # gone, or exhausted for good (candidates only disappear)
                 continue
             current = lowest_child_priority(child)
             if current != nested:

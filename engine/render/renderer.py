@@ -103,8 +103,10 @@ class _Run:
         self.counting = Counting(tokenizer, exact)
         self.pruner = Pruner(self.counting)
         self.phase: RenderPhaseResult | None = None
+        self.budget: float = 0
 
     def render(self, children: list[Child], budget: int, result: RenderResult) -> None:
+        self.budget = budget
         keep_with_ids: dict[str, int] = {}
         phase_runner = RenderPhase(self.tokenizer, self.counting.exact, keep_with_ids)
         try:
@@ -196,7 +198,7 @@ class _Run:
                 continue
             budget = limit - used + growable.initial_consume
             if exact:
-                budget = min(budget, self._room_in_enclosing_limits(current, tree, phase))
+                budget = min(budget, self._room_around(current, phase))
             phase.expandable_calls.append({"id": growable.element.id, "budget": budget})
             text = growable.element.props["value"](Sizing(budget, self.tokenizer.text_tokens))
             tokens = self.tokenizer.text_tokens(text)
@@ -221,18 +223,17 @@ class _Run:
         self.pruner.index.reset()
         return True
 
-    def _room_in_enclosing_limits(
-        self, node: Branch, tree: Branch, phase: RenderPhaseResult
-    ) -> float:
-        """Exact mode: a grown Expandable must still fit every TokenLimit around it."""
+    def _room_around(self, node: Branch, phase: RenderPhaseResult) -> float:
+        """Exact mode: a grown Expandable must still fit every TokenLimit around it and the
+        whole budget (the library sizes it for one limit only and can overshoot the others)."""
         maxima = {node_id: limit for limit, node_id in phase.token_limits if limit is not None}
         room = float("inf")
         own = node.token_count(self.counting)
         parent = node.parent
-        while parent is not None and parent is not tree:
-            if isinstance(parent, Container) and parent.node_id in maxima:
-                left = maxima[parent.node_id] - parent.token_count(self.counting) + own
-                room = min(room, left)
+        while parent is not None:
+            limit = self.budget if parent.parent is None else maxima.get(parent.node_id)
+            if limit is not None and isinstance(parent, Container):
+                room = min(room, limit - parent.token_count(self.counting) + own)
             parent = parent.parent
         return room
 
