@@ -12,6 +12,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from engine.analysis.sections import is_typed_user_message
+from engine.analysis.snapshot import Relevance
+from engine.sessions.model import Message, SessionState
+
+RECENT_USER_MESSAGES = 3
+RECENT_ASSISTANT_MESSAGES = 10
 _TERM = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,}|[0-9]{2,}")
 # Very common words carry no relevance signal in either English text or code.
 _STOP = frozenset(
@@ -188,3 +194,54 @@ class Scorer:
         for key in [key for key in self._norms if key not in cache.counts]:
             del self._norms[key]
         return result
+
+
+class RelevanceIndex:
+    """Scores the tool results before the newest user message against the recent conversation
+    (least relevant first)."""
+
+    def __init__(self) -> None:
+        self._terms = TermCache()
+        self._scorer = Scorer()
+
+    def rank(
+        self, state: SessionState, context: Sequence[Message], user_index: int | None
+    ) -> tuple[Relevance, ...]:
+        documents: list[tuple[str, str]] = []
+        sizes: dict[str, int] = {}
+        end = user_index if user_index is not None else len(context)
+        for message in context[:end]:
+            for block in message.blocks:
+                if block.kind == "tool_result" and block.tool_call_id:
+                    documents.append((block.tool_call_id, block.content()))
+                    sizes[block.tool_call_id] = block.tokens or 0
+        self._terms.update(documents)
+        query: Counter[str] = Counter()
+        users = 0
+        assistants = 0
+        for message in reversed(context):
+            if users < RECENT_USER_MESSAGES and is_typed_user_message(message):
+                users += 1
+            elif assistants < RECENT_ASSISTANT_MESSAGES and message.role == "assistant":
+                assistants += 1
+            else:
+                continue
+            for block in message.blocks:
+                if block.kind == "text":
+                    query.update(terms(block.content()))
+            if users >= RECENT_USER_MESSAGES and assistants >= RECENT_ASSISTANT_MESSAGES:
+                break
+        keys = [key for key, _ in documents]
+        scored = (
+            self._scorer.scores(self._terms, keys, query) if query else dict.fromkeys(keys, 0.0)
+        )
+        rows = [
+            Relevance(
+                tool_call_id=key,
+                tool=state.tools[key].name if key in state.tools else "unknown",
+                tokens=sizes[key],
+                score=round(scored[key], 4),
+            )
+            for key in keys
+        ]
+        return tuple(sorted(rows, key=lambda row: (row.score, -row.tokens)))

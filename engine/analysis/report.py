@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.analysis.analyze import Analyzer, setup_for
+from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile, profile_for_agent
+from engine.analysis.setup import setup_for
 from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
 from engine.sessions.adapters.base import Adapter
