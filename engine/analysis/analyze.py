@@ -247,6 +247,9 @@ class Analyzer:
             cache=cache,
             tools=self._tools.stats(state, context, setup.window, encoding),
             history=tuple(every),
+            history_fill=tuple(
+                round(size / setup.window, 4) if setup.window else 0.0 for size in every
+            ),
             # An agent without auto-compaction (Copilot) prunes once the budget is full.
             forecast=forecast(
                 recent,

@@ -186,6 +186,7 @@ class Analysis:
     cache: CacheSummary
     tools: tuple[ToolStat, ...]
     history: tuple[int, ...]  # context size after every request
+    history_fill: tuple[float, ...]  # the same as a fraction of the window
     forecast: Forecast
     estimate_accuracy: Accuracy
     relevance: tuple[Relevance, ...]
