@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis_expect import AGENT_LOOP, CALC_MAIN, report_json, run_report
+import pytest
+from analysis_expect import AGENT_LOOP, CALC_MAIN, CODEX, report_json, run_report
 
 from engine.analysis.analyze import Analyzer
 from engine.analysis.report import analyze_session
@@ -152,16 +153,17 @@ def test_bad_user_profile_names_file_and_line(isolated_dirs: Path) -> None:
     assert code == 2 and f"{folder / 'mine.yaml'}:" in err and "invalid YAML" in err
 
 
-def test_incremental_analysis_equals_a_fresh_one(tmp_path: Path) -> None:
-    lines = CALC_MAIN.read_text().splitlines(keepends=True)
-    path = tmp_path / CALC_MAIN.name
-    path.write_text("".join(lines[:50]))
+@pytest.mark.parametrize("sample", [CALC_MAIN, CODEX, AGENT_LOOP], ids=lambda p: p.parent.name)
+def test_incremental_analysis_equals_a_fresh_one(tmp_path: Path, sample: Path) -> None:
+    lines = sample.read_text().splitlines(keepends=True)
+    path = tmp_path / sample.name
+    path.write_text("".join(lines[: len(lines) // 2]))
     reader = SessionReader(path)
     read_all(reader)
     assert reader.adapter is not None
     analyzer = Analyzer()
     analyze_session(reader.adapter, analyzer=analyzer)
-    for line in lines[50:]:
+    for line in lines[len(lines) // 2 :]:
         with path.open("a") as handle:
             handle.write(line)
         reader.poll()
