@@ -49,17 +49,18 @@ class ShapeBuilder:
         new_system = setup.cache.compaction_changes_system
         previous_prompt = 0
         prompt_ends: list[Boundary] = []  # earlier prompts of this epoch, newest last
+        ends_digest = 0  # a hash of all of them, for the memo
         for response in state.responses.values():
             usage = response.usage
             prompt = usage.input_tokens_total
             while compaction_lines and compaction_lines[0] < response.line:
                 compaction_lines.pop(0)
-                epoch, prompt_ends = epoch + 1, []
+                epoch, prompt_ends, ends_digest = epoch + 1, [], 0
                 compactions += 1
             item = placed.get(response.key)
             if item is None and prompt < previous_prompt:
                 # The prompt shrank without a compaction: its history was rewritten.
-                epoch, prompt_ends = epoch + 1, []
+                epoch, prompt_ends, ends_digest = epoch + 1, [], 0
             previous_prompt = prompt
             if response.key in summaries:
                 shapes.append(self._summary_shape(response, logged))
@@ -84,7 +85,10 @@ class ShapeBuilder:
                 system,
                 system_key,
                 None if item is None else (item.index, cumulative[item.index]),
-                id(shapes[-1]) if prompt_ends and shapes else None,
+                rules,
+                automatic,
+                # The earlier prompts it may read from (their ends), as they are now.
+                ends_digest,
             )
             known = self._shape_memo.get(response.key)
             if known is not None and known[0] == memo_key:
@@ -105,6 +109,7 @@ class ShapeBuilder:
                 self._shape_memo[response.key] = (memo_key, shape)
             shapes.append(shape)
             prompt_ends.append(Boundary(end_key, prompt, False))
+            ends_digest = hash((ends_digest, end_key, prompt))
         return shapes
 
     @staticmethod

@@ -173,3 +173,14 @@ def test_incremental_analysis_equals_a_fresh_one(tmp_path: Path, sample: Path) -
     assert fresh_reader.adapter is not None
     fresh = analyze_session(fresh_reader.adapter)
     assert json.dumps(live.to_json()) == json.dumps(fresh.to_json())
+
+
+def test_switching_profiles_on_one_analyzer_gives_the_fresh_answers() -> None:
+    reader = SessionReader(CALC_MAIN)
+    read_all(reader)
+    assert reader.adapter is not None
+    analyzer = Analyzer()
+    for name in ("claude-code", "copilot", "claude-code", "codex"):
+        kept = analyze_session(reader.adapter, profile=name, analyzer=analyzer).to_json()
+        fresh = analyze_session(reader.adapter, profile=name).to_json()
+        assert json.dumps(kept) == json.dumps(fresh), name
