@@ -222,7 +222,8 @@ class Pruner:
         else:
             self._remove_other_keep_withs(node, removed)
         if parent.is_empty():
-            self.remove_node(parent, removed, "empty parent")
+            # A container emptied by losing its own text went for the text's reason.
+            self.remove_node(parent, removed, why if node.json_id is None else "empty parent")
         else:
             parent.on_chunks_change()
 

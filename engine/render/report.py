@@ -143,21 +143,40 @@ def _walk(node: Node, depth: int) -> list[tuple[Node, int]]:
 
 
 def _breakpoints(root: Node) -> list[BreakpointRow]:
-    """Each breakpoint protects everything before it at message level and above."""
+    """Each breakpoint protects the elements wholly before it (pruning never reaches them while
+    a later breakpoint exists; the last one protects the most)."""
+    order = [node for node, _ in _walk(root, 0)]
+    ends: dict[int, int] = {}  # id(node) -> position just past its subtree
+    for position in range(len(order) - 1, -1, -1):
+        node = order[position]
+        end = position + 1
+        if isinstance(node, Branch) and node.children:
+            end = ends[id(node.children[-1])]
+        ends[id(node)] = end
     rows: list[BreakpointRow] = []
-    seen: list[str] = []
-    for node, _ in _walk(root, 0):
-        if node.kind == BREAKPOINT:
-            message = node.parent
-            rows.append(
-                BreakpointRow(
-                    message=None if message is None else message.json_id,
-                    cache_type=getattr(node, "cache_type", None),
-                    protects=list(seen),
-                )
+    for position, node in enumerate(order):
+        if node.kind != BREAKPOINT:
+            continue
+        protects = [
+            before.json_id
+            for index, before in enumerate(order[:position])
+            if before.json_id is not None
+            and before.kind in ID_KINDS
+            and ends[id(before)] <= position
+            and index < position
+        ]
+        message = node.parent
+        if message is not None and message.json_id is not None:
+            before = message.children[: message.children.index(node)]
+            if any(not child.is_empty() for child in before):
+                protects.append(f"{message.json_id} (up to the breakpoint)")
+        rows.append(
+            BreakpointRow(
+                message=None if message is None else message.json_id,
+                cache_type=getattr(node, "cache_type", None),
+                protects=protects,
             )
-        elif node.json_id is not None and node.kind in ID_KINDS:
-            seen.append(node.json_id)
+        )
     return rows
 
 
@@ -169,7 +188,10 @@ def report_table(report: RenderReport) -> str:
     for row in report.elements:
         name = ("  " * row.depth + row.id)[:28]
         budget = "" if row.budget is None else _short(row.budget)
-        status = f"pruned ({row.reason})" if row.pruned else "kept"
+        if report.error:
+            status = "not sent"
+        else:
+            status = f"pruned ({row.reason})" if row.pruned else "kept"
         lines.append(
             f"{name:<28} {row.kind[:20]:<20} {budget:>10} {_short(row.tokens_before):>8} "
             f"{_short(row.tokens):>8}  {status}"
