@@ -188,10 +188,11 @@ def report_table(report: RenderReport) -> str:
     for row in report.elements:
         name = ("  " * row.depth + row.id)[:28]
         budget = "" if row.budget is None else _short(row.budget)
+        status = "kept"
         if report.error:
             status = "not sent"
-        else:
-            status = f"pruned ({row.reason})" if row.pruned else "kept"
+        elif row.pruned:
+            status = f"pruned ({row.reason})"
         lines.append(
             f"{name:<28} {row.kind[:20]:<20} {budget:>10} {_short(row.tokens_before):>8} "
             f"{_short(row.tokens):>8}  {status}"
