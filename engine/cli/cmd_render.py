@@ -13,11 +13,10 @@ import sys
 from typing import Any
 
 from engine.errors import CtxtopError
-from engine.render.loader import TreeFormatError, document_from_data, load_document, parse_budget
-from engine.render.output import dumps, result_json
-from engine.render.renderer import MODES, render
-from engine.render.report import build_report, report_table
-from engine.render.tokenizers import TOKENIZERS
+
+# Kept here (not imported from engine.render) so other commands do not load the renderer.
+MODES = ("exact", "prompt-tsx")
+TOKENIZERS = ("words", "o200k", "cl100k")
 
 
 def register(subparsers: Any) -> None:
@@ -45,17 +44,22 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.jsonl:
-        if args.tree:
-            raise CtxtopError("--jsonl reads cases from stdin; give no tree file")
-        return _run_jsonl(args.mode or "prompt-tsx")
-    if not args.tree:
-        raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
-    document = load_document(args.tree)
+    from engine.render.loader import TreeFormatError, load_document, parse_budget
+    from engine.render.output import dumps, result_json
+    from engine.render.renderer import render
+    from engine.render.report import build_report, report_table
+
     try:
         budget = None if args.budget is None else parse_budget(args.budget)
     except TreeFormatError as error:
         raise CtxtopError(f"--budget: {error}") from None
+    if args.jsonl:
+        if args.tree:
+            raise CtxtopError("--jsonl reads cases from stdin; give no tree file")
+        return _run_jsonl(args.mode or "prompt-tsx", budget, args.tokenizer)
+    if not args.tree:
+        raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
+    document = load_document(args.tree)
     result = render(document, budget, args.tokenizer, args.mode or "exact")
     report = build_report(result)
     if args.json:
@@ -68,7 +72,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_jsonl(mode: str) -> int:
+def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = None) -> int:
+    """Oracle cases on stdin; a case's own budget/tokenizer win over the options, which win
+    over the tree's."""
+    from engine.render.loader import TreeFormatError, document_from_data, parse_budget
+    from engine.render.output import dumps, result_json
+    from engine.render.renderer import render
+
     write = sys.stdout.write
     for line in sys.stdin:
         if not line.strip():
@@ -77,11 +87,11 @@ def _run_jsonl(mode: str) -> int:
         try:
             case = json.loads(line)
             document = document_from_data(case["tree"] if isinstance(case, dict) else None)
-            budget = case.get("budget")
+            given = case.get("budget")
             result = render(
                 document,
-                None if budget is None else parse_budget(budget),
-                case.get("tokenizer"),
+                budget if given is None else parse_budget(given),
+                case.get("tokenizer") or tokenizer,
                 mode,
             )
             out = result_json(result, openai=bool(case.get("openai")))

@@ -121,3 +121,11 @@ def test_bad_tree_file_is_one_line_naming_file_and_line(
     code, _, err = run(capsys, str(unknown))
     assert code == 2
     assert err.strip() == f'ctxtop: {unknown}: unknown node type "usr" at root[0]'
+
+
+def test_cli_choices_match_the_renderer() -> None:
+    from engine.cli import cmd_render
+    from engine.render.renderer import MODES
+    from engine.render.tokenizers import TOKENIZERS
+
+    assert cmd_render.MODES == MODES and cmd_render.TOKENIZERS == TOKENIZERS
