@@ -1,23 +1,35 @@
 """How close the prefix-cache simulation comes to the cache figures the logs report.
 
-For each session file (default: the Claude Code and Codex logs written by the real CLIs against
-the realagents model server, in tests/sessions/data/generated and sample_sessions/codex), the
-share of requests whose simulated cache read and write are both within 5 % of the logged ones,
-and each figure alone; the main session and its sub-agents each simulated on their own.
+For each group of session files, the share of requests whose simulated cache read and write are
+both within 5 % of the logged ones (and each figure alone), the main sessions and their sub-agents
+each simulated on their own, in two modes:
 
-Usage: python bench/cache_agreement.py [SESSION_FILE ...]
+- ``follow log`` (what ctxtop shows): each request is predicted from what the log says the
+  previous one left cached (see engine/analysis/cache_sim.py);
+- ``open loop``: the simulation never looks at the logged figures.
+
+Groups: the bundled samples (sample_sessions/: Claude Code from the realagents model server and
+from the real API, Codex), the realagents logs in tests/sessions/data/generated, and the public
+real-API Claude Code sessions in tests/sessions/data/real. Token figures of realagents logs come
+from its model server (it caches the whole prompt it was sent); the public ones are Anthropic's.
+
+Usage: python bench/cache_agreement.py [--verbose] [SESSION_FILE ...]
 Target (issue 5): at least 90 % of requests.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import engine.analysis.analyze as analyze_module  # noqa: E402
 from engine.analysis.analyze import Analyzer  # noqa: E402
+from engine.analysis.cache_sim import CacheSimulator  # noqa: E402
 from engine.analysis.profiles import load_profile, profile_for_agent  # noqa: E402
 from engine.analysis.setup import setup_for  # noqa: E402
 from engine.config import Thresholds  # noqa: E402
@@ -25,16 +37,27 @@ from engine.sessions.reader import SessionReader, read_all  # noqa: E402
 from engine.sessions.report import encoding_for  # noqa: E402
 
 
-def default_files() -> list[Path]:
-    claude = ROOT / "tests/sessions/data/generated/claude-code"
-    mains = [p for p in sorted(claude.rglob("*.jsonl")) if not p.name.startswith("agent-")]
-    return [p for p in mains if "subagents" not in p.parts] + sorted(
-        (ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl")
-    )
+def main_files(folder: Path, pattern: str = "*.jsonl") -> list[Path]:
+    """Main session files below ``folder`` (sub-agent transcripts are read through them)."""
+    return [
+        p
+        for p in sorted(folder.rglob(pattern))
+        if not p.name.startswith("agent-") and "subagents" not in p.parts
+    ]
 
 
-def main() -> None:
-    files = [Path(arg) for arg in sys.argv[1:]] or default_files()
+def groups() -> dict[str, list[Path]]:
+    data = ROOT / "tests/sessions/data"
+    return {
+        "samples": main_files(ROOT / "sample_sessions/claude-code")
+        + main_files(ROOT / "sample_sessions/codex", "rollout-*.jsonl"),
+        "realagents": main_files(data / "generated/claude-code")
+        + main_files(data / "generated/codex", "rollout-*.jsonl"),
+        "real API": main_files(data / "real/claude-code/public-d-kimuson-claude-code-viewer"),
+    }
+
+
+def tally(files: list[Path], verbose: bool) -> dict[str, list[int]]:
     totals: dict[str, list[int]] = {}
     for path in files:
         reader = SessionReader(path)
@@ -53,19 +76,36 @@ def main() -> None:
                 sum(bool(row.write_within_5pct) for row in rows),
             ]
             kind = "main" if part is state else "sub-agent"
-            print(
-                f"{path.name[:40]:<40} {kind:<9} {counts[0]:>3} requests, both {counts[1]},"
-                f" read {counts[2]}, write {counts[3]}"
-            )
+            if verbose:
+                print(
+                    f"    {path.name[:40]:<40} {kind:<9} {counts[0]:>3} requests, both"
+                    f" {counts[1]}, read {counts[2]}, write {counts[3]}"
+                )
             entry = totals.setdefault(f"{state.agent} {kind}", [0, 0, 0, 0])
             for index, value in enumerate(counts):
                 entry[index] += value
-    for name, (requests, both, read, write) in sorted(totals.items()):
-        if requests:
-            print(
-                f"{name:<24} {requests:>4} requests: both within 5 % {100 * both / requests:.1f} %,"
-                f" read {100 * read / requests:.1f} %, write {100 * write / requests:.1f} %"
-            )
+    return totals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--verbose", action="store_true", help="a line per session file")
+    args = parser.parse_args()
+    chosen = {"given": args.files} if args.files else groups()
+    for mode, follow in (("follow log", True), ("open loop", False)):
+        analyze_module.CacheSimulator = functools.partial(  # type: ignore[misc]
+            CacheSimulator, follow_log=follow
+        )
+        for group, files in chosen.items():
+            print(f"{group} ({mode}):")
+            for name, (requests, both, read, write) in sorted(tally(files, args.verbose).items()):
+                if requests:
+                    print(
+                        f"  {name:<22} {requests:>4} requests: both within 5 %"
+                        f" {100 * both / requests:5.1f} %, read {100 * read / requests:5.1f} %,"
+                        f" write {100 * write / requests:5.1f} %"
+                    )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,13 @@ breakpoint there). Two cache models:
   seen before, counted in whole steps of ``granularity`` tokens and only from the model's minimum
   cacheable size on; writes are not billed (0).
 
+With ``follow_log`` (the default), a request whose log has cache fields also tells the simulation
+what the cache really holds afterwards (its logged read + write, at the prefix it wrote): each
+request is then predicted from the real state left by the one before, the way the dashboard
+predicts the next request, and an error (an unseen process restart, a cache eviction) does not
+carry over to every later request. Each row compares the prediction, made before that request's
+own figures were looked at, with the logged figures.
+
 Prefix sizes come from the API's own reported prompt sizes where a prefix is a whole earlier
 prompt, and from tokenizer estimates scaled to the reported size otherwise (see analyze.py).
 """
@@ -66,9 +73,17 @@ def _close(simulated: int, logged: int) -> bool:
 class _CacheState:
     entries: dict[str, tuple[int, float | None]]  # key -> (tokens, last used)
     tails: list[int]  # logged uncached input of earlier requests that read from the cache
+    # What the last logged request left cached by the breakpoint rule (read + write) and its
+    # whole prompt, and the votes of later reads for each rule (see ``_learn``).
+    last: tuple[int, int] | None = None
+    votes: tuple[int, int] = (0, 0)  # (breakpoint rule, whole prompt)
 
     def copy(self) -> _CacheState:
-        return _CacheState(dict(self.entries), list(self.tails))
+        return _CacheState(dict(self.entries), list(self.tails), self.last, self.votes)
+
+    @property
+    def whole_prompt(self) -> bool:
+        return self.votes[1] > self.votes[0]
 
 
 class CacheSimulator:
@@ -83,8 +98,10 @@ class CacheSimulator:
         granularity: int,
         min_cacheable: int,
         prices: Prices | None,
+        follow_log: bool = True,
     ) -> None:
         self.style = style
+        self.follow_log = follow_log
         self.ttl = ttl_seconds
         self.granularity = max(granularity, 1)
         self.min_cacheable = min_cacheable
@@ -123,6 +140,7 @@ class CacheSimulator:
         else:
             tail = self._tail(state)
             end = read
+            held = hit  # the entry that holds this request's longest cached prefix afterwards
             for boundary in shape.boundaries:
                 if not boundary.breakpoint or boundary.tokens < self.min_cacheable:
                     continue
@@ -131,12 +149,51 @@ class CacheSimulator:
                     size = max(size - tail, read)
                 if size > read:
                     state.entries[boundary.key] = (size, now)
+                if size >= end:
+                    held = boundary.key
                 end = max(end, size)
             write = end - read
+            if self.follow_log and held is not None:
+                self._follow(state, shape, held, now)
         uncached = max(shape.prompt - read - write, 0)
         if shape.logged_read is not None and shape.logged_read > 0:
             state.tails.append(shape.logged_uncached)
         return self._row(shape, read, write, uncached)
+
+    @staticmethod
+    def _learn(state: _CacheState, shape: RequestShape) -> None:
+        """Which prefix a logged read shows the previous request left cached.
+
+        Anthropic caches up to the last breakpoint (the read that follows equals the previous
+        read + write); some endpoints and proxies cache the whole prompt sent, the uncached tail
+        included. A read nearer one figure than the other is a vote for that rule.
+        """
+        if state.last is None or not shape.logged_read:
+            return
+        by_breakpoint, whole = state.last
+        if whole - by_breakpoint < 2:
+            return  # the two rules cannot be told apart here
+        to_breakpoint = abs(shape.logged_read - by_breakpoint)
+        to_whole = abs(shape.logged_read - whole)
+        if min(to_breakpoint, to_whole) <= TOLERANCE * whole:
+            first, second = state.votes
+            state.votes = (first + 1, second) if to_breakpoint < to_whole else (first, second + 1)
+
+    def _follow(
+        self, state: _CacheState, shape: RequestShape, held: str, now: float | None
+    ) -> None:
+        """Set the cache to what the log says this request left in it."""
+        if shape.logged_read is None or shape.logged_write is None:
+            return
+        self._learn(state, shape)
+        cached = shape.logged_read + shape.logged_write
+        state.last = (cached, shape.prompt)
+        if cached > 0 and state.whole_prompt:
+            cached = shape.prompt
+        if cached > 0:
+            state.entries[held] = (cached, now)
+        else:
+            state.entries.pop(held, None)
 
     def _cost(self, uncached: int, write: int, read: int, output: int) -> float | None:
         if self.prices is None:
