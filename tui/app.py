@@ -1,13 +1,14 @@
 """The ctxtop dashboard: a Textual app showing the ``LiveView`` samples its feed posts.
 
-Data flow: ``Feed`` (a thread worker, ``tui/feed.py``) follows the file and posts
-``SessionUpdated``; ``apply`` hands each widget its part of the view and posts ``ViewApplied``.
-Widgets only draw what the view holds: every figure is computed in ``engine/live``.
+Data flow: ``Feed`` (a thread worker, ``tui/feed.py``) follows the file, builds each sample with
+its analysis (``engine/live``, ``engine/analysis``) and posts ``SessionUpdated``; ``apply`` hands
+each widget its part of the view and posts ``ViewApplied``. Widgets only draw what the view holds.
+The what-if budget (``b``) and the layout profile (``p``) are an ``AnalysisChoice``: a change is
+analysed again in a worker thread (``Feed.refresh``) and arrives as the next ``SessionUpdated``.
 
-Analysis panels (sections with flex budgets, the prompt tree with pruned nodes and cache
-breakpoints, the forecast of requests left, the what-if budget ``b`` and layout profile ``p``)
-plug in the same way once ``engine/analysis`` exists: a field of ``LiveView`` filled by the
-engine, one component per panel in ``tui/components``, a slot in ``#panels`` and a binding.
+Layout: the overview (gauge, fill per request with the forecast, sections, tools, events; from
+110x34 the prompt tree and sub-agents beside them) and the tree view (``v``: prompt tree, context
+by kind, sub-agents). Both are the same widgets in one grid; CSS classes on the app choose.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from engine.analysis.profiles import available_profiles
 from engine.config import Settings
 from engine.live.demo import DemoReplay
 from engine.live.locate import newest_session
-from engine.live.session import LiveSession
+from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.view import LiveView
 from themes.loader import all_themes
 from tui.components.categories import ContextCategories
@@ -37,15 +39,19 @@ from tui.components.events import EventLog
 from tui.components.gauge import ContextGauge
 from tui.components.header import SessionHeader
 from tui.components.history import FillHistory
+from tui.components.prompt_tree import PromptTree
+from tui.components.sections import SectionsPanel
 from tui.components.subagents import SubagentsTable
 from tui.components.tools import ToolsTable
 from tui.feed import Feed
 from tui.messages import FeedProblem, LoadProgress, NewerSession, SessionUpdated, ViewApplied
+from tui.screens.budget import MODELS_OWN, BudgetScreen
 from tui.screens.help import HelpScreen
 from tui.screens.nosession import NoSession
 
 NEWER_CHECK_SECONDS = 3.0
-# From this size on, the panels go two by two and the sub-agents panel is shown.
+KEY_NAMES = {"question_mark": "?", "slash": "/"}
+# From this size on, the prompt tree sits beside the sections and the sub-agents are shown.
 ROOMY = (110, 34)
 
 
@@ -53,25 +59,41 @@ class CtxtopApp(App[None]):
     TITLE = "ctxtop"
     CSS = """
     #dashboard { height: 1fr; }
-    #panels { height: 1fr; layout: grid; grid-size: 2 2; grid-columns: 1fr 1fr; }
-    #events { column-span: 2; }
-    #subagents { display: none; }
-    .roomy #events { column-span: 1; }
-    .roomy #panels { grid-size: 2 2; grid-columns: 1fr 1fr; grid-rows: 1fr 1fr; }
+    #panels { height: 1fr; layout: grid; grid-size: 2 2; grid-columns: 3fr 2fr; }
+    #sections { row-span: 2; }
+    #tree, #categories, #subagents { display: none; }
+    .roomy #panels { grid-size: 2 3; grid-columns: 1fr 1fr; grid-rows: 11 1fr 1fr; }
+    .roomy #sections { row-span: 1; }
+    .roomy #tree { display: block; row-span: 2; }
     .roomy #subagents { display: block; }
+    .tree-view #history, .tree-view #sections, .tree-view #tools, .tree-view #events {
+        display: none;
+    }
+    .tree-view #panels { grid-size: 2 2; grid-columns: 3fr 2fr; grid-rows: 1fr 1fr; }
+    .tree-view #tree { display: block; row-span: 2; }
+    .tree-view #categories, .tree-view #subagents { display: block; }
     #status { height: 1; padding: 0 1; color: $warning; display: none; }
     #status.shown { display: block; }
     """
+    AUTO_FOCUS = "#tools"  # the tree is not on the overview at 80x24
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
         Binding("space", "pause", "Pause"),
+        Binding("v", "toggle_view", "Tree"),
+        Binding("b", "budget", "Budget"),
+        Binding("p", "cycle_profile", "Profile"),
+        Binding("slash", "search", "Search"),
         Binding("f", "pin", "Pin"),
         Binding("s", "sort_tools", "Sort"),
         Binding("t", "cycle_theme", "Theme"),
     ]
     ACTIONS: ClassVar[dict[str, tuple[str, str]]] = {
         "pause": ("Pause / resume", "Freeze the screen; updates wait until resumed"),
+        "toggle_view": ("Prompt tree / overview", "Switch between the overview and the tree"),
+        "budget": ("What-if budget", "Analyse as if the window held N tokens (empty: its own)"),
+        "cycle_profile": ("Next layout profile", "Analyse with the next layout profile"),
+        "search": ("Search the prompt tree", "Find nodes by label (enter: next match)"),
         "pin": ("Pin / follow newest", "Stay on this session, or switch to newer ones"),
         "sort_tools": ("Sort tools", "Sort the tools by tokens, calls or name"),
         "cycle_theme": ("Next theme", "Cycle the dark, light, high-contrast and user themes"),
@@ -109,22 +131,40 @@ class CtxtopApp(App[None]):
         self._demo_stop = threading.Event()
         self.theme_names: list[str] = []
         self.theme_errors: list[str] = []
+        # The settings' "default" profile means the agent's own.
+        default = self.settings.profile
+        self.choice = AnalysisChoice(profile=None if default == "default" else default)
 
     # -- layout ------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield SessionHeader(id="header")
-        with Vertical(id="dashboard"):
-            yield ContextGauge(id="gauge")
-            yield FillHistory(id="history")
-            with Container(id="panels"):
-                yield ContextCategories(id="categories")
-                yield ToolsTable(id="tools")
-                yield EventLog(id="events")
-                yield SubagentsTable(id="subagents")
-        yield NoSession(self.places, id="no-session")
-        yield Static("", id="status")
-        yield Footer()
+        # Kept by reference: ``query_one`` looks at the active screen, which may be a modal.
+        self.header = SessionHeader(id="header")
+        self.dashboard = Vertical(id="dashboard")
+        self.gauge = ContextGauge(id="gauge")
+        self.history = FillHistory(id="history")
+        self.sections = SectionsPanel(id="sections")
+        self.prompt_tree = PromptTree(id="tree")
+        self.tools = ToolsTable(id="tools")
+        self.events = EventLog(id="events")
+        self.categories = ContextCategories(id="categories")
+        self.subagents = SubagentsTable(id="subagents")
+        self.no_session = NoSession(self.places, id="no-session")
+        self.status = Static("", id="status")
+        yield self.header
+        with self.dashboard:
+            yield self.gauge
+            yield self.history
+            with Container(id="panels"):  # grid order: see CSS
+                yield self.sections
+                yield self.prompt_tree
+                yield self.tools
+                yield self.events
+                yield self.categories
+                yield self.subagents
+        yield self.no_session
+        yield self.status
+        yield Footer(compact=True, show_command_palette=False)  # ctrl+p: in the help
 
     def on_mount(self) -> None:
         themes, self.theme_errors = all_themes()
@@ -135,7 +175,7 @@ class CtxtopApp(App[None]):
         self.theme = wanted if wanted in self.theme_names else self.theme_names[0]
         if self.theme_errors:
             self.notify("\n".join(self.theme_errors), title="Theme files", severity="warning")
-        self.query_one(SessionHeader).pinned = self.pinned and self.follow_newest
+        self.header.pinned = self.pinned and self.follow_newest
         if self.demo is not None:
             self.run_worker(
                 lambda: self.demo.run(self._demo_stop) if self.demo else None,
@@ -152,8 +192,8 @@ class CtxtopApp(App[None]):
 
     def _show_session(self, path: Path | None) -> None:
         found = path is not None
-        self.query_one("#dashboard").display = found
-        self.query_one(NoSession).display = not found
+        self.dashboard.display = found
+        self.no_session.display = not found
         if path is not None:
             self.start_feed(path)
 
@@ -167,6 +207,7 @@ class CtxtopApp(App[None]):
             self.post_message,
             poll_interval=self.settings.refresh,
             use_watchfiles=self.use_watchfiles,
+            choice=self.choice,
         )
         self.run_worker(self.feed.run, thread=True, exclusive=True, group="feed")
 
@@ -189,20 +230,25 @@ class CtxtopApp(App[None]):
     def apply(self, view: LiveView) -> None:
         self.view = view
         self._set_status("")
-        self.query_one(SessionHeader).show(view, self.clock().strftime("%H:%M:%S"))
-        self.query_one(ContextGauge).show(view.gauge)
-        self.query_one(FillHistory).show(view)
-        self.query_one(ContextCategories).show(view.categories)
-        self.query_one(ToolsTable).show(view.tools)
-        self.query_one(EventLog).show(view.events)
-        self.query_one(SubagentsTable).show(view.subagents)
+        self.header.show(view, self.clock().strftime("%H:%M:%S"))
+        self.gauge.show(view.gauge)
+        self.history.show(view)
+        self.categories.show(view.categories)
+        self.sections.show(view.analysis, view.analysis_error)
+        pruned = len(view.analysis.pruned) if view.analysis is not None else 0
+        self.prompt_tree.show(view.outline, pruned)
+        self.tools.show(view.tools)
+        self.events.show(view.events)
+        self.subagents.show(view.subagents)
         self.post_message(ViewApplied(view, time.perf_counter()))
 
     def on_load_progress(self, message: LoadProgress) -> None:
         if not message.total or self.view is not None:
             return
         if message.done >= message.total:
-            self._set_status(f"loaded {message.total:,} bytes of {self.path}: counting tokens")
+            self._set_status(
+                f"loaded {message.total:,} bytes of {self.path}: counting tokens, analysing"
+            )
         else:
             percent = 100 * message.done / message.total
             self._set_status(f"loading {self.path}: {percent:.0f} % of {message.total:,} bytes")
@@ -211,7 +257,7 @@ class CtxtopApp(App[None]):
         self._set_status(message.text)
 
     def _set_status(self, text: str) -> None:
-        status = self.query_one("#status", Static)
+        status = self.status
         status.update(text)
         status.set_class(bool(text), "shown")
 
@@ -232,9 +278,13 @@ class CtxtopApp(App[None]):
 
     # -- actions -----------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Pinning means something only when following the newest session: else not in the footer.
+        return action != "pin" or self.follow_newest
+
     def action_help(self) -> None:
         keys = [
-            (b.key.replace("question_mark", "?"), self.ACTIONS.get(b.action, (b.description,))[0])
+            (KEY_NAMES.get(b.key, b.key), self.ACTIONS.get(b.action, (b.description,))[0])
             for b in self.BINDINGS
             if isinstance(b, Binding)
         ]
@@ -243,7 +293,7 @@ class CtxtopApp(App[None]):
 
     def action_pause(self) -> None:
         self.paused = not self.paused
-        self.query_one(SessionHeader).paused = self.paused
+        self.header.paused = self.paused
         if not self.paused and self._held is not None:
             view, self._held = self._held, None
             self.apply(view)
@@ -253,11 +303,54 @@ class CtxtopApp(App[None]):
             self.notify("A session file given on the command line is always pinned.")
             return
         self.pinned = not self.pinned
-        self.query_one(SessionHeader).pinned = self.pinned
+        self.header.pinned = self.pinned
         self.notify("Pinned to this session" if self.pinned else "Following the newest session")
 
+    def action_toggle_view(self) -> None:
+        self.toggle_class("tree-view")
+        if self.has_class("tree-view"):
+            self.prompt_tree.tree.focus()
+        else:
+            self.tools.focus()
+
+    def action_search(self) -> None:
+        tree = self.prompt_tree
+        if not tree.display or not self.has_class("roomy"):
+            self.add_class("tree-view")
+        tree.open_search()
+
+    def action_budget(self) -> None:
+        self.push_screen(BudgetScreen(self.choice.window), self._budget_chosen)
+
+    def _budget_chosen(self, tokens: int | None) -> None:
+        if tokens is None:
+            return  # cancelled
+        window = None if tokens == MODELS_OWN else tokens
+        self.analyse(AnalysisChoice(self.choice.profile, window))
+        self.notify(
+            "the model's own window" if window is None else f"as if the window held {window:,}",
+            title="What-if budget",
+        )
+
+    def action_cycle_profile(self) -> None:
+        names = available_profiles()
+        analysis = self.view.analysis if self.view is not None else None
+        current = analysis.profile if analysis is not None else self.choice.profile
+        index = names.index(current) if current in names else -1
+        chosen = names[(index + 1) % len(names)]
+        self.analyse(AnalysisChoice(chosen, self.choice.window))
+        self.notify(chosen, title="Layout profile")
+
+    def analyse(self, choice: AnalysisChoice) -> None:
+        """Analyse again with ``choice``, in a worker thread; the result is the next update."""
+        self.choice = choice
+        feed = self.feed
+        if feed is None:
+            return
+        self.run_worker(lambda: feed.refresh(choice), thread=True, exclusive=True, group="analysis")
+
     def action_sort_tools(self) -> None:
-        self.query_one(ToolsTable).cycle_sort()
+        self.tools.cycle_sort()
 
     def action_cycle_theme(self) -> None:
         if not self.theme_names:

@@ -1,8 +1,10 @@
 """The feed: a worker thread that follows the session file and posts coalesced updates.
 
-The thread reads only appended bytes (``LiveSession.poll``), builds the new ``LiveView`` and keeps
-it in a one-slot mailbox; a ``SessionUpdated`` message is posted only when the previous one was
-taken, so a burst of appends becomes one screen update carrying the newest sample.
+The thread reads only appended bytes (``LiveSession.poll``), builds the new ``LiveView`` (figures,
+analysis, prompt tree) and keeps it in a one-slot mailbox; a ``SessionUpdated`` message is posted
+only when the previous one was taken, so a burst of appends becomes one screen update carrying the
+newest sample. A new analysis choice (profile, what-if budget) is applied by ``refresh`` in another
+worker thread; one lock keeps the reader and the analyzer to one thread at a time.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from collections.abc import Callable
 
 from textual.message import Message
 
-from engine.live.session import LiveSession
+from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.view import LiveView
-from engine.sessions.watch import follow
+from engine.sessions.reader import read_all
+from engine.sessions.watch import _waiter as wake_ups
 from tui.messages import FeedProblem, LoadProgress, SessionUpdated
 
 PROGRESS_INTERVAL = 0.1
@@ -28,8 +31,11 @@ class Feed:
         *,
         poll_interval: float = 0.5,
         use_watchfiles: bool = True,
+        choice: AnalysisChoice | None = None,
     ) -> None:
         self.session = session
+        self.choice = choice or AnalysisChoice()
+        self._session_lock = threading.Lock()
         self._post = post
         self.poll_interval = poll_interval
         self.use_watchfiles = use_watchfiles
@@ -67,7 +73,8 @@ class Feed:
         """Poll until the file is a known session log (an empty demo file fills up)."""
         told = False
         while not self.stop.is_set():
-            self.session.poll()
+            with self._session_lock:
+                self.session.poll()
             if self.session.reader.adapter is not None:
                 return True
             if not told:
@@ -76,27 +83,43 @@ class Feed:
             self.stop.wait(self.poll_interval)
         return False
 
+    def _sample(self) -> None:
+        """Build the view for the current choice and publish it (the session lock is held)."""
+        try:
+            view = self.session.view(self.choice)
+        except Exception as error:  # a live monitor says so and keeps following
+            view = None
+            self._post(FeedProblem(f"cannot build the report: {error!r}"))
+        self.loaded.set()
+        if view is not None:
+            self.publish(view)
+
+    def refresh(self, choice: AnalysisChoice) -> None:
+        """Analyse again with ``choice`` (the body of a thread worker; waits for the feed)."""
+        self.choice = choice
+        with self._session_lock:
+            if self.session.reader.adapter is not None and not self.stop.is_set():
+                self._sample()
+
     def run(self) -> None:
         """Follow until ``stop`` is set (the body of a thread worker)."""
         watcher = threading.Thread(target=self._report_progress, daemon=True)
         watcher.start()
+        reader = self.session.reader
         try:
             if not self._wait_for_format():
                 return
-            for _ in follow(
-                self.session.reader,
-                stop=self.stop,
-                poll_interval=self.poll_interval,
-                use_watchfiles=self.use_watchfiles,
-            ):
-                try:
-                    view = self.session.view()
-                except Exception as error:  # a live monitor says so and keeps following
-                    view = None
-                    self._post(FeedProblem(f"cannot build the report: {error!r}"))
-                self.loaded.set()
-                if view is not None:
-                    self.publish(view)
+            with self._session_lock:
+                read_all(reader)
+                self._sample()
+            for _ in wake_ups(reader, self.stop, self.poll_interval, self.use_watchfiles):
+                if self.stop.is_set():
+                    return
+                with self._session_lock:
+                    # Only what was appended is read; an action ctxtop took (ctxtop edit in
+                    # another terminal) shows without waiting for the agent's next line.
+                    if self.session.poll() or self.session.actions.changed():
+                        self._sample()
         finally:
             self.loaded.set()
 

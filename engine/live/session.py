@@ -2,23 +2,51 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
+from engine.analysis.analyze import Analyzer
+from engine.analysis.profiles import load_profile, profile_for_agent
+from engine.analysis.prompt_outline import prompt_outline
+from engine.analysis.report import analyze_session
 from engine.config import Thresholds
+from engine.errors import CtxtopError
+from engine.live.actions import ActionWatch
 from engine.live.categories import CategoryTotals
 from engine.live.view import LiveView, build_view
 from engine.sessions.reader import SessionReader
 from engine.sessions.report import build_report, encoding_for
 
 
+@dataclass(frozen=True, slots=True)
+class AnalysisChoice:
+    """What the analysis assumes: a layout profile by name (None: the settings' or the agent's
+    own) and a what-if window in tokens (None: the model's own)."""
+
+    profile: str | None = None
+    window: int | None = None
+
+
 class LiveSession:
     """Reads only what was appended on each ``poll``; ``view()`` is the current sample."""
 
-    def __init__(self, path: str | Path, thresholds: Thresholds | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        thresholds: Thresholds | None = None,
+        *,
+        default_profile: str | None = None,
+        analysis: bool = True,
+    ) -> None:
         self.path = Path(path)
         self.reader = SessionReader(self.path)
         self.thresholds = thresholds or Thresholds()
         self.categories = CategoryTotals()
+        self.default_profile = default_profile
+        self.analysis = analysis
+        self.analyzer = Analyzer()  # keeps counts and simulations between updates
+        self.actions = ActionWatch(self.path)
 
     def poll(self) -> bool:
         """Apply what was appended (all of it); True when the view may have changed."""
@@ -27,15 +55,35 @@ class LiveSession:
             changed = True
         return changed
 
-    def view(self) -> LiveView | None:
+    def view(self, choice: AnalysisChoice | None = None) -> LiveView | None:
         """The current sample, or None while the file is empty or not a known format."""
         adapter = self.reader.adapter
         if adapter is None:
             return None
         state = adapter.snapshot()
         report = build_report(adapter)
-        report["context_breakdown"] = self.categories.update(state, encoding_for(state))
-        return build_view(report, state, self.thresholds)
+        encoding = encoding_for(state)
+        report["context_breakdown"] = self.categories.update(state, encoding)
+        view = build_view(report, state, self.thresholds)
+        actions = self.actions.events()
+        if actions:
+            view = dataclasses.replace(view, events=view.events + actions)
+        if not self.analysis:
+            return view
+        choice = choice or AnalysisChoice()
+        try:
+            name = choice.profile or self.default_profile or profile_for_agent(state.agent)
+            analysis = analyze_session(
+                adapter,
+                profile=name,
+                window=choice.window,
+                triggers=self.thresholds,
+                analyzer=self.analyzer,
+            )
+            outline = prompt_outline(state, load_profile(name), analysis)
+        except CtxtopError as error:  # e.g. a user's profile file that does not parse
+            return dataclasses.replace(view, analysis_error=str(error))
+        return dataclasses.replace(view, analysis=analysis, outline=outline)
 
     @property
     def error(self) -> str | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.analysis.prompt_outline import Outline
+from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
 from engine.sessions.model import SessionState
 
@@ -92,9 +94,10 @@ class LastRequest:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """A line of the event log: a compaction seen in the log, or a skipped line."""
+    """A line of the event log: a compaction seen in the log, a skipped line, or an action
+    ctxtop took on the session (``line`` 0: not in the log; ``timestamp`` says when)."""
 
-    kind: str  # compaction | skipped
+    kind: str  # compaction | skipped | action
     line: int
     text: str
     timestamp: str | None = None
@@ -118,6 +121,11 @@ class LiveView:
     api_requests: int
     lines_read: int
     report: dict[str, Any] = field(compare=False, repr=False)
+    # The analysis (engine/analysis) for the chosen profile and budget, and the prompt as a
+    # tree; None while it could not be computed (``analysis_error`` says why).
+    analysis: Analysis | None = field(default=None, compare=False, repr=False)
+    outline: Outline | None = field(default=None, compare=False, repr=False)
+    analysis_error: str | None = None
 
     @property
     def compactions(self) -> int:

@@ -1,4 +1,5 @@
-"""Event log: compactions seen in the log and lines the reader had to skip."""
+"""Event log: compactions seen in the log, lines the reader had to skip, and what ctxtop did to
+the session (edit, compact, undo: from its action log)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from engine.live.view import Event
+from tui import format as fmt
+
+STYLES = {"compaction": "bold", "action": "italic", "skipped": "dim"}
 
 
 class EventLog(DataTable[Text]):
     DEFAULT_CSS = """
-    EventLog { border: round $primary; height: 1fr; }
+    EventLog { border: round $primary; height: 1fr; overflow-x: hidden; }
     """
 
     def __init__(self, **kwargs: object) -> None:
@@ -28,9 +32,11 @@ class EventLog(DataTable[Text]):
         self.events = events
         self.clear()
         for event in events:
-            style = "bold" if event.kind == "compaction" else "dim"
+            # An action is not a line of the log: when it happened instead.
+            where = str(event.line) if event.line else fmt.clock_time(event.timestamp or "")[:8]
+            style = STYLES.get(event.kind, "")
             self.add_row(
-                Text(str(event.line), justify="right"),
+                Text(where, justify="right"),
                 Text(event.text, style=style),  # reasons quote log content: plain text
             )
         if events:

@@ -1,4 +1,4 @@
-"""``?``: the keys, and what the gauge's marks mean."""
+"""``?``: the keys, and what the marks on the gauge, sections and prompt tree mean."""
 
 from __future__ import annotations
 
@@ -20,6 +20,17 @@ Gauge
 Figures
   no mark: reported by the API    ~ calibrated
   ≈ estimated by the tokenizer    * inferred (the rest of a total)
+  ? unknown (no request reported a figure yet)
+Fill per request
+  ~N requests left (low–high) before the agent compacts, from the
+  growth of the latest requests (mean, and mean ± one deviation)
+Sections (layout profile: p)
+  each section's tokens against the budget the profile's flex rules
+  give it; red: over its budget. b: what-if budget (the window in
+  tokens; empty: the model's own)
+Prompt tree (v; / searches, enter: next match, n: next)
+  tokens, pN priority (lower goes first), ⚑ a cache breakpoint
+  follows this node, ✂ struck through: pruned at this budget
 """
 
 
@@ -31,6 +42,7 @@ class HelpScreen(ModalScreen[None]):
         border: round $primary; background: $surface; padding: 0 1;
     }
     """
+    AUTO_FOCUS = "*"  # the scroll view, for the arrow keys (the app's own is not on this screen)
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
     def __init__(self, keys: list[tuple[str, str]]) -> None:

@@ -1,0 +1,204 @@
+"""The analysis on the dashboard, driven through the pilot on a real session file: sections, the
+prompt tree, the forecast, the what-if budget (``b``), the layout profile (``p``), search (``/``)
+and ctxtop's own actions in the event log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
+from rich.text import Text
+from textual.message import Message
+
+from engine.analysis.profiles import available_profiles
+from engine.analysis.report import analyze_session
+from engine.config import Settings
+from engine.editing import actions
+from engine.live.demo import demo_lines
+from engine.sessions.reader import SessionReader, read_all
+from tui.app import CtxtopApp
+from tui.components.prompt_tree import PRUNED_MARK
+from tui.messages import SessionUpdated, ViewApplied
+
+
+def struck(label: object) -> bool:
+    assert isinstance(label, Text)
+    return any("strike" in str(span.style) for span in label.spans)
+
+
+def whole_sample(tmp_path: Path) -> Path:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    return session
+
+
+def analysed(app: CtxtopApp) -> bool:
+    return app.view is not None and app.view.analysis is not None
+
+
+@synchronous
+async def test_a_lower_what_if_budget_strikes_the_oldest_round_and_empty_restores(
+    tmp_path: Path,
+) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    posted: list[Message] = []
+    app = CtxtopApp(session, settings=Settings(profile="copilot"), clock=frozen_clock)
+    async with app.run_test(size=(120, 40), message_hook=posted.append) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        assert app.view is not None and app.view.analysis is not None
+        first = app.view.analysis
+        assert first.profile == "copilot" and not first.pruned
+        tree = app.prompt_tree.tree
+        rounds = [node for node in first.nodes if node.section == "history"]
+        oldest, newer = rounds[0], rounds[1]
+        await wait_until(pilot, lambda: oldest.id in tree.built)
+        assert not any(struck(node.label) for node in tree.built.values())
+
+        # A window whose prompt budget is one token short of keeping the oldest round.
+        window = oldest.pruned_at_budget - 1 + first.thresholds.output_reserve  # type: ignore[operator]
+        await pilot.press("b", *str(window), "enter")
+        await wait_until(pilot, lambda: analysed(app) and app.view.analysis.budget_overridden)  # type: ignore[union-attr]
+        analysis = app.view.analysis
+        assert analysis is not None
+        assert [item.id for item in analysis.pruned] == [oldest.id]
+        assert struck(tree.built[oldest.id].label)
+        assert PRUNED_MARK in str(tree.built[oldest.id].label)
+        assert not struck(tree.built[newer.id].label)
+        assert "what-if" in str(app.sections.border_subtitle)
+        assert any(
+            isinstance(m, ViewApplied) and m.view.analysis and m.view.analysis.pruned
+            for m in posted
+        )
+
+        await pilot.press("b", "ctrl+u", "enter")  # empty: the model's own window
+        await wait_until(pilot, lambda: analysed(app) and not app.view.analysis.budget_overridden)  # type: ignore[union-attr]
+        assert not app.view.analysis.pruned  # type: ignore[union-attr]
+        assert not struck(tree.built[oldest.id].label)
+
+
+@synchronous
+async def test_a_budget_that_is_not_a_number_is_refused_in_place(tmp_path: Path) -> None:
+    session = whole_sample(tmp_path)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        await pilot.press("b", *"lots", "enter")
+        assert type(app.screen).__name__ == "BudgetScreen"
+        assert "not a token count" in str(app.screen.query_one("#budget-error").render())
+        await pilot.press("escape")
+        assert type(app.screen).__name__ == "Screen"
+        assert app.choice.window is None
+
+
+@synchronous
+async def test_p_cycles_the_layout_profiles(tmp_path: Path) -> None:
+    session = whole_sample(tmp_path)
+    app = CtxtopApp(session, clock=frozen_clock)
+    names = available_profiles()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        seen = [app.view.analysis.profile]  # type: ignore[union-attr]
+        assert seen == ["claude-code"]  # the agent's own
+        for _ in names:
+            await pilot.press("p")
+            await wait_until(pilot, lambda: app.view.analysis.profile != seen[-1])  # type: ignore[union-attr]
+            seen.append(app.view.analysis.profile)  # type: ignore[union-attr]
+            assert app.sections.border_title == f"Sections · {seen[-1]}"
+        assert sorted(seen[:-1]) == names and seen[-1] == seen[0]
+
+
+@synchronous
+async def test_the_forecast_of_requests_left_is_under_the_sparkline(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    reader = SessionReader(session)
+    read_all(reader)
+    assert reader.adapter is not None
+    forecast = analyze_session(reader.adapter).forecast
+    assert forecast.requests_left is not None and forecast.low is not None
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        caption = str(app.history.query_one("#history-caption").render())
+        assert caption.startswith(
+            f"~{forecast.requests_left:.0f} requests left ({forecast.low:.0f}–"
+        )
+
+
+@synchronous
+async def test_appended_lines_grow_the_tree_and_the_sections(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, 40)
+    posted: list[Message] = []
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(120, 40), message_hook=posted.append) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        before = app.view.outline  # type: ignore[union-attr]
+        assert before is not None
+        messages = {section.name: section.tokens for section in app.view.analysis.sections}  # type: ignore[union-attr]
+        write_lines(session, len(demo_lines()), start=40)
+        await wait_until(pilot, lambda: app.view.outline is not None and app.view.outline != before)  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: app.view.lines_read == len(demo_lines()))  # type: ignore[union-attr]
+        after = app.view.analysis  # type: ignore[union-attr]
+        assert after is not None
+        assert {s.name: s.tokens for s in after.sections} != messages
+        assert app.prompt_tree.tree.outline == app.view.outline  # type: ignore[union-attr]
+        assert any(isinstance(m, SessionUpdated) for m in posted)
+        # The newest message is in the built tree: its round opened as the one before was open.
+        newest = [n for n in app.view.outline.nodes if n.kind == "message"][-1]  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: newest.id in app.prompt_tree.tree.built)
+
+
+@synchronous
+async def test_slash_finds_nodes_in_collapsed_parts_of_the_tree(tmp_path: Path) -> None:
+    session = whole_sample(tmp_path)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        assert not app.prompt_tree.display or not app.has_class("tree-view")
+        await pilot.press("slash", *"compact", "enter")
+        assert app.has_class("tree-view")
+        tree = app.prompt_tree.tree
+        first = tree.cursor_node
+        assert first is not None and first.data in tree.matches
+        assert len(tree.matches) >= 2
+        assert "compact" in str(first.label).lower()
+        assert first.parent is not None and first.parent.is_expanded
+        await pilot.press("enter")  # the next match
+        second = tree.cursor_node
+        assert second is not None and second.data == tree.matches[1]
+        assert "compact" in str(second.label).lower()
+        await pilot.press("escape")
+        assert app.focused is tree
+
+
+@synchronous
+async def test_ctxtop_actions_on_this_session_reach_the_event_log(tmp_path: Path) -> None:
+    session = whole_sample(tmp_path)
+    app = CtxtopApp(session, clock=frozen_clock)
+
+    def rows() -> list[str]:
+        table = app.events
+        return [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        assert not any("ctxtop" in row for row in rows())
+        other = actions.record("edit", source=str(tmp_path / "other.jsonl"), fork="x.jsonl")
+        edit = actions.record(
+            "edit",
+            source=str(session),
+            fork=str(tmp_path / "fork.jsonl"),
+            tokens_before=23900,
+            tokens_after=12100,
+        )
+        await wait_until(pilot, lambda: any("ctxtop edit" in row for row in rows()))
+        assert "ctxtop edit: 23.9k -> 12.1k in fork fork.jsonl" in rows()
+        actions.record("undo", edit_id=other["id"], fork="x.jsonl", removed=True)
+        actions.record("undo", edit_id=edit["id"], fork=str(tmp_path / "fork.jsonl"), removed=True)
+        await wait_until(pilot, lambda: any("ctxtop undo" in row for row in rows()))
+        assert [row for row in rows() if row.startswith("ctxtop")] == [
+            "ctxtop edit: 23.9k -> 12.1k in fork fork.jsonl",
+            "ctxtop undo: fork fork.jsonl removed",
+        ]

@@ -1,0 +1,205 @@
+"""The prompt tree: sections > rounds > messages > tool calls and results, collapsible.
+
+Each node shows its tokens and priority; nodes the layout prunes at the analysed budget are struck
+through and marked ``✂``; a cache breakpoint is marked ``⚑`` on the node it follows. Only
+expanded nodes are built as tree nodes (a long session has thousands of messages); an update
+relabels the built ones and rebuilds a node's children only when they changed. ``/`` searches
+every node's label.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import Input, Tree
+from textual.widgets.tree import TreeNode
+
+from engine.analysis.prompt_outline import ROUND, SECTION, Outline, OutlineNode
+from tui import format as fmt
+
+BREAKPOINT_MARK = "⚑"  # a cache breakpoint follows this node
+PRUNED_MARK = "✂"  # pruned at this budget (also struck through)
+
+
+def node_label(node: OutlineNode) -> Text:
+    """Figures first (a long label is cut at the panel's edge), then the label."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f"{fmt.tokens(node.tokens):>6}", style="bold" if node.kind == SECTION else "")
+    if node.priority is not None:
+        text.append(f" p{node.priority}", style="italic")
+    if node.breakpoint:
+        text.append(f" {BREAKPOINT_MARK}", style="bold reverse")
+    if node.pruned:
+        text.append(f" {PRUNED_MARK}", style="bold")
+    text.append(" ")
+    text.append(node.label, style="strike dim" if node.pruned else "")  # log text: never markup
+    return text
+
+
+class OutlineTree(Tree[str]):
+    """The tree widget proper; ``data`` of each node is the outline node's id."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "next_match", "Next match", show=False),
+        # Space pauses the dashboard everywhere; enter opens and closes nodes.
+        Binding("space", "app.pause", "Pause", show=False),
+    ]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("prompt", **kwargs)  # type: ignore[arg-type]
+        self.show_root = False
+        self.guide_depth = 2
+        self.outline = Outline(())
+        self.children_of: dict[str | None, list[OutlineNode]] = {}
+        self.expanded_ids: set[str] = set()
+        self.sections_seen: dict[str, str | None] = {}  # section id -> its newest round
+        self.built: dict[str, TreeNode[str]] = {}
+        self.matches: list[str] = []
+
+    def show(self, outline: Outline) -> None:
+        self.outline = outline
+        self.children_of = outline.children()
+        for section in self.children_of.get(None, []):
+            rounds = [n.id for n in self.children_of.get(section.id, []) if n.kind == ROUND]
+            newest = rounds[-1] if rounds else None
+            if section.id not in self.sections_seen:
+                # The conversation's sections start expanded down to their newest round.
+                self.sections_seen[section.id] = newest
+                if newest is not None:
+                    self.expanded_ids.update((section.id, newest))
+            elif newest != self.sections_seen[section.id]:
+                # A new round: open it if the one before was open (following the session).
+                if self.sections_seen[section.id] in self.expanded_ids and newest is not None:
+                    self.expanded_ids.add(newest)
+                self.sections_seen[section.id] = newest
+        self._sync(self.root, None)
+
+    def _add(self, parent: TreeNode[str], node: OutlineNode) -> None:
+        has_children = bool(self.children_of.get(node.id))
+        child = parent.add(node_label(node), data=node.id, allow_expand=has_children)
+        self.built[node.id] = child
+        if has_children and node.id in self.expanded_ids:
+            child.expand()
+            self._sync(child, node.id)
+
+    def _sync(self, parent: TreeNode[str], parent_id: str | None) -> None:
+        """Make ``parent``'s built children match the outline's (relabel when the same)."""
+        wanted = self.children_of.get(parent_id, [])
+        current = list(parent.children)
+        if [child.data for child in current] != [node.id for node in wanted]:
+            for child in current:
+                self._forget(child)
+            parent.remove_children()
+            for node in wanted:
+                self._add(parent, node)
+            return
+        for child, node in zip(current, wanted, strict=True):
+            child.set_label(node_label(node))
+            has_children = bool(self.children_of.get(node.id))
+            child.allow_expand = has_children
+            if child.is_expanded and has_children:
+                self._sync(child, node.id)
+
+    def _forget(self, node: TreeNode[str]) -> None:
+        if node.data is not None:
+            self.built.pop(node.data, None)
+        for child in node.children:
+            self._forget(child)
+
+    @on(Tree.NodeExpanded)
+    def _expanded(self, event: Tree.NodeExpanded[str]) -> None:
+        node_id = event.node.data
+        if node_id is not None:
+            self.expanded_ids.add(node_id)
+            self._sync(event.node, node_id)
+
+    @on(Tree.NodeCollapsed)
+    def _collapsed(self, event: Tree.NodeCollapsed[str]) -> None:
+        if event.node.data is not None:
+            self.expanded_ids.discard(event.node.data)
+
+    def reveal(self, node_id: str) -> None:
+        """Expand what holds ``node_id`` and put the cursor on it."""
+        for ancestor in self.outline.ancestors(node_id):
+            built = self.built.get(ancestor)
+            if built is None:
+                return
+            self.expanded_ids.add(ancestor)
+            if not built.is_expanded:
+                built.expand()
+            self._sync(built, ancestor)
+        target = self.built.get(node_id)
+        if target is not None:
+            # Lines are numbered lazily (on idle); number them now for the node just opened.
+            self._tree_lines  # noqa: B018
+            self.move_cursor(target)
+            self.scroll_to_node(target, animate=False)
+
+    def search(self, text: str) -> int:
+        """Go to the first node whose label holds ``text``; the number of such nodes."""
+        self.matches = [node.id for node in self.outline.search(text)] if text else []
+        if self.matches:
+            self.reveal(self.matches[0])
+        return len(self.matches)
+
+    def action_next_match(self) -> None:
+        if not self.matches:
+            return
+        cursor = self.cursor_node.data if self.cursor_node is not None else None
+        index = self.matches.index(cursor) + 1 if cursor in self.matches else 0
+        self.reveal(self.matches[index % len(self.matches)])
+
+
+class PromptTree(Vertical):
+    DEFAULT_CSS = """
+    PromptTree { border: round $primary; height: 1fr; }
+    PromptTree > OutlineTree { height: 1fr; overflow-x: hidden; }
+    PromptTree > Input { display: none; height: 3; }
+    PromptTree > Input.shown { display: block; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.border_title = "Prompt tree"
+        self.searched: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield OutlineTree(id="outline")
+        yield Input(placeholder="search the tree (enter: next, esc: close)", id="tree-search")
+
+    @property
+    def tree(self) -> OutlineTree:
+        return self.query_one(OutlineTree)
+
+    def show(self, outline: Outline | None, pruned: int = 0) -> None:
+        if outline is None or outline == self.tree.outline:
+            return
+        self.tree.show(outline)
+        self.border_subtitle = f"{pruned} pruned" if pruned else ""
+
+    def open_search(self) -> None:
+        search = self.query_one(Input)
+        search.add_class("shown")
+        search.focus()
+
+    @on(Input.Submitted, "#tree-search")
+    def _submitted(self, event: Input.Submitted) -> None:
+        tree = self.tree
+        if tree.matches and event.value == self.searched:
+            tree.action_next_match()
+        else:
+            self.searched = event.value
+            found = tree.search(event.value)
+            self.border_subtitle = f"{found} found" if event.value else ""
+
+    def on_key(self, event: events.Key) -> None:
+        search = self.query_one(Input)
+        if event.key == "escape" and search.has_class("shown"):
+            search.remove_class("shown")
+            self.tree.focus()
+            event.stop()

@@ -1,0 +1,92 @@
+"""Sections of the prompt by layout profile: each one's tokens against its flex budget, as bars.
+
+A figure's mark says where it comes from (``≈`` tokenizer estimate, ``*`` inferred, ``~``
+calibrated); a section over its budget is drawn in the critical colour.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.widgets import Static
+
+from engine.analysis.snapshot import Analysis
+from tui import format as fmt
+
+LABEL_WIDTH = 12  # at least
+MIN_BAR = 6
+FIGURE_WIDTH = 15
+# Not parts of the prompt: what the agent keeps free and what is left.
+SPARE = ("autocompact_buffer", "free")
+
+
+class SectionsPanel(Static):
+    DEFAULT_CSS = """
+    SectionsPanel { border: round $primary; height: 1fr; padding: 0 1; }
+    SectionsPanel > .sections--used { color: $success; }
+    SectionsPanel > .sections--over { color: $error; }
+    SectionsPanel > .sections--spare { color: $foreground 40%; }
+    SectionsPanel > .sections--budget { color: $foreground 25%; }
+    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "sections--used",
+        "sections--over",
+        "sections--spare",
+        "sections--budget",
+    }
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("", **kwargs)  # type: ignore[arg-type]
+        self.border_title = "Sections"
+        self.analysis: Analysis | None = None
+        self.problem: str | None = None
+
+    def show(self, analysis: Analysis | None, problem: str | None = None) -> None:
+        if analysis is self.analysis and problem == self.problem:
+            return
+        self.analysis, self.problem = analysis, problem
+        if analysis is not None:
+            what_if = " what-if" if analysis.budget_overridden else ""
+            self.border_title = f"Sections · {analysis.profile}"
+            self.border_subtitle = f"budget{what_if} {fmt.tokens(analysis.budget)}"
+        self.refresh()
+
+    def render(self) -> Text:
+        analysis = self.analysis
+        if analysis is None:
+            return Text(self.problem or "analysing …", no_wrap=True, overflow="ellipsis")
+        # The label takes what a short bar leaves, up to its whole length.
+        room = self.content_size.width - FIGURE_WIDTH - 2
+        longest = max(len(section.label) for section in analysis.sections)
+        label_width = max(LABEL_WIDTH, min(longest, room - MIN_BAR))
+        width = max(3, room - label_width)
+        used = self.get_component_rich_style("sections--used")
+        over = self.get_component_rich_style("sections--over")
+        spare = self.get_component_rich_style("sections--spare")
+        empty = self.get_component_rich_style("sections--budget")
+        lines = []
+        for section in analysis.sections:
+            line = Text(no_wrap=True, overflow="ellipsis")
+            line.append(f"{section.label[:label_width]:<{label_width}} ")
+            fill = (
+                section.tokens / section.budget if section.budget else (1 if section.tokens else 0)
+            )
+            cells = min(width, round(fill * width))
+            if section.tokens and not cells:
+                cells = 1
+            style = spare if section.name in SPARE else over if fill > 1 else used
+            line.append("█" * cells, style=style)
+            line.append("·" * (width - cells), style=empty)
+            figure = (
+                f"{fmt.tokens(section.tokens)}{fmt.mark(section.provenance)}"
+                f" / {fmt.tokens(section.budget)}"
+            )
+            line.append(f" {figure:>{FIGURE_WIDTH}}")
+            lines.append(line)
+        if analysis.pruned:
+            gone = sum(item.tokens for item in analysis.pruned)
+            lines.append(
+                Text(f"pruned at this budget: {len(analysis.pruned)} ({fmt.tokens(gone)})")
+            )
+        return Text("\n", no_wrap=True, overflow="ellipsis").join(lines)

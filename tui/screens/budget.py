@@ -1,0 +1,73 @@
+"""``b``: the what-if budget: analyse as if the model's window held this many tokens."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+# What the screen returns: a token count, or MODELS_OWN for the model's own window.
+MODELS_OWN = 0
+_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)")
+
+
+def parse_tokens(text: str) -> int | None:
+    """ "20000", "20,000", "20k", "1.5m" -> tokens; "" -> MODELS_OWN; anything else None."""
+    cleaned = text.strip().lower().replace(",", "").replace("_", "")
+    if not cleaned:
+        return MODELS_OWN
+    match = _AMOUNT.fullmatch(cleaned)
+    if match is None:
+        return None
+    scale = {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2)]
+    tokens = int(float(match.group(1)) * scale)
+    return tokens if tokens > 0 else None
+
+
+class BudgetScreen(ModalScreen[int | None]):
+    """Dismissed with a token count, MODELS_OWN, or None when cancelled."""
+
+    DEFAULT_CSS = """
+    BudgetScreen { align: center middle; }
+    BudgetScreen > Vertical {
+        width: 60; max-width: 95%; height: auto; border: round $primary;
+        background: $surface; padding: 0 1;
+    }
+    BudgetScreen #budget-error { color: $error; height: auto; }
+    """
+    AUTO_FOCUS = "#budget-input"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, current: int | None) -> None:
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "What-if budget"
+            yield Static("The model's window in tokens (e.g. 64000 or 64k); empty: its own.")
+            yield Input(
+                value="" if self.current is None else str(self.current),
+                placeholder="the model's own window",
+                id="budget-input",
+            )
+            yield Static("", id="budget-error")
+
+    @on(Input.Submitted, "#budget-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        tokens = parse_tokens(event.value)
+        if tokens is None:
+            self.query_one("#budget-error", Static).update(
+                f"not a token count: {event.value!r} (a positive number, e.g. 64000 or 64k)"
+            )
+            return
+        self.dismiss(tokens)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
