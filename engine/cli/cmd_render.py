@@ -80,13 +80,19 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
     from engine.render.renderer import render
 
     write = sys.stdout.write
+    # The generator writes each tree once per budget, on consecutive lines: parse it once.
+    last_tree: object = None
+    last_document = None
     for line in sys.stdin:
         if not line.strip():
             continue
         out: dict[str, Any]
         try:
             case = json.loads(line)
-            document = document_from_data(case["tree"] if isinstance(case, dict) else None)
+            tree = case["tree"] if isinstance(case, dict) else None
+            if last_document is None or tree != last_tree:
+                last_document, last_tree = document_from_data(tree), tree
+            document = last_document
             given = case.get("budget")
             result = render(
                 document,

@@ -60,6 +60,18 @@ CTOR_NAMES = {
 }
 
 
+# The element path for error messages, innermost first, built only when an error needs it.
+PathChain = tuple[str, Any] | None
+
+
+def _joined(path: PathChain) -> str:
+    names: list[str] = []
+    while path is not None:
+        names.append(path[0])
+        path = path[1]
+    return " > ".join(reversed(names))
+
+
 class RenderError(Exception):
     """An error the library raises while rendering (reported as ``error`` with its type)."""
 
@@ -191,7 +203,7 @@ class RenderPhase:
     def run(self, root_children: list[Child], budget: float) -> RenderPhaseResult:
         root_element = Element("root", list(root_children))
         root = self.new_node(0, root_element)
-        self._process_pieces(SizingContext(budget), [(root, root_element, ["Root"])])
+        self._process_pieces(SizingContext(budget), [(root, root_element, ("Root", None))])
         return RenderPhaseResult(
             root,
             self.budgets,
@@ -203,11 +215,11 @@ class RenderPhase:
 
     # -- flex allocation -------------------------------------------------------------------
     def _process_pieces(
-        self, sizing: SizingContext, todo: list[tuple[RenderNode, Element, list[str]]]
+        self, sizing: SizingContext, todo: list[tuple[RenderNode, Element, PathChain]]
     ) -> None:
         if not todo:
             return
-        groups: dict[float, list[tuple[RenderNode, Element, list[str]]]] = {}
+        groups: dict[float, list[tuple[RenderNode, Element, PathChain]]] = {}
         for node, element, path in todo:
             if element.id is not None:
                 node.json_id = element.id
@@ -220,7 +232,11 @@ class RenderPhase:
                 node.keep_with = self.keep_with_ids.setdefault(group, len(self.keep_with_ids))
             key = INF if element.flex_grow is None else element.flex_grow
             groups.setdefault(key, []).append((node, element, path))
-        ordered = [groups[key] for key in sorted(groups, key=lambda k: -k)]
+        ordered = (
+            list(groups.values())
+            if len(groups) == 1
+            else [groups[key] for key in sorted(groups, key=lambda k: -k)]
+        )
         for group_index, group in enumerate(ordered):
             reserved: float = 0
             for later in ordered[group_index + 1 :]:
@@ -233,34 +249,12 @@ class RenderPhase:
                     else:
                         reserved += reserve
             sizing.used += reserved
-            basis_sum: float = 0
-            for _, element, _ in group:
-                basis_sum += _basis(element)
-            constant_limits: float = 0
-            capped: list[bool] = []
-            for _, element, _ in group:
-                limit = element.props.get("max") if element.kind == "tokenlimit" else None
-                if limit is None:
-                    capped.append(False)
-                    continue
-                share = js_floor(sizing.remaining * js_div(_basis(element), basis_sum))
-                if share < limit:
-                    capped.append(False)
-                    continue
-                basis_sum -= _basis(element)
-                constant_limits += limit
-                capped.append(True)
-            budgets: list[float] = []
-            for index, (_, element, _) in enumerate(group):
-                if capped[index]:
-                    budgets.append(element.props["max"])
-                else:
-                    proportion = js_div(_basis(element), basis_sum)
-                    budgets.append(js_floor((sizing.remaining - constant_limits) * proportion))
+            budgets = self._split(sizing, group)
             sizing.used -= reserved
+            record = self.budgets
             for index, (_, element, _) in enumerate(group):
                 if element.id is not None:
-                    self.budgets[element.id] = budgets[index]
+                    record[element.id] = budgets[index]
             rendered = self._render_group(group, budgets)
             for index, (node, element, path) in enumerate(group):
                 consumption = self._render_piece(
@@ -270,13 +264,50 @@ class RenderPhase:
                     self.growables.append(Growable(node, element, consumption))
                 sizing.used += consumption
 
+    def _split(
+        self, sizing: SizingContext, group: list[tuple[RenderNode, Element, PathChain]]
+    ) -> list[float]:
+        """Each element's budget: shares by flexBasis, TokenLimits capped at their max."""
+        remaining = sizing.remaining
+        if all(e.flex_basis is None and e.kind != "tokenlimit" for _, e, _ in group):
+            # the common case: equal shares
+            share = js_floor(remaining * js_div(1, len(group)))
+            return [share] * len(group)
+        basis_sum: float = 0
+        for _, element, _ in group:
+            basis_sum += _basis(element)
+        constant_limits: float = 0
+        capped: list[bool] = []
+        for _, element, _ in group:
+            limit = element.props.get("max") if element.kind == "tokenlimit" else None
+            if limit is None:
+                capped.append(False)
+                continue
+            share = js_floor(remaining * js_div(_basis(element), basis_sum))
+            if share < limit:
+                capped.append(False)
+                continue
+            basis_sum -= _basis(element)
+            constant_limits += limit
+            capped.append(True)
+        budgets: list[float] = []
+        for index, (_, element, _) in enumerate(group):
+            if capped[index]:
+                budgets.append(element.props["max"])
+            else:
+                proportion = js_div(_basis(element), basis_sum)
+                budgets.append(js_floor((remaining - constant_limits) * proportion))
+        return budgets
+
     def _render_group(
-        self, group: list[tuple[RenderNode, Element, list[str]]], budgets: list[float]
+        self, group: list[tuple[RenderNode, Element, PathChain]], budgets: list[float]
     ) -> list[list[Child]]:
         """prepare() of the whole group (text fitting interleaved as in JS), then render()."""
         fits: dict[int, Steps] = {}
         shared_whitespace = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
         for index, (_, element, path) in enumerate(group):
+            if element.kind not in ("textchunk", "fill"):
+                continue
             if element.kind == "textchunk":
                 steps = self._text_chunk_steps(element, budgets[index], shared_whitespace, path)
                 if steps is not None:
@@ -285,14 +316,14 @@ class RenderPhase:
                 cursor = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
                 text = element.props["text"]
                 fits[index] = fit_steps(self.count_text, budgets[index], cursor, text)
-        fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True))
+        fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True)) if fits else {}
         outputs: list[list[Child]] = []
         for index, (_, element, _) in enumerate(group):
             outputs.append(self._render_output(element, budgets[index], fitted.get(index)))
         return outputs
 
     def _text_chunk_steps(
-        self, element: Element, budget: float, shared: RegexCursor, path: list[str]
+        self, element: Element, budget: float, shared: RegexCursor, path: PathChain
     ) -> Steps | None:
         props = element.props
         if props.get("break_on_whitespace"):
@@ -301,7 +332,7 @@ class RenderPhase:
             try:
                 cursor = cursor_for(props["break_on"])
             except ValueError as error:
-                raise RenderError(f"{error} (at tsx element {' > '.join(path)})") from None
+                raise RenderError(f"{error} (at tsx element {_joined(path)})") from None
         else:
             return None
         text = ""
@@ -313,7 +344,7 @@ class RenderPhase:
             elif child.kind not in ("opaque", "cacheBreakpoint"):
                 raise RenderError(
                     "TextChunk children must be text literals or intrinsic attributes. "
-                    f"(at tsx element {' > '.join(path)})"
+                    f"(at tsx element {_joined(path)})"
                 )
         return fit_steps(self.count_text, budget, cursor, text)
 
@@ -353,7 +384,7 @@ class RenderPhase:
         budget: float,
         node: RenderNode,
         element: Element,
-        path: list[str],
+        path: PathChain,
         output: list[Child],
     ) -> float:
         pieces = _flatten(output)
@@ -371,7 +402,7 @@ class RenderPhase:
         if element.kind == "textchunk":
             self._text_chunk_children(node, element, pieces, own_priority)
             return child_sizing.consumed
-        todo: list[tuple[RenderNode, Element, list[str]]] = []
+        todo: list[tuple[RenderNode, Element, PathChain]] = []
         for piece in pieces:
             if isinstance(piece, str):
                 node.children.append(RenderText(piece, own_priority, len(node.children), False))
@@ -380,7 +411,7 @@ class RenderPhase:
             else:
                 child = self.new_node(len(node.children), piece)
                 node.children.append(child)
-                todo.append((child, piece, [*path, CTOR_NAMES.get(piece.kind, piece.kind)]))
+                todo.append((child, piece, (CTOR_NAMES.get(piece.kind, piece.kind), path)))
         self._process_pieces(child_sizing, todo)
         return child_sizing.consumed
 
