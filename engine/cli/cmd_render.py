@@ -105,6 +105,6 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
                 out = {"id": case["id"], **out}
         except (json.JSONDecodeError, TreeFormatError, CtxtopError, KeyError, ValueError) as error:
             out = {"usageError": str(error)}
-        write(dumps(out) + "\n")
+        write(dumps(out, normalized=True) + "\n")
     sys.stdout.flush()
     return 0

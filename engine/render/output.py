@@ -32,7 +32,7 @@ def part_json(part: dict[str, Any]) -> dict[str, Any]:
         data = part["documentData"]
         return {"type": "document", "data": data.get("data"), "mediaType": data.get("mediaType")}
     if kind == OPAQUE:
-        return {"type": "opaque", "value": part["value"]}
+        return {"type": "opaque", "value": js_value(part["value"])}
     shown = {"type": "cacheBreakpoint"}
     if part.get("cacheType") is not None:
         shown["cacheType"] = part["cacheType"]
@@ -49,19 +49,19 @@ def message_json(message: dict[str, Any]) -> dict[str, Any]:
     if message.get("toolCalls") is not None:
         shown["toolCalls"] = [
             {
-                "id": call["id"],
-                "name": call["function"].get("name"),
-                "arguments": call["function"].get("arguments"),
+                "id": js_value(call["id"]),
+                "name": js_value(call["function"].get("name")),
+                "arguments": js_value(call["function"].get("arguments")),
             }
             for call in message["toolCalls"]
         ]
     if message.get("toolCallId") is not None:
-        shown["toolCallId"] = message["toolCallId"]
+        shown["toolCallId"] = js_value(message["toolCallId"])
     return shown
 
 
 def result_json(result: RenderResult, openai: bool = False) -> dict[str, Any]:
-    """The oracle's output object for one render."""
+    """The oracle's output object for one render, already in JSON.stringify's form."""
     shown: dict[str, Any] = {
         "library": LIBRARY,
         "tokenizer": result.tokenizer,
@@ -69,7 +69,7 @@ def result_json(result: RenderResult, openai: bool = False) -> dict[str, Any]:
     }
     if result.error is None:
         assert result.messages is not None
-        shown["tokenCount"] = result.token_count
+        shown["tokenCount"] = js_value(result.token_count)
         shown["messages"] = [message_json(m) for m in result.messages]
         if openai:
             shown["openai"] = [drop_undefined(to_openai_message(m)) for m in result.messages]
@@ -81,8 +81,8 @@ def result_json(result: RenderResult, openai: bool = False) -> dict[str, Any]:
         if result.error.unpruned_messages is not None:
             error["unprunedMessages"] = [message_json(m) for m in result.error.unpruned_messages]
         shown["error"] = error
-    shown["budgets"] = result.budgets
-    shown["expandableCalls"] = result.expandable_calls
+    shown["budgets"] = js_value(result.budgets)
+    shown["expandableCalls"] = js_value(result.expandable_calls)
     return shown
 
 
@@ -117,9 +117,10 @@ def js_value(value: Any) -> Any:
     return value
 
 
-def dumps(value: Any, indent: int | None = None) -> str:
+def dumps(value: Any, indent: int | None = None, normalized: bool = False) -> str:
+    """JSON text; ``normalized``: ``value`` is already in JS form (``result_json``'s output)."""
     return json.dumps(
-        js_value(value),
+        value if normalized else js_value(value),
         ensure_ascii=False,
         indent=indent,
         separators=(",", ":") if indent is None else (",", ": "),
