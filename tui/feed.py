@@ -44,6 +44,7 @@ class Feed:
         self._latest: LiveView | None = None
         self._waiting = False  # a SessionUpdated is posted and not yet taken
         self.loaded = threading.Event()
+        self._shown: LiveView | None = None  # the last view published with its analysis
 
     def take(self) -> LiveView | None:
         """The newest sample (called by the UI on ``SessionUpdated``)."""
@@ -83,23 +84,30 @@ class Feed:
             self.stop.wait(self.poll_interval)
         return False
 
-    def _sample(self) -> None:
-        """Build the view for the current choice and publish it (the session lock is held)."""
+    def _sample(self, figures: bool = True) -> None:
+        """Publish the new figures at once, then again with their analysis (which may take a
+        while on a long context); the session lock is held. ``figures`` False: only the
+        analysis changed."""
         try:
-            view = self.session.view(self.choice)
-        except Exception as error:  # a live monitor says so and keeps following
-            view = None
-            self._post(FeedProblem(f"cannot build the report: {error!r}"))
-        self.loaded.set()
-        if view is not None:
+            view = self.session.figures() if figures or self._shown is None else self._shown
+            self.loaded.set()
+            if view is None:
+                return
+            if figures:
+                self.publish(view)
+            self._shown = view = self.session.analysed(view, self.choice)
             self.publish(view)
+        except Exception as error:  # a live monitor says so and keeps following
+            self._post(FeedProblem(f"cannot build the report: {error!r}"))
+        finally:
+            self.loaded.set()
 
     def refresh(self, choice: AnalysisChoice) -> None:
         """Analyse again with ``choice`` (the body of a thread worker; waits for the feed)."""
         self.choice = choice
         with self._session_lock:
             if self.session.reader.adapter is not None and not self.stop.is_set():
-                self._sample()
+                self._sample(figures=False)
 
     def run(self) -> None:
         """Follow until ``stop`` is set (the body of a thread worker)."""

@@ -10,7 +10,7 @@ was expanded.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.analysis.profiles import Profile, SectionSpec
@@ -102,6 +102,42 @@ def _message_label(message: Message, tool_names: dict[str, str]) -> str:
     return f"{who}: {_one_line(text)}" if text else who
 
 
+Labels = tuple[str, tuple[str, ...]]  # a message's label and its blocks' labels
+
+
+def message_labels(message: Message, tool_names: dict[str, str]) -> Labels:
+    return (
+        _message_label(message, tool_names),
+        tuple(_block_label(block, tool_names) for block in message.blocks),
+    )
+
+
+class Outliner:
+    """``prompt_outline`` for a live session: the labels of messages seen before are kept
+    (making them is most of the cost on a long context)."""
+
+    def __init__(self) -> None:
+        self._labels: dict[str, tuple[tuple[int, int, int], Labels]] = {}
+
+    def _labels_of(self, message: Message, tool_names: dict[str, str]) -> Labels:
+        blocks = message.blocks
+        # A message changes by blocks added or its text growing (logs that patch messages).
+        key = (
+            len(blocks),
+            len(blocks[0].text) if blocks else 0,
+            len(blocks[-1].text) if blocks else 0,
+        )
+        known = self._labels.get(message.id)
+        if known is not None and known[0] == key:
+            return known[1]
+        labels = message_labels(message, tool_names)
+        self._labels[message.id] = (key, labels)
+        return labels
+
+    def outline(self, state: SessionState, profile: Profile, analysis: Analysis) -> Outline:
+        return prompt_outline(state, profile, analysis, self._labels_of)
+
+
 def _rounds(
     spec: SectionSpec, members: Sequence[int], context: Sequence[Message]
 ) -> list[list[int]]:
@@ -148,7 +184,12 @@ def _breakpoint_text(points: Sequence[Breakpoint] | None) -> str | None:
     return "; ".join(f"{point.after} ({point.protected_tokens:,} cached)" for point in points)
 
 
-def prompt_outline(state: SessionState, profile: Profile, analysis: Analysis) -> Outline:
+def prompt_outline(
+    state: SessionState,
+    profile: Profile,
+    analysis: Analysis,
+    labels_of: Callable[[Message, dict[str, str]], Labels] = message_labels,
+) -> Outline:
     context = state.context
     contents = frozenset(spec.content for spec in profile.sections)
     specs = {spec.content: spec for spec in profile.sections}
@@ -170,6 +211,7 @@ def prompt_outline(state: SessionState, profile: Profile, analysis: Analysis) ->
     pruned_ids = {item.id for item in analysis.pruned}
     tool_names = {key: call.name for key, call in state.tools.items()}
     nodes: list[OutlineNode] = []
+    add = nodes.append
     seen: set[str] = set()
 
     def prompt_ids(spec: SectionSpec, message: Message) -> tuple[str, str]:
@@ -184,12 +226,13 @@ def prompt_outline(state: SessionState, profile: Profile, analysis: Analysis) ->
         seen.add(node_id)
         own, rendered = prompt_ids(spec, message)
         pruned = parent_pruned or own in pruned_ids or rendered in pruned_ids
-        nodes.append(
+        label, block_labels = labels_of(message, tool_names)
+        add(
             OutlineNode(
                 node_id,
                 parent,
                 MESSAGE,
-                _message_label(message, tool_names),
+                label,
                 sizes[index],
                 priorities.get(own, priorities.get(rendered)),
                 pruned,
@@ -199,12 +242,12 @@ def prompt_outline(state: SessionState, profile: Profile, analysis: Analysis) ->
         blocks = message.blocks
         if len(blocks) > 1 or any(b.kind in ("tool_use", "tool_result") for b in blocks):
             for number, block in enumerate(blocks):
-                nodes.append(
+                add(
                     OutlineNode(
                         f"{node_id}/{number}",
                         node_id,
                         block.kind,
-                        _block_label(block, tool_names),
+                        block_labels[number],
                         block.tokens or 0,
                         None,
                         pruned,

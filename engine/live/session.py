@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile, profile_for_agent
-from engine.analysis.prompt_outline import prompt_outline
+from engine.analysis.prompt_outline import Outliner
 from engine.analysis.report import analyze_session
 from engine.config import Thresholds
 from engine.errors import CtxtopError
@@ -46,6 +46,8 @@ class LiveSession:
         self.default_profile = default_profile
         self.analysis = analysis
         self.analyzer = Analyzer()  # keeps counts and simulations between updates
+        self.outliner = Outliner()  # keeps the labels of messages seen before
+        self._last: LiveView | None = None  # the last analysed view
         self.actions = ActionWatch(self.path)
 
     def poll(self) -> bool:
@@ -56,20 +58,40 @@ class LiveSession:
         return changed
 
     def view(self, choice: AnalysisChoice | None = None) -> LiveView | None:
-        """The current sample, or None while the file is empty or not a known format."""
+        """The current sample with its analysis, or None while the file is empty or not a
+        known format."""
+        view = self.figures()
+        return None if view is None else self.analysed(view, choice)
+
+    def figures(self) -> LiveView | None:
+        """The current sample without a new analysis (it carries the last one, if any): the
+        figures cost milliseconds, the analysis of a long context much more."""
         adapter = self.reader.adapter
         if adapter is None:
             return None
         state = adapter.snapshot()
         report = build_report(adapter)
-        encoding = encoding_for(state)
-        report["context_breakdown"] = self.categories.update(state, encoding)
+        report["context_breakdown"] = self.categories.update(state, encoding_for(state))
         view = build_view(report, state, self.thresholds)
         actions = self.actions.events()
         if actions:
             view = dataclasses.replace(view, events=view.events + actions)
-        if not self.analysis:
+        last = self._last
+        if last is None:
             return view
+        return dataclasses.replace(
+            view,
+            analysis=last.analysis,
+            outline=last.outline,
+            analysis_error=last.analysis_error,
+        )
+
+    def analysed(self, view: LiveView, choice: AnalysisChoice | None = None) -> LiveView:
+        """``view`` with the analysis of the current state for ``choice``."""
+        adapter = self.reader.adapter
+        if not self.analysis or adapter is None:
+            return view
+        state = adapter.snapshot()
         choice = choice or AnalysisChoice()
         try:
             name = choice.profile or self.default_profile or profile_for_agent(state.agent)
@@ -80,10 +102,14 @@ class LiveSession:
                 triggers=self.thresholds,
                 analyzer=self.analyzer,
             )
-            outline = prompt_outline(state, load_profile(name), analysis)
+            outline = self.outliner.outline(state, load_profile(name), analysis)
+            view = dataclasses.replace(
+                view, analysis=analysis, outline=outline, analysis_error=None
+            )
         except CtxtopError as error:  # e.g. a user's profile file that does not parse
-            return dataclasses.replace(view, analysis_error=str(error))
-        return dataclasses.replace(view, analysis=analysis, outline=outline)
+            view = dataclasses.replace(view, analysis=None, outline=None, analysis_error=str(error))
+        self._last = view
+        return view
 
     @property
     def error(self) -> str | None:

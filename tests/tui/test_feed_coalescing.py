@@ -10,7 +10,7 @@ from typing import TypeVar
 from dashboard_support import write_lines
 from textual.message import Message
 
-from engine.live.session import AnalysisChoice, LiveSession
+from engine.live.session import LiveSession
 from engine.live.view import LiveView
 from tui.feed import Feed
 from tui.messages import FeedProblem, SessionUpdated
@@ -41,11 +41,11 @@ class FailingOnce(LiveSession):
 
     failed = False
 
-    def view(self, choice: AnalysisChoice | None = None) -> LiveView | None:
+    def figures(self) -> LiveView | None:
         if not self.failed:
             self.failed = True
             raise ValueError("odd record")
-        return super().view(choice)
+        return super().figures()
 
 
 def test_a_failing_report_is_reported_and_following_goes_on(tmp_path: Path) -> None:
