@@ -19,6 +19,9 @@ from engine.sessions.model import Message, Response, SessionState
 
 SYSTEM_KEY = "system"
 LOOKBACK = 20  # earlier prompts a request is checked against (Anthropic looks 20 blocks back)
+# What a tool result costs beyond its text: its call id (``toolu_`` + 24 random characters) and
+# the block's wrapper. Two "No files found" results left 55 tokens uncached (1af7fc5e line 22).
+RESULT_FRAMING = 20
 
 
 class ShapeBuilder:
@@ -87,6 +90,7 @@ class ShapeBuilder:
                 None if item is None else (item.index, cumulative[item.index]),
                 rules,
                 automatic,
+                setup.cache.marks_last_arrived_result,
                 # The earlier prompts it may read from (their ends), as they are now.
                 ends_digest,
             )
@@ -102,6 +106,7 @@ class ShapeBuilder:
                     (system_key, system),
                     rules,
                     automatic,
+                    setup.cache.marks_last_arrived_result,
                     prompt_ends,
                     context,
                     cumulative,
@@ -143,6 +148,7 @@ class ShapeBuilder:
         system_prefix: tuple[str, int],
         rules: Sequence[str],
         automatic: bool,
+        marks_last_arrived: bool,
         prompt_ends: Sequence[Boundary],
         context: Sequence[Message],
         cumulative: Sequence[int],
@@ -156,7 +162,14 @@ class ShapeBuilder:
             )
         boundaries.extend(prompt_ends[-LOOKBACK:])
         boundaries.append(Boundary(end_key, prompt, True))
-        return _request_shape(response, logged, boundaries)
+        unmarked = 0
+        if item is not None and marks_last_arrived and "last_message" in rules:
+            after = _after_last_arrived(context, item.index)
+            scale = (prompt - system) / cumulative[item.index] if cumulative[item.index] else 1.0
+            unmarked = sum(
+                round((cumulative[i + 1] - cumulative[i]) * scale) + RESULT_FRAMING for i in after
+            )
+        return _request_shape(response, logged, boundaries, unmarked)
 
     def _message_breakpoints(
         self,
@@ -239,7 +252,44 @@ class ShapeBuilder:
         return tuple(ordered)
 
 
-def _request_shape(response: Response, logged: bool, boundaries: list[Boundary]) -> RequestShape:
+def _after_last_arrived(context: Sequence[Message], end: int) -> list[int]:
+    """The result messages, before ``end``, of the round's calls made after the call whose
+    result arrived last (the log keeps results in arrival order)."""
+    first = end
+    while first > 0 and _is_results(context[first - 1]):
+        first -= 1
+    if end - first < 2:
+        return []
+    start = first
+    while start > 0 and context[start - 1].role == "assistant":
+        start -= 1
+    order = {
+        block.tool_call_id: position
+        for position, block in enumerate(
+            b for message in context[start:first] for b in message.blocks if b.kind == "tool_use"
+        )
+    }
+    last = order.get(context[end - 1].blocks[-1].tool_call_id)
+    if last is None:
+        return []
+    return [
+        index
+        for index in range(first, end - 1)
+        if order.get(context[index].blocks[0].tool_call_id, -1) > last
+    ]
+
+
+def _is_results(message: Message) -> bool:
+    return (
+        message.role in ("user", "tool")
+        and bool(message.blocks)
+        and all(block.kind == "tool_result" for block in message.blocks)
+    )
+
+
+def _request_shape(
+    response: Response, logged: bool, boundaries: list[Boundary], unmarked: int = 0
+) -> RequestShape:
     usage = response.usage
     return RequestShape(
         response_id=response.key,
@@ -251,4 +301,5 @@ def _request_shape(response: Response, logged: bool, boundaries: list[Boundary])
         logged_read=usage.cache_read_tokens if logged else None,
         logged_write=usage.cache_write_tokens if logged else None,
         logged_uncached=usage.input_tokens,
+        unmarked=unmarked,
     )

@@ -54,6 +54,9 @@ class RequestShape:
     logged_read: int | None  # None: the log has no cache fields for this request
     logged_write: int | None
     logged_uncached: int
+    # Message tokens the agent sent after its last breakpoint (besides the closing framing
+    # every request has, which the simulation learns from the log): uncached by the rule.
+    unmarked: int = 0
 
 
 def _seconds(timestamp: str | None) -> float | None:
@@ -146,7 +149,9 @@ class CacheSimulator:
                     continue
                 size = min(boundary.tokens, shape.prompt)
                 if size == shape.prompt:
-                    size = max(size - tail, read)
+                    # An endpoint that caches the whole prompt ignores where the marker is.
+                    unmarked = 0 if state.whole_prompt else shape.unmarked
+                    size = max(size - tail - unmarked, read)
                 if size > read:
                     state.entries[boundary.key] = (size, now)
                 if size >= end:
@@ -156,7 +161,13 @@ class CacheSimulator:
             if self.follow_log and held is not None:
                 self._follow(state, shape, held, now)
         uncached = max(shape.prompt - read - write, 0)
-        if shape.logged_read is not None and shape.logged_read > 0:
+        if (
+            shape.logged_read is not None
+            and (shape.logged_read or shape.logged_write)
+            and not (shape.unmarked and not state.whole_prompt)
+        ):
+            # Any request that read or wrote the cache had its breakpoint placed: what it
+            # reports uncached is the tail after it (the first request of a run included).
             state.tails.append(shape.logged_uncached)
         return self._row(shape, read, write, uncached)
 

@@ -75,6 +75,9 @@ class CacheSpec:
     summary_request_uncached: bool = False
     # After a compaction the agent's system prefix is not the one cached before (Claude Code).
     compaction_changes_system: bool = False
+    # The agent marks the tool result that arrived last and sends a round's results in call
+    # order: results of calls after that one follow the breakpoint, uncached (Claude Code).
+    marks_last_arrived_result: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +188,7 @@ def parse_profile(document: Any, source: str) -> Profile:
             granularity=int(raw_cache.get("granularity", 1)),
             summary_request_uncached=bool(raw_cache.get("summary_request_uncached", False)),
             compaction_changes_system=bool(raw_cache.get("compaction_changes_system", False)),
+            marks_last_arrived_result=bool(raw_cache.get("marks_last_arrived_result", False)),
         ),
         output_reserve=reserve,
         output_reserve_cap=document.get("output_reserve_cap"),

@@ -4,6 +4,8 @@ breakpoint (Anthropic) or the whole prompt it was sent."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.analysis.cache_sim import Boundary, CacheSimulator, RequestShape
 
 TAIL = 6  # uncached tokens after the last breakpoint on every request
@@ -39,12 +41,18 @@ def simulate(rows: list[RequestShape], *, follow_log: bool = True) -> list[tuple
 PROMPTS = [5000, 5300, 5700, 6000, 6400]
 
 
-def test_anthropic_reads_up_to_the_previous_breakpoint() -> None:
+def anthropic_figures() -> tuple[list[int], list[int]]:
+    """Logged reads and writes of PROMPTS when each request reads the previous read + write."""
     reads = [0]
     writes = [PROMPTS[0] - TAIL]
     for prompt in PROMPTS[1:]:
         reads.append(reads[-1] + writes[-1])
         writes.append(prompt - reads[-1] - TAIL)
+    return reads, writes
+
+
+def test_anthropic_reads_up_to_the_previous_breakpoint() -> None:
+    reads, writes = anthropic_figures()
     predicted = simulate(shapes(PROMPTS, reads, writes))
     assert [read for read, _ in predicted[2:]] == reads[2:]
     assert [write for _, write in predicted[2:]] == writes[2:]
@@ -75,3 +83,42 @@ def test_a_cache_reset_in_the_log_does_not_carry_over() -> None:
     # what the log says it left cached (its write), not from the stale entry.
     assert predicted[2][0] > 0 and reads[2] == 0
     assert predicted[3][0] == reads[3]
+
+
+def test_the_tail_is_learnt_from_a_first_request_that_only_wrote() -> None:
+    # The first request reads nothing but its uncached input is already the closing framing
+    # after the breakpoint: the second request's write is predicted without it.
+    prompts = [5000, 5100]
+    reads = [0, 5000 - TAIL]
+    writes = [5000 - TAIL, 5100 - (5000 - TAIL) - TAIL]
+    predicted = simulate(shapes(prompts, reads, writes))
+    assert predicted[1] == (reads[1], writes[1])
+
+
+def with_unmarked(rows: list[RequestShape], index: int, tokens: int) -> list[RequestShape]:
+    return [replace(row, unmarked=tokens) if i == index else row for i, row in enumerate(rows)]
+
+
+def test_results_after_the_last_breakpoint_stay_uncached() -> None:
+    reads, writes = anthropic_figures()
+    # The fourth request's last 150 tokens followed its breakpoint (a tool result of an earlier
+    # call that arrived before the marked one): the log shows them uncached.
+    writes[3] -= 150
+    reads[4] -= 150
+    writes[4] += 150
+    rows = shapes(PROMPTS, reads, writes)
+    assert rows[3].logged_uncached == TAIL + 150
+    predicted = simulate(with_unmarked(rows, 3, 150))
+    assert predicted[3] == (reads[3], writes[3])
+    assert predicted[4] == (reads[4], writes[4])
+    # Without the shape saying so, the write is overestimated by the unmarked tokens.
+    assert simulate(rows)[3][1] == writes[3] + 150
+
+
+def test_an_endpoint_that_caches_the_whole_prompt_ignores_where_the_marker_is() -> None:
+    reads = [0, *PROMPTS[:-1]]
+    writes = [PROMPTS[0] - TAIL] + [
+        p - r - TAIL for p, r in zip(PROMPTS[1:], reads[1:], strict=True)
+    ]
+    predicted = simulate(with_unmarked(shapes(PROMPTS, reads, writes), 4, 150))
+    assert predicted[4] == (reads[4], writes[4])
