@@ -169,7 +169,7 @@ class Branch(Node):
     def child_changed(self, child: Node) -> None:
         self.on_chunks_change()
 
-    def swapped(self, old: Node, new: Node) -> None:
+    def swapped(self, old: Node, new: Node, exact: bool) -> None:
         """``old`` was replaced by ``new`` among the children (Expandable growth)."""
 
     def token_count(self, counting: Counting) -> float:
@@ -188,7 +188,7 @@ class Branch(Node):
                     return found
         return None
 
-    def replace(self, node_id: int, new: Branch) -> Branch | None:
+    def replace(self, node_id: int, new: Branch, exact: bool = False) -> Branch | None:
         """Replaces the descendant container ``node_id`` by ``new``; returns the old one."""
         children = self.children
         for index, child in enumerate(children):
@@ -196,9 +196,9 @@ class Branch(Node):
                 if child.node_id == node_id:
                     new.parent = child.parent
                     children[index] = new
-                    self.swapped(child, new)
+                    self.swapped(child, new, exact)
                     return child
-                inner = child.replace(node_id, new)
+                inner = child.replace(node_id, new, exact)
                 if inner is not None:
                     return inner
         return None
@@ -255,7 +255,7 @@ class Container(Branch):
             self._base_sum -= self._base_parts.pop(child, 0)
             self._base_dirty.discard(child)
 
-    def swapped(self, old: Node, new: Node) -> None:
+    def swapped(self, old: Node, new: Node, exact: bool) -> None:
         for parts, dirty in (
             (self._count_parts, self._count_dirty),
             (self._base_parts, self._base_dirty),
@@ -264,7 +264,7 @@ class Container(Branch):
                 parts[new] = parts.pop(old)
                 dirty.discard(old)
                 dirty.add(new)
-        if _counting_exact.value:
+        if exact:
             self.on_chunks_change()  # exact mode: the enclosing message's text changed
             return
         # The library re-adds container sums but keeps message caches (quirk 4).
@@ -326,14 +326,6 @@ class Container(Branch):
         return self._base_sum
 
 
-class _Flag:
-    value = False
-
-
-# Set by the renderer for the duration of an exact-mode render (replace() has no counting arg).
-_counting_exact = _Flag()
-
-
 class Message(Branch):
     __slots__ = (
         "_base",
@@ -381,8 +373,8 @@ class Message(Branch):
         if self.parent is not None:
             self.parent.child_changed(self)
 
-    def replace(self, node_id: int, new: Branch) -> Branch | None:
-        old = super().replace(node_id, new)
+    def replace(self, node_id: int, new: Branch, exact: bool = False) -> Branch | None:
+        old = super().replace(node_id, new, exact)
         if old is not None:
             self.on_chunks_change()
         return old

@@ -12,7 +12,6 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left
 from collections.abc import Iterator
-from typing import Any
 
 from engine.render.materialized import (
     BREAKPOINT,
@@ -451,17 +450,3 @@ class CandidateIndex:
             if child.kind == CONTAINER and child.flags & FLAG_PASS_PRIORITY:  # type: ignore[attr-defined]
                 return False
         return True
-
-
-def heap_entry_count(index: CandidateIndex) -> int:
-    return sum(len(heap) for heap in index._heaps.values())
-
-
-__all__: list[Any] = [
-    "BudgetExceededError",
-    "CandidateIndex",
-    "NoLowestNodeError",
-    "Pruner",
-    "has_cache_point",
-    "scan_lowest",
-]

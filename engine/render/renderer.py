@@ -25,7 +25,6 @@ from engine.render.materialized import (
     Node,
     TextOutsideMessageError,
     TextPart,
-    _counting_exact,
     iter_messages,
 )
 from engine.render.model import MAX_PRIORITY, Child, Sizing
@@ -39,7 +38,9 @@ SAVINGS_MARGIN = 1.25  # the library's buffer on estimated savings (PR #172)
 
 
 @dataclass
-class RenderError_:
+class RenderFailure:
+    """The library's error for a tree it cannot render (``type`` is its class name)."""
+
     type: str
     message: str
     unpruned_messages: list[dict[str, Any]] | None = None
@@ -57,7 +58,7 @@ class RenderResult:
     removed_count: int = 0
     budgets: dict[str, float] = field(default_factory=dict)
     expandable_calls: list[dict[str, Any]] = field(default_factory=list)
-    error: RenderError_ | None = None
+    error: RenderFailure | None = None
     # for the report
     initial_tree_factory: Callable[[], Node] | None = None
     final_tree: Node | None = None
@@ -69,8 +70,12 @@ def render(
     budget: int | None = None,
     tokenizer: str | None = None,
     mode: str = "exact",
+    indexed: bool = True,
 ) -> RenderResult:
-    """Renders ``tree`` (a loaded document or a list of root children) to ``budget`` tokens."""
+    """Renders ``tree`` (a loaded document or a list of root children) to ``budget`` tokens.
+
+    ``indexed=False`` prunes with the library's literal scans and whole-tree keep-with walks
+    instead of the candidate heaps and group index: same result, much slower (for checking)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if isinstance(tree, TreeDocument):
@@ -82,26 +87,23 @@ def render(
     if budget_value is None:
         budget_value = MAX_PRIORITY
     tokenizer_name = tokenizer or document.tokenizer or "words"
-    run = _Run(get_tokenizer(tokenizer_name), mode == "exact")
+    run = _Run(get_tokenizer(tokenizer_name), mode == "exact", indexed)
     result = RenderResult(budget_value, tokenizer_name, mode)
-    previous = _counting_exact.value
-    _counting_exact.value = run.counting.exact
     collecting = gc.isenabled()
     gc.disable()  # the trees are acyclic apart from parent links; pauses cost 10-20 %
     try:
         run.render(document.root, budget_value, result)
     finally:
-        _counting_exact.value = previous
         if collecting:
             gc.enable()
     return result
 
 
 class _Run:
-    def __init__(self, tokenizer: Tokenizer, exact: bool) -> None:
+    def __init__(self, tokenizer: Tokenizer, exact: bool, indexed: bool = True) -> None:
         self.tokenizer = tokenizer
         self.counting = Counting(tokenizer, exact)
-        self.pruner = Pruner(self.counting)
+        self.pruner = Pruner(self.counting, fast=indexed)
         self.phase: RenderPhaseResult | None = None
         self.budget: float = 0
 
@@ -114,7 +116,7 @@ class _Run:
         except RenderError as error:
             result.budgets = phase_runner.budgets
             result.expandable_calls = phase_runner.expandable_calls
-            result.error = RenderError_(error.type_name, str(error))
+            result.error = RenderFailure(error.type_name, str(error))
             return
         result.budgets = phase.budgets
         result.expandable_calls = phase.expandable_calls
@@ -126,20 +128,20 @@ class _Run:
         try:
             original = [message.to_raw() for message in iter_messages(root)]
         except TextOutsideMessageError as error:
-            result.error = RenderError_("Error", str(error))
+            result.error = RenderFailure("Error", str(error))
             return
         try:
             removed = self._fit(root, budget, phase)
         except BudgetExceededError as error:
-            result.error = RenderError_("BudgetExceededError", str(error), original)
+            result.error = RenderFailure("BudgetExceededError", str(error), original)
             return
         except NoLowestNodeError as error:
-            result.error = RenderError_("Error", str(error))
+            result.error = RenderFailure("Error", str(error))
             return
         try:
             result.messages = [message.to_raw() for message in iter_messages(root)]
         except TextOutsideMessageError as error:
-            result.error = RenderError_("Error", str(error))
+            result.error = RenderFailure("Error", str(error))
             return
         result.token_count = root.token_count(self.counting)
         final_ids = set(collect_ids(root))
@@ -216,7 +218,7 @@ class _Run:
             ]
             replacement.seq = current.seq
             replacement.children[0].seq = current.seq - 0.5
-            tree.replace(node_id, replacement)
+            tree.replace(node_id, replacement, exact)
             used = used - growable.initial_consume + consumed
             if used >= limit:
                 break

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from engine.render.loader import document_from_data
 from engine.render.materialized import Branch, Message, Node
+from engine.render.output import result_json
 from engine.render.renderer import RenderResult, render
 from engine.render.report import build_report
 from engine.render.tokenizers import get_tokenizer
@@ -54,9 +55,9 @@ content = st.recursive(
 
 
 @st.composite
-def message(draw: st.DrawFn, cache: bool = False) -> dict[str, Any]:
+def message(draw: st.DrawFn, cache: bool = False, wide: bool = False) -> dict[str, Any]:
     role = draw(st.sampled_from(["system", "user", "user", "assistant"]))
-    children: list[Any] = draw(st.lists(content, min_size=0, max_size=4))
+    children: list[Any] = draw(st.lists(content, min_size=0, max_size=12 if wide else 4))
     if cache and draw(st.integers(0, 3)) == 0:
         children.insert(draw(st.integers(0, len(children))), {"type": "cacheBreakpoint"})
     return _with_priority({"type": role, "children": children}, draw(priority))
@@ -98,13 +99,15 @@ def tool_round(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
 
 
 @st.composite
-def tree(draw: st.DrawFn, tools: bool = False, cache: bool = False) -> list[Any]:
+def tree(
+    draw: st.DrawFn, tools: bool = False, cache: bool = False, wide: bool = False
+) -> list[Any]:
     root: list[Any] = []
-    for index in range(draw(st.integers(1, 5))):
+    for index in range(draw(st.integers(1, 12 if wide else 5))):
         if tools and draw(st.booleans()):
             root.extend(draw(tool_round(index)))
         else:
-            item = draw(message(cache=cache))
+            item = draw(message(cache=cache, wide=wide))
             if draw(st.integers(0, 4)) == 0:
                 item = _with_priority({"type": "elem", "children": [item]}, draw(priority))
             root.append(item)
@@ -205,3 +208,23 @@ def test_never_removes_content_before_a_cache_breakpoint(nodes: list[Any], budge
         if subtree_end <= last and node.json_id is not None:
             protected.add(node.json_id)
     assert protected <= _final_ids(result)
+
+
+@SETTINGS
+@given(
+    tree(tools=True, cache=True, wide=True),
+    st.integers(0, 300),
+    st.sampled_from(["prompt-tsx", "exact"]),
+)
+def test_indexes_prune_exactly_like_the_literal_scans(
+    nodes: list[Any], budget: int, mode: str
+) -> None:
+    # The candidate heaps (levels of 8 or more children, hence the wide trees) and the
+    # keep-with index are speed-ups of the library's scans and walks.
+    document = document_from_data({"root": nodes})
+    fast = render(document, budget, "words", mode)
+    slow = render(document, budget, "words", mode, indexed=False)
+    assert result_json(fast) == result_json(slow)
+    assert [(n.json_id, why) for n, why, _ in fast.removals] == [
+        (n.json_id, why) for n, why, _ in slow.removals
+    ]
