@@ -2,7 +2,8 @@
 
 For each group of session files, the share of requests whose simulated cache read and write are
 both within 5 % of the logged ones (and each figure alone), the main sessions and their sub-agents
-each simulated on their own, in two modes:
+(each sub-agent with what its parent and the other sub-agents logged on the shared cache), in two
+modes:
 
 - ``follow log`` (what ctxtop shows): each request is predicted from what the log says the
   previous one left cached (see engine/analysis/cache_sim.py);
@@ -67,7 +68,13 @@ def tally(files: list[Path], verbose: bool) -> dict[str, list[int]]:
         profile = load_profile(profile_for_agent(state.agent))
         for part in [state, *state.subagents.values()]:
             setup = setup_for(part, reader.adapter.autocompact_at, profile, Thresholds())
-            cache = Analyzer().analyze(part, setup, encoding_for(part)).cache
+            # A sub-agent shares the prompt cache with its parent and the other sub-agents.
+            related = (
+                []
+                if part is state
+                else [state, *(other for other in state.subagents.values() if other is not part)]
+            )
+            cache = Analyzer().analyze(part, setup, encoding_for(part), related=related).cache
             rows = [row for row in cache.requests if row.within_5pct is not None]
             counts = [
                 len(rows),

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from engine.analysis.accuracy import RequestPoint, accuracy
 from engine.analysis.cache_shapes import ShapeBuilder
+from engine.analysis.cache_shared import shared_evidence
 from engine.analysis.cache_sim import CacheSimulator
 from engine.analysis.forecast import forecast
 from engine.analysis.placement import on_context as find_on_context
@@ -101,7 +102,16 @@ class Analyzer:
 
     # --- the whole ----------------------------------------------------------------------------
 
-    def analyze(self, state: SessionState, setup: Setup, encoding: Encoding) -> Analysis:
+    def analyze(
+        self,
+        state: SessionState,
+        setup: Setup,
+        encoding: Encoding,
+        *,
+        related: Sequence[SessionState] = (),
+    ) -> Analysis:
+        """``related``: other conversations on the same prompt cache (a sub-agent's parent
+        session and its other sub-agents), for the cache simulation."""
         profile = setup.profile
         context = state.context
         tokens = self._message_tokens(context, encoding)
@@ -215,7 +225,7 @@ class Analyzer:
             compaction_fraction=setup.triggers.compaction,
         )
         shapes = self._shapes.shapes(state, setup, on_context, context, cumulative, system)
-        cache = self._simulator_for(setup).run(shapes)
+        cache = self._simulator_for(setup).run(shapes, shared_evidence(related))
         every, recent = self._history(state)
         points = [
             RequestPoint(

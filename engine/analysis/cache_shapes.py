@@ -8,6 +8,7 @@ breakpoints are where the profile's rules put the agent's cache markers.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from engine.analysis.cache_sim import Boundary, RequestShape
@@ -27,6 +28,13 @@ RESULT_FRAMING = 20
 class ShapeBuilder:
     def __init__(self) -> None:
         self._shape_memo: dict[str, tuple[tuple[object, ...], RequestShape]] = {}
+        self._first: tuple[tuple[str, int, int], str] | None = None
+
+    def _first_key(self, response: str, messages: Sequence[Message], prompt: int) -> str:
+        known = (response, len(messages), prompt)
+        if self._first is None or self._first[0] != known:
+            self._first = (known, first_prompt_key(messages, prompt))
+        return self._first[1]
 
     def shapes(
         self,
@@ -68,7 +76,9 @@ class ShapeBuilder:
             if response.key in summaries:
                 shapes.append(self._summary_shape(response, logged))
                 continue
-            if item is not None and item.index > 0:
+            if not shapes and item is not None and item.index > 0:
+                end_key = self._first_key(response.key, context[: item.index], prompt)
+            elif item is not None and item.index > 0:
                 end_key = f"m:{context[item.index - 1].id}"
             else:
                 end_key = f"r:{epoch}:{response.key}"
@@ -169,7 +179,8 @@ class ShapeBuilder:
             unmarked = sum(
                 round((cumulative[i + 1] - cumulative[i]) * scale) + RESULT_FRAMING for i in after
             )
-        return _request_shape(response, logged, boundaries, unmarked)
+        sent = context[item.index - 1].timestamp if item is not None and item.index else None
+        return _request_shape(response, logged, boundaries, unmarked, sent)
 
     def _message_breakpoints(
         self,
@@ -252,6 +263,20 @@ class ShapeBuilder:
         return tuple(ordered)
 
 
+def first_prompt_key(messages: Sequence[Message], prompt: int) -> str:
+    """The identity of a conversation's first prompt: its messages and its reported size (the
+    system prompt and tools, which the log does not hold, are the same when the sizes are).
+    Two conversations with one first prompt (Claude Code's "Warmup" sub-agents of one process)
+    share its cached prefix."""
+    digest = hashlib.sha256()
+    for message in messages:
+        digest.update(message.role.encode())
+        for block in message.blocks:
+            digest.update(b"\x00" + block.kind.encode() + b"\x00" + block.content().encode())
+        digest.update(b"\x01")
+    return f"first:{prompt}:{digest.hexdigest()[:32]}"
+
+
 def _after_last_arrived(context: Sequence[Message], end: int) -> list[int]:
     """The result messages, before ``end``, of the round's calls made after the call whose
     result arrived last (the log keeps results in arrival order)."""
@@ -288,7 +313,11 @@ def _is_results(message: Message) -> bool:
 
 
 def _request_shape(
-    response: Response, logged: bool, boundaries: list[Boundary], unmarked: int = 0
+    response: Response,
+    logged: bool,
+    boundaries: list[Boundary],
+    unmarked: int = 0,
+    sent: str | None = None,
 ) -> RequestShape:
     usage = response.usage
     return RequestShape(
@@ -302,4 +331,5 @@ def _request_shape(
         logged_write=usage.cache_write_tokens if logged else None,
         logged_uncached=usage.input_tokens,
         unmarked=unmarked,
+        sent=sent,
     )

@@ -57,15 +57,42 @@ class RequestShape:
     # Message tokens the agent sent after its last breakpoint (besides the closing framing
     # every request has, which the simulation learns from the log): uncached by the rule.
     unmarked: int = 0
+    sent: str | None = None  # when the request went out (its last message), if known
 
 
-def _seconds(timestamp: str | None) -> float | None:
+@dataclass(frozen=True, slots=True)
+class SharedEvidence:
+    """What another conversation on the same endpoint and cache (Claude Code's parent session
+    and its sub-agents) showed at ``time``: a closing-framing tail, a read that votes for a
+    caching rule (0: up to the breakpoint, 1: the whole prompt), or a prefix it left cached
+    (key, tokens up to its breakpoint, its whole prompt)."""
+
+    time: float
+    tail: int | None = None
+    vote: int | None = None
+    entry: tuple[str, int, int] | None = None
+
+
+def epoch_seconds(timestamp: str | None) -> float | None:
     if not timestamp:
         return None
     try:
         return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+
+
+def rule_vote(left: tuple[int, int], read: int) -> int | None:
+    """Which rule a read shows, given what the request before left: (its read + write, its
+    prompt). 0: cached up to the breakpoint, 1: the whole prompt, None: cannot tell."""
+    by_breakpoint, whole = left
+    if whole - by_breakpoint < 2:
+        return None  # the two rules cannot be told apart here
+    to_breakpoint = abs(read - by_breakpoint)
+    to_whole = abs(read - whole)
+    if min(to_breakpoint, to_whole) > TOLERANCE * whole:
+        return None
+    return 0 if to_breakpoint < to_whole else 1
 
 
 def _close(simulated: int, logged: int) -> bool:
@@ -112,6 +139,8 @@ class CacheSimulator:
         self._state = _CacheState({}, [])
         self._done: list[CacheRequest] = []
         self._shapes: list[RequestShape] = []
+        self._shared: tuple[SharedEvidence, ...] = ()
+        self._applied = 0  # how many of ``_shared`` the state has taken in
 
     def _alive(self, entry: tuple[int, float | None], now: float | None) -> bool:
         used = entry[1]
@@ -123,7 +152,7 @@ class CacheSimulator:
         return int(median(state.tails)) if state.tails else 0
 
     def _simulate(self, shape: RequestShape, state: _CacheState) -> CacheRequest:
-        now = _seconds(shape.timestamp)
+        now = epoch_seconds(shape.timestamp)
         read = 0
         hit: str | None = None
         for boundary in shape.boundaries:
@@ -181,14 +210,10 @@ class CacheSimulator:
         """
         if state.last is None or not shape.logged_read:
             return
-        by_breakpoint, whole = state.last
-        if whole - by_breakpoint < 2:
-            return  # the two rules cannot be told apart here
-        to_breakpoint = abs(shape.logged_read - by_breakpoint)
-        to_whole = abs(shape.logged_read - whole)
-        if min(to_breakpoint, to_whole) <= TOLERANCE * whole:
+        vote = rule_vote(state.last, shape.logged_read)
+        if vote is not None:
             first, second = state.votes
-            state.votes = (first + 1, second) if to_breakpoint < to_whole else (first, second + 1)
+            state.votes = (first + 1, second) if vote == 0 else (first, second + 1)
 
     def _follow(
         self, state: _CacheState, shape: RequestShape, held: str, now: float | None
@@ -249,22 +274,56 @@ class CacheSimulator:
             write_within_5pct=write_agrees,
         )
 
-    def run(self, shapes: Sequence[RequestShape]) -> CacheSummary:
+    def run(
+        self, shapes: Sequence[RequestShape], shared: Sequence[SharedEvidence] = ()
+    ) -> CacheSummary:
+        """``shared``: what other conversations on the same cache showed, in time order; each
+        request sees what was logged before it went out."""
         # A request whose shape changed (the system prefix became known, a compaction took its
         # messages off the context) is simulated again, with everything after it.
         done = len(self._shapes)
-        if done > len(shapes) or any(
-            shapes[i] is not self._shapes[i] and shapes[i] != self._shapes[i] for i in range(done)
+        shared = tuple(shared)
+        if (
+            done > len(shapes)
+            or shared != self._shared
+            or any(
+                shapes[i] is not self._shapes[i] and shapes[i] != self._shapes[i]
+                for i in range(done)
+            )
         ):
             self._state, self._done, self._shapes, done = _CacheState({}, []), [], [], 0
+            self._shared, self._applied = shared, 0
         # Every request but the newest is final; the newest is simulated on a copy.
         for shape in shapes[done : max(len(shapes) - 1, done)]:
+            self._apply_shared(shape, self._state)
             self._done.append(self._simulate(shape, self._state))
             self._shapes.append(shape)
         rows = list(self._done)
         if len(shapes) > len(self._done):
-            rows.append(self._simulate(shapes[-1], self._state.copy()))
+            state, applied = self._state.copy(), self._applied
+            self._apply_shared(shapes[-1], state)
+            rows.append(self._simulate(shapes[-1], state))
+            self._applied = applied
         return self._summary(rows)
+
+    def _apply_shared(self, shape: RequestShape, state: _CacheState) -> None:
+        """Take in what other conversations logged before this request went out."""
+        sent = epoch_seconds(shape.sent) or epoch_seconds(shape.timestamp)
+        while self._applied < len(self._shared) and (
+            sent is not None and self._shared[self._applied].time < sent
+        ):
+            evidence = self._shared[self._applied]
+            self._applied += 1
+            if evidence.tail is not None:
+                state.tails.append(evidence.tail)
+            if evidence.vote is not None:
+                first, second = state.votes
+                state.votes = (first + 1, second) if evidence.vote == 0 else (first, second + 1)
+            if evidence.entry is not None:
+                key, by_breakpoint, whole = evidence.entry
+                tokens = whole if state.whole_prompt else by_breakpoint
+                if tokens >= self.min_cacheable:
+                    state.entries[key] = (tokens, evidence.time)
 
     def _summary(self, rows: list[CacheRequest]) -> CacheSummary:
         def share(flags: list[bool | None]) -> float | None:

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.analysis.cache_sim import Boundary, CacheSimulator, RequestShape
+from engine.analysis.cache_sim import (
+    Boundary,
+    CacheSimulator,
+    RequestShape,
+    SharedEvidence,
+    epoch_seconds,
+)
 
 TAIL = 6  # uncached tokens after the last breakpoint on every request
 
@@ -122,3 +128,51 @@ def test_an_endpoint_that_caches_the_whole_prompt_ignores_where_the_marker_is() 
     ]
     predicted = simulate(with_unmarked(shapes(PROMPTS, reads, writes), 4, 150))
     assert predicted[4] == (reads[4], writes[4])
+
+
+def at(seconds: int) -> str:
+    return f"2026-11-22T16:06:{seconds:02d}Z"
+
+
+def timed(rows: list[RequestShape], start: int) -> list[RequestShape]:
+    """Requests sent every 2 seconds from ``start``, each answered a second later."""
+    return [
+        replace(row, sent=at(start + 2 * i), timestamp=at(start + 2 * i + 1))
+        for i, row in enumerate(rows)
+    ]
+
+
+def simulate_shared(
+    rows: list[RequestShape], shared: list[SharedEvidence]
+) -> list[tuple[int, int]]:
+    simulator = CacheSimulator(
+        "breakpoints", ttl_seconds=300, granularity=1, min_cacheable=1024, prices=None
+    )
+    return [(row.read, row.write) for row in simulator.run(rows, shared).requests]
+
+
+def test_a_first_prompt_another_conversation_left_cached_is_read() -> None:
+    # Another conversation (a sibling sub-agent) sent the same first prompt and logged it cached
+    # up to its breakpoint at second 10; ours goes out at second 20 and reads it.
+    first = shapes([5000], [0], [5000 - TAIL])[0]
+    rows = timed([replace(first, boundaries=(Boundary("p", 5000, True),))], 20)
+    logged = epoch_seconds(at(10)) or 0.0
+    sibling = [
+        SharedEvidence(logged, tail=TAIL),
+        SharedEvidence(logged, entry=("p", 5000 - TAIL, 5000)),
+    ]
+    assert simulate_shared(rows, sibling) == [(5000 - TAIL, 0)]
+    # Logged after ours went out (the two ran in parallel), it was not there to read.
+    late = epoch_seconds(at(21)) or 0.0
+    assert simulate_shared(rows, [replace(e, time=late) for e in sibling]) == [(0, 5000)]
+
+
+def test_how_the_endpoint_caches_is_learnt_from_the_other_conversations() -> None:
+    # The parent's reads showed the endpoint caching whole prompts before this conversation
+    # started: its second request is predicted by that rule at once.
+    reads = [0, PROMPTS[0]]
+    writes = [PROMPTS[0] - TAIL, PROMPTS[1] - PROMPTS[0] - TAIL]
+    rows = timed(shapes(PROMPTS[:2], reads, writes), 20)
+    shared = [SharedEvidence(epoch_seconds(at(second)) or 0.0, vote=1) for second in (8, 10)]
+    assert simulate_shared(rows, shared)[1] == (reads[1], writes[1])
+    assert simulate_shared(rows, [])[1] != (reads[1], writes[1])

@@ -1,0 +1,68 @@
+"""Sub-agents share the prompt cache with their parent session and with each other."""
+
+from __future__ import annotations
+
+import json
+
+from analysis_expect import ROOT
+
+from engine.analysis.analyze import Analyzer
+from engine.analysis.profiles import load_profile
+from engine.analysis.setup import setup_for
+from engine.config import Thresholds
+from engine.sessions.model import SessionState
+from engine.sessions.reader import SessionReader, read_all
+from engine.sessions.report import encoding_for
+
+LEGACY = ROOT / "tests/sessions/data/generated/claude-code/calc-legacy-2-0-77"
+
+
+def first_requests() -> dict[str, tuple[str, str, int, int, int]]:
+    """agent id -> (first message, first response time, prompt, logged read, logged write),
+    read from the raw sub-agent files."""
+    found = {}
+    for path in sorted(LEGACY.glob("agent-*.jsonl")):
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line]
+        message = rows[0]["message"]["content"]
+        answer = next(row for row in rows if row["type"] == "assistant")
+        usage = answer["message"]["usage"]
+        read, write = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+        prompt = usage["input_tokens"] + read + write
+        found[rows[0]["agentId"]] = (message, answer["timestamp"], prompt, read, write)
+    return found
+
+
+def simulated_first_requests() -> dict[str, tuple[int, int]]:
+    reader = SessionReader(next(LEGACY.glob("b8dbf70f-*.jsonl")))
+    read_all(reader)
+    assert reader.adapter is not None
+    state = reader.adapter.snapshot()
+    profile = load_profile("claude-code")
+    found = {}
+    for agent, part in state.subagents.items():
+        others: list[SessionState] = [state]
+        others += [other for other in state.subagents.values() if other is not part]
+        setup = setup_for(part, reader.adapter.autocompact_at, profile, Thresholds())
+        cache = Analyzer().analyze(part, setup, encoding_for(part), related=others).cache
+        found[agent] = (cache.requests[0].read, cache.requests[0].write)
+    return found
+
+
+def test_a_sub_agent_reads_the_first_prompt_an_earlier_one_sent_identically() -> None:
+    # Claude Code 2.0.77 starts "Warmup" sub-agents in every process; a process whose system
+    # prompt and tools did not change sends the very prompts of the process before.
+    logged = first_requests()
+    simulated = simulated_first_requests()
+    repeated = 0
+    for agent, (message, time, prompt, read, write) in logged.items():
+        earlier = any(
+            (other_message, other_prompt) == (message, prompt) and other_time < time
+            for other_message, other_time, other_prompt, _, _ in logged.values()
+        )
+        if earlier:
+            repeated += 1
+            # The model server caches whole prompts: the whole prompt is read, nothing written.
+            assert simulated[agent] == (read, write) == (prompt, 0)
+        else:
+            assert simulated[agent][0] == read == 0
+    assert repeated == 3
