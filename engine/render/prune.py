@@ -117,6 +117,7 @@ class Pruner:
         self._keep_withs_below: dict[int, int] = {}
         self._frames: list[_Traversal] = []
         self._exhausted: set[Node] = set()
+        self.calls_dropped = False  # exact mode: a message lost tool calls (its count changed)
         self.events: list[tuple[Node, str, float | None]] = []  # (node, why, limit): the report
 
     def index_tree(self, root: Node) -> None:
@@ -253,6 +254,7 @@ class Pruner:
                         node.tool_calls = kept
                         if self.counting.exact:
                             node.forget_counts()
+                            self.calls_dropped = True
                     if node.is_empty():
                         self.remove_node(node, removed, "keep-with")
         finally:
@@ -311,6 +313,7 @@ class Pruner:
             message.tool_calls = kept
             if self.counting.exact:
                 message.forget_counts()
+                self.calls_dropped = True
         if message.is_empty():
             self.remove_node(message, removed, "keep-with")
 

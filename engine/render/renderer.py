@@ -35,6 +35,8 @@ from engine.render.tokenizers import Tokenizer, get_tokenizer
 MODES = ("exact", "prompt-tsx")
 LIBRARY = "@vscode/prompt-tsx@0.4.0-alpha.9"
 SAVINGS_MARGIN = 1.25  # the library's buffer on estimated savings (PR #172)
+# Exact mode recounts precisely once the estimated overage is this small (see _prune_exactly).
+PRECISE_MARGIN = 64
 
 
 @dataclass
@@ -170,16 +172,12 @@ class _Run:
                 continue
             count = container.token_count(counting)
             if counting.exact:
-                while count > limit:
-                    removed: list[Node] = []
-                    self.pruner.remove_lowest(container, removed)
-                    removed_total += len(removed)
-                    count = container.token_count(counting)
+                removed_total += self._prune_exactly(container, count, limit)
                 continue
             while count > limit:
                 overhead = container.base_tokens(counting)
                 while True:
-                    removed = []
+                    removed: list[Node] = []
                     self.pruner.remove_lowest(container, removed)
                     for node in removed:
                         removed_total += 1
@@ -187,6 +185,31 @@ class _Run:
                     if not count - overhead > limit:
                         break
                 count = container.token_count(counting)
+        return removed_total
+
+    def _prune_exactly(self, container: Branch, count: float, limit: float) -> int:
+        """Exact mode: remove in priority order until the precise count fits, no further.
+
+        The precise count is taken before every removal that could reach the limit: while the
+        upper-bound estimate of what is left is more than ``PRECISE_MARGIN`` above it, removals
+        go on without recounting (re-tokenizing a long message after each of thousands of small
+        removals would be quadratic). Dropped tool calls are not in the estimate: recount.
+        """
+        counting = self.counting
+        pruner = self.pruner
+        removed_total = 0
+        while count > limit:
+            estimate = count
+            while True:
+                removed: list[Node] = []
+                pruner.calls_dropped = False
+                pruner.remove_lowest(container, removed)
+                removed_total += len(removed)
+                for node in removed:
+                    estimate -= node.upper_bound(counting)
+                if pruner.calls_dropped or estimate - limit <= PRECISE_MARGIN:
+                    break
+            count = container.token_count(counting)
         return removed_total
 
     def _grow(self, tree: Branch, used: float, limit: float, phase: RenderPhaseResult) -> bool:

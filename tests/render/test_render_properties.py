@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.render import renderer
 from engine.render.loader import document_from_data
 from engine.render.materialized import Branch, Message, Node
 from engine.render.output import result_json
@@ -228,3 +229,21 @@ def test_indexes_prune_exactly_like_the_literal_scans(
     assert [(n.json_id, why) for n, why, _ in fast.removals] == [
         (n.json_id, why) for n, why, _ in slow.removals
     ]
+
+
+@SETTINGS
+@given(tree(tools=True, wide=True), st.integers(0, 300), st.sampled_from(["words", "o200k"]))
+def test_exact_mode_removes_no_more_than_a_recount_after_every_removal(
+    nodes: list[Any], budget: int, tokenizer: str
+) -> None:
+    # Exact mode batches removals while the estimate is far above the budget; recounting
+    # after every single removal must not find a shorter sequence of removals.
+    document = document_from_data({"root": nodes})
+    batched = render(document, budget, tokenizer, "exact")
+    margin = renderer.PRECISE_MARGIN
+    renderer.PRECISE_MARGIN = -1  # every removal is followed by a precise count
+    try:
+        one_by_one = render(document, budget, tokenizer, "exact")
+    finally:
+        renderer.PRECISE_MARGIN = margin
+    assert result_json(batched) == result_json(one_by_one)
