@@ -8,6 +8,7 @@ breakpoints are where the profile's rules put the agent's cache markers.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Sequence
 
@@ -61,6 +62,8 @@ class ShapeBuilder:
         previous_prompt = 0
         prompt_ends: list[Boundary] = []  # earlier prompts of this epoch, newest last
         ends_digest = 0  # a hash of all of them, for the memo
+        restarts = new_system_restarts(state, setup.cache.process_start_new_system_after)
+        systems = 0  # system prompts sent so far besides the first, at a restart
         for response in state.responses.values():
             usage = response.usage
             prompt = usage.input_tokens_total
@@ -68,6 +71,10 @@ class ShapeBuilder:
                 compaction_lines.pop(0)
                 epoch, prompt_ends, ends_digest = epoch + 1, [], 0
                 compactions += 1
+            while restarts and restarts[0] < response.line:
+                restarts.pop(0)
+                epoch, prompt_ends, ends_digest = epoch + 1, [], 0
+                systems += 1
             item = placed.get(response.key)
             if item is None and prompt < previous_prompt:
                 # The prompt shrank without a compaction: its history was rewritten.
@@ -82,7 +89,7 @@ class ShapeBuilder:
                 end_key = f"m:{context[item.index - 1].id}"
             else:
                 end_key = f"r:{epoch}:{response.key}"
-            system_key = f"{SYSTEM_KEY}:{compactions}" if new_system else SYSTEM_KEY
+            system_key = f"{SYSTEM_KEY}:{compactions if new_system else 0}:{systems}"
             # A request whose inputs did not change keeps its shape object, so that the
             # simulation sees at a glance that it need not run again.
             memo_key = (
@@ -261,6 +268,23 @@ class ShapeBuilder:
             # The agent keeps the outermost markers: the first and the newest ones.
             ordered = ordered[:1] + ordered[-(cache.max_breakpoints - 1) :]
         return tuple(ordered)
+
+
+def new_system_restarts(state: SessionState, tools: Sequence[str]) -> list[int]:
+    """The process starts (lines) at which the agent sends a system prompt unlike the one before:
+    after a process that ran one of ``tools`` (a file edit changes the git status the system
+    prompt holds)."""
+    if not tools or not state.process_starts:
+        return []
+    edits = sorted(call.line for call in state.tools.values() if call.name in tools)
+    found: list[int] = []
+    began = 0
+    for start in state.process_starts:
+        index = bisect.bisect_right(edits, began)
+        if index < len(edits) and edits[index] < start:
+            found.append(start)
+        began = start
+    return found
 
 
 def first_prompt_key(messages: Sequence[Message], prompt: int) -> str:

@@ -78,6 +78,10 @@ class CacheSpec:
     # The agent marks the tool result that arrived last and sends a round's results in call
     # order: results of calls after that one follow the breakpoint, uncached (Claude Code).
     marks_last_arrived_result: bool = False
+    # A new agent process (``state.process_starts``) sends a system prompt unlike the one cached
+    # before when the process before ran one of these tools (Claude Code: a file edit changes the
+    # git status its system prompt holds).
+    process_start_new_system_after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +193,9 @@ def parse_profile(document: Any, source: str) -> Profile:
             summary_request_uncached=bool(raw_cache.get("summary_request_uncached", False)),
             compaction_changes_system=bool(raw_cache.get("compaction_changes_system", False)),
             marks_last_arrived_result=bool(raw_cache.get("marks_last_arrived_result", False)),
+            process_start_new_system_after=tuple(
+                str(name) for name in raw_cache.get("process_start_new_system_after") or ()
+            ),
         ),
         output_reserve=reserve,
         output_reserve_cap=document.get("output_reserve_cap"),

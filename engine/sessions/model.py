@@ -171,6 +171,8 @@ class SessionState:
     tool_tally: dict[str, list[int]] = field(default_factory=dict)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
+    # Lines where a new agent process took the next prompt (Claude Code ``-p --resume``).
+    process_starts: list[int] = field(default_factory=list)
     subagents: dict[str, SessionState] = field(default_factory=dict)
     skipped: list[SkippedLine] = field(default_factory=list)
     # For a sub-agent: its id, type/description, and the parent's tool call that started it.

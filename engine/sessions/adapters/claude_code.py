@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter
+from engine.sessions.adapters.claude_process import ProcessStarts
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
@@ -61,7 +62,6 @@ _IGNORED_PREFIXES = tuple(
         "api-request",
         "file-history-snapshot",
         "file-history-delta",
-        "queue-operation",
         "cost-state",
         "atis-latch",
         "tools-used",
@@ -439,6 +439,7 @@ class ClaudeCodeAdapter(Adapter):
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self._main = _Window(self.state)
+        self._processes = ProcessStarts(self.state)
         self._windows: dict[str, _Window] = {}
         self._sidechain_root: dict[str, str] = {}  # 1.0.x: sidechain uuid → sub-agent id
         self._task_prompts: dict[str, str] = {}  # 1.0.x: Task prompt → tool_use id
@@ -482,6 +483,7 @@ class ClaudeCodeAdapter(Adapter):
         if record.get("isSidechain"):
             self._feed_sidechain(record, line)
             return
+        self._processes.feed(record, line)
         self._main.feed(record, line)
         if kind == "assistant":
             self._note_task_prompts(record)

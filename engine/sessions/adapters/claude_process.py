@@ -1,0 +1,70 @@
+"""Where a new Claude Code process took the session's next prompt.
+
+``claude -p … --resume <id>`` runs one process per prompt, each appending to the same session
+file. A prompt reaches the agent through its input queue, which 2.x logs as ``queue-operation``
+records: ``enqueue`` then ``dequeue`` (2.1.x), or ``dequeue`` alone (2.0.x), before the prompt.
+The queue also holds what a user typed while a turn was running (taken when the turn ends) and
+the task notifications the agent queues for itself inside a running process: neither starts a
+process. A new process sends a fresh system prompt, which matters for the prompt cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.sessions.model import SessionState
+
+TASK_NOTIFICATION = "<task-notification>"
+
+
+class ProcessStarts:
+    """Fed the main file's records in order; appends to ``state.process_starts`` the line of
+    each queue record that starts a process."""
+
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+        self._turn_open = False  # the model owes a response (a prompt or tool results are out)
+        self._queued = 0  # enqueued and not yet dequeued
+
+    def feed(self, record: Mapping[str, Any], line: int) -> None:
+        kind = record.get("type")
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if kind == "assistant":
+            self._turn_open = _has_block(content, "tool_use")
+        elif kind == "user" and not record.get("isMeta") and not record.get("isCompactSummary"):
+            if _has_block(content, "tool_result") or _is_prompt(content):
+                self._turn_open = True
+        elif kind == "queue-operation":
+            self._queue(record, line)
+
+    def _queue(self, record: Mapping[str, Any], line: int) -> None:
+        operation = record.get("operation")
+        if operation == "enqueue":
+            self._queued += 1
+            content = record.get("content")
+            notification = isinstance(content, str) and content.startswith(TASK_NOTIFICATION)
+            if not self._turn_open and not notification:
+                self.state.process_starts.append(line)
+        elif operation == "dequeue":
+            if self._queued:
+                self._queued -= 1
+            elif not self._turn_open:
+                self.state.process_starts.append(line)  # 2.0.x logs the dequeue alone
+
+
+def _has_block(content: Any, kind: str) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(block, Mapping) and block.get("type") == kind for block in content
+    )
+
+
+def _is_prompt(content: Any) -> bool:
+    """Text the user typed (local commands, their output and notifications come tagged)."""
+    if isinstance(content, list):
+        texts = [
+            b.get("text") for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+        ]
+        content = texts[0] if texts else None
+    return isinstance(content, str) and not content.lstrip().startswith("<")
