@@ -309,7 +309,7 @@ class CtxtopApp(App[None]):
     def action_toggle_view(self) -> None:
         self.toggle_class("tree-view")
         if self.has_class("tree-view"):
-            self.prompt_tree.tree.focus()
+            self.prompt_tree.outline_tree.focus()
         else:
             self.tools.focus()
 

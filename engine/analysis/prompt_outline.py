@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.analysis.profiles import Profile, SectionSpec
 from engine.analysis.sections import (
@@ -42,22 +42,28 @@ class OutlineNode:
 @dataclass(frozen=True, slots=True)
 class Outline:
     nodes: tuple[OutlineNode, ...]  # depth first, in prompt order
+    # Indexes built with the outline (in the worker thread, not by the view that shows it).
+    _children: dict[str | None, list[OutlineNode]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _parents: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for node in self.nodes:
+            self._children.setdefault(node.parent, []).append(node)
+            self._parents[node.id] = node.parent
 
     def children(self) -> dict[str | None, list[OutlineNode]]:
         """Each node's children by parent id (None: the sections)."""
-        found: dict[str | None, list[OutlineNode]] = {}
-        for node in self.nodes:
-            found.setdefault(node.parent, []).append(node)
-        return found
+        return self._children
 
     def ancestors(self, node_id: str) -> list[str]:
         """The ids from the section down to ``node_id``'s parent."""
-        parents = {node.id: node.parent for node in self.nodes}
         chain: list[str] = []
-        parent = parents.get(node_id)
+        parent = self._parents.get(node_id)
         while parent is not None:
             chain.append(parent)
-            parent = parents.get(parent)
+            parent = self._parents.get(parent)
         return chain[::-1]
 
     def search(self, text: str) -> list[OutlineNode]:

@@ -49,7 +49,7 @@ async def test_a_lower_what_if_budget_strikes_the_oldest_round_and_empty_restore
         assert app.view is not None and app.view.analysis is not None
         first = app.view.analysis
         assert first.profile == "copilot" and not first.pruned
-        tree = app.prompt_tree.tree
+        tree = app.prompt_tree.outline_tree
         rounds = [node for node in first.nodes if node.section == "history"]
         oldest, newer = rounds[0], rounds[1]
         await wait_until(pilot, lambda: oldest.id in tree.built)
@@ -143,11 +143,11 @@ async def test_appended_lines_grow_the_tree_and_the_sections(tmp_path: Path) -> 
         after = app.view.analysis  # type: ignore[union-attr]
         assert after is not None
         assert {s.name: s.tokens for s in after.sections} != messages
-        assert app.prompt_tree.tree.outline == app.view.outline  # type: ignore[union-attr]
+        assert app.prompt_tree.outline_tree.outline == app.view.outline  # type: ignore[union-attr]
         assert any(isinstance(m, SessionUpdated) for m in posted)
         # The newest message is in the built tree: its round opened as the one before was open.
         newest = [n for n in app.view.outline.nodes if n.kind == "message"][-1]  # type: ignore[union-attr]
-        await wait_until(pilot, lambda: newest.id in app.prompt_tree.tree.built)
+        await wait_until(pilot, lambda: newest.id in app.prompt_tree.outline_tree.built)
 
 
 @synchronous
@@ -159,7 +159,7 @@ async def test_slash_finds_nodes_in_collapsed_parts_of_the_tree(tmp_path: Path) 
         assert not app.prompt_tree.display or not app.has_class("tree-view")
         await pilot.press("slash", *"compact", "enter")
         assert app.has_class("tree-view")
-        tree = app.prompt_tree.tree
+        tree = app.prompt_tree.outline_tree
         first = tree.cursor_node
         assert first is not None and first.data in tree.matches
         assert len(tree.matches) >= 2

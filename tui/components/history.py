@@ -23,14 +23,17 @@ class FillHistory(Vertical):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.border_title = "Fill per request"
+        # Kept by reference: an update may come while the app tears its widgets down.
+        self.sparkline = Sparkline([], id="history-sparkline")
+        self.caption = Static("no requests yet", id="history-caption")
 
     def compose(self) -> ComposeResult:
-        yield Sparkline([], id="history-sparkline")
-        yield Static("no requests yet", id="history-caption")
+        yield self.sparkline
+        yield self.caption
 
     def show(self, view: LiveView) -> None:
         history = list(view.history)
-        self.query_one(Sparkline).data = history
+        self.sparkline.data = history
         forecast = view.analysis.forecast if view.analysis is not None else None
         caption = Text(no_wrap=True, overflow="ellipsis")
         if forecast is not None:
@@ -50,7 +53,7 @@ class FillHistory(Vertical):
                     f" {fmt.tokens(last.cache_read)}, write {fmt.tokens(last.cache_write)})"
                     f" + output {fmt.tokens(last.output)}"
                 )
-        self.query_one("#history-caption", Static).update(caption)
+        self.caption.update(caption)
 
 
 def forecast_text(forecast: Forecast) -> str:

@@ -24,6 +24,7 @@ from tui import format as fmt
 
 BREAKPOINT_MARK = "⚑"  # a cache breakpoint follows this node
 PRUNED_MARK = "✂"  # pruned at this budget (also struck through)
+AUTO_OPEN_LIMIT = 200
 
 
 def node_label(node: OutlineNode) -> Text:
@@ -59,6 +60,7 @@ class OutlineTree(Tree[str]):
         self.expanded_ids: set[str] = set()
         self.sections_seen: dict[str, str | None] = {}  # section id -> its newest round
         self.built: dict[str, TreeNode[str]] = {}
+        self.shown: dict[str, OutlineNode] = {}  # what each built node's label shows
         self.matches: list[str] = []
 
     def show(self, outline: Outline) -> None:
@@ -70,8 +72,10 @@ class OutlineTree(Tree[str]):
             if section.id not in self.sections_seen:
                 # The conversation's sections start expanded down to their newest round.
                 self.sections_seen[section.id] = newest
-                if newest is not None:
-                    self.expanded_ids.update((section.id, newest))
+                if newest is not None and self._small(section.id):
+                    self.expanded_ids.add(section.id)
+                    if self._small(newest):
+                        self.expanded_ids.add(newest)
             elif newest != self.sections_seen[section.id]:
                 # A new round: open it if the one before was open (following the session).
                 if self.sections_seen[section.id] in self.expanded_ids and newest is not None:
@@ -79,35 +83,44 @@ class OutlineTree(Tree[str]):
                 self.sections_seen[section.id] = newest
         self._sync(self.root, None)
 
+    def _small(self, node_id: str) -> bool:
+        """Few enough children to open without being asked (each one is a line to build)."""
+        return len(self.children_of.get(node_id, ())) <= AUTO_OPEN_LIMIT
+
     def _add(self, parent: TreeNode[str], node: OutlineNode) -> None:
         has_children = bool(self.children_of.get(node.id))
         child = parent.add(node_label(node), data=node.id, allow_expand=has_children)
         self.built[node.id] = child
+        self.shown[node.id] = node
         if has_children and node.id in self.expanded_ids:
             child.expand()
             self._sync(child, node.id)
 
     def _sync(self, parent: TreeNode[str], parent_id: str | None) -> None:
-        """Make ``parent``'s built children match the outline's (relabel when the same)."""
+        """Make ``parent``'s built children match the outline's: new ones are added after the
+        ones there (a session grows at the end), changed ones relabelled, else all rebuilt."""
         wanted = self.children_of.get(parent_id, [])
         current = list(parent.children)
-        if [child.data for child in current] != [node.id for node in wanted]:
+        if [child.data for child in current] != [node.id for node in wanted[: len(current)]]:
             for child in current:
                 self._forget(child)
             parent.remove_children()
-            for node in wanted:
-                self._add(parent, node)
-            return
-        for child, node in zip(current, wanted, strict=True):
-            child.set_label(node_label(node))
+            current = []
+        for child, node in zip(current, wanted, strict=False):
             has_children = bool(self.children_of.get(node.id))
-            child.allow_expand = has_children
+            if self.shown.get(node.id) != node:
+                self.shown[node.id] = node
+                child.set_label(node_label(node))
+                child.allow_expand = has_children
             if child.is_expanded and has_children:
                 self._sync(child, node.id)
+        for node in wanted[len(current) :]:
+            self._add(parent, node)
 
     def _forget(self, node: TreeNode[str]) -> None:
         if node.data is not None:
             self.built.pop(node.data, None)
+            self.shown.pop(node.data, None)
         for child in node.children:
             self._forget(child)
 
@@ -167,29 +180,28 @@ class PromptTree(Vertical):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.border_title = "Prompt tree"
         self.searched: str | None = None
+        self.outline_tree = OutlineTree(id="outline")
+        self.search_box = Input(
+            placeholder="search the tree (enter: next, esc: close)", id="tree-search"
+        )
 
     def compose(self) -> ComposeResult:
-        yield OutlineTree(id="outline")
-        yield Input(placeholder="search the tree (enter: next, esc: close)", id="tree-search")
-
-    @property
-    def tree(self) -> OutlineTree:
-        return self.query_one(OutlineTree)
+        yield self.outline_tree
+        yield self.search_box
 
     def show(self, outline: Outline | None, pruned: int = 0) -> None:
-        if outline is None or outline == self.tree.outline:
+        if outline is None or outline == self.outline_tree.outline:
             return
-        self.tree.show(outline)
+        self.outline_tree.show(outline)
         self.border_subtitle = f"{pruned} pruned" if pruned else ""
 
     def open_search(self) -> None:
-        search = self.query_one(Input)
-        search.add_class("shown")
-        search.focus()
+        self.search_box.add_class("shown")
+        self.search_box.focus()
 
     @on(Input.Submitted, "#tree-search")
     def _submitted(self, event: Input.Submitted) -> None:
-        tree = self.tree
+        tree = self.outline_tree
         if tree.matches and event.value == self.searched:
             tree.action_next_match()
         else:
@@ -198,8 +210,7 @@ class PromptTree(Vertical):
             self.border_subtitle = f"{found} found" if event.value else ""
 
     def on_key(self, event: events.Key) -> None:
-        search = self.query_one(Input)
-        if event.key == "escape" and search.has_class("shown"):
-            search.remove_class("shown")
-            self.tree.focus()
+        if event.key == "escape" and self.search_box.has_class("shown"):
+            self.search_box.remove_class("shown")
+            self.outline_tree.focus()
             event.stop()
