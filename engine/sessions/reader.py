@@ -60,6 +60,23 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def feed_safely(adapter: Adapter, record: Any, line_no: int, path: Path | None = None) -> None:
+    """``adapter.feed`` (or ``feed_companion`` for ``path``) that cannot take the reader down: a
+    record whose shape an adapter did not expect is skipped and reported with its file and line
+    (a log holds whatever tools returned, and agents change their formats)."""
+    try:
+        if path is None:
+            adapter.feed(record, line_no)
+        else:
+            adapter.feed_companion(path, record, line_no)
+    except MemoryError:
+        raise
+    except Exception as error:
+        where = str(path if path is not None else adapter.path)
+        reason = f"unexpected record shape ({type(error).__name__})"
+        adapter.state.skipped.append(SkippedLine(where, line_no, reason))
+
+
 def _document_records(document: Any) -> list[Any]:
     return list(document) if isinstance(document, list) else [document]
 
@@ -171,7 +188,7 @@ class SessionReader:
                 self._held.append((line_no, record))
                 adapter = self._try_detect()
                 continue
-            adapter.feed(record, line_no)
+            feed_safely(adapter, record, line_no)
         if adapter is not None:
             adapter.state.bytes_read = self._tailer.offset - self._tailer.pending_bytes
             adapter.state.lines_read = self._tailer.line_no
@@ -207,7 +224,7 @@ class SessionReader:
         adapter.state.skipped.extend(self._held_skips)
         self._held_skips.clear()
         for line_no, record in self._held:
-            adapter.feed(record, line_no)
+            feed_safely(adapter, record, line_no)
         self._held.clear()
         self.adapter = adapter
         return adapter
@@ -243,7 +260,7 @@ class SessionReader:
             return True
         adapter = cls(self.path)
         for index, record in enumerate(records):
-            adapter.feed(record, index + 1)
+            feed_safely(adapter, record, index + 1)
         adapter.state.bytes_read = len(data)
         adapter.state.lines_read = len(records)
         self.adapter = adapter
@@ -271,7 +288,7 @@ class SessionReader:
                 if reason is not None:
                     adapter.state.skipped.append(SkippedLine(str(path), line_no, reason))
                 elif record is not None:
-                    adapter.feed_companion(path, record, line_no)
+                    feed_safely(adapter, record, line_no, path)
             changed = changed or bool(batch.lines)
         return changed
 

@@ -77,6 +77,19 @@ from typing import Any, ClassVar
 from engine.sessions.model import SessionState
 
 DETECT_RECORDS = 20
+# The largest context window of any model is 10M tokens: one request's figure above that is not
+# a real one (and later steps size things by it). Running totals over a session may be larger.
+MAX_TOKENS = 10**7
+MAX_TOTAL_TOKENS = 10**12
+
+
+def token_count(value: Any, limit: int = MAX_TOKENS) -> int | None:
+    """A token figure from a log: a whole, finite number from 0 to ``limit``, else None
+    (a log may hold anything: a string, a bool, -1, 1e308, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if 0 <= value <= limit else None  # NaN fails both comparisons
+
 
 # Detection scores.
 NOT_MINE = 0

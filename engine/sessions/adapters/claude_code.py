@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter
+from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.adapters.claude_process import ProcessStarts
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
 
@@ -118,11 +118,11 @@ def usage_from(raw: Any) -> Usage:
     details = raw.get("output_tokens_details")
     thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
     return Usage(
-        input_tokens=int(raw.get("input_tokens") or 0),
-        output_tokens=int(raw.get("output_tokens") or 0),
-        cache_read_tokens=int(raw.get("cache_read_input_tokens") or 0),
-        cache_write_tokens=int(raw.get("cache_creation_input_tokens") or 0),
-        reasoning_tokens=int(thinking or 0),
+        input_tokens=token_count(raw.get("input_tokens")) or 0,
+        output_tokens=token_count(raw.get("output_tokens")) or 0,
+        cache_read_tokens=token_count(raw.get("cache_read_input_tokens")) or 0,
+        cache_write_tokens=token_count(raw.get("cache_creation_input_tokens")) or 0,
+        reasoning_tokens=token_count(thinking) or 0,
     )
 
 
@@ -429,7 +429,7 @@ def _session_id_of(line: bytes) -> Any:
 
 
 def _int_or_none(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return token_count(value)
 
 
 class ClaudeCodeAdapter(Adapter):

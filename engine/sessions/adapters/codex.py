@@ -23,7 +23,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter
+from engine.sessions.adapters.base import (
+    CERTAIN,
+    LIKELY,
+    MAX_TOTAL_TOKENS,
+    NOT_MINE,
+    Adapter,
+    token_count,
+)
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
 
 ROLLOUT_TYPES = {
@@ -83,10 +90,10 @@ def usage_from(raw: Any) -> Usage | None:
     """
     if not isinstance(raw, dict):
         return None
-    values = [raw.get(key) or 0 for key in _USAGE_KEYS]
-    if not all(isinstance(value, int) and not isinstance(value, bool) for value in values):
+    values = [token_count(raw.get(key) or 0) for key in _USAGE_KEYS]
+    if None in values:
         return None
-    prompt, cached, written, output, reasoning = values
+    prompt, cached, written, output, reasoning = (value or 0 for value in values)
     return Usage(
         input_tokens=max(prompt - cached - written, 0),
         output_tokens=output,
@@ -109,7 +116,8 @@ def _cumulative(raw: Any) -> tuple[int, ...] | None:
     """A thread's running total as a comparable key (None if it is not a usage object)."""
     if not isinstance(raw, dict):
         return None
-    return (*(int(raw.get(key) or 0) for key in _USAGE_KEYS), int(raw.get("total_tokens") or 0))
+    keys = (*_USAGE_KEYS, "total_tokens")
+    return tuple(token_count(raw.get(key), MAX_TOTAL_TOKENS) or 0 for key in keys)
 
 
 def _text_of(content: Any) -> str:
@@ -248,8 +256,8 @@ class _Thread:
         window = payload.get("model_context_window")
         if kind == "task_started":
             self.turn_activity = False
-            if isinstance(window, int) and window > 0:
-                self.state.context_window = window
+            if token_count(window):
+                self.state.context_window = token_count(window)
             return
         if kind != "token_count":
             return

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter
+from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 
 PRODUCER = "copilot-agent"
@@ -51,10 +51,7 @@ SUBAGENT_INITIATOR = "sub-agent"
 
 
 def _number(raw: Mapping[str, Any], name: str) -> int | None:
-    value = raw.get(name)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
-    return None
+    return token_count(raw.get(name))
 
 
 def usage_from(raw: Mapping[str, Any]) -> Usage | None:

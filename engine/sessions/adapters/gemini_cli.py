@@ -33,7 +33,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter
+from engine.paths import is_plain_name
+from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 
 _MESSAGE_TYPES = {"user", "gemini", "info", "error", "warning"}
@@ -65,11 +66,9 @@ def usage_from(tokens: Mapping[str, Any]) -> Usage | None:
     """
     counts = []
     for name in ("input", "output", "cached", "thoughts", "tool"):
-        value = tokens.get(name) or 0
-        if type(value) is not int:  # bool and str are malformed; float is rare
-            if not isinstance(value, float):
-                return None
-            value = int(value)
+        value = token_count(tokens.get(name) or 0)  # bool and str are malformed; float is rare
+        if value is None:
+            return None
         counts.append(value)
     prompt, output, cached, thoughts, tool = counts
     return Usage(
@@ -455,10 +454,13 @@ class GeminiCliAdapter(Adapter):
 
     def companions(self) -> list[Path]:
         now = time.monotonic()
-        if self.state.session_id is None or now - self._companion_scan < COMPANION_RESCAN:
+        session_id = self.state.session_id
+        if session_id is None or now - self._companion_scan < COMPANION_RESCAN:
             return self._companions
         self._companion_scan = now
-        directory = self.path.parent / self.state.session_id
+        if not is_plain_name(session_id):  # from the log: "../x" or "/x" would lead elsewhere
+            return self._companions
+        directory = self.path.parent / session_id
         if directory.is_dir():
             self._companions = sorted(directory.glob("*.jsonl"))
         return self._companions

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from engine.sessions.adapters.base import GENERIC, NOT_MINE, Adapter
+from engine.sessions.adapters.base import GENERIC, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Message, Role, Usage
 
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
@@ -27,9 +27,9 @@ def _is_message(record: Any) -> bool:
 
 def _int(raw: Mapping[str, Any], *names: str) -> int:
     for name in names:
-        value = raw.get(name)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return int(value)
+        value = token_count(raw.get(name))
+        if value is not None:
+            return value
     return 0
 
 

@@ -1,0 +1,90 @@
+"""Running ctxtop on hostile input and checking how it ended: a report (exit 0) or one line
+``ctxtop: <file>[:<line>]: <what>`` (exit 2) on stderr; never a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import resource
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = {
+    "claude-code": next(
+        (ROOT / "sample_sessions/claude-code/projects/-path-to-Demo").glob("1af7*")
+    ),
+    "codex": next((ROOT / "sample_sessions/codex/sessions").rglob("rollout-*.jsonl")),
+    "gemini-cli": next((ROOT / "sample_sessions/gemini-cli").rglob("session-*.jsonl")),
+    "copilot-cli": next((ROOT / "sample_sessions/copilot-cli").rglob("events.jsonl")),
+    "openai-messages": ROOT / "sample_sessions/openai-messages/agent-loop.jsonl",
+    "openai-document": ROOT / "sample_sessions/openai-messages/demo-chat.json",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*argv: str) -> Ended:
+    """``ctxtop ARGV`` in this process (an escaping exception fails the calling test)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return Ended(code, out.getvalue(), err.getvalue())
+
+
+SUBPROCESS_MAIN = "import sys; from engine.cli.main import main; sys.exit(main(sys.argv[1:]))"
+# The child reports its own peak memory, measured after ctxtop returned, on stderr's last line.
+MEASURED_MAIN = (
+    "import resource, sys\n"
+    "from engine.cli.main import main\n"
+    "code = main(sys.argv[1:])\n"
+    "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "print(f'peak-kb {peak}', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def run_subprocess(
+    *argv: str, timeout: float = 120, file_size_limit: int | None = None, measure: bool = False
+) -> Ended:
+    """``ctxtop ARGV`` in a child process (for hangs, memory and file-size limits)."""
+
+    def limit() -> None:
+        if file_size_limit is not None:
+            import signal
+
+            # A full disk, as far as ctxtop can tell: writes past the limit fail with EFBIG.
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED_MAIN if measure else SUBPROCESS_MAIN, *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit,
+        env=dict(os.environ),
+        cwd=ROOT,
+    )
+    return Ended(done.returncode, done.stdout, done.stderr)
+
+
+def assert_clean_end(ended: Ended, path: Path | str) -> None:
+    """A report, or one ``ctxtop:`` line naming the file; no traceback either way."""
+    assert "Traceback" not in ended.err, ended.err
+    if ended.code == 0:
+        return
+    assert ended.code == 2, (ended.code, ended.err)
+    lines = ended.err.splitlines()
+    assert len(lines) == 1, ended.err
+    assert lines[0].startswith(f"ctxtop: {path}"), ended.err
