@@ -1,0 +1,101 @@
+"""A 50 MB single line, and a file truncated or replaced while it is being tailed."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from cli_run import SAMPLES, assert_clean_end, run_subprocess
+
+from engine.sessions.reader import SessionReader
+
+LINE_BYTES = 50 * 1024 * 1024
+# The stated bound for reading a log with one 50 MB line: the interpreter with ctxtop's modules
+# (about 100 MB) plus six times the line (its raw bytes, the decoded text and the parsed value,
+# each held at most briefly twice). Measured: see the README's Safety section.
+MEMORY_BOUND_KB = 100 * 1024 + 6 * LINE_BYTES // 1024
+
+
+def _big_line_session(tmp_path: Path, line: bytes) -> Path:
+    lines = SAMPLES["openai-messages"].read_bytes().splitlines()
+    path = tmp_path / "big.jsonl"
+    with open(path, "wb") as out:
+        out.write(b"\n".join(lines[:3]) + b"\n")
+        out.write(line + b"\n")
+        out.write(b"\n".join(lines[3:]) + b"\n")
+    return path
+
+
+def _peak_kb(stderr: str) -> int:
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("peak-kb "), stderr
+    return int(last.split()[1])
+
+
+def test_a_50_mb_tool_result_line_stays_within_the_memory_bound(tmp_path: Path) -> None:
+    body = "x" * (LINE_BYTES - 100)
+    record = {"role": "tool", "tool_call_id": "call_big", "content": body}
+    path = _big_line_session(tmp_path, json.dumps(record).encode())
+    ended = run_subprocess("report", str(path), measure=True, timeout=240)
+    assert ended.code == 0, ended.err
+    assert "Traceback" not in ended.err
+    assert _peak_kb(ended.err) < MEMORY_BOUND_KB
+
+
+def test_a_50_mb_line_that_is_not_json_is_skipped_within_the_bound(tmp_path: Path) -> None:
+    path = _big_line_session(tmp_path, b'{"role": "tool", "content": "' + b"y" * LINE_BYTES)
+    ended = run_subprocess("report", str(path), "--json", measure=True, timeout=240)
+    assert_clean_end(ended, path)
+    assert ended.code == 0
+    skipped = json.loads(ended.out)["skipped_lines"]
+    assert [row["line"] for row in skipped] == [4]
+    assert _peak_kb(ended.err) < MEMORY_BOUND_KB
+
+
+def test_a_file_truncated_and_replaced_while_tailed(tmp_path: Path) -> None:
+    """The agent's file is cut, rewritten and replaced (new inode) while ctxtop polls it: every
+    poll ends without an exception, and the last one shows exactly the final file."""
+    lines = SAMPLES["openai-messages"].read_bytes().splitlines(keepends=True)
+    path = tmp_path / "agent-loop.jsonl"
+    path.write_bytes(b"".join(lines))
+    reader = SessionReader(path)
+    reader.poll()
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def poll_forever() -> None:
+        while not stop.is_set():
+            try:
+                reader.poll()
+            except BaseException as error:  # what the test is about
+                failures.append(error)
+                return
+
+    poller = threading.Thread(target=poll_forever)
+    poller.start()
+    try:
+        for round_no in range(60):
+            keep = lines[: 1 + round_no % len(lines)]
+            if round_no % 3 == 0:
+                with open(path, "r+b") as handle:  # cut in place, mid-line
+                    handle.truncate(max(len(b"".join(keep)) - 7, 0))
+            elif round_no % 3 == 1:
+                replacement = tmp_path / "replacement.jsonl"
+                replacement.write_bytes(b"".join(keep))
+                os.replace(replacement, path)  # a new inode under the same name
+            else:
+                with open(path, "ab") as handle:
+                    handle.write(b"".join(lines[len(keep) :]))
+    finally:
+        stop.set()
+        poller.join(timeout=60)
+    assert not poller.is_alive()
+    assert failures == []
+    reader.poll()
+    fresh = SessionReader(path)
+    fresh.poll()
+    assert reader.state is not None and fresh.state is not None
+    assert [m.role for m in reader.state.context] == [m.role for m in fresh.state.context]
+    assert reader.state.totals == fresh.state.totals
