@@ -6,11 +6,19 @@ Each location honours an environment override so tests and users can relocate it
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import platformdirs
 
 APP_NAME = "ctxtop"
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+
+
+def is_plain_name(name: str) -> bool:
+    """True for a name that is one path component and nothing else: no separator, no ``..``,
+    no NUL or newline, not absolute (names from a log may be any of those)."""
+    return bool(_PLAIN_NAME.fullmatch(name)) and ".." not in name
 
 
 def _dir(env: str, default: str) -> Path:

@@ -7,18 +7,16 @@ never sees a half-written file (the data is complete and flushed before the name
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from pathlib import Path
 
 from engine.errors import CtxtopError
-
-_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+from engine.paths import is_plain_name
 
 
 def safe_name(name: str) -> str:
     """``name`` if it is a plain file name (no separators, ``..``, NUL, newlines); else error."""
-    if not _SAFE.fullmatch(name) or ".." in name:
+    if not is_plain_name(name):
         raise CtxtopError(f"refusing unsafe file name {name!r}")
     return name
 
