@@ -170,17 +170,19 @@ class CacheSimulator:
                 if boundary.tokens >= self.min_cacheable:
                     state.entries[boundary.key] = (boundary.tokens, now)
         else:
-            tail = self._tail(state)
+            # An endpoint that caches the whole prompt ignores where the marker is.
+            unmarked = 0 if state.whole_prompt else shape.unmarked
+            # The last breakpoint: no other lies beyond it (an inferred system prefix that takes
+            # in more than the log shows of the first prompt may reach past it).
+            last = max(shape.prompt - self._tail(state) - unmarked, read)
             end = read
             held = hit  # the entry that holds this request's longest cached prefix afterwards
             for boundary in shape.boundaries:
                 if not boundary.breakpoint or boundary.tokens < self.min_cacheable:
                     continue
-                size = min(boundary.tokens, shape.prompt)
-                if size == shape.prompt:
-                    # An endpoint that caches the whole prompt ignores where the marker is.
-                    unmarked = 0 if state.whole_prompt else shape.unmarked
-                    size = max(size - tail - unmarked, read)
+                size = min(boundary.tokens, last)
+                if boundary.tokens >= shape.prompt:
+                    size = last
                 if size > read:
                     state.entries[boundary.key] = (size, now)
                 if size >= end:
@@ -309,6 +311,7 @@ class CacheSimulator:
     def _apply_shared(self, shape: RequestShape, state: _CacheState) -> None:
         """Take in what other conversations logged before this request went out."""
         sent = epoch_seconds(shape.sent) or epoch_seconds(shape.timestamp)
+        entries: list[SharedEvidence] = []
         while self._applied < len(self._shared) and (
             sent is not None and self._shared[self._applied].time < sent
         ):
@@ -316,14 +319,20 @@ class CacheSimulator:
             self._applied += 1
             if evidence.tail is not None:
                 state.tails.append(evidence.tail)
-            if evidence.vote is not None:
+            if evidence.vote is not None and self.follow_log:
                 first, second = state.votes
                 state.votes = (first + 1, second) if evidence.vote == 0 else (first, second + 1)
             if evidence.entry is not None:
-                key, by_breakpoint, whole = evidence.entry
-                tokens = whole if state.whole_prompt else by_breakpoint
-                if tokens >= self.min_cacheable:
-                    state.entries[key] = (tokens, evidence.time)
+                entries.append(evidence)
+        for evidence in entries:  # sized by what the rule and the framing are now
+            assert evidence.entry is not None
+            key, by_breakpoint, whole = evidence.entry
+            tokens = whole if state.whole_prompt else by_breakpoint
+            if not self.follow_log:
+                # The open loop takes from the log only the prompt sizes and the framing.
+                tokens = whole - self._tail(state)
+            if tokens >= self.min_cacheable:
+                state.entries[key] = (tokens, evidence.time)
 
     def _summary(self, rows: list[CacheRequest]) -> CacheSummary:
         def share(flags: list[bool | None]) -> float | None:

@@ -176,3 +176,18 @@ def test_how_the_endpoint_caches_is_learnt_from_the_other_conversations() -> Non
     shared = [SharedEvidence(epoch_seconds(at(second)) or 0.0, vote=1) for second in (8, 10)]
     assert simulate_shared(rows, shared)[1] == (reads[1], writes[1])
     assert simulate_shared(rows, [])[1] != (reads[1], writes[1])
+
+
+def test_no_breakpoint_lies_beyond_the_last_one() -> None:
+    # A system prefix inferred from the first prompt takes in what the log does not show of it
+    # (here all but 1 token): it cannot reach past the closing framing of the last breakpoint.
+    first = shapes([5000], [0], [5000 - TAIL])[0]
+    boundaries = (Boundary("system", 4999, True), Boundary("p", 5000, True))
+    rows = timed([replace(first, boundaries=boundaries)], 20)
+    logged = epoch_seconds(at(10)) or 0.0
+    sibling = [
+        SharedEvidence(logged, tail=TAIL),
+        SharedEvidence(logged, entry=("p", 5000 - TAIL, 5000)),
+    ]
+    assert simulate_shared(rows, sibling) == [(5000 - TAIL, 0)]
+    assert simulate_shared(rows, sibling[:1]) == [(0, 5000 - TAIL)]
