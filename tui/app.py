@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
@@ -46,6 +46,7 @@ from tui.components.tools import ToolsTable
 from tui.feed import Feed
 from tui.messages import FeedProblem, LoadProgress, NewerSession, SessionUpdated, ViewApplied
 from tui.screens.budget import MODELS_OWN, BudgetScreen
+from tui.screens.edit import EditScreen
 from tui.screens.help import HelpScreen
 from tui.screens.nosession import NoSession
 
@@ -84,9 +85,11 @@ class CtxtopApp(App[None]):
         Binding("b", "budget", "Budget"),
         Binding("p", "cycle_profile", "Profile"),
         Binding("slash", "search", "Search"),
+        Binding("e", "edit", "Edit"),
         Binding("f", "pin", "Pin"),
-        Binding("s", "sort_tools", "Sort"),
-        Binding("t", "cycle_theme", "Theme"),
+        # Not in the footer (80 columns hold the rest): in the help and the palette.
+        Binding("s", "sort_tools", "Sort", show=False),
+        Binding("t", "cycle_theme", "Theme", show=False),
     ]
     ACTIONS: ClassVar[dict[str, tuple[str, str]]] = {
         "pause": ("Pause / resume", "Freeze the screen; updates wait until resumed"),
@@ -94,6 +97,7 @@ class CtxtopApp(App[None]):
         "budget": ("What-if budget", "Analyse as if the window held N tokens (empty: its own)"),
         "cycle_profile": ("Next layout profile", "Analyse with the next layout profile"),
         "search": ("Search the prompt tree", "Find nodes by label (enter: next match)"),
+        "edit": ("Edit: clear old tool results", "Preview a policy, then write a resumable fork"),
         "pin": ("Pin / follow newest", "Stay on this session, or switch to newer ones"),
         "sort_tools": ("Sort tools", "Sort the tools by tokens, calls or name"),
         "cycle_theme": ("Next theme", "Cycle the dark, light, high-contrast and user themes"),
@@ -348,6 +352,24 @@ class CtxtopApp(App[None]):
         if feed is None:
             return
         self.run_worker(lambda: feed.refresh(choice), thread=True, exclusive=True, group="analysis")
+
+    def action_edit(self) -> None:
+        if self.path is None or self.view is None:
+            self.notify("No session to edit yet.")
+            return
+        analysis = self.view.analysis
+        relevance = (
+            {row.tool_call_id: row.score for row in analysis.relevance} if analysis else None
+        )
+        self.push_screen(EditScreen(self.path, relevance), self._edited)
+
+    def _edited(self, outcome: dict[str, Any] | None) -> None:
+        if outcome and outcome.get("fork"):
+            self.notify(
+                f"resume with: {outcome['resume_command']}" if outcome["resume_command"] else "",
+                title=f"Fork written: {Path(outcome['fork']).name}",
+                timeout=10,
+            )
 
     def action_sort_tools(self) -> None:
         self.tools.cycle_sort()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from dashboard_support import synchronous, wait_until, write_lines
+from textual.binding import Binding
 
 from engine.live.locate import choose, searched
 from tui.app import CtxtopApp
@@ -81,3 +82,7 @@ async def test_every_action_is_in_the_command_palette(tmp_path: Path) -> None:
         assert {"Pause / resume", "Pin / follow newest", "Sort tools", "Next theme", "Help"} <= (
             titles
         )
+        # Every key but quit (the palette has its own) is an action by name too.
+        keyed = {binding.action for binding in app.BINDINGS if isinstance(binding, Binding)}
+        assert {app.ACTIONS[action][0] for action in keyed - {"quit"}} <= titles
+        assert {"What-if budget", "Next layout profile", "Search the prompt tree"} <= titles

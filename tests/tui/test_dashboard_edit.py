@@ -1,0 +1,70 @@
+"""``e``: the editing panel, driven through the pilot: the preview follows the policy, the
+confirmation writes a fork beside the session (the session itself untouched), shows how to
+resume it, and the event log records the edit."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
+from textual.widgets import Button, Static
+
+from engine.editing import actions
+from engine.live.demo import demo_lines
+from tui.app import CtxtopApp
+from tui.screens.edit import EditScreen
+
+
+def shown(screen: EditScreen) -> str:
+    return str(screen.query_one("#edit-preview", Static).render())
+
+
+@synchronous
+async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    digest = hashlib.sha256(session.read_bytes()).hexdigest()
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, EditScreen)
+        # The default policy keeps the last three cycles: the sample's one result stays.
+        await wait_until(pilot, lambda: "nothing to clear" in shown(screen))
+        assert screen.query_one("#edit-write", Button).disabled
+
+        await pilot.press("backspace", "0")  # keep no cycle whole
+        await wait_until(pilot, lambda: "tool results change" in shown(screen))
+        preview = shown(screen)
+        assert "1 tool results change" in preview and "Bash" in preview
+        assert screen.outcome is not None
+        results = next(r for r in screen.outcome["sections"] if r["section"] == "tool_results")
+        assert results["tokens_after"] < results["tokens_before"]
+        assert f"tool results: {results['tokens_before']} -> {results['tokens_after']}" in preview
+        assert "cache rewrite:" in preview and "pays off after" in preview
+        assert not screen.query_one("#edit-write", Button).disabled
+
+        await pilot.click("#edit-write")
+        await wait_until(pilot, lambda: "fork written" in shown(screen))
+        done = shown(screen)
+        assert "resume with: cd /home/dev/demo-project && claude --resume" in done
+        forks = [path for path in tmp_path.iterdir() if path != session]
+        assert len(forks) == 1 and forks[0].name in done
+        assert "old tool result cleared" in forks[0].read_text()
+        assert hashlib.sha256(session.read_bytes()).hexdigest() == digest
+        assert [a["kind"] for a in actions.read_actions()] == ["edit"]
+
+        await pilot.click("#edit-close")
+        assert not isinstance(app.screen, EditScreen)
+
+        def logged() -> bool:
+            table = app.events
+            return any(
+                str(table.get_row_at(i)[1]).startswith("ctxtop edit: ")
+                and forks[0].name in str(table.get_row_at(i)[1])
+                for i in range(table.row_count)
+            )
+
+        await wait_until(pilot, logged)

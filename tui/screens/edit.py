@@ -1,0 +1,221 @@
+"""``e``: the editing panel: a policy for clearing old tool results, its live preview, and the
+fork written on confirmation (``engine/editing``: the same as ``ctxtop edit``).
+
+The preview and the write run in worker threads (they read the whole session file again); each
+change of the policy starts a new preview and an older one that finishes late is dropped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static
+
+from engine.editing.fork import edit_session
+from engine.editing.policy import MODES, ORDERS, Policy
+from engine.errors import CtxtopError
+from tui import format as fmt
+
+CHANGES_SHOWN = 8
+
+
+def preview_text(outcome: dict[str, Any]) -> Text:
+    """The preview as ``ctxtop edit --dry-run`` gives it, in a few lines."""
+    text = Text()
+    before, after = outcome["tokens_before"], outcome["tokens_after"]
+    text.append(f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}", style="bold")
+    text.append(f" ({fmt.tokens(before - after)} fewer)\n")
+    for row in outcome["sections"]:
+        if row["tokens_before"] != row["tokens_after"]:
+            text.append(
+                f"  {row['section'].replace('_', ' ')}: {fmt.tokens(row['tokens_before'])}"
+                f" -> {fmt.tokens(row['tokens_after'])}\n"
+            )
+    changed = outcome["changed"]
+    if not changed:
+        if outcome["below_minimum"]:
+            text.append(f"nothing to clear: {outcome['below_minimum']} tokens is below the minimum")
+        else:
+            text.append("nothing to clear under this policy")
+        return text
+    text.append(f"{len(changed)} tool results change:\n")
+    for change in changed[:CHANGES_SHOWN]:
+        text.append(  # tool names come from the log: plain text
+            f"  {change['tool']} (cycle {change['cycle']}): {fmt.tokens(change['tokens_before'])}"
+            f" -> {fmt.tokens(change['tokens_after'])}\n"
+        )
+    if len(changed) > CHANGES_SHOWN:
+        text.append(f"  … and {len(changed) - CHANGES_SHOWN} more\n")
+    text.append(
+        f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])} tokens after the first edit"
+    )
+    if outcome["break_even_requests"] is not None:
+        text.append(
+            f"\n  costs ${outcome['cache_rewrite_cost_usd']:.4f} once, saves"
+            f" ${outcome['saving_per_request_usd']:.5f} per request: pays off after"
+            f" {outcome['break_even_requests']} requests"
+        )
+    for warning in outcome["warnings"]:
+        text.append(f"\nwarning: {warning}", style="bold")
+    return text
+
+
+def written_text(outcome: dict[str, Any]) -> Text:
+    text = Text()
+    text.append("fork written: ", style="bold")
+    text.append(f"{outcome['fork']}\n")
+    if outcome["resume_command"]:
+        text.append("resume with: ", style="bold")
+        text.append(f"{outcome['resume_command']}\n")
+    text.append("undo with: ctxtop undo")
+    for warning in outcome["warnings"]:
+        text.append(f"\nwarning: {warning}", style="bold")
+    return text
+
+
+class EditScreen(ModalScreen[dict[str, Any] | None]):
+    """Dismissed with the outcome of the written fork, or None."""
+
+    DEFAULT_CSS = """
+    EditScreen { align: center middle; }
+    EditScreen > Vertical {
+        width: 100; max-width: 98%; height: auto; max-height: 98%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    EditScreen .policy { height: auto; }
+    EditScreen .field { width: 1fr; height: auto; }
+    EditScreen .field Label { color: $foreground 70%; }
+    EditScreen Input, EditScreen Select { width: 1fr; }
+    EditScreen #edit-preview-box { height: auto; max-height: 14; border: round $panel; }
+    EditScreen .buttons { height: auto; align-horizontal: right; }
+    EditScreen Button { margin-left: 1; }
+    """
+    AUTO_FOCUS = "#edit-keep-cycles"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+
+    def __init__(self, path: Path, relevance: dict[str, float] | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.relevance = relevance  # the analysis's scores, for the relevance order
+        self.generation = 0
+        self.outcome: dict[str, Any] | None = None  # the last preview
+        self.written: dict[str, Any] | None = None
+
+    def compose(self) -> ComposeResult:
+        orders = [o for o in ORDERS if o != "relevance" or self.relevance is not None]
+        with Vertical() as box:
+            box.border_title = f"Edit {self.path.name}: clear old tool results into a fork"
+            with Horizontal(classes="policy"):
+                with Vertical(classes="field"):
+                    yield Label("keep cycles")
+                    yield Input("3", type="integer", id="edit-keep-cycles")
+                with Vertical(classes="field"):
+                    yield Label("keep tool uses")
+                    yield Input("0", type="integer", id="edit-keep-tool-uses")
+                with Vertical(classes="field"):
+                    yield Label("order")
+                    yield Select(
+                        [(o, o) for o in orders], value="oldest", allow_blank=False, id="edit-order"
+                    )
+                with Vertical(classes="field"):
+                    yield Label("mode")
+                    yield Select(
+                        [(m, m) for m in MODES],
+                        value="placeholder",
+                        allow_blank=False,
+                        id="edit-mode",
+                    )
+            with VerticalScroll(id="edit-preview-box"):
+                yield Static("computing the preview …", id="edit-preview")
+            with Horizontal(classes="buttons"):
+                yield Button("Write fork", variant="primary", id="edit-write", disabled=True)
+                yield Button("Close", id="edit-close")
+
+    def on_mount(self) -> None:
+        self.refresh_preview()
+
+    def policy(self) -> Policy | None:
+        """The policy the fields say, or None while one is not a number yet."""
+        values = []
+        for selector in ("#edit-keep-cycles", "#edit-keep-tool-uses"):
+            text = self.query_one(selector, Input).value.strip()
+            if not text.isdigit():
+                return None
+            values.append(int(text))
+        order = self.query_one("#edit-order", Select).value
+        mode = self.query_one("#edit-mode", Select).value
+        return Policy(
+            keep_cycles=values[0], keep_tool_uses=values[1], order=str(order), mode=str(mode)
+        )
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def refresh_preview(self) -> None:
+        if self.written is not None:
+            return
+        policy = self.policy()
+        self.generation += 1
+        self.query_one("#edit-write", Button).disabled = True
+        if policy is None:
+            self.query_one("#edit-preview", Static).update("keep cycles and tool uses: numbers")
+            return
+        self.query_one("#edit-preview", Static).update("computing the preview …")
+        self._preview(policy, self.generation)
+
+    @work(thread=True, exclusive=True, group="edit-preview")
+    def _preview(self, policy: Policy, generation: int) -> None:
+        try:
+            outcome = edit_session(self.path, policy, dry_run=True, relevance=self.relevance)
+        except CtxtopError as error:
+            self.app.call_from_thread(self._show_problem, str(error), generation)
+            return
+        self.app.call_from_thread(self._show_preview, outcome, generation)
+
+    def _show_preview(self, outcome: dict[str, Any], generation: int) -> None:
+        if generation != self.generation or self.written is not None:
+            return  # a newer policy is being previewed
+        self.outcome = outcome
+        self.query_one("#edit-preview", Static).update(preview_text(outcome))
+        self.query_one("#edit-write", Button).disabled = not outcome["changed"]
+
+    def _show_problem(self, problem: str, generation: int) -> None:
+        if generation == self.generation:
+            self.query_one("#edit-preview", Static).update(Text(problem, style="bold"))
+
+    @on(Button.Pressed, "#edit-write")
+    def _write_pressed(self) -> None:
+        policy = self.policy()
+        if policy is None or self.outcome is None:
+            return
+        self.query_one("#edit-write", Button).disabled = True
+        self.query_one("#edit-preview", Static).update("writing the fork …")
+        self._write(policy)
+
+    @work(thread=True, exclusive=True, group="edit-write")
+    def _write(self, policy: Policy) -> None:
+        try:
+            outcome = edit_session(self.path, policy, relevance=self.relevance)
+        except CtxtopError as error:
+            self.app.call_from_thread(self._show_problem, str(error), self.generation)
+            return
+        self.app.call_from_thread(self._show_written, outcome)
+
+    def _show_written(self, outcome: dict[str, Any]) -> None:
+        self.written = outcome
+        if outcome["fork"] is None:  # nothing changed after all (the session moved on)
+            self.query_one("#edit-preview", Static).update(preview_text(outcome))
+            return
+        self.query_one("#edit-preview", Static).update(written_text(outcome))
+        for field in self.query(".policy Input, .policy Select"):
+            field.disabled = True
+
+    @on(Button.Pressed, "#edit-close")
+    def action_close(self) -> None:
+        self.dismiss(self.written)
