@@ -118,6 +118,7 @@ class Pruner:
         self._frames: list[_Traversal] = []
         self._exhausted: set[Node] = set()
         self.calls_dropped = False  # exact mode: a message lost tool calls (its count changed)
+        self._indexed = False
         self.events: list[tuple[Node, str, float | None]] = []  # (node, why, limit): the report
 
     def index_tree(self, root: Node) -> None:
@@ -160,6 +161,12 @@ class Pruner:
     def remove_lowest(self, top: Branch, removed: list[Node]) -> None:
         exact = self.counting.exact
         skip = self._exhausted if exact else None
+        if self.fast and not self._indexed:
+            root: Node = top
+            while root.parent is not None:
+                root = root.parent
+            self.index_tree(root)  # on the first removal: renders that fit never pay for it
+            self._indexed = True
         node = top
         while True:
             if node.kind == CONTAINER and node.flags & FLAG_LEGACY:  # type: ignore[attr-defined]

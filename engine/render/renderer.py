@@ -125,7 +125,6 @@ class _Run:
         root = materialize(phase.root, None, keep_with_ids)
         assert isinstance(root, Branch)
         initial_ids = collect_ids(root)
-        self.pruner.index_tree(root)
         result.initial_tree_factory = lambda: materialize(phase.root, None, dict(keep_with_ids))
         try:
             original = [message.to_raw() for message in iter_messages(root)]
