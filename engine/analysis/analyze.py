@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from engine.analysis.accuracy import RequestPoint, accuracy
 from engine.analysis.cache_shapes import ShapeBuilder
 from engine.analysis.cache_shared import shared_evidence
-from engine.analysis.cache_sim import CacheSimulator
+from engine.analysis.cache_sim import CacheSimulator, SharedEvidence
 from engine.analysis.forecast import forecast
 from engine.analysis.placement import on_context as find_on_context
 from engine.analysis.profiles import CacheSpec, Profile
@@ -61,6 +61,7 @@ class Analyzer:
         self._shapes = ShapeBuilder()
         self._simulator: CacheSimulator | None = None
         self._simulator_key: tuple[str, str, CacheSpec] | None = None
+        self._shared: tuple[tuple[tuple[int, ...], ...], tuple[SharedEvidence, ...]] = ((), ())
 
     # --- counting -------------------------------------------------------------------------
 
@@ -99,6 +100,16 @@ class Analyzer:
             )
             self._simulator_key = key
         return self._simulator
+
+    def _shared_evidence(self, related: Sequence[SessionState]) -> tuple[SharedEvidence, ...]:
+        # Worked out again only when one of the other conversations has new or revised responses.
+        key = tuple(
+            (id(other), len(other.responses), other.totals.total, other.totals.cache_write_tokens)
+            for other in related
+        )
+        if key != self._shared[0]:
+            self._shared = (key, shared_evidence(related))
+        return self._shared[1]
 
     # --- the whole ----------------------------------------------------------------------------
 
@@ -225,7 +236,7 @@ class Analyzer:
             compaction_fraction=setup.triggers.compaction,
         )
         shapes = self._shapes.shapes(state, setup, on_context, context, cumulative, system)
-        cache = self._simulator_for(setup).run(shapes, shared_evidence(related))
+        cache = self._simulator_for(setup).run(shapes, self._shared_evidence(related))
         every, recent = self._history(state)
         points = [
             RequestPoint(

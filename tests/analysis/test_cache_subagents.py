@@ -66,3 +66,31 @@ def test_a_sub_agent_reads_the_first_prompt_an_earlier_one_sent_identically() ->
         else:
             assert simulated[agent][0] == read == 0
     assert repeated == 3
+
+
+def test_the_same_analyzer_sees_what_the_other_conversations_log_later() -> None:
+    reader = SessionReader(next(LEGACY.glob("b8dbf70f-*.jsonl")))
+    read_all(reader)
+    assert reader.adapter is not None
+    state = reader.adapter.snapshot()
+    warmup, earlier = state.subagents["a10e125"], state.subagents["a293118"]
+    setup = setup_for(
+        warmup, reader.adapter.autocompact_at, load_profile("claude-code"), Thresholds()
+    )
+    analyzer = Analyzer()
+
+    def first_read(related: list[SessionState]) -> int:
+        cache = analyzer.analyze(warmup, setup, encoding_for(warmup), related=related).cache
+        return cache.requests[0].read
+
+    prompt = next(iter(warmup.responses.values())).usage.input_tokens_total
+    assert first_read([state]) == 0
+    assert first_read([state, earlier]) == prompt
+    # The earlier warmup's usage is revised in place (a live log rewrites a response): it
+    # cached nothing after all, and the same analyzer no longer reads it.
+    usage = next(iter(earlier.responses.values())).usage
+    earlier.totals.add(usage, -1)
+    usage.input_tokens += usage.cache_write_tokens
+    usage.cache_write_tokens = 0
+    earlier.totals.add(usage)
+    assert first_read([state, earlier]) == 0
