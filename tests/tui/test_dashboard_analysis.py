@@ -202,3 +202,40 @@ async def test_ctxtop_actions_on_this_session_reach_the_event_log(tmp_path: Path
             "ctxtop edit: 23.9k -> 12.1k in fork fork.jsonl",
             "ctxtop undo: fork fork.jsonl removed",
         ]
+
+
+@synchronous
+async def test_sections_show_tokens_against_budgets_and_what_is_over(tmp_path: Path) -> None:
+    session = whole_sample(tmp_path)
+    app = CtxtopApp(session, settings=Settings(profile="copilot"), clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.sections.analysis is not None)
+        panel = app.sections
+        over = panel.get_component_rich_style("sections--over")
+
+        def rows() -> dict[str, Text]:
+            """Each section's line, by section name (one line per section, in order)."""
+            assert panel.analysis is not None
+            sections = panel.analysis.sections
+            lines = panel.render().split("\n")[: len(sections)]  # then the pruned line
+            return {section.name: line for section, line in zip(sections, lines, strict=True)}
+
+        def over_budget(line: Text) -> bool:
+            return any(span.style == over for span in line.spans)
+
+        lines = rows()
+        assert lines["system"].plain.startswith("system prompt")
+        assert "* / " in lines["system"].plain  # inferred: the rest of the reported figure
+        assert "≈ / " in lines["attachments"].plain  # a tokenizer estimate
+        assert not any(over_budget(line) for line in lines.values())
+
+        await pilot.press("b", *"20k", "enter")
+        await wait_until(
+            pilot, lambda: panel.analysis is not None and panel.analysis.budget_overridden
+        )
+        assert panel.analysis is not None
+        spare = ("free", "autocompact_buffer")
+        overs = {s.name for s in panel.analysis.sections if s.tokens > s.budget}
+        assert overs - set(spare)  # 20k tokens hold less than the sample's prompt
+        for name, line in rows().items():
+            assert over_budget(line) == (name in overs and name not in spare), name

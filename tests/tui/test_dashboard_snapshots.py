@@ -38,6 +38,8 @@ def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[
 
     async def loaded(pilot: Pilot[None]) -> None:
         await wait_until(pilot, lambda: app.view is not None and app.view.lines_read > 100)
+        # The figures come first, their analysis (sections, tree, forecast) right after.
+        await wait_until(pilot, lambda: app.sections.analysis is not None)
         # Tables size their columns to new rows when idle: wait until all of them have.
         await wait_until(pilot, lambda: all(settled(table) for table in tables()))
         await pilot.pause()

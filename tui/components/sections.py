@@ -69,19 +69,23 @@ class SectionsPanel(Static):
         for section in analysis.sections:
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{section.label[:label_width]:<{label_width}} ")
-            fill = (
-                section.tokens / section.budget if section.budget else (1 if section.tokens else 0)
-            )
+            if section.name in SPARE:
+                # Not a part with a budget of its own: its share of the whole budget.
+                fill = section.tokens / analysis.budget if analysis.budget else 0.0
+                style = spare
+            else:
+                # Anything in a section with no budget is over it.
+                budget = section.budget
+                fill = section.tokens / budget if budget else 2.0 * bool(section.tokens)
+                style = over if fill > 1 else used
             cells = min(width, round(fill * width))
             if section.tokens and not cells:
                 cells = 1
-            style = spare if section.name in SPARE else over if fill > 1 else used
             line.append("█" * cells, style=style)
             line.append("·" * (width - cells), style=empty)
-            figure = (
-                f"{fmt.tokens(section.tokens)}{fmt.mark(section.provenance)}"
-                f" / {fmt.tokens(section.budget)}"
-            )
+            figure = f"{fmt.tokens(section.tokens)}{fmt.mark(section.provenance)}"
+            if section.name not in SPARE:
+                figure += f" / {fmt.tokens(section.budget)}"
             line.append(f" {figure:>{FIGURE_WIDTH}}")
             lines.append(line)
         if analysis.pruned:
