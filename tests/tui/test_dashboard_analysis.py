@@ -239,3 +239,24 @@ async def test_sections_show_tokens_against_budgets_and_what_is_over(tmp_path: P
         assert overs - set(spare)  # 20k tokens hold less than the sample's prompt
         for name, line in rows().items():
             assert over_budget(line) == (name in overs and name not in spare), name
+
+
+@synchronous
+async def test_a_broken_profile_of_the_users_is_named_in_the_sections_panel(
+    tmp_path: Path, isolated_dirs: Path
+) -> None:
+    folder = isolated_dirs / "config" / "profiles"
+    folder.mkdir(parents=True)
+    broken = folder / "mine.yaml"
+    broken.write_text("name: mine\nsections: [unclosed\n")
+    session = whole_sample(tmp_path)
+    app = CtxtopApp(session, settings=Settings(profile="mine"), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(
+            pilot, lambda: app.view is not None and app.view.analysis_error is not None
+        )
+        text = str(app.sections.render())
+        assert str(broken) in text and "invalid YAML" in text
+        assert app.view is not None and app.view.gauge.tokens > 0  # the figures still show
+        await pilot.press("p")  # the next profile analyses again
+        await wait_until(pilot, lambda: app.sections.analysis is not None)
