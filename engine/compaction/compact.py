@@ -23,13 +23,12 @@ from engine.compaction.structured import structured_summary
 from engine.config import LLMSettings
 from engine.editing import actions
 from engine.editing.atomic import write_new
-from engine.editing.fork import read_bytes, sha256, state_of
+from engine.editing.fork import read_back, read_bytes, sha256, state_of
 from engine.editing.preview import PER_MILLION, sections
 from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
 from engine.models.registry import Prices
 from engine.sessions.model import SessionState
-from engine.sessions.reader import read_session
 from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
 from engine.tokens import get_encoding
 
@@ -91,7 +90,7 @@ def _read_fork(loaded: Loaded, data: bytes, session_id: str) -> tuple[Source, Se
     writer = loaded.source.writer
     with tempfile.TemporaryDirectory(prefix="ctxtop-compact-") as scratch:
         path = write_new(Path(scratch), writer.fork_name(session_id), data)
-        state = read_session(path) if loaded.state is not None else None
+        state = read_back(loaded.source.path, path) if loaded.state is not None else None
         return type(loaded.source)(path, data, state), state
 
 

@@ -53,10 +53,19 @@ def state_of(source: Path, data: bytes) -> SessionState:
             raise InputError(str(source), str(error).split(": ", 1)[-1]) from None
 
 
+def read_back(source: Path, path: Path) -> SessionState:
+    """The fork at a scratch ``path`` read as the agent will; an error names the agent's file
+    (the scratch file is gone by the time the user reads the message)."""
+    try:
+        return read_session(path)
+    except InputError as error:
+        reason = str(error).split(": ", 1)[-1]
+        raise InputError(str(source), f"the edit would not read back ({reason})") from None
+
+
 def _read_back(writer: Writer, data: bytes, session_id: str) -> SessionState:
     with tempfile.TemporaryDirectory(prefix="ctxtop-preview-") as scratch:
-        path = write_new(Path(scratch), writer.fork_name(session_id), data)
-        return read_session(path)
+        return read_back(writer.path, write_new(Path(scratch), writer.fork_name(session_id), data))
 
 
 def edit_session(

@@ -168,3 +168,21 @@ def test_invalid_utf8_and_nesting(tmp_path: Path, name: str) -> None:
     skipped = json.loads(ended.out)["skipped_lines"]
     assert {row["line"] for row in skipped} >= {middle + 1, middle + 2}
     assert all(row["file"] == str(path) for row in skipped)
+
+
+EDITABLE = ["claude-code", "codex", "openai-messages"]
+
+
+@FUZZ
+@given(name=st.sampled_from(EDITABLE), command=st.sampled_from(["edit", "compact"]), data=st.data())
+def test_edit_and_compact_of_mangled_records(
+    tmp_path: Path, name: str, command: str, data: st.DataObject
+) -> None:
+    """The writers parse the agent's records themselves (to change them byte for byte)."""
+    out = []
+    for raw in SAMPLES[name].read_bytes().splitlines():
+        out.append(json.dumps(_mangle(json.loads(raw), data.draw)).encode())
+    path = tmp_path / SAMPLES[name].name
+    path.write_bytes(b"\n".join(out) + b"\n")
+    extra = ["--keep-cycles", "0"] if command == "edit" else ["--keep-rounds", "0"]
+    assert_clean_end(run_cli(command, str(path), "--dry-run", *extra), path)

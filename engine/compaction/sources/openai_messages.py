@@ -11,6 +11,7 @@ from engine.compaction.handoff import OPENING
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import file_placeholder, image_placeholder
 from engine.compaction.sources.base import Source, is_overflow_text, text_of
+from engine.editing.writers.base import list_of
 from engine.editing.writers.openai_messages import OpenAIMessagesWriter
 
 _IMAGE_PARTS = ("image_url", "input_image", "image")
@@ -56,9 +57,10 @@ class OpenAIMessagesSource(Source):
             return Item(index, role, "tool_result", text)
         if role == "assistant":
             item = Item(index, role, "message", text)
-            for call in message.get("tool_calls") or []:
+            for call in list_of(message.get("tool_calls")):
                 if isinstance(call, dict):
-                    function = call.get("function") or {}
+                    function = call.get("function")
+                    function = function if isinstance(function, dict) else {}
                     item.calls.append(
                         self.call(
                             str(call.get("id")),

@@ -11,6 +11,16 @@ from engine.editing.cycles import Scan
 from engine.errors import InputError
 
 
+def text_id(value: Any) -> str | None:
+    """An id from a log, if it is text (a log may hold a list or an object where an id goes)."""
+    return value if isinstance(value, str) else None
+
+
+def list_of(value: Any) -> list[Any]:
+    """A field that should hold a list: the list, or nothing if it holds something else."""
+    return value if isinstance(value, list) else []
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 

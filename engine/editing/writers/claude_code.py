@@ -13,7 +13,7 @@ import shlex
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writers.base import Writer, jsonl_bytes, jsonl_records
+from engine.editing.writers.base import Writer, jsonl_bytes, jsonl_records, text_id
 
 
 def _starts_cycle(record: dict[str, Any], content: Any) -> bool:
@@ -22,7 +22,7 @@ def _starts_cycle(record: dict[str, Any], content: Any) -> bool:
     if isinstance(content, str):
         return True
     if isinstance(content, list):
-        kinds = {part.get("type") for part in content if isinstance(part, dict)}
+        kinds = {str(part.get("type")) for part in content if isinstance(part, dict)}
         return "tool_result" not in kinds and bool(kinds & {"text", "image"})
     return False
 
@@ -98,9 +98,12 @@ class ClaudeCodeWriter(Writer):
             for part in content if isinstance(content, list) else []:
                 if not isinstance(part, dict):
                     continue
-                if part.get("type") == "tool_result" and part.get("tool_use_id") in results:
+                if (
+                    part.get("type") == "tool_result"
+                    and text_id(part.get("tool_use_id")) in results
+                ):
                     part["content"] = results[str(part["tool_use_id"])]
-                elif part.get("type") == "tool_use" and part.get("id") in inputs:
+                elif part.get("type") == "tool_use" and text_id(part.get("id")) in inputs:
                     part["input"] = inputs[str(part["id"])]
         return jsonl_bytes(records)
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writers.base import Writer, dumps, jsonl_bytes, jsonl_records
+from engine.editing.writers.base import Writer, dumps, jsonl_bytes, jsonl_records, text_id
 
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
@@ -94,7 +94,7 @@ class CodexWriter(Writer):
             if not isinstance(value, dict):
                 return value
             value = {key: walk(item) for key, item in value.items()}
-            call_id = value.get("call_id")
+            call_id = text_id(value.get("call_id"))
             if value.get("type") in _OUTPUTS and call_id in results:
                 value["output"] = results[str(call_id)]
             elif value.get("type") in _CALLS and call_id in inputs:

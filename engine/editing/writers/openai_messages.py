@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writers.base import Writer, dumps, jsonl_records
+from engine.editing.writers.base import Writer, dumps, jsonl_records, list_of, text_id
 
 
 class OpenAIMessagesWriter(Writer):
@@ -39,10 +39,12 @@ class OpenAIMessagesWriter(Writer):
             if role == "user":
                 cycle += 1
             elif role == "assistant":
-                for call in message.get("tool_calls") or []:
+                for call in list_of(message.get("tool_calls")):
                     if not isinstance(call, dict):
                         continue
-                    function = call.get("function") or {}
+                    function = call.get("function")
+                    if not isinstance(function, dict):
+                        function = {}
                     call_id = str(call.get("id"))
                     if call_id not in uses:
                         uses[call_id] = ToolUse(
@@ -64,12 +66,12 @@ class OpenAIMessagesWriter(Writer):
         for message in messages:
             if not isinstance(message, dict):
                 continue
-            if message.get("role") == "tool" and message.get("tool_call_id") in results:
+            if message.get("role") == "tool" and text_id(message.get("tool_call_id")) in results:
                 message["content"] = results[str(message["tool_call_id"])]
             for call in (
-                message.get("tool_calls") or [] if message.get("role") == "assistant" else []
+                list_of(message.get("tool_calls")) if message.get("role") == "assistant" else []
             ):
-                if isinstance(call, dict) and call.get("id") in inputs:
+                if isinstance(call, dict) and text_id(call.get("id")) in inputs:
                     function = call.setdefault("function", {})
                     function["arguments"] = dumps(inputs[str(call["id"])])
         document = container if container is not None else messages
