@@ -9,6 +9,7 @@ Whatever the tree and budget, a successful exact-mode render
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -241,7 +242,7 @@ def test_exact_mode_removes_no_more_than_a_recount_after_every_removal(
     document = document_from_data({"root": nodes})
     batched = render(document, budget, tokenizer, "exact")
     margin = renderer.PRECISE_MARGIN
-    renderer.PRECISE_MARGIN = -1  # every removal is followed by a precise count
+    renderer.PRECISE_MARGIN = math.inf  # every removal is followed by a precise count
     try:
         one_by_one = render(document, budget, tokenizer, "exact")
     finally:
