@@ -3,7 +3,7 @@
 The agent's file is never modified: the edit is a fork next to it (Claude Code: a new
 ``<uuid>.jsonl`` in the project dir; the generic format: a new JSON file). ``--dry-run`` shows
 the preview (tokens per section, changed results, cache rewrite cost) without writing anything.
-``--order relevance`` needs the relevance analysis, which is not available yet.
+``--order relevance`` clears the results least relevant to the recent conversation first.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def register(subparsers: Any) -> None:
         "--order",
         choices=ORDERS,
         default="oldest",
-        help="which results go first (relevance: not available yet)",
+        help="which results go first (relevance: least relevant to the recent conversation)",
     )
     parser.add_argument("--dry-run", action="store_true", help="preview only, write nothing")
     parser.add_argument("--json", action="store_true", help="print JSON")

@@ -13,6 +13,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from engine.analysis.relevance import RelevanceIndex
+from engine.analysis.sections import last_user_index
 from engine.editing import actions
 from engine.editing.atomic import write_new
 from engine.editing.offload import Offloader, default_directory
@@ -68,6 +70,13 @@ def _read_back(writer: Writer, data: bytes, session_id: str) -> SessionState:
         return read_back(writer.path, write_new(Path(scratch), writer.fork_name(session_id), data))
 
 
+def relevance_scores(state: SessionState) -> dict[str, float]:
+    """TF-IDF relevance of each old tool result to the recent conversation (engine.analysis)."""
+    context = state.context
+    ranked = RelevanceIndex().rank(state, context, last_user_index(context))
+    return {row.tool_call_id: row.score for row in ranked}
+
+
 def edit_session(
     path: str | Path,
     policy: Policy,
@@ -104,6 +113,8 @@ def edit_session(
     offloader = None
     if policy.offload:
         offloader = Offloader((results_dir or default_directory()) / session_id)
+    if policy.order == "relevance" and relevance is None:
+        relevance = relevance_scores(state)
     plan: Plan = make_plan(
         scan,
         policy,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,10 +166,7 @@ def make_plan(
     if policy.order not in ORDERS:
         raise CtxtopError(f"unknown order {policy.order!r}; use {', '.join(ORDERS)}")
     if policy.order == "relevance" and relevance is None:
-        raise CtxtopError(
-            "--order relevance is not available yet: it needs the relevance analysis "
-            "(engine.analysis); use --order oldest or largest"
-        )
+        raise CtxtopError("--order relevance needs the relevance scores of the session")
     changes: list[Change] = []
     for use in eligible(scan, policy) if policy.mode != "none" else []:
         result = use.result or ""
@@ -193,7 +191,8 @@ def make_plan(
     if policy.order == "largest":
         changes.sort(key=lambda c: (-c.saved, c.use.order))
     elif policy.order == "relevance" and relevance is not None:
-        changes.sort(key=lambda c: (relevance.get(c.use.call_id, 0.0), c.use.order))
+        # Results the analysis did not score (those of the current turn) go last.
+        changes.sort(key=lambda c: (relevance.get(c.use.call_id, math.inf), c.use.order))
     if policy.target_tokens is not None:
         taken: list[Change] = []
         total = 0

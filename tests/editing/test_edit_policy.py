@@ -10,7 +10,6 @@ import pytest
 
 from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
-from engine.errors import CtxtopError
 
 
 def _turn(n: int, tool: str, size: int, result: bool = True) -> list[dict[str, Any]]:
@@ -95,10 +94,35 @@ def test_min_tokens_and_order(tmp_path: Path) -> None:
     assert nothing["tokens_after"] == nothing["tokens_before"]
 
 
-def test_relevance_order_says_it_is_not_available(tmp_path: Path) -> None:
-    path = _session(tmp_path, [_turn(1, "a", 5), _turn(2, "b", 5)])
-    with pytest.raises(CtxtopError, match="relevance"):
-        edit_session(path, Policy(keep_cycles=0, order="relevance"), dry_run=True)
+def _topic_turn(n: int, topic: str) -> list[dict[str, Any]]:
+    turn = _turn(n, "read_file", 0)
+    turn[2]["content"] = "\n".join(f"{topic} detail {i}" for i in range(40))
+    return turn
+
+
+@pytest.mark.parametrize(
+    ("question", "cleared_first"),
+    [
+        ("Now add the postgres migration for the orders schema", "call_2"),
+        ("Now make the stylesheet colours darker in the navbar", "call_1"),
+    ],
+)
+def test_relevance_order_clears_what_the_recent_conversation_is_not_about(
+    tmp_path: Path, question: str, cleared_first: str
+) -> None:
+    turns = [
+        _topic_turn(1, "postgres migration orders schema table column index"),
+        _topic_turn(2, "stylesheet navbar colours css palette darker theme"),
+        [{"role": "user", "content": question}],
+    ]
+    path = _session(tmp_path, turns)
+    every = edit_session(path, Policy(keep_cycles=0, order="relevance"), dry_run=True)
+    assert _cleared(every)[0] == cleared_first and len(_cleared(every)) == 2
+    one = every["changed"][0]["tokens_before"] - every["changed"][0]["tokens_after"]
+    outcome = edit_session(
+        path, Policy(keep_cycles=0, order="relevance", target_tokens=one), dry_run=True
+    )
+    assert _cleared(outcome) == [cleared_first]
 
 
 def test_placeholder_names_the_file_or_the_command(tmp_path: Path) -> None:
