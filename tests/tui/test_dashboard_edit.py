@@ -36,9 +36,9 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         assert screen.query_one("#edit-write", Button).disabled
 
         await pilot.press("backspace", "0")  # keep no cycle whole
-        await wait_until(pilot, lambda: "tool results change" in shown(screen))
+        await wait_until(pilot, lambda: "tool result changes" in shown(screen))
         preview = shown(screen)
-        assert "1 tool results change" in preview and "Bash" in preview
+        assert "1 tool result changes:" in preview and "Bash" in preview
         assert screen.outcome is not None
         results = next(r for r in screen.outcome["sections"] if r["section"] == "tool_results")
         assert results["tokens_after"] < results["tokens_before"]

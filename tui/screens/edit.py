@@ -45,7 +45,10 @@ def preview_text(outcome: dict[str, Any]) -> Text:
         else:
             text.append("nothing to clear under this policy")
         return text
-    text.append(f"{len(changed)} tool results change:\n")
+    count = len(changed)
+    text.append(
+        f"{count} tool result{'s' if count != 1 else ''} change{'s' if count == 1 else ''}:\n"
+    )
     for change in changed[:CHANGES_SHOWN]:
         text.append(  # tool names come from the log: plain text
             f"  {change['tool']} (cycle {change['cycle']}): {fmt.tokens(change['tokens_before'])}"
