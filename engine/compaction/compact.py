@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,6 +125,7 @@ def summarise(
     budget: int,
     llm: LLMSettings | None,
     warnings: list[str],
+    cancel: threading.Event | None = None,
 ) -> tuple[str, str]:
     """(summary, the summariser actually used): the LLM's, or the structured one if it fails."""
     source = loaded.source
@@ -133,7 +135,7 @@ def summarise(
         from engine.compaction.llm import LLMFailure, llm_summary
 
         try:
-            return llm_summary(*args, settings=llm or LLMSettings()), "llm"
+            return llm_summary(*args, settings=llm or LLMSettings(), cancel=cancel), "llm"
         except LLMFailure as failure:
             warnings.append(f"LLM summary failed ({failure}); used the structured summary instead")
     return structured_summary(*args), "structured"
@@ -148,7 +150,10 @@ def compact_session(
     budget: int | None = None,
     dry_run: bool = False,
     llm: LLMSettings | None = None,
+    cancel: threading.Event | None = None,
 ) -> dict[str, Any]:
+    """``cancel``: an event the caller (the dashboard) may set from another thread to stop
+    waiting for the LLM summariser; the structured summary is used instead."""
     if summarizer not in SUMMARIZERS:
         raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
     source_path = Path(path)
@@ -161,7 +166,7 @@ def compact_session(
     if budget <= 0:
         raise CtxtopError(f"the summary budget must be a positive number of tokens, not {budget}")
     warnings: list[str] = []
-    summary, used = summarise(loaded, cut, summarizer, budget, llm, warnings)
+    summary, used = summarise(loaded, cut, summarizer, budget, llm, warnings, cancel)
     tokens_before = _tokens(loaded, source, loaded.state)
     session_id = str(uuid.uuid4())
     message = handoff_message(summary, len(cut.kept_rounds))

@@ -6,13 +6,22 @@ none); if that fails, "simple" mode sends it as one text without tools. The repl
 ``<summary>`` block within the budget; any failure raises ``LLMFailure`` and the caller falls
 back to the structured summary. The API key is read from the environment and never logged,
 written, or put into an error message.
+
+The exchange runs in a worker thread so that the caller can give up at any time: at the
+timeout (for the whole reply, however slowly it drips in), or when ``cancel`` is set (the
+dashboard's cancel key). A failure of the endpoint itself (refused, TLS, 429, timeout,
+cancelled, not HTTP) is ``EndpointFailure``: the simple mode is not tried against it.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
+import ssl
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -40,10 +49,18 @@ MAX_OUTPUT = 32_000
 PROMPT_RESERVE = 8_000  # tokens for the system prompt, the tools and the instruction
 CHARS_PER_TOKEN = 3  # a cautious estimate (code and logs tokenize densely)
 _SUMMARY = re.compile(r"<summary>(.*?)(?:</summary>|$)", re.DOTALL)
+MAX_REPLY_BYTES = 16 << 20  # a summary reply is a few KB; an endless one must not fill memory
+READ_BYTES = 64 << 10
+POLL_SECONDS = 0.05  # how often the waiting caller looks at the cancel event and the clock
 
 
 class LLMFailure(Exception):
     """The model did not give a usable summary (the message says why, without the key)."""
+
+
+class EndpointFailure(LLMFailure):
+    """The endpoint itself failed (unreachable, TLS, rate limit, timeout, cancelled): asking
+    again in another mode would fail the same way."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,32 +107,92 @@ def endpoint(settings: LLMSettings, env: Mapping[str, str]) -> Endpoint:
 
 
 def _scrub(text: str, key: str | None) -> str:
-    text = " ".join(text.split())[:200]
-    return text.replace(key, "[key]") if key else text
+    # The key goes before the text is shortened: a cut inside it would leave a prefix behind.
+    text = text.replace(key, "[key]") if key else text
+    return " ".join(text.split())[:200]
 
 
-def post(point: Endpoint, body: dict[str, Any]) -> Any:
+def _read_reply(request: urllib.request.Request, point: Endpoint, stop: threading.Event) -> bytes:
+    """The reply's body, read a piece at a time (``stop`` ends the read between pieces)."""
+    with urllib.request.urlopen(request, timeout=point.timeout) as response:
+        chunks: list[bytes] = []
+        size = 0
+        while not stop.is_set():
+            chunk = response.read1(READ_BYTES)
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > MAX_REPLY_BYTES:
+                raise EndpointFailure(
+                    f"the reply from {point.url()} is over {MAX_REPLY_BYTES >> 20} MB"
+                )
+            chunks.append(chunk)
+    return b""
+
+
+def _failure(error: BaseException, point: Endpoint) -> LLMFailure:
+    """What went wrong in the exchange, said for a person (and without the key)."""
+    url = point.url()
+    if isinstance(error, LLMFailure):
+        return error
+    if isinstance(error, urllib.error.HTTPError):
+        detail = error.read().decode("utf-8", "replace") if error.fp else ""
+        if error.code == 429:
+            wait = error.headers.get("retry-after") if error.headers else None
+            after = f"; retry after {_scrub(wait, point.key)} s" if wait else ""
+            return EndpointFailure(f"rate limited (HTTP 429) by {url}{after}")
+        return LLMFailure(f"HTTP {error.code} from {url}: {_scrub(detail, point.key)}")
+    reason = error.reason if isinstance(error, urllib.error.URLError) else error
+    if isinstance(reason, TimeoutError):
+        return EndpointFailure(f"no answer from {url} within {point.timeout:g} s")
+    if isinstance(reason, ssl.SSLError):
+        return EndpointFailure(
+            f"TLS with {url} failed ({_scrub(str(reason), point.key)}); "
+            "does the server speak https?"
+        )
+    if isinstance(reason, ConnectionRefusedError):
+        return EndpointFailure(f"cannot reach {url}: connection refused")
+    if isinstance(reason, http.client.BadStatusLine):
+        return EndpointFailure(f"{url} sent something that is not an HTTP reply")
+    if isinstance(reason, http.client.HTTPException):
+        return EndpointFailure(f"the reply from {url} broke off ({type(reason).__name__})")
+    if isinstance(reason, OSError):
+        return EndpointFailure(f"cannot reach {url}: {_scrub(str(reason), point.key)}")
+    return EndpointFailure(f"the exchange with {url} failed ({type(reason).__name__})")
+
+
+def post(point: Endpoint, body: dict[str, Any], cancel: threading.Event | None = None) -> Any:
+    """Send ``body``; the decoded JSON reply. Gives up at ``point.timeout`` for the whole
+    exchange, or as soon as ``cancel`` is set."""
     data = json.dumps(body, ensure_ascii=False).encode("utf-8")
     request = urllib.request.Request(point.url(), data, point.headers(), method="POST")
+    stop = threading.Event()
+    result: dict[str, Any] = {}
+
+    def exchange() -> None:
+        try:
+            result["raw"] = _read_reply(request, point, stop)
+        except Exception as error:  # reported by the waiting caller
+            result["error"] = error
+
+    worker = threading.Thread(target=exchange, name="ctxtop-llm", daemon=True)
+    deadline = time.monotonic() + point.timeout
+    worker.start()
     try:
-        with urllib.request.urlopen(request, timeout=point.timeout) as response:
-            raw = response.read()
-    except urllib.error.HTTPError as error:
-        detail = error.read().decode("utf-8", "replace") if error.fp else ""
-        message = f"HTTP {error.code} from {point.url()}: {_scrub(detail, point.key)}"
-        raise LLMFailure(message) from None
-    except TimeoutError:
-        raise LLMFailure(f"no answer from {point.url()} within {point.timeout:g} s") from None
-    except urllib.error.URLError as error:
-        if isinstance(error.reason, TimeoutError):
-            raise LLMFailure(f"no answer from {point.url()} within {point.timeout:g} s") from None
-        reason = _scrub(str(error.reason), point.key)
-        raise LLMFailure(f"cannot reach {point.url()}: {reason}") from None
-    except OSError as error:
-        raise LLMFailure(f"cannot reach {point.url()}: {_scrub(str(error), point.key)}") from None
+        while worker.is_alive():
+            if cancel is not None and cancel.is_set():
+                raise EndpointFailure("cancelled")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise EndpointFailure(f"no answer from {point.url()} within {point.timeout:g} s")
+            worker.join(min(POLL_SECONDS, remaining))
+    finally:
+        stop.set()  # an abandoned worker ends at its next read (or the socket timeout)
+    if "error" in result:
+        raise _failure(result["error"], point)
     try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return json.loads(result["raw"])
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise LLMFailure(f"the reply from {point.url()} is not JSON") from None
 
 
@@ -198,8 +275,10 @@ def llm_summary(
     *,
     settings: LLMSettings,
     env: Mapping[str, str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> str:
-    """The model's summary (ending with the transcript pointer), or ``LLMFailure``."""
+    """The model's summary (ending with the transcript pointer), or ``LLMFailure``.
+    ``cancel``: set it (from any thread) to stop waiting; the failure then says "cancelled"."""
     point = endpoint(settings, os.environ if env is None else env)
     pointer = pointer_line(source, earlier_transcript(cut.previous_summary))
     room = budget - count(pointer) - 2
@@ -208,12 +287,15 @@ def llm_summary(
     failures: list[str] = []
     for mode in ("full", "simple"):
         try:
-            reply = post(point, request_body(point, cut, mode, room))
+            reply = post(point, request_body(point, cut, mode, room), cancel)
             summary = extract_summary(reply_text(point.protocol, reply))
             size = count(summary)
             if size > room:
                 raise LLMFailure(f"the summary has {size} tokens, over the budget of {room}")
             return f"{summary}\n\n{pointer}"
+        except EndpointFailure as failure:
+            failures.append(f"{mode} mode: {failure}")
+            break  # the other mode would meet the same endpoint
         except LLMFailure as failure:
             failures.append(f"{mode} mode: {failure}")
     raise LLMFailure("; ".join(failures))
