@@ -357,11 +357,7 @@ class CtxtopApp(App[None]):
         if self.path is None or self.view is None:
             self.notify("No session to edit yet.")
             return
-        analysis = self.view.analysis
-        relevance = (
-            {row.tool_call_id: row.score for row in analysis.relevance} if analysis else None
-        )
-        self.push_screen(EditScreen(self.path, relevance), self._edited)
+        self.push_screen(EditScreen(self.path), self._edited)
 
     def _edited(self, outcome: dict[str, Any] | None) -> None:
         if outcome and outcome.get("fork"):

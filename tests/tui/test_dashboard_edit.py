@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 
 from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
-from textual.widgets import Button, Static
+from textual.widgets import Button, Select, Static
 
 from engine.editing import actions
 from engine.live.demo import demo_lines
@@ -45,6 +45,14 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         assert f"tool results: {results['tokens_before']} -> {results['tokens_after']}" in preview
         assert "cache rewrite:" in preview and "pays off after" in preview
         assert not screen.query_one("#edit-write", Button).disabled
+
+        # Another order (relevance: the analysis' scores, as ctxtop edit uses them) previews too.
+        screen.query_one("#edit-order", Select).value = "relevance"
+        await wait_until(
+            pilot,
+            lambda: screen.outcome is not None and screen.outcome["policy"]["order"] == "relevance",
+        )
+        await wait_until(pilot, lambda: "1 tool result changes:" in shown(screen))
 
         await pilot.click("#edit-write")
         await wait_until(pilot, lambda: "fork written" in shown(screen))

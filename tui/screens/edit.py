@@ -103,16 +103,14 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
     AUTO_FOCUS = "#edit-keep-cycles"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
 
-    def __init__(self, path: Path, relevance: dict[str, float] | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
-        self.relevance = relevance  # the analysis's scores, for the relevance order
         self.generation = 0
         self.outcome: dict[str, Any] | None = None  # the last preview
         self.written: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
-        orders = [o for o in ORDERS if o != "relevance" or self.relevance is not None]
         with Vertical() as box:
             box.border_title = f"Edit {self.path.name}: clear old tool results into a fork"
             with Horizontal(classes="policy"):
@@ -125,7 +123,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
                 with Vertical(classes="field"):
                     yield Label("order")
                     yield Select(
-                        [(o, o) for o in orders], value="oldest", allow_blank=False, id="edit-order"
+                        [(o, o) for o in ORDERS], value="oldest", allow_blank=False, id="edit-order"
                     )
                 with Vertical(classes="field"):
                     yield Label("mode")
@@ -175,7 +173,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
     @work(thread=True, exclusive=True, group="edit-preview")
     def _preview(self, policy: Policy, generation: int) -> None:
         try:
-            outcome = edit_session(self.path, policy, dry_run=True, relevance=self.relevance)
+            outcome = edit_session(self.path, policy, dry_run=True)
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), generation)
             return
@@ -204,7 +202,7 @@ class EditScreen(ModalScreen[dict[str, Any] | None]):
     @work(thread=True, exclusive=True, group="edit-write")
     def _write(self, policy: Policy) -> None:
         try:
-            outcome = edit_session(self.path, policy, relevance=self.relevance)
+            outcome = edit_session(self.path, policy)
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return
