@@ -5,6 +5,7 @@ its analysis (``engine/live``, ``engine/analysis``) and posts ``SessionUpdated``
 each widget its part of the view and posts ``ViewApplied``. Widgets only draw what the view holds.
 The what-if budget (``b``) and the layout profile (``p``) are an ``AnalysisChoice``: a change is
 analysed again in a worker thread (``Feed.refresh``) and arrives as the next ``SessionUpdated``.
+``e`` opens the editing panel (``tui/screens/edit.py``), whose preview and fork run in workers.
 
 Layout: the overview (gauge, fill per request with the forecast, sections, tools, events; from
 110x34 the prompt tree and sub-agents beside them) and the tree view (``v``: prompt tree, context
@@ -206,6 +207,7 @@ class CtxtopApp(App[None]):
             self.feed.stop.set()
         self.path = path
         self.view = None
+        self.prompt_tree.outline_tree.forget_session()
         self.feed = Feed(
             LiveSession(path, self.settings.thresholds),
             self.post_message,

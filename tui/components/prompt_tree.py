@@ -55,6 +55,11 @@ class OutlineTree(Tree[str]):
         super().__init__("prompt", **kwargs)  # type: ignore[arg-type]
         self.show_root = False
         self.guide_depth = 2
+        self.forget_session()
+
+    def forget_session(self) -> None:
+        """Start over (another session): nothing built, nothing opened or searched."""
+        self.clear()
         self.outline = Outline(())
         self.children_of: dict[str | None, list[OutlineNode]] = {}
         self.expanded_ids: set[str] = set()
