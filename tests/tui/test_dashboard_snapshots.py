@@ -26,22 +26,32 @@ def settled(table: DataTable[Any]) -> bool:
     )
 
 
-@pytest.mark.parametrize("theme", ["ctxtop-dark", "ctxtop-light"])
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
-def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[int, int]) -> None:
+def loaded_app(tmp_path: Path, theme: str, keys: tuple[str, ...] = ()) -> tuple[CtxtopApp, Any]:
+    """The app on the whole sample, and a ``run_before`` that waits until every panel holds
+    its figures (and presses ``keys``)."""
     session = tmp_path / "session.jsonl"
     write_lines(session, len(demo_lines()))
     app = CtxtopApp(session, settings=Settings(theme=theme), clock=frozen_clock)
-
-    def tables() -> list[DataTable[Any]]:
-        return list(app.query(DataTable))
 
     async def loaded(pilot: Pilot[None]) -> None:
         await wait_until(pilot, lambda: app.view is not None and app.view.lines_read > 100)
         # The figures come first, their analysis (sections, tree, forecast) right after.
         await wait_until(pilot, lambda: app.sections.analysis is not None)
+        await pilot.press(*keys)
         # Tables size their columns to new rows when idle: wait until all of them have.
-        await wait_until(pilot, lambda: all(settled(table) for table in tables()))
+        await wait_until(pilot, lambda: all(settled(table) for table in app.query(DataTable)))
         await pilot.pause()
 
+    return app, loaded
+
+
+@pytest.mark.parametrize("theme", ["ctxtop-dark", "ctxtop-light"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[int, int]) -> None:
+    app, loaded = loaded_app(tmp_path, theme)
     assert snap_compare(app, terminal_size=size, run_before=loaded)
+
+
+def test_tree_view_at_80x24(snap_compare: Any, tmp_path: Path) -> None:
+    app, loaded = loaded_app(tmp_path, "ctxtop-dark", ("v",))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
