@@ -19,6 +19,11 @@ from engine.compaction.policies import simulate_file
 from engine.config import load_settings
 
 
+def masked_note(count: int, summarizer: str) -> str:
+    where = "sent to the LLM and in the summary" if summarizer == "llm" else "in the summary"
+    return f"secrets masked: {count} ({where}; see the README's Safety section)"
+
+
 def _text(outcome: dict[str, Any]) -> str:
     lines = [f"{outcome['source']} ({outcome['agent']})", "", outcome["summary"], ""]
     lines.append(
@@ -36,6 +41,8 @@ def _text(outcome: dict[str, Any]) -> str:
             f"pays off after {outcome['break_even_requests']} requests"
         )
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
+    if outcome["secrets_masked"]:
+        lines.append(masked_note(outcome["secrets_masked"], outcome["summarizer_requested"]))
     if outcome["fork"]:
         lines.append(f"compacted session written: {outcome['fork']}")
         if outcome["resume_command"]:

@@ -59,6 +59,11 @@ def _text(outcome: dict[str, Any]) -> str:
         )
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
     lines.extend(f"large result written to: {path}" for path in outcome["offloaded"])
+    if outcome["secrets_masked"]:
+        lines.append(
+            f"secrets masked: {outcome['secrets_masked']} (in the large-result files; "
+            "see the README's Safety section)"
+        )
     if outcome["fork"]:
         lines.append(f"fork written: {outcome['fork']}")
         if outcome["resume_command"]:

@@ -29,6 +29,7 @@ from engine.editing.preview import PER_MILLION, sections
 from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
 from engine.models.registry import Prices
+from engine.safety.secrets import SecretMasker
 from engine.sessions.model import SessionState
 from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
 from engine.tokens import get_encoding
@@ -126,8 +127,10 @@ def summarise(
     llm: LLMSettings | None,
     warnings: list[str],
     cancel: threading.Event | None = None,
+    masker: SecretMasker | None = None,
 ) -> tuple[str, str]:
-    """(summary, the summariser actually used): the LLM's, or the structured one if it fails."""
+    """(summary, the summariser actually used): the LLM's, or the structured one if it fails.
+    Secrets are masked in what goes to the LLM (counted in ``masker``)."""
     source = loaded.source
     where = str(source.path.resolve())
     args = (cut, budget, loaded.count, where, source.cwd(), source.model())
@@ -135,7 +138,8 @@ def summarise(
         from engine.compaction.llm import LLMFailure, llm_summary
 
         try:
-            return llm_summary(*args, settings=llm or LLMSettings(), cancel=cancel), "llm"
+            settings = llm or LLMSettings()
+            return llm_summary(*args, settings=settings, cancel=cancel, masker=masker), "llm"
         except LLMFailure as failure:
             warnings.append(f"LLM summary failed ({failure}); used the structured summary instead")
     return structured_summary(*args), "structured"
@@ -166,7 +170,9 @@ def compact_session(
     if budget <= 0:
         raise CtxtopError(f"the summary budget must be a positive number of tokens, not {budget}")
     warnings: list[str] = []
-    summary, used = summarise(loaded, cut, summarizer, budget, llm, warnings, cancel)
+    masker = SecretMasker()
+    summary, used = summarise(loaded, cut, summarizer, budget, llm, warnings, cancel, masker)
+    summary = masker.mask(summary)  # the summary is new text ctxtop writes: no secrets in it
     tokens_before = _tokens(loaded, source, loaded.state)
     session_id = str(uuid.uuid4())
     message = handoff_message(summary, len(cut.kept_rounds))
@@ -208,6 +214,7 @@ def compact_session(
         "kept_rounds": len(cut.kept_rounds),
         "overflowed_round": cut.overflowed_round,
         "previous_summary": cut.previous_summary is not None,
+        "secrets_masked": masker.count,
         **_cache_figures(source.model(), tokens_after, tokens_before - tokens_after),
         "warnings": warnings,
     }

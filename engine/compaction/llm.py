@@ -39,6 +39,7 @@ from engine.compaction.prompt import (
 )
 from engine.compaction.structured import earlier_transcript, pointer_line
 from engine.config import LLMSettings
+from engine.safety.secrets import SecretMasker
 from engine.sessions.report import model_info
 
 Count = Callable[[str], int]
@@ -276,10 +277,16 @@ def llm_summary(
     settings: LLMSettings,
     env: Mapping[str, str] | None = None,
     cancel: threading.Event | None = None,
+    masker: SecretMasker | None = None,
 ) -> str:
     """The model's summary (ending with the transcript pointer), or ``LLMFailure``.
-    ``cancel``: set it (from any thread) to stop waiting; the failure then says "cancelled"."""
+    ``cancel``: set it (from any thread) to stop waiting; the failure then says "cancelled".
+    Every string of the request goes through ``masker`` (secret shapes and the endpoint's own
+    key masked); its count is that of the last request sent."""
     point = endpoint(settings, os.environ if env is None else env)
+    masker = masker if masker is not None else SecretMasker()
+    masker.exact = (point.key,) if point.key else ()
+    counted = masker.count
     pointer = pointer_line(source, earlier_transcript(cut.previous_summary))
     room = budget - count(pointer) - 2
     if room <= 0:
@@ -287,7 +294,9 @@ def llm_summary(
     failures: list[str] = []
     for mode in ("full", "simple"):
         try:
-            reply = post(point, request_body(point, cut, mode, room), cancel)
+            masker.count = counted  # both modes send the same conversation: count it once
+            body = masker.mask_json(request_body(point, cut, mode, room))
+            reply = post(point, body, cancel)
             summary = extract_summary(reply_text(point.protocol, reply))
             size = count(summary)
             if size > room:

@@ -179,6 +179,7 @@ def edit_session(
         "tool_uses": len(scan.uses),
         "cycles": scan.cycles,
         "offloaded": [str(path) for path in offloaded],
+        "secrets_masked": offloader.masker.count if offloader is not None else 0,
         "warnings": warnings,
     }
     if fork is not None:

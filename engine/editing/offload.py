@@ -20,6 +20,7 @@ from engine.editing.atomic import write_new
 from engine.editing.json_schema import schema_of
 from engine.errors import CtxtopError
 from engine.paths import data_dir
+from engine.safety.secrets import SecretMasker
 
 OFFLOADED_MARK = "[ctxtop: large tool result moved to a file"
 SCHEMA_SHOWN_CHARS = 2000  # a longer schema is only named, not shown in the pointer
@@ -54,10 +55,13 @@ class Offloader:
 
     directory: Path
     pending: dict[str, bytes] = field(default_factory=dict)  # file name -> contents
+    # The files are exports of conversation text: known secret shapes are masked in them.
+    masker: SecretMasker = field(default_factory=SecretMasker)
 
     def pointer(self, call_id: str, text: str, tokens: int) -> str:
         """The text that replaces ``text``; its file (and schema) are queued for ``write``."""
         stem = file_stem(call_id)
+        text = self.masker.mask(text)
         value = _json_value(text)
         schema_text: str | None = None
         if value is not None:

@@ -1,0 +1,1 @@
+"""Safety checks on what ctxtop sends and writes (secret masking)."""

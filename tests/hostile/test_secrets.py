@@ -1,0 +1,163 @@
+"""Secrets in conversation text are masked before it is sent to an LLM endpoint or written to an
+export (the compaction summary, the large-result files of ``ctxtop edit --offload``), and the
+user is told how many were masked."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_run import ROOT, run_cli
+
+from engine.compaction.compact import compact_session
+from engine.config import LLMSettings
+from engine.safety.secrets import PATTERNS, mask_secrets
+
+sys.path.insert(0, str(ROOT / "tests/compaction"))
+from llm_server import SummaryServer
+
+ENDPOINT_KEY = "endpoint-key-without-a-known-shape-5c1d"
+KEY_VARIABLE = "CTXTOP_SECRETS_TEST_KEY"
+# One of each shape the table knows (made up, of the right form), and the text it hides in.
+SECRETS = {
+    "anthropic-key": "sk-ant-api03-Zq8XcV2bN4mL6kJ9hG1fD3sA5pO7iU0yT2rE4wQ",
+    "openai-key": "sk-proj-Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7",
+    "github-token": "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "aws-access-key": "AKIAQ3EGRTHY7NPKZX4M",
+    "google-api-key": "AIzaSyD4eF5gH6iJ7kL8mN9oP0qR1sT2uV3wX4y",
+    "slack-token": "xoxb-2048-4096-Zm9vYmFyYmF6cXV4",
+    "stripe-key": "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "bearer-token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+    "private-key": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+    "env-assignment": "correct-horse-battery-staple",
+}
+LEAKY_OUTPUT = (
+    "cat .env\n"
+    f"ANTHROPIC_API_KEY={SECRETS['anthropic-key']}\n"
+    f"OPENAI_API_KEY='{SECRETS['openai-key']}'\n"
+    f"GITHUB_TOKEN={SECRETS['github-token']}\n"
+    f"aws_access_key_id = {SECRETS['aws-access-key']}\n"
+    f'maps: "{SECRETS["google-api-key"]}"\n'
+    f"slack: {SECRETS['slack-token']}\n"
+    f"stripe: {SECRETS['stripe-key']}\n"
+    f"curl -H 'Authorization: Bearer {SECRETS['bearer-token']}' https://api.example.com\n"
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    f"{SECRETS['private-key']}\n"
+    "-----END RSA PRIVATE KEY-----\n"
+    f"DB_PASSWORD={SECRETS['env-assignment']}\n"
+    f"pasted by mistake: {ENDPOINT_KEY}\n"
+)
+COMMAND = f"GITHUB_TOKEN={SECRETS['github-token']} ./deploy.sh --check; cat .env"
+ORDINARY = (
+    "max_tokens=128000\ntokens = encoding.count(text)\nsecret_name = None\n"
+    "the task-runner skips slow tests\nsk-learn is not a key\n"
+)
+
+
+def test_every_shape_of_the_table_is_masked_and_ordinary_code_is_not() -> None:
+    masked, count = mask_secrets(LEAKY_OUTPUT, exact=[ENDPOINT_KEY])
+    for name, secret in SECRETS.items():
+        assert secret not in masked, name
+        assert f"[masked {name}]" in masked, name
+    assert ENDPOINT_KEY not in masked
+    assert count == len(SECRETS) + 1
+    assert {name for name, _ in PATTERNS} == set(SECRETS)
+    assert mask_secrets(ORDINARY) == (ORDINARY, 0)
+
+
+def _leaky_session(tmp_path: Path) -> Path:
+    """An OpenAI-format session: an early round reads .env (every secret in it), later rounds
+    do harmless work."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": f"Why does the deploy fail? I set sk {SECRETS['openai-key']}"},
+    ]
+    for n in range(3):
+        call = f"call_{n}"
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [{"id": call, "type": "function",
+             "function": {"name": "run_shell", "arguments": json.dumps({"command": COMMAND})}}],
+             "usage": {"prompt_tokens": 1000 + n, "completion_tokens": 10}},
+            {"role": "tool", "tool_call_id": call, "content": LEAKY_OUTPUT + ORDINARY * 40},
+        ]  # fmt: skip
+    messages += [
+        {"role": "assistant", "content": "The key is set; the deploy fails on a timeout."},
+        {"role": "user", "content": "Raise the timeout then."},
+        {"role": "assistant", "content": "Done: the timeout is now 60 s."},
+    ]
+    path = tmp_path / "leaky.json"
+    path.write_text(json.dumps(messages), "utf-8")
+    return path
+
+
+def _assert_no_secret(text: str, endpoint_key: bool = True) -> None:
+    for name, secret in SECRETS.items():
+        assert secret not in text, name
+    assert not endpoint_key or ENDPOINT_KEY not in text
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_nothing_secret_is_sent_to_the_llm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, protocol: str
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, ENDPOINT_KEY)
+    session = _leaky_session(tmp_path)
+    with SummaryServer("good") as server:
+        settings = LLMSettings(
+            base_url=server.url + ("/v1" if protocol == "openai" else ""),
+            model="cheap-model",
+            api_key_env=KEY_VARIABLE,
+            protocol=protocol,
+        )
+        outcome = compact_session(session, summarizer="llm", keep_rounds=1, llm=settings)
+        requests = server.requests
+    assert outcome["summarizer"] == "llm"
+    [request] = requests
+    sent = json.dumps(request["body"], ensure_ascii=False)
+    _assert_no_secret(sent)
+    assert "[masked openai-key]" in sent and "[masked endpoint-key]" in sent
+    # Each secret in the summarised part is sent once (the kept round holds none).
+    planted = session.read_text("utf-8")
+    expected = sum(planted.count(value) for value in [*SECRETS.values(), ENDPOINT_KEY])
+    assert outcome["secrets_masked"] == expected
+    assert "max_tokens=128000" in sent  # ordinary text goes as it is
+
+
+def test_the_structured_summary_and_the_command_say_how_many(tmp_path: Path) -> None:
+    session = _leaky_session(tmp_path)
+    ended = run_cli("compact", str(session), "--keep-rounds", "1", "--json")
+    assert ended.code == 0, ended.err
+    outcome = json.loads(ended.out)
+    _assert_no_secret(outcome["summary"], endpoint_key=False)
+    fork_summary = json.loads(Path(outcome["fork"]).read_text("utf-8"))
+    _assert_no_secret(json.dumps(fork_summary[:2]), endpoint_key=False)
+    assert outcome["secrets_masked"] > 0  # the request and the commands are quoted in it
+    text = run_cli("compact", str(session), "--keep-rounds", "1", "--dry-run")
+    assert text.code == 0
+    assert f"secrets masked: {outcome['secrets_masked']} (in the summary" in text.out
+
+
+def test_offloaded_results_are_written_masked(tmp_path: Path) -> None:
+    session = _leaky_session(tmp_path)
+    results = tmp_path / "results"
+    ended = run_cli(
+        "edit", str(session), "--offload", "--truncate-at", "200", "--mode", "none",
+        "--large-results-dir", str(results), "--json",
+    )  # fmt: skip
+    assert ended.code == 0, ended.err
+    outcome = json.loads(ended.out)
+    files = [Path(name) for name in outcome["offloaded"]]
+    assert files
+    for path in files:
+        _assert_no_secret(path.read_text("utf-8"), endpoint_key=False)
+    assert "[masked github-token]" in files[0].read_text("utf-8")
+    # The endpoint key is no shape the table knows, and edit sends nothing anywhere.
+    assert outcome["secrets_masked"] == 3 * len(SECRETS)  # the results only, not the calls
+    text = run_cli(
+        "edit", str(session), "--offload", "--truncate-at", "200", "--mode", "none",
+        "--large-results-dir", str(tmp_path / "again"), "--dry-run",
+    )  # fmt: skip
+    assert f"secrets masked: {3 * len(SECRETS)}" in text.out
