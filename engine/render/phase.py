@@ -178,6 +178,7 @@ class RenderPhaseResult:
     token_limits: list[tuple[Any, int]]
     growables: list[Growable]
     created_ids: list[str]
+    consumed: dict[str, float]
 
 
 class RenderPhase:
@@ -191,6 +192,7 @@ class RenderPhase:
         self.token_limits: list[tuple[Any, int]] = []
         self.growables: list[Growable] = []
         self.created_ids: list[str] = []
+        self.consumed: dict[str, float] = {}  # element id -> what its render used of its budget
 
     def new_node(self, child_index: int, element: Element | None) -> RenderNode:
         node = RenderNode(self.next_node_id, child_index, element)
@@ -211,6 +213,7 @@ class RenderPhase:
             self.token_limits,
             self.growables,
             self.created_ids,
+            self.consumed,
         )
 
     # -- flex allocation -------------------------------------------------------------------
@@ -262,6 +265,8 @@ class RenderPhase:
                 )
                 if element.kind == "expandable":
                     self.growables.append(Growable(node, element, consumption))
+                if element.id is not None:
+                    self.consumed[element.id] = consumption
                 sizing.used += consumption
 
     def _split(

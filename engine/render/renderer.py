@@ -50,6 +50,10 @@ class RenderFailure:
 
 @dataclass
 class RenderResult:
+    """One render: the oracle's fields (``messages`` are the library's Raw messages as dicts;
+    ``pruned``/``absent`` element ids; ``budgets`` per element id) or ``error``, plus what the
+    report needs (the trees and every removal with its reason and the TokenLimit enforced)."""
+
     budget: int
     tokenizer: str
     mode: str
@@ -59,6 +63,7 @@ class RenderResult:
     absent: list[str] = field(default_factory=list)
     removed_count: int = 0
     budgets: dict[str, float] = field(default_factory=dict)
+    consumed: dict[str, float] = field(default_factory=dict)
     expandable_calls: list[dict[str, Any]] = field(default_factory=list)
     error: RenderFailure | None = None
     # for the report
@@ -92,7 +97,7 @@ def render(
     run = _Run(get_tokenizer(tokenizer_name), mode == "exact", indexed)
     result = RenderResult(budget_value, tokenizer_name, mode)
     collecting = gc.isenabled()
-    gc.disable()  # the trees are acyclic apart from parent links; pauses cost 10-20 %
+    gc.disable()  # collections during a render find nothing to free and cost 10-20 % of it
     try:
         run.render(document.root, budget_value, result)
     finally:
@@ -121,6 +126,7 @@ class _Run:
             result.error = RenderFailure(error.type_name, str(error))
             return
         result.budgets = phase.budgets
+        result.consumed = phase.consumed
         result.expandable_calls = phase.expandable_calls
         root = materialize(phase.root, None, keep_with_ids)
         assert isinstance(root, Branch)

@@ -4,7 +4,9 @@ Rows follow the tree's order (pre-order over elements with an id). ``tokens_befo
 element counted before any pruning, ``tokens`` what is left of it in the result (messages: the
 tokenizer's count of the whole message; other elements: their share, line breaks included).
 ``reason`` is ``priority``, ``TokenLimit N``, ``keep-with``, ``empty parent`` or
-``inside <id>`` (removed with an ancestor). Cache breakpoints list the ids they protect.
+``inside <id>`` (removed with an ancestor). ``consumed`` is what the element's render used of
+its budget (capped at it), which is what later flex groups lose. Cache breakpoints list the ids
+they protect.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class ElementRow:
     kind: str
     depth: int
     budget: float | None
+    consumed: float | None  # what its render used of the budget (text, message frame, children)
     tokens_before: float
     tokens: float
     pruned: bool
@@ -111,6 +114,7 @@ def build_report(result: RenderResult) -> RenderReport:
                 kind=_kind(node),
                 depth=depth,
                 budget=result.budgets.get(node.json_id),
+                consumed=result.consumed.get(node.json_id),
                 tokens_before=_tokens(node, counting),
                 tokens=final_tokens.get(node.json_id, 0),
                 pruned=gone,
@@ -183,19 +187,21 @@ def _breakpoints(root: Node) -> list[BreakpointRow]:
 def report_table(report: RenderReport) -> str:
     """A readable table of the report."""
     lines = [
-        f"{'element':<28} {'kind':<20} {'budget':>10} {'before':>8} {'after':>8}  status",
+        f"{'element':<28} {'kind':<18} {'budget':>10} {'used':>8} {'before':>8} {'after':>8}  "
+        "status",
     ]
     for row in report.elements:
         name = ("  " * row.depth + row.id)[:28]
         budget = "" if row.budget is None else _short(row.budget)
+        used = "" if row.consumed is None else _short(row.consumed)
         status = "kept"
         if report.error:
             status = "not sent"
         elif row.pruned:
             status = f"pruned ({row.reason})"
         lines.append(
-            f"{name:<28} {row.kind[:20]:<20} {budget:>10} {_short(row.tokens_before):>8} "
-            f"{_short(row.tokens):>8}  {status}"
+            f"{name:<28} {row.kind[:18]:<18} {budget:>10} {used:>8} "
+            f"{_short(row.tokens_before):>8} {_short(row.tokens):>8}  {status}"
         )
     for bp in report.cache_breakpoints:
         kept = ", ".join(bp.protects) or "nothing"

@@ -84,3 +84,16 @@ def test_a_failed_render_reports_the_error_and_prunes_nothing() -> None:
     assert report.error == ("BudgetExceededError: No lowest priority node found (path: Root -> 1)")
     assert not report.fits
     assert not any(row.pruned for row in report.elements)
+
+
+def test_consumption_is_what_later_flex_groups_lose() -> None:
+    report = report_for("03-flex", 60)
+    rows = {row.id: row for row in report.elements}
+    # m2's render uses its frame (3) and the echo's one word, far below its budget of 16
+    assert (rows["m2"].budget, rows["m2"].consumed) == (16, 4)
+    assert (rows["e2"].budget, rows["e2"].consumed) == (13, 1)
+    # the fill takes its whole share; the flexGrow=1 group splits what is left after it
+    assert rows["f2"].consumed == rows["f2"].budget == 33
+    assert rows["g1a"].budget + rows["g1b"].budget == 60 - sum(
+        rows[name].consumed or 0 for name in ("m1", "m2", "g2")
+    )
