@@ -105,6 +105,8 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
                 out = {"id": case["id"], **out}
         except (json.JSONDecodeError, TreeFormatError, CtxtopError, KeyError, ValueError) as error:
             out = {"usageError": str(error)}
+        except Exception as error:  # one bad case must not end a stream of thousands
+            out = {"usageError": f"cannot render this case ({type(error).__name__}: {error})"}
         write(dumps(out, normalized=True) + "\n")
     sys.stdout.flush()
     return 0

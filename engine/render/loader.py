@@ -167,8 +167,8 @@ def _node(raw: Any, where: str, ids: _IdCounter) -> Child:
     if kind in ELEMENT_KINDS:
         element.id = ids.assign(raw.get("id"), where)
         for json_name, attr in BASE_PROPS.items():
-            if json_name in raw:
-                setattr(element, attr, raw[json_name])
+            if raw.get(json_name) is not None:
+                setattr(element, attr, _base_prop(json_name, raw[json_name], where))
     raw_children = raw.get("children") or []
     if not isinstance(raw_children, list):
         raise TreeFormatError(f"children of {where} must be a list")
@@ -177,6 +177,28 @@ def _node(raw: Any, where: str, ids: _IdCounter) -> Child:
     ]
     _kind_props(element, raw, where, ids)
     return element
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _base_prop(name: str, value: Any, where: str) -> Any:
+    """Checks a base prop's type (the library would compare a string priority as text)."""
+    if name == "passPriority":
+        if not isinstance(value, bool):
+            raise TreeFormatError(f"passPriority at {where} must be true or false")
+        return value
+    if name == "flexReserve" and isinstance(value, str):
+        divisor = value[1:] if value.startswith("/") else ""
+        try:
+            float(divisor)
+        except ValueError:
+            raise TreeFormatError(f'flexReserve at {where} must be a number or "/N"') from None
+        return value
+    if not _number(value):
+        raise TreeFormatError(f"{name} at {where} must be a number, not {json.dumps(value)}")
+    return value
 
 
 def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCounter) -> None:
@@ -197,6 +219,8 @@ def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCount
     elif kind == "tool":
         props["tool_call_id"] = raw.get("toolCallId")
     elif kind == "tokenlimit":
+        if raw.get("max") is not None and not _number(raw["max"]):
+            raise TreeFormatError(f"max at {where} must be a number")
         props["max"] = raw.get("max")
     elif kind == "prioritizedlist":
         props["descending"] = bool(raw.get("descending"))
@@ -228,6 +252,8 @@ def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCount
         props["data"] = raw.get("data")
         props["media_type"] = raw.get("mediaType")
     elif kind == "opaque":
+        if raw.get("tokenUsage") is not None and not _number(raw["tokenUsage"]):
+            raise TreeFormatError(f"tokenUsage at {where} must be a number")
         props["value"] = raw.get("value")
         props["token_usage"] = raw.get("tokenUsage")
         if "priority" in raw:

@@ -121,6 +121,13 @@ def test_bad_tree_file_is_one_line_naming_file_and_line(
     code, _, err = run(capsys, str(unknown))
     assert code == 2
     assert err.strip() == f'ctxtop: {unknown}: unknown node type "usr" at root[0]'
+    typed = tmp_path / "typed.json"
+    typed.write_text('[{"type": "user", "children": [{"type": "elem", "priority": "5"}]}]')
+    code, _, err = run(capsys, str(typed))
+    assert code == 2
+    assert err.strip() == (
+        f'ctxtop: {typed}: priority at root[0]/user[0] must be a number, not "5"'
+    )
 
 
 def test_cli_choices_match_the_renderer() -> None:
