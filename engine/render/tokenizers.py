@@ -37,13 +37,22 @@ class WordsTokenizer:
     per_image = 10
     per_document = 10
 
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+
     def text_tokens(self, text: str) -> int:
-        return word_count(text)
+        counts = self._counts
+        found = counts.get(text)
+        if found is None:
+            if len(counts) >= TEXT_CACHE_LIMIT:
+                counts.clear()
+            found = counts[text] = word_count(text)
+        return found
 
     def part_tokens(self, part: dict[str, Any]) -> int:
         kind = part["type"]
         if kind == TEXT:
-            return word_count(part["text"])
+            return self.text_tokens(part["text"])
         if kind == IMAGE:
             return self.per_image
         if kind == DOCUMENT:
@@ -55,7 +64,7 @@ class WordsTokenizer:
         for part in message["content"]:
             kind = part["type"]
             if kind == TEXT:
-                total += word_count(part["text"])
+                total += self.text_tokens(part["text"])
             elif kind == IMAGE:
                 total += self.per_image
             elif kind == DOCUMENT:
