@@ -39,3 +39,16 @@ def test_example_matches_library_output(path: Path, tokenizer: str, index: int) 
 
 def test_every_example_has_expected_outputs() -> None:
     assert len(CASES) == 126
+
+
+OPENAI = EXAMPLES / "openai"
+
+
+@pytest.mark.parametrize("path", sorted(OPENAI.glob("*.o200k.json")), ids=lambda p: p.stem)
+def test_openai_form_matches_library(path: Path) -> None:
+    # The library's toMode(OpenAI) output (`--openai`), which is also what o200k counts walk.
+    name = path.name.removesuffix(".o200k.json")
+    tree = json.loads((EXAMPLES / f"{name}.json").read_text())
+    for expected in json.loads(path.read_text()):
+        result = render(document_from_data(tree), expected["budget"], "o200k", "prompt-tsx")
+        assert js_value(result_json(result, openai=True)) == expected
