@@ -221,6 +221,7 @@ def compact_session(
     if fork is not None:
         entry = actions.record(
             "compact",
+            [fork],
             source=str(source_path),
             source_sha256=source_hash,
             fork=str(fork),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engine.errors import CtxtopError
 from engine.paths import data_dir
 
 LOG_NAME = "actions.jsonl"
@@ -19,8 +22,11 @@ def log_path() -> Path:
     return data_dir() / LOG_NAME
 
 
-def record(kind: str, **fields: Any) -> dict[str, Any]:
-    """Append one action (``kind``: "edit", "compact" or "undo") with its inputs and outputs."""
+def record(kind: str, written: Sequence[Path] = (), **fields: Any) -> dict[str, Any]:
+    """Append one action (``kind``: "edit", "compact" or "undo") with its inputs and outputs.
+
+    If the log cannot be written, the ``written`` files (the action's new files) are removed
+    again, since no undo could find them, and the error says so."""
     entry: dict[str, Any] = {
         "id": uuid.uuid4().hex[:12],
         "kind": kind,
@@ -28,13 +34,22 @@ def record(kind: str, **fields: Any) -> dict[str, Any]:
         **fields,
     }
     path = log_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)  # one write of the whole line: appends never interleave
+        finally:
+            os.close(fd)
+    except OSError as error:
+        for written_path in written:
+            with contextlib.suppress(OSError):
+                written_path.unlink()
+        removed = "; its new files were removed" if written else ""
+        raise CtxtopError(
+            f"{path}: cannot record the {kind} ({error.strerror or error}){removed}"
+        ) from None
     return entry
 
 

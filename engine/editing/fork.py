@@ -148,7 +148,11 @@ def edit_session(
     if not dry_run and plan.changes:
         # The files first: a fork never points to a file that is not there.
         offloaded = offloader.write() if offloader is not None else []
-        fork = write_new(writer.fork_dir(), writer.fork_name(session_id), fork_data)
+        try:
+            fork = write_new(writer.fork_dir(), writer.fork_name(session_id), fork_data)
+        except CtxtopError:
+            _remove_offloaded([str(path) for path in offloaded])  # nothing would point to them
+            raise
         # The agent may have appended meanwhile (ctxtop never writes to it): the fork then lacks
         # the newest lines. Say so; the fork is kept (and logged) so that undo can remove it.
         if sha256(source) != source_hash:
@@ -185,6 +189,7 @@ def edit_session(
     if fork is not None:
         entry = actions.record(
             "edit",
+            [fork, *offloaded],
             source=str(source),
             source_sha256=source_hash,
             fork=str(fork),

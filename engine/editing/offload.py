@@ -9,6 +9,7 @@ can lead outside that directory. Nothing is written until ``write`` (after the p
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -93,11 +94,16 @@ class Offloader:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         root = self.directory.resolve()
         written: list[Path] = []
-        for name, data in self.pending.items():
-            path = write_new(self.directory, name, data)
-            if path.resolve().parent != root:  # cannot happen with clean names; never allowed
-                path.unlink()
-                raise CtxtopError(f"{path}: outside {root}, removed")
-            written.append(path)
+        try:
+            for name, data in self.pending.items():
+                path = write_new(self.directory, name, data)
+                written.append(path)
+                if path.resolve().parent != root:  # cannot happen with clean names; never allowed
+                    raise CtxtopError(f"{path}: outside {root}, removed")
+        except CtxtopError:
+            for path in written:  # all the files or none (a full disk may stop half-way)
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            raise
         self.pending.clear()
         return written

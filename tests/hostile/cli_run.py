@@ -88,3 +88,11 @@ def assert_clean_end(ended: Ended, path: Path | str) -> None:
     lines = ended.err.splitlines()
     assert len(lines) == 1, ended.err
     assert lines[0].startswith(f"ctxtop: {path}"), ended.err
+
+
+def run_offload_edit(source: Path, results: Path, limit: str, *extra: str) -> Ended:
+    """``ctxtop edit --offload`` of every result over ``limit`` tokens, old results kept."""
+    return run_cli(
+        "edit", str(source), "--offload", "--truncate-at", limit, "--mode", "none",
+        "--large-results-dir", str(results), *extra,
+    )  # fmt: skip

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_run import ROOT, run_cli
+from cli_run import ROOT, run_cli, run_offload_edit
 
 from engine.compaction.compact import compact_session
 from engine.config import LLMSettings
@@ -143,10 +143,7 @@ def test_the_structured_summary_and_the_command_say_how_many(tmp_path: Path) -> 
 def test_offloaded_results_are_written_masked(tmp_path: Path) -> None:
     session = _leaky_session(tmp_path)
     results = tmp_path / "results"
-    ended = run_cli(
-        "edit", str(session), "--offload", "--truncate-at", "200", "--mode", "none",
-        "--large-results-dir", str(results), "--json",
-    )  # fmt: skip
+    ended = run_offload_edit(session, results, "200", "--json")
     assert ended.code == 0, ended.err
     outcome = json.loads(ended.out)
     files = [Path(name) for name in outcome["offloaded"]]
@@ -156,8 +153,5 @@ def test_offloaded_results_are_written_masked(tmp_path: Path) -> None:
     assert "[masked github-token]" in files[0].read_text("utf-8")
     # The endpoint key is no shape the table knows, and edit sends nothing anywhere.
     assert outcome["secrets_masked"] == 3 * len(SECRETS)  # the results only, not the calls
-    text = run_cli(
-        "edit", str(session), "--offload", "--truncate-at", "200", "--mode", "none",
-        "--large-results-dir", str(tmp_path / "again"), "--dry-run",
-    )  # fmt: skip
+    text = run_offload_edit(session, tmp_path / "again", "200", "--dry-run")
     assert f"secrets masked: {3 * len(SECRETS)}" in text.out
