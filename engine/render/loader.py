@@ -33,6 +33,9 @@ BASE_PROPS = {
 }
 
 
+MAX_DEPTH = 100
+
+
 class TreeFormatError(ValueError):
     """A document that is not a valid prompt tree; the message names the node's path."""
 
@@ -156,6 +159,9 @@ def _js_string(value: Any) -> str:
 def _node(raw: Any, where: str, ids: _IdCounter) -> Child:
     if isinstance(raw, str):
         return raw
+    if where.count("/") >= MAX_DEPTH:
+        # rendering recurses per level; a clear error instead of Python's recursion limit
+        raise TreeFormatError(f"tree nested deeper than {MAX_DEPTH} levels at {where[:80]}...")
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
         raise TreeFormatError(f"invalid node at {where}: {json.dumps(raw)}")
     kind = raw["type"]

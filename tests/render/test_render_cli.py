@@ -128,6 +128,14 @@ def test_bad_tree_file_is_one_line_naming_file_and_line(
     assert err.strip() == (
         f'ctxtop: {typed}: priority at root[0]/user[0] must be a number, not "5"'
     )
+    node: dict[str, object] = {"type": "user", "children": ["deep"]}
+    for _ in range(150):
+        node = {"type": "elem", "children": [node]}
+    deep = tmp_path / "deep.json"
+    deep.write_text(json.dumps([node]))
+    code, _, err = run(capsys, str(deep))
+    assert code == 2
+    assert err.startswith(f"ctxtop: {deep}: tree nested deeper than 100 levels at root[0]/elem[0]")
 
 
 def test_cli_choices_match_the_renderer() -> None:
