@@ -71,7 +71,8 @@ async def test_pause_holds_updates_until_resumed(tmp_path: Path) -> None:
     write_lines(session, 30)
     app = make_app(session)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: app.view is not None)
+        # The figures, then their analysis: wait for both, so that nothing is on its way.
+        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
         shown = app.view
         await pilot.press("space")
         write_lines(session, len(demo_lines()), start=30)

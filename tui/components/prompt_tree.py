@@ -27,9 +27,10 @@ PRUNED_MARK = "✂"  # pruned at this budget (also struck through)
 AUTO_OPEN_LIMIT = 200
 
 
-def node_label(node: OutlineNode) -> Text:
-    """Figures first (a long label is cut at the panel's edge), then the label."""
-    text = Text(no_wrap=True, overflow="ellipsis")
+def node_label(node: OutlineNode, leaf_section: bool = False) -> Text:
+    """Figures first (a long label is cut at the panel's edge), then the label. A section with
+    nothing under it has no arrow: ``leaf_section`` pads it to its siblings' column."""
+    text = Text("  " if leaf_section else "", no_wrap=True, overflow="ellipsis")
     text.append(f"{fmt.tokens(node.tokens):>6}", style="bold" if node.kind == SECTION else "")
     if node.priority is not None:
         text.append(f" p{node.priority}", style="italic")
@@ -94,7 +95,8 @@ class OutlineTree(Tree[str]):
 
     def _add(self, parent: TreeNode[str], node: OutlineNode) -> None:
         has_children = bool(self.children_of.get(node.id))
-        child = parent.add(node_label(node), data=node.id, allow_expand=has_children)
+        label = node_label(node, node.parent is None and not has_children)
+        child = parent.add(label, data=node.id, allow_expand=has_children)
         self.built[node.id] = child
         self.shown[node.id] = node
         if has_children and node.id in self.expanded_ids:
@@ -115,7 +117,7 @@ class OutlineTree(Tree[str]):
             has_children = bool(self.children_of.get(node.id))
             if self.shown.get(node.id) != node:
                 self.shown[node.id] = node
-                child.set_label(node_label(node))
+                child.set_label(node_label(node, node.parent is None and not has_children))
                 child.allow_expand = has_children
             if child.is_expanded and has_children:
                 self._sync(child, node.id)
