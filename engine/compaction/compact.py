@@ -24,7 +24,7 @@ from engine.compaction.structured import structured_summary
 from engine.config import LLMSettings
 from engine.editing import actions
 from engine.editing.atomic import write_new
-from engine.editing.fork import read_back, read_bytes, sha256, state_of
+from engine.editing.fork import read_back, read_session_bytes, sha256, state_of
 from engine.editing.preview import PER_MILLION, sections
 from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
@@ -161,7 +161,7 @@ def compact_session(
     if summarizer not in SUMMARIZERS:
         raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
     source_path = Path(path)
-    data = read_bytes(source_path)
+    data = read_session_bytes(source_path)
     source_hash = hashlib.sha256(data).hexdigest()
     loaded = _load(source_path, data)
     source = loaded.source

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import tempfile
 import uuid
 from pathlib import Path
@@ -41,6 +42,27 @@ def read_bytes(path: Path) -> bytes:
             return handle.read()
     except OSError as error:
         raise InputError(str(path), f"cannot read ({error.strerror})") from None
+
+
+def whole_lines(data: bytes) -> bytes:
+    """``data`` without a last line the agent is still writing (no newline yet, not JSON on its
+    own), so a fork never ends in half a record; a one-document file is left as it is."""
+    cut = data.rfind(b"\n") + 1
+    tail = data[cut:]
+    if not cut or not tail.strip():
+        return data
+    for candidate in (tail, data):
+        try:
+            json.loads(candidate)
+            return data
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            continue
+    return data[:cut]
+
+
+def read_session_bytes(path: Path) -> bytes:
+    """The session's bytes as of now, whole lines only (the agent may be appending)."""
+    return whole_lines(read_bytes(path))
 
 
 def state_of(source: Path, data: bytes) -> SessionState:
@@ -90,7 +112,7 @@ def edit_session(
     With ``policy.offload``, large results go to files in ``results_dir`` (default: the data
     dir's ``results``), in a directory named after the fork's session id."""
     source = Path(path)
-    data = read_bytes(source)
+    data = read_session_bytes(source)
     source_hash = hashlib.sha256(data).hexdigest()
     state = state_of(source, data)
     writer_class = WRITERS.get(state.agent)
@@ -233,8 +255,9 @@ def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]
                 f"{fork}: changed since ctxtop wrote it (the agent resumed it?); "
                 "use --force to remove it anyway"
             )
-        fork.unlink()
-        removed = True
+        with contextlib.suppress(FileNotFoundError):  # another ctxtop undid it meanwhile
+            fork.unlink()
+            removed = True
     files = _remove_offloaded([str(name) for name in target.get("offloaded") or []])
     actions.record(
         "undo", edit_id=target["id"], fork=str(fork), removed=removed, removed_files=files
