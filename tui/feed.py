@@ -10,6 +10,7 @@ worker thread; one lock keeps the reader and the analyzer to one thread at a tim
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from textual.message import Message
@@ -21,6 +22,7 @@ from engine.sessions.watch import _waiter as wake_ups
 from tui.messages import FeedProblem, LoadProgress, SessionUpdated
 
 PROGRESS_INTERVAL = 0.1
+ANALYSIS_MAX_AGE = 2.0  # seconds the analysis may lag the figures while the agent writes
 
 
 class Feed:
@@ -45,6 +47,7 @@ class Feed:
         self._waiting = False  # a SessionUpdated is posted and not yet taken
         self.loaded = threading.Event()
         self._shown: LiveView | None = None  # the last view published with its analysis
+        self._analysed_at = 0.0  # time.monotonic() of that analysis
 
     def take(self) -> LiveView | None:
         """The newest sample (called by the UI on ``SessionUpdated``)."""
@@ -84,10 +87,13 @@ class Feed:
             self.stop.wait(self.poll_interval)
         return False
 
-    def _sample(self, figures: bool = True) -> None:
+    def sample(self, figures: bool = True) -> None:
         """Publish the new figures at once, then again with their analysis (which may take a
         while on a long context); the session lock is held. ``figures`` False: only the
-        analysis changed."""
+        analysis changed.
+
+        While the agent is still writing (more bytes than were read), the analysis waits for the
+        next sample, up to ``ANALYSIS_MAX_AGE``: the new fill is never queued behind it."""
         try:
             view = self.session.figures() if figures or self._shown is None else self._shown
             self.loaded.set()
@@ -95,19 +101,29 @@ class Feed:
                 return
             if figures:
                 self.publish(view)
+                recent = time.monotonic() - self._analysed_at < ANALYSIS_MAX_AGE
+                if recent and self._more_written():
+                    return
             self._shown = view = self.session.analysed(view, self.choice)
+            self._analysed_at = time.monotonic()
             self.publish(view)
         except Exception as error:  # a live monitor says so and keeps following
             self._post(FeedProblem(f"cannot build the report: {error!r}"))
         finally:
             self.loaded.set()
 
+    def _more_written(self) -> bool:
+        adapter = self.session.reader.adapter
+        if adapter is None or not self.session.path.is_file():
+            return False
+        return self.session.size() > adapter.state.bytes_read
+
     def refresh(self, choice: AnalysisChoice) -> None:
         """Analyse again with ``choice`` (the body of a thread worker; waits for the feed)."""
         self.choice = choice
         with self._session_lock:
             if self.session.reader.adapter is not None and not self.stop.is_set():
-                self._sample(figures=False)
+                self.sample(figures=False)
 
     def run(self) -> None:
         """Follow until ``stop`` is set (the body of a thread worker)."""
@@ -119,7 +135,7 @@ class Feed:
                 return
             with self._session_lock:
                 read_all(reader)
-                self._sample()
+                self.sample()
             for _ in wake_ups(reader, self.stop, self.poll_interval, self.use_watchfiles):
                 if self.stop.is_set():
                     return
@@ -127,7 +143,7 @@ class Feed:
                     # Only what was appended is read; an action ctxtop took (ctxtop edit in
                     # another terminal) shows without waiting for the agent's next line.
                     if self.session.poll() or self.session.actions.changed():
-                        self._sample()
+                        self.sample()
         finally:
             self.loaded.set()
 

@@ -78,3 +78,28 @@ def next_message(posted: list[Message], kind: type[M]) -> M:
             return found[0]
         time.sleep(0.01)
     raise AssertionError(f"no {kind.__name__} was posted")
+
+
+def test_the_analysis_waits_while_the_agent_is_still_writing(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    live = LiveSession(session)
+    posted: list[Message] = []
+    feed = Feed(live, posted.append)
+    write_lines(session, 30)
+    live.poll()
+    feed.sample()
+    first = feed.take()
+    assert first is not None and first.analysis is not None
+    write_lines(session, 10, start=30)
+    live.poll()
+    write_lines(session, 10, start=40)  # written while the feed was busy: not read yet
+    feed.sample()
+    figures = feed.take()
+    assert figures is not None and figures.lines_read == 40
+    assert figures.analysis is first.analysis  # the new fill at once, the analysis later
+    live.poll()
+    feed.sample()  # nothing more written: the analysis follows
+    analysed = feed.take()
+    assert analysed is not None and analysed.lines_read == 50
+    assert analysed.analysis is not None and analysed.analysis is not first.analysis
+    assert len(analysed.analysis.history) > len(first.analysis.history)
