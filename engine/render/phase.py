@@ -309,10 +309,12 @@ class RenderPhase:
     ) -> list[list[Child]]:
         """prepare() of the whole group (text fitting interleaved as in JS), then render()."""
         fits: dict[int, Steps] = {}
-        shared_whitespace = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
+        shared_whitespace: RegexCursor | None = None
         for index, (_, element, path) in enumerate(group):
             if element.kind not in ("textchunk", "fill"):
                 continue
+            if shared_whitespace is None:
+                shared_whitespace = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
             if element.kind == "textchunk":
                 steps = self._text_chunk_steps(element, budgets[index], shared_whitespace, path)
                 if steps is not None:
@@ -525,7 +527,9 @@ def materialize(
     node: RenderNode, parent: Container | Message | None, keep_with_ids: dict[str, int]
 ) -> Node:
     element = node.element
-    children = sorted(node.children, key=lambda child: child.child_index)
+    # Children are appended in sort-index order (a TextChunk's share one index), so the
+    # library's stable sort by index would leave them as they are.
+    children = node.children
     kind = None if element is None else element.kind
     priority: float
     if element is not None and element.priority is not None:
