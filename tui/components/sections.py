@@ -47,9 +47,11 @@ class SectionsPanel(Static):
             return
         self.analysis, self.problem = analysis, problem
         if analysis is not None:
-            what_if = " what-if" if analysis.budget_overridden else ""
             self.border_title = f"Sections · {analysis.profile}"
-            self.border_subtitle = f"budget{what_if} {fmt.tokens(analysis.budget)}"
+            budget = f"budget {fmt.tokens(analysis.budget)}"
+            if analysis.budget_overridden:  # b: the window the user asked about, less the reserve
+                budget = f"what-if window {fmt.tokens(analysis.thresholds.window)} · {budget}"
+            self.border_subtitle = budget
         self.refresh()
 
     def render(self) -> Text:
