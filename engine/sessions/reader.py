@@ -186,7 +186,10 @@ class SessionReader:
                 continue
             if adapter is None:
                 self._held.append((line_no, record))
-                adapter = self._try_detect()
+                # Detection looks at the first records held: it is asked again only when they
+                # change (a file of millions of unknown records took minutes otherwise).
+                if len(self._held) <= DETECT_RECORDS or len(self._held) > MAX_UNDETECTED:
+                    adapter = self._try_detect()
                 continue
             feed_safely(adapter, record, line_no)
         if adapter is not None:

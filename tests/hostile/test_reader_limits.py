@@ -99,3 +99,13 @@ def test_a_file_truncated_and_replaced_while_tailed(tmp_path: Path) -> None:
     assert reader.state is not None and fresh.state is not None
     assert [m.role for m in reader.state.context] == [m.role for m in fresh.state.context]
     assert reader.state.totals == fresh.state.totals
+
+
+def test_millions_of_records_of_no_known_agent_end_promptly(tmp_path: Path) -> None:
+    """7 million tiny JSON records no adapter recognises: a one-line error, not minutes of
+    detection attempts (the subprocess timeout is the hang check)."""
+    path = tmp_path / "unknown.jsonl"
+    path.write_bytes(b'{"a":1}\n' * 7_000_000)
+    ended = run_subprocess("report", str(path), timeout=90)
+    assert_clean_end(ended, path)
+    assert ended.code == 2 and "not a session log" in ended.err
