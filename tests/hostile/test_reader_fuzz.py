@@ -18,7 +18,7 @@ from engine.sessions.reader import read_session
 from engine.sessions.report import build_report
 
 FUZZ = settings(
-    max_examples=40,
+    max_examples=100,
     deadline=None,
     # Shrinking a failure in a whole session can take many minutes: report it as found.
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
