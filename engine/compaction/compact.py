@@ -40,6 +40,32 @@ BUDGET_SHARE = 0.10  # the summary's default budget: this share of the model's w
 Count = Callable[[str], int]
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A summary made earlier for the same bytes (the dashboard's preview): written as it was
+    shown, without asking the summariser again."""
+
+    summary: str
+    summarizer: str
+    source_sha256: str
+    summarised_rounds: int
+    warnings: tuple[str, ...] = ()
+    secrets_masked: int = 0
+
+    @classmethod
+    def from_outcome(cls, outcome: dict[str, Any]) -> Prepared:
+        """The summary of a dry run's outcome (its warnings about the summariser kept)."""
+        said = tuple(w for w in outcome["warnings"] if w.startswith("LLM summary failed"))
+        return cls(
+            outcome["summary"],
+            outcome["summarizer"],
+            outcome["source_sha256"],
+            outcome["summarised_rounds"],
+            said,
+            outcome["secrets_masked"],
+        )
+
+
 @dataclass(slots=True)
 class Loaded:
     source: Source
@@ -155,9 +181,11 @@ def compact_session(
     dry_run: bool = False,
     llm: LLMSettings | None = None,
     cancel: threading.Event | None = None,
+    prepared: Prepared | None = None,
 ) -> dict[str, Any]:
     """``cancel``: an event the caller (the dashboard) may set from another thread to stop
-    waiting for the LLM summariser; the structured summary is used instead."""
+    waiting for the LLM summariser; the structured summary is used instead. ``prepared``: the
+    summary to write (used only if the file is still the bytes it was made from)."""
     if summarizer not in SUMMARIZERS:
         raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
     source_path = Path(path)
@@ -171,12 +199,25 @@ def compact_session(
         raise CtxtopError(f"the summary budget must be a positive number of tokens, not {budget}")
     warnings: list[str] = []
     masker = SecretMasker()
-    summary, used = summarise(loaded, cut, summarizer, budget, llm, warnings, cancel, masker)
+    if prepared is not None and (prepared.source_sha256, prepared.summarised_rounds) == (
+        source_hash,
+        len(cut.summarised_rounds),
+    ):
+        summary, used = prepared.summary, prepared.summarizer
+        warnings.extend(prepared.warnings)
+        masker.count = prepared.secrets_masked
+    else:
+        if prepared is not None:
+            warnings.append("the session or the cut changed since the preview: summarised again")
+        summary, used = summarise(loaded, cut, summarizer, budget, llm, warnings, cancel, masker)
     summary = masker.mask(summary)  # the summary is new text ctxtop writes: no secrets in it
     tokens_before = _tokens(loaded, source, loaded.state)
     session_id = str(uuid.uuid4())
     message = handoff_message(summary, len(cut.kept_rounds))
-    fork_data = source.render(cut, message, session_id, tokens_before)
+    try:
+        fork_data = source.render(cut, message, session_id, tokens_before)
+    except RecursionError:
+        raise InputError(str(source_path), "a record is nested too deeply to rewrite") from None
     fork_source, fork_state = _read_fork(loaded, fork_data, session_id)
     tokens_after = _tokens(loaded, fork_source, fork_state)
     if tokens_after >= tokens_before:

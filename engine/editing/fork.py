@@ -147,7 +147,10 @@ def edit_session(
     )
     results = {c.use.call_id: c.new_result for c in plan.changes}
     inputs = {c.use.call_id: c.new_input for c in plan.changes if c.input_changed}
-    fork_data = writer.render(results, inputs, session_id)
+    try:
+        fork_data = writer.render(results, inputs, session_id)
+    except RecursionError:
+        raise InputError(str(source), "a record is nested too deeply to rewrite") from None
     after = _read_back(writer, fork_data, session_id)
     before_sections, tokens_before = sections(state)
     after_sections, tokens_after = sections(after)

@@ -186,3 +186,32 @@ def test_edit_and_compact_of_mangled_records(
     path.write_bytes(b"\n".join(out) + b"\n")
     extra = ["--keep-cycles", "0"] if command == "edit" else ["--keep-rounds", "0"]
     assert_clean_end(run_cli(command, str(path), "--dry-run", *extra), path)
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("name", EDITABLE)
+@pytest.mark.parametrize("depth", [500, 900])
+def test_a_deeply_nested_record_in_every_command(tmp_path: Path, name: str, depth: int) -> None:
+    """Nested just inside the JSON decoder's limit, a record still reaches the code that walks
+    records recursively (the Codex writer rewrites ids at every depth)."""
+    lines = SAMPLES[name].read_bytes().splitlines()
+    record = json.loads(lines[-1])
+    holder = next(
+        (record[k] for k in ("payload", "message") if isinstance(record.get(k), dict)), record
+    )
+    holder["nested"] = _nested(depth)
+    path = tmp_path / SAMPLES[name].name
+    path.write_bytes(b"\n".join([*lines, json.dumps(record).encode()]) + b"\n")
+    commands = (
+        ["report"],
+        ["edit", "--dry-run", "--keep-cycles", "0"],
+        ["compact", "--dry-run", "--keep-rounds", "0"],
+    )
+    for argv in commands:
+        assert_clean_end(run_cli(argv[0], str(path), *argv[1:]), path)

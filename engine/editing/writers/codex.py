@@ -102,9 +102,15 @@ class CodexWriter(Writer):
                 value[key] = dumps(inputs[str(call_id)])
             return value
 
-        return jsonl_bytes(
-            [walk(record) if isinstance(record, dict) else record for record in records]
-        )
+        def rewrite(record: Any) -> Any:
+            if not isinstance(record, dict):
+                return record
+            try:
+                return walk(record)
+            except RecursionError:  # nested past Python's limit: no id or result of ours in it
+                return record
+
+        return jsonl_bytes([rewrite(record) for record in records])
 
     def fork_name(self, session_id: str) -> str:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
