@@ -153,8 +153,10 @@ def append_interleaved(
     for _, _, generator in followers:
         generator.index = len(generator.template)  # every size appends the same kind of lines
     try:
-        for _ in range(APPENDS):
-            for (_, reader, generator), handle, out in zip(followers, handles, times, strict=True):
+        for round_ in range(APPENDS):
+            # Alternate which file goes first, so neither always follows the other's work.
+            turns = list(zip(followers, handles, times, strict=True))
+            for (_, reader, generator), handle, out in turns if round_ % 2 else turns[::-1]:
                 handle.write(generator.next_line())
                 started = time.perf_counter()
                 reader.poll()
