@@ -14,6 +14,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.paths import config_dir
+from engine.yaml_text import load_yaml
 
 CONFIG_NAME = "config.yaml"
 
@@ -143,7 +144,7 @@ def load_settings(path: Path | None = None) -> Settings:
     except OSError as error:
         raise InputError(str(path), error.strerror or str(error)) from error
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as error:
         raise InputError(str(path), f"not valid YAML: {error}") from error
     return parse_settings(data, str(path))

@@ -17,6 +17,7 @@ from textual.color import Color
 from textual.theme import Theme
 
 from engine.paths import config_dir
+from engine.yaml_text import load_yaml
 
 BUNDLED = ("ctxtop-dark", "ctxtop-light", "ctxtop-high-contrast")
 COLOURS = (
@@ -67,7 +68,7 @@ def theme_from_data(data: Any, where: str) -> Theme:
 
 def load_theme_text(text: str, where: str) -> Theme:
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as error:
         raise ThemeFileError(f"{where}: not valid YAML") from error
     return theme_from_data(data, where)

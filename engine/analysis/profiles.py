@@ -15,6 +15,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.paths import config_dir
+from engine.yaml_text import load_yaml
 
 # Which session content a section holds (see engine/analysis/sections.py).
 CONTENTS = (
@@ -206,7 +207,7 @@ def parse_profile(document: Any, source: str) -> Profile:
 
 def _read(path: Path | None, text: str | None, source: str) -> Any:
     try:
-        return yaml.safe_load(text if text is not None else path.read_text("utf-8"))  # type: ignore[union-attr]
+        return load_yaml(text if text is not None else path.read_text("utf-8"))  # type: ignore[union-attr]
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

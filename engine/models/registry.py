@@ -18,6 +18,7 @@ import yaml
 
 from engine.errors import CtxtopError
 from engine.paths import config_dir
+from engine.yaml_text import load_yaml
 
 USER_FILE_NAME = "models.yaml"
 PER_MILLION = 1_000_000
@@ -177,7 +178,7 @@ class Registry:
 
 def _read_yaml(path: Path | None, text: str | None, source: str) -> Any:
     try:
-        return yaml.safe_load(text if text is not None else path.read_text("utf-8"))  # type: ignore[union-attr]
+        return load_yaml(text if text is not None else path.read_text("utf-8"))  # type: ignore[union-attr]
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

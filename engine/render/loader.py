@@ -93,8 +93,10 @@ def load_document(path: str) -> TreeDocument:
     if path.endswith((".yaml", ".yml")):
         import yaml
 
+        from engine.yaml_text import load_yaml
+
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             line = None if mark is None else mark.line + 1
