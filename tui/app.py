@@ -5,7 +5,8 @@ its analysis (``engine/live``, ``engine/analysis``) and posts ``SessionUpdated``
 each widget its part of the view and posts ``ViewApplied``. Widgets only draw what the view holds.
 The what-if budget (``b``) and the layout profile (``p``) are an ``AnalysisChoice``: a change is
 analysed again in a worker thread (``Feed.refresh``) and arrives as the next ``SessionUpdated``.
-``e`` opens the editing panel (``tui/screens/edit.py``), whose preview and fork run in workers.
+``e`` opens the editing panel (``tui/screens/edit.py``), ``c`` the compaction panel
+(``tui/screens/compact.py``); their previews and forks run in workers.
 
 Layout: the overview (gauge, fill per request with the forecast, sections, tools, events; from
 110x34 the prompt tree and sub-agents beside them) and the tree view (``v``: prompt tree, context
@@ -47,6 +48,7 @@ from tui.components.tools import ToolsTable
 from tui.feed import Feed
 from tui.messages import FeedProblem, LoadProgress, NewerSession, SessionUpdated, ViewApplied
 from tui.screens.budget import MODELS_OWN, BudgetScreen
+from tui.screens.compact import CompactScreen
 from tui.screens.edit import EditScreen
 from tui.screens.help import HelpScreen
 from tui.screens.nosession import NoSession
@@ -89,6 +91,7 @@ class CtxtopApp(App[None]):
         Binding("e", "edit", "Edit"),
         Binding("f", "pin", "Pin"),
         # Not in the footer (80 columns hold the rest): in the help and the palette.
+        Binding("c", "compact", "Compact", show=False),
         Binding("s", "sort_tools", "Sort", show=False),
         Binding("t", "cycle_theme", "Theme", show=False),
     ]
@@ -99,6 +102,10 @@ class CtxtopApp(App[None]):
         "cycle_profile": ("Next layout profile", "Analyse with the next layout profile"),
         "search": ("Search the prompt tree", "Find nodes by label (enter: next match)"),
         "edit": ("Edit: clear old tool results", "Preview a policy, then write a resumable fork"),
+        "compact": (
+            "Compact: summarise old rounds",
+            "Preview the summary and its cost, then write a resumable fork",
+        ),
         "pin": ("Pin / follow newest", "Stay on this session, or switch to newer ones"),
         "sort_tools": ("Sort tools", "Sort the tools by tokens, calls or name"),
         "cycle_theme": ("Next theme", "Cycle the dark, light, high-contrast and user themes"),
@@ -360,6 +367,12 @@ class CtxtopApp(App[None]):
             self.notify("No session to edit yet.")
             return
         self.push_screen(EditScreen(self.path), self._edited)
+
+    def action_compact(self) -> None:
+        if self.path is None or self.view is None:
+            self.notify("No session to compact yet.")
+            return
+        self.push_screen(CompactScreen(self.path, self.settings.llm), self._edited)
 
     def _edited(self, outcome: dict[str, Any] | None) -> None:
         if outcome and outcome.get("fork"):

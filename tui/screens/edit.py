@@ -7,7 +7,6 @@ change of the policy starts a new preview and an older one that finishes late is
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -15,13 +14,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
 from engine.editing.fork import edit_session
 from engine.editing.policy import MODES, ORDERS, Policy
 from engine.errors import CtxtopError
 from tui import format as fmt
+from tui.screens.fork_panel import ForkPanel, written_text
 
 CHANGES_SHOWN = 8
 
@@ -70,45 +69,12 @@ def preview_text(outcome: dict[str, Any]) -> Text:
     return text
 
 
-def written_text(outcome: dict[str, Any]) -> Text:
-    text = Text()
-    text.append("fork written: ", style="bold")
-    text.append(f"{outcome['fork']}\n")
-    if outcome["resume_command"]:
-        text.append("resume with: ", style="bold")
-        text.append(f"{outcome['resume_command']}\n")
-    text.append("undo with: ctxtop undo")
-    for warning in outcome["warnings"]:
-        text.append(f"\nwarning: {warning}", style="bold")
-    return text
-
-
-class EditScreen(ModalScreen[dict[str, Any] | None]):
-    """Dismissed with the outcome of the written fork, or None."""
-
+class EditScreen(ForkPanel):
     DEFAULT_CSS = """
-    EditScreen { align: center middle; }
-    EditScreen > Vertical {
-        width: 100; max-width: 98%; height: auto; max-height: 98%;
-        border: round $primary; background: $surface; padding: 0 1;
-    }
-    EditScreen .policy { height: auto; }
-    EditScreen .field { width: 1fr; height: auto; }
-    EditScreen .field Label { color: $foreground 70%; }
-    EditScreen Input, EditScreen Select { width: 1fr; }
     EditScreen #edit-preview-box { height: auto; max-height: 14; border: round $panel; }
-    EditScreen .buttons { height: auto; align-horizontal: right; }
-    EditScreen Button { margin-left: 1; }
     """
     AUTO_FOCUS = "#edit-keep-cycles"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
-
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
-        self.generation = 0
-        self.outcome: dict[str, Any] | None = None  # the last preview
-        self.written: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:

@@ -1,0 +1,195 @@
+"""``c``: the compaction panel, driven through the pilot: the preview shows the summary and the
+tokens it saves, the confirmation writes a fork (the session itself untouched) with the summary
+that was shown, the event log records it; the LLM summariser's failure and the user's stop are
+said in the panel, and the structured summary is shown instead."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from dashboard_support import frozen_clock, synchronous, wait_until
+from textual.pilot import Pilot
+from textual.widgets import Button, Select, Static
+
+from engine.config import LLMSettings, Settings
+from engine.editing import actions
+from tui import format as fmt
+from tui.app import CtxtopApp
+from tui.screens.compact import CompactScreen
+
+ROOT = Path(__file__).resolve().parents[2]
+CALC_MAIN = (
+    ROOT / "tests/sessions/data/generated/claude-code/calc-main/"
+    "e6da809c-ea6a-48e8-8ca6-02bf23adae92.jsonl"
+)
+sys.path.insert(0, str(ROOT / "tests/compaction"))
+from llm_server import SummaryServer  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def no_llm_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settings passed to the app are the only ones (no CTXTOP_LLM_* from the shell)."""
+    for name in ("BASE_URL", "MODEL", "SUMMARY_MODEL", "PROTOCOL"):
+        monkeypatch.delenv(f"CTXTOP_LLM_{name}", raising=False)
+
+
+def figures(screen: CompactScreen) -> str:
+    return str(screen.query_one("#compact-figures", Static).render())
+
+
+def summary(screen: CompactScreen) -> str:
+    return str(screen.query_one("#compact-summary", Static).render())
+
+
+def session_copy(tmp_path: Path) -> Path:
+    target = tmp_path / CALC_MAIN.name
+    shutil.copyfile(CALC_MAIN, target)
+    return target
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        return int(probe.getsockname()[1])
+
+
+def llm_settings(base_url: str, timeout: float = 30.0) -> Settings:
+    return Settings(llm=LLMSettings(base_url=base_url, model="summary-model", timeout=timeout))
+
+
+async def open_panel(pilot: Pilot[None], app: CtxtopApp) -> CompactScreen:
+    await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+    await pilot.press("c")
+    screen = app.screen
+    assert isinstance(screen, CompactScreen)
+    return screen
+
+
+@synchronous
+async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
+    session = session_copy(tmp_path)
+    digest = hashlib.sha256(session.read_bytes()).hexdigest()
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        assert summary(screen).startswith("1. Conversation overview")
+        outcome = screen.outcome
+        assert outcome is not None
+        before, after = outcome["tokens_before"], outcome["tokens_after"]
+        assert before > after
+        shown = figures(screen)
+        assert f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}" in shown
+        assert "summary by structured" in shown and "1 kept verbatim" in shown
+        assert f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])} tokens once" in shown
+        assert "$" in shown  # the sample's model has prices
+        assert not screen.query_one("#compact-write", Button).disabled
+
+        await pilot.click("#compact-write")
+        await wait_until(pilot, lambda: "fork written" in figures(screen))
+        done = figures(screen)
+        forks = [path for path in tmp_path.iterdir() if path != session]
+        assert len(forks) == 1 and forks[0].name in done
+        assert "resume with: " in done and "claude --resume" in done
+        assert "undo with: ctxtop undo" in done
+        assert hashlib.sha256(session.read_bytes()).hexdigest() == digest
+        logged = actions.read_actions()
+        assert [a["kind"] for a in logged] == ["compact"] and logged[0]["fork"] == str(forks[0])
+
+        await pilot.click("#compact-close")
+        assert not isinstance(app.screen, CompactScreen)
+
+        def in_event_log() -> bool:
+            table = app.events
+            return any(
+                str(table.get_row_at(i)[1]).startswith("ctxtop compact: ")
+                and forks[0].name in str(table.get_row_at(i)[1])
+                for i in range(table.row_count)
+            )
+
+        await wait_until(pilot, in_event_log)
+
+
+@synchronous
+async def test_the_llm_summariser_failing_shows_why_and_the_structured_summary(
+    tmp_path: Path,
+) -> None:
+    session = session_copy(tmp_path)
+    app = CtxtopApp(
+        session, settings=llm_settings(f"http://127.0.0.1:{closed_port()}/v1"), clock=frozen_clock
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        screen.query_one("#compact-summarizer", Select).value = "llm"
+        await wait_until(
+            pilot,
+            lambda: screen.outcome is not None and screen.outcome["summarizer_requested"] == "llm",
+        )
+        shown = figures(screen)
+        assert "connection refused" in shown and "used the structured summary instead" in shown
+        assert "summary by structured" in shown
+        assert summary(screen).startswith("1. Conversation overview")
+
+
+@synchronous
+async def test_the_fork_holds_the_llm_summary_that_was_shown(tmp_path: Path) -> None:
+    session = session_copy(tmp_path)
+    with SummaryServer("good") as server:
+        app = CtxtopApp(session, settings=llm_settings(server.url + "/v1"), clock=frozen_clock)
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_panel(pilot, app)
+            await wait_until(pilot, lambda: screen.outcome is not None)
+            screen.query_one("#compact-summarizer", Select).value = "llm"
+            await wait_until(
+                pilot, lambda: screen.outcome is not None and screen.outcome["summarizer"] == "llm"
+            )
+            assert "MARKER-FROM-THE-MODEL" in summary(screen)
+            assert "summary by llm" in figures(screen)
+            await pilot.click("#compact-write")
+            await wait_until(pilot, lambda: "fork written" in figures(screen))
+        assert len(server.requests) == 1  # the fork was written without asking again
+    fork = next(path for path in tmp_path.iterdir() if path != session)
+    assert "MARKER-FROM-THE-MODEL" in fork.read_text()
+
+
+@synchronous
+async def test_escape_stops_waiting_for_a_slow_llm(tmp_path: Path) -> None:
+    session = session_copy(tmp_path)
+    with SummaryServer("slow", delay=60) as server:
+        app = CtxtopApp(session, settings=llm_settings(server.url + "/v1"), clock=frozen_clock)
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await open_panel(pilot, app)
+            await wait_until(pilot, lambda: screen.outcome is not None)
+            screen.query_one("#compact-summarizer", Select).value = "llm"
+            await wait_until(pilot, lambda: "esc: stop waiting" in figures(screen))
+            await wait_until(pilot, lambda: len(server.requests) == 1)
+            await pilot.press("escape")
+            await wait_until(
+                pilot,
+                lambda: (
+                    screen.outcome is not None and screen.outcome["summarizer_requested"] == "llm"
+                ),
+            )
+            assert app.screen is screen  # still open: the first escape only stops waiting
+            assert "cancelled" in figures(screen)
+            assert "summary by structured" in figures(screen)
+            await pilot.press("escape")
+            assert app.screen is not screen
+
+
+@synchronous
+async def test_help_and_palette_name_the_compaction_panel(tmp_path: Path) -> None:
+    app = CtxtopApp(session_copy(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None)
+        await pilot.press("question_mark")
+        help_text = str(app.screen.query_one(Static).render())
+        assert "  c         Compact: summarise old rounds" in help_text
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Compact: summarise old rounds" in titles

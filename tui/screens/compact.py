@@ -1,0 +1,233 @@
+"""``c``: the compaction panel: the summariser, the rounds kept verbatim, the summary as it will
+be written, the tokens before and after and the cache cost, and the fork written on confirmation
+(``engine/compaction``: the same as ``ctxtop compact``).
+
+The preview runs in a worker thread; the LLM summariser may take seconds, so the panel shows how
+long it has waited and escape stops waiting (the engine then falls back to the structured
+summary and says why). The fork is written with the previewed summary, not a new one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Button, Input, Label, Select, Static
+
+from engine.compaction.compact import SUMMARIZERS, Prepared, compact_session
+from engine.config import LLMSettings
+from engine.errors import CtxtopError
+from tui import format as fmt
+from tui.screens.fork_panel import ForkPanel, written_text
+
+TICK = 0.5  # seconds between updates of the waiting line
+
+
+def figures_text(outcome: dict[str, Any]) -> Text:
+    """Tokens before and after, the summariser used (and why not the one asked for), the cache
+    cost: what ``ctxtop compact --dry-run`` says below the summary."""
+    text = Text()
+    before, after = outcome["tokens_before"], outcome["tokens_after"]
+    text.append(f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}", style="bold")
+    text.append(f" ({fmt.tokens(before - after)} fewer)\n" if after < before else " (no fewer)\n")
+    text.append(
+        f"summary by {outcome['summarizer']}: {fmt.tokens(outcome['summary_tokens'])} tokens"
+        f" (budget {fmt.tokens(outcome['budget'])}); {outcome['summarised_rounds']} rounds"
+        f" summarised, {outcome['kept_rounds']} kept verbatim\n"
+    )
+    text.append(f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])} tokens once")
+    if outcome["cache_rewrite_cost_usd"] is not None:
+        text.append(f" (${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']})")
+        if outcome["break_even_requests"] is not None:
+            text.append(f"; pays off after {outcome['break_even_requests']} requests")
+    else:
+        text.append(" (no prices for this model)")
+    if outcome["secrets_masked"]:
+        text.append(f"\nsecrets masked: {outcome['secrets_masked']}")
+    for warning in outcome["warnings"]:  # the LLM's failure quotes the endpoint: plain text
+        text.append(f"\nwarning: {warning}", style="bold")
+    return text
+
+
+class CompactScreen(ForkPanel):
+    DEFAULT_CSS = """
+    CompactScreen > Vertical { height: 98%; max-height: 40; }
+    CompactScreen #compact-figures { height: auto; }
+    /* What the choices, figures and buttons leave: the buttons stay on screen at 80x24. */
+    CompactScreen #compact-summary-box { height: 1fr; min-height: 3; border: round $panel; }
+    """
+    AUTO_FOCUS = "#compact-keep-rounds"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Stop waiting / close")]
+
+    def __init__(self, path: Path, llm: LLMSettings | None = None) -> None:
+        super().__init__(path)
+        self.llm = llm
+        self.cancel: threading.Event | None = None  # the running preview's, until it ends
+        self.started = 0.0
+        self.ticker: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = f"Compact {self.path.name}: summarise old rounds into a fork"
+            with Horizontal(classes="policy"):
+                with Vertical(classes="field"):
+                    yield Label("summariser")
+                    yield Select(
+                        [(s, s) for s in SUMMARIZERS],
+                        value="structured",
+                        allow_blank=False,
+                        id="compact-summarizer",
+                    )
+                with Vertical(classes="field"):
+                    yield Label("keep rounds")
+                    yield Input("1", type="integer", id="compact-keep-rounds")
+            yield Static("", id="compact-figures")
+            with VerticalScroll(id="compact-summary-box") as scroll:
+                scroll.border_title = "summary as it will be written"
+                yield Static("", id="compact-summary")
+            with Horizontal(classes="buttons"):
+                yield Button("Write fork", variant="primary", id="compact-write", disabled=True)
+                yield Button("Close", id="compact-close")
+
+    def on_mount(self) -> None:
+        self.ticker = self.set_interval(TICK, self._tick, pause=True)
+        self.refresh_preview()
+
+    def choice(self) -> tuple[str, int] | None:
+        """(summariser, rounds kept), or None while the rounds are not a number yet."""
+        rounds = self.query_one("#compact-keep-rounds", Input).value.strip()
+        if not rounds.isdigit():
+            return None
+        return str(self.query_one("#compact-summarizer", Select).value), int(rounds)
+
+    def _say(self, text: str | Text) -> None:
+        self.query_one("#compact-figures", Static).update(text)
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def refresh_preview(self) -> None:
+        if self.written is not None:
+            return
+        self._stop_waiting()
+        self.generation += 1
+        self.outcome = None
+        self.query_one("#compact-write", Button).disabled = True
+        choice = self.choice()
+        if choice is None:
+            self._say("keep rounds: a number")
+            return
+        self.cancel = threading.Event()
+        self.started = time.monotonic()
+        self._tick()
+        if self.ticker is not None:
+            self.ticker.resume()
+        self._preview(*choice, self.cancel, self.generation)
+
+    def _tick(self) -> None:
+        if self.cancel is None:
+            return
+        choice = self.choice()
+        waited = time.monotonic() - self.started
+        line = f"summarising with {choice[0] if choice else '?'} … {waited:.0f} s"
+        if self.cancel.is_set():
+            line = f"stopping: the structured summary instead … {waited:.0f} s"
+        elif choice and choice[0] == "llm":
+            line += " (esc: stop waiting, use the structured summary)"
+        self._say(line)
+
+    def _stop_waiting(self) -> None:
+        if self.cancel is not None:
+            self.cancel.set()
+            self.cancel = None
+        if self.ticker is not None:
+            self.ticker.pause()
+
+    @work(thread=True, group="compact-preview")
+    def _preview(
+        self, summarizer: str, keep_rounds: int, cancel: threading.Event, generation: int
+    ) -> None:
+        try:
+            outcome = compact_session(
+                self.path,
+                summarizer=summarizer,
+                keep_rounds=keep_rounds,
+                dry_run=True,
+                llm=self.llm,
+                cancel=cancel,
+            )
+        except CtxtopError as error:
+            self.app.call_from_thread(self._show_problem, str(error), generation)
+            return
+        self.app.call_from_thread(self._show_preview, outcome, generation)
+
+    def _show_preview(self, outcome: dict[str, Any], generation: int) -> None:
+        if generation != self.generation or self.written is not None:
+            return  # a newer choice is being previewed
+        self._stop_waiting()
+        self.outcome = outcome
+        self._say(figures_text(outcome))
+        self.query_one("#compact-summary", Static).update(Text(outcome["summary"]))
+        self.query_one("#compact-write", Button).disabled = False
+
+    def _show_problem(self, problem: str, generation: int) -> None:
+        if generation == self.generation:
+            self._stop_waiting()
+            self._say(Text(problem, style="bold"))
+
+    @on(Button.Pressed, "#compact-write")
+    def _write_pressed(self) -> None:
+        choice = self.choice()
+        if choice is None or self.outcome is None:
+            return
+        self.query_one("#compact-write", Button).disabled = True
+        self._say("writing the fork …")
+        self._write(*choice, Prepared.from_outcome(self.outcome))
+
+    @work(thread=True, exclusive=True, group="compact-write")
+    def _write(self, summarizer: str, keep_rounds: int, prepared: Prepared) -> None:
+        try:
+            outcome = compact_session(
+                self.path,
+                summarizer=summarizer,
+                keep_rounds=keep_rounds,
+                llm=self.llm,
+                prepared=prepared,
+            )
+        except CtxtopError as error:
+            self.app.call_from_thread(self._show_problem, str(error), self.generation)
+            return
+        self.app.call_from_thread(self._show_written, outcome)
+
+    def _show_written(self, outcome: dict[str, Any]) -> None:
+        self.written = outcome
+        text = figures_text(outcome)
+        text.append("\n")
+        text.append_text(written_text({**outcome, "warnings": []}))
+        self._say(text)
+        self.query_one("#compact-summary", Static).update(Text(outcome["summary"]))
+        for field in self.query(".policy Input, .policy Select"):
+            field.disabled = True
+
+    @on(Button.Pressed, "#compact-close")
+    def _close_pressed(self) -> None:
+        self._stop_waiting()
+        self.dismiss(self.written)
+
+    def action_close(self) -> None:
+        """Escape: while the LLM is being waited for, stop waiting; else close."""
+        choice = self.choice()
+        waiting = self.cancel is not None and not self.cancel.is_set()
+        if waiting and choice is not None and choice[0] == "llm":
+            self.cancel.set()  # the engine answers with the structured summary and the reason
+            self._say("stopping: the structured summary instead …")
+            return
+        self._stop_waiting()
+        self.dismiss(self.written)

@@ -1,0 +1,48 @@
+"""What the editing (``e``) and compaction (``c``) panels share: a row of choices, a preview,
+the write and close buttons, and the lines that say where the fork went."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.screen import ModalScreen
+
+
+class ForkPanel(ModalScreen[dict[str, Any] | None]):
+    """Dismissed with the outcome of the written fork, or None."""
+
+    DEFAULT_CSS = """
+    ForkPanel { align: center middle; }
+    ForkPanel > Vertical {
+        width: 100; max-width: 98%; height: auto; max-height: 98%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    ForkPanel .policy { height: auto; }
+    ForkPanel .field { width: 1fr; height: auto; }
+    ForkPanel .field Label { color: $foreground 70%; }
+    ForkPanel Input, ForkPanel Select { width: 1fr; }
+    ForkPanel .buttons { height: auto; align-horizontal: right; }
+    ForkPanel Button { margin-left: 1; }
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.generation = 0  # of the newest preview: an older one that ends late is dropped
+        self.outcome: dict[str, Any] | None = None  # the last preview
+        self.written: dict[str, Any] | None = None
+
+
+def written_text(outcome: dict[str, Any]) -> Text:
+    text = Text()
+    text.append("fork written: ", style="bold")
+    text.append(f"{outcome['fork']}\n")
+    if outcome["resume_command"]:
+        text.append("resume with: ", style="bold")
+        text.append(f"{outcome['resume_command']}\n")
+    text.append("undo with: ctxtop undo")
+    for warning in outcome["warnings"]:
+        text.append(f"\nwarning: {warning}", style="bold")
+    return text
