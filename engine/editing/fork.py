@@ -26,6 +26,7 @@ from engine.errors import CtxtopError, InputError
 from engine.sessions.model import SessionState
 from engine.sessions.reader import read_session
 from engine.sessions.report import encoding_for, model_info
+from engine.sessions.tail import open_regular
 
 
 def sha256(path: Path) -> str:
@@ -38,7 +39,7 @@ def sha256(path: Path) -> str:
 
 def read_bytes(path: Path) -> bytes:
     try:
-        with open(path, "rb") as handle:
+        with open(open_regular(path), "rb") as handle:
             return handle.read()
     except OSError as error:
         raise InputError(str(path), f"cannot read ({error.strerror})") from None

@@ -21,7 +21,7 @@ from engine.errors import InputError
 from engine.sessions.adapters import detect
 from engine.sessions.adapters.base import DETECT_RECORDS, Adapter
 from engine.sessions.model import SessionState, SkippedLine
-from engine.sessions.tail import Batch, LineTailer
+from engine.sessions.tail import Batch, LineTailer, open_regular
 
 # The first scan of a big file goes in slices of this many bytes (bounded memory for raw lines).
 BATCH_BYTES = 8 << 20
@@ -108,6 +108,7 @@ class SessionReader:
         self._document_mode = False
         self._document_stamp: tuple[int, int, int] | None = None
         self._companions: dict[Path, LineTailer] = {}
+        self._unreadable: set[Path] = set()  # companions reported as unreadable
         self.error: str | None = None
 
     @property
@@ -250,7 +251,7 @@ class SessionReader:
         if stamp == self._document_stamp:
             return False
         self._document_stamp = stamp
-        fd = os.open(self.path, os.O_RDONLY)
+        fd = open_regular(self.path)
         try:
             chunks = []
             while chunk := os.read(fd, 1 << 20):
@@ -286,7 +287,14 @@ class SessionReader:
             tailer = self._companions.get(path)
             if tailer is None:
                 tailer = self._companions[path] = LineTailer(path)
-            batch = tailer.read()
+            try:
+                batch = tailer.read()
+            except OSError as error:  # the session stays readable without this one
+                if path not in self._unreadable:
+                    self._unreadable.add(path)
+                    why = f"cannot read: {error.strerror or error}"
+                    adapter.state.skipped.append(SkippedLine(str(path), 0, why))
+                continue
             if batch.reset:
                 # A companion cannot be un-fed: start the whole session over next poll.
                 self._tailer.restart()

@@ -8,13 +8,27 @@ caller starts over.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 CHUNK = 1 << 20
 # Bytes just before the offset that are re-checked on each read to notice an in-place rewrite.
 FINGERPRINT = 64
+
+
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of ``path`` if it is a regular file; ``OSError`` otherwise.
+
+    Non-blocking, so that a named pipe under a session's name cannot make ctxtop wait forever
+    for a writer (a device or a directory is refused the same way)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return fd
 
 
 @dataclass(slots=True)
@@ -71,7 +85,7 @@ class LineTailer:
         """
         batch = Batch()
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = open_regular(self.path)
         except FileNotFoundError:
             return batch
         try:

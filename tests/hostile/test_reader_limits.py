@@ -109,3 +109,32 @@ def test_millions_of_records_of_no_known_agent_end_promptly(tmp_path: Path) -> N
     ended = run_subprocess("report", str(path), timeout=90)
     assert_clean_end(ended, path)
     assert ended.code == 2 and "not a session log" in ended.err
+
+
+def test_a_named_pipe_in_place_of_a_session_is_refused(tmp_path: Path) -> None:
+    """Opening a FIFO for reading waits for a writer that never comes: a hang, unless ctxtop
+    refuses files that are not regular files."""
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    for command in (["report"], ["edit", "--dry-run"], ["compact", "--dry-run"]):
+        ended = run_subprocess(command[0], str(fifo), *command[1:], timeout=60)
+        assert_clean_end(ended, fifo)
+        assert ended.code == 2 and "not a regular file" in ended.err
+
+
+def test_an_unreadable_sub_agent_file_does_not_hide_the_session(tmp_path: Path) -> None:
+    """A Claude Code sub-agent transcript that is a FIFO, or a directory, beside the session: the
+    session is still reported, the odd file named among the skipped."""
+    source = SAMPLES["claude-code"]
+    session = tmp_path / source.name
+    session.write_bytes(source.read_bytes())
+    subagents = tmp_path / source.stem / "subagents"
+    subagents.mkdir(parents=True)
+    os.mkfifo(subagents / "agent-fifo.jsonl")
+    (subagents / "agent-dir.jsonl").mkdir()
+    ended = run_subprocess("report", str(session), "--json", timeout=60)
+    assert ended.code == 0, ended.err
+    report = json.loads(ended.out)
+    assert report["api_requests"] > 0
+    skipped = {row["file"] for row in report["skipped_lines"]}
+    assert {str(subagents / "agent-fifo.jsonl"), str(subagents / "agent-dir.jsonl")} <= skipped

@@ -99,10 +99,10 @@ def test_offloaded_files_go_when_the_fork_cannot_be_written(
 
     real_open = os.open
 
-    def no_claim_in_the_agent_dir(path: Any, *args: Any, **kwargs: Any) -> int:
-        if Path(path).parent == source.parent:
+    def no_claim_in_the_agent_dir(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if Path(path).parent == source.parent and flags & os.O_CREAT:
             raise OSError(28, "No space left on device")
-        return real_open(path, *args, **kwargs)
+        return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(atomic.os, "link", full_in_the_agent_dir)
     monkeypatch.setattr(atomic.os, "open", no_claim_in_the_agent_dir)
