@@ -17,6 +17,7 @@ from engine.cli.cmd_edit import count_arg
 from engine.compaction.compact import SUMMARIZERS, compact_session
 from engine.compaction.policies import simulate_file
 from engine.config import load_settings
+from engine.safety.terminal import printable
 
 
 def masked_note(count: int, summarizer: str) -> str:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         outcome["policies"] = simulate_file(args.session, saving=saved)
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:
-        print(_text(outcome))
+        print(printable(_text(outcome)))
     return 0
 
 

@@ -24,6 +24,7 @@ from engine.editing.policy import (
     Policy,
 )
 from engine.errors import CtxtopError
+from engine.safety.terminal import printable
 
 
 def _text(outcome: dict[str, Any]) -> str:
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:
-        print(_text(outcome))
+        print(printable(_text(outcome)))
     return 0
 
 

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from engine.safety.terminal import printable
+
 
 def _fmt(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        print(render_text(report))
+        print(printable(render_text(report)))
     return 0
 
 

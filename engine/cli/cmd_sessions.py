@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine.errors import CtxtopError
+from engine.safety.terminal import printable
 from engine.sessions.adapters import ADAPTERS
 from engine.sessions.discovery import Found, discover
 
@@ -67,14 +68,15 @@ def run(args: argparse.Namespace) -> int:
     )
     for row in rows:
         if "error" in row:
-            print(f"{row['agent']:<16} {row['modified'][:19]:<20} {row['error']}")
+            print(printable(f"{row['agent']:<16} {row['modified'][:19]:<20} {row['error']}"))
             continue
         fill = "-" if row["fill_percent"] is None else f"{row['fill_percent']}%"
-        print(
+        line = (
             f"{row['agent']:<16} {str(row['last_activity'])[:19]:<20}"
             f" {(row['model'] or '-')[:26]:<26} {row['context_tokens']:>9,} {fill:>6}"
             f"  {row['cwd'] or '-'}  {row['file']}"
         )
+        print(printable(line))  # log text: escape sequences shown, not obeyed
     return 0
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from engine import __version__
 from engine.errors import CtxtopError
+from engine.safety.terminal import one_line
 
 COMMANDS = (
     "engine.cli.cmd_models",
@@ -90,7 +91,7 @@ def main(argv: Sequence[str] | None = None, launch_dashboard: Launcher | None = 
             return int(func(args))
         return launch_dashboard(build_dashboard_parser().parse_args(args_list))
     except CtxtopError as error:
-        print(f"ctxtop: {error}", file=sys.stderr)
+        print(f"ctxtop: {one_line(str(error))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
