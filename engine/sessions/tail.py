@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CHUNK = 1 << 20
+# With a byte limit, a read also stops after this many lines: a slice of tiny lines would
+# otherwise hold a million line objects (7M records of 8 bytes took 320 MB).
+MAX_BATCH_LINES = 1 << 16
 # Bytes just before the offset that are re-checked on each read to notice an in-place rewrite.
 FINGERPRINT = 64
 
@@ -103,7 +106,9 @@ class LineTailer:
                 return batch
             os.lseek(fd, self.offset, os.SEEK_SET)
             while True:
-                if limit is not None and batch.bytes_read >= limit:
+                if limit is not None and (
+                    batch.bytes_read >= limit or len(batch.lines) >= MAX_BATCH_LINES
+                ):
                     batch.more = self.offset < info.st_size
                     break
                 chunk = os.read(fd, CHUNK)
