@@ -113,9 +113,32 @@ def _scrub(text: str, key: str | None) -> str:
     return " ".join(text.split())[:200]
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """urllib follows 301/302/303 with the request's headers, the API key among them, to any
+    host the reply names; an API endpoint has no reason to redirect, so none is followed."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        where = " ".join(newurl.split())[:200]
+        raise EndpointFailure(
+            f"{req.full_url} redirects (HTTP {code}) to {where}: not followed, so that the key "
+            "goes nowhere else; set llm.base_url to the endpoint itself"
+        )
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 def _read_reply(request: urllib.request.Request, point: Endpoint, stop: threading.Event) -> bytes:
     """The reply's body, read a piece at a time (``stop`` ends the read between pieces)."""
-    with urllib.request.urlopen(request, timeout=point.timeout) as response:
+    with _OPENER.open(request, timeout=point.timeout) as response:
         chunks: list[bytes] = []
         size = 0
         while not stop.is_set():

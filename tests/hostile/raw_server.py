@@ -150,3 +150,25 @@ def refused_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
     with socket.create_server(("127.0.0.1", 0)) as probe:
         return int(probe.getsockname()[1])
+
+
+def redirect_to(url: str, status: int) -> Script:
+    """A redirect (``status`` 301, 302, 303, 307 or 308) to ``url``."""
+
+    def script(conn: socket.socket, stop: threading.Event) -> None:
+        read_request(conn)
+        conn.sendall(
+            f"HTTP/1.1 {status} Moved\r\nlocation: {url}\r\ncontent-length: 0\r\n\r\n".encode()
+        )
+
+    return script
+
+
+def recording(requests: list[bytes]) -> Script:
+    """Records each request's bytes and answers 500."""
+
+    def script(conn: socket.socket, stop: threading.Event) -> None:
+        requests.append(read_request(conn))
+        conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n")
+
+    return script

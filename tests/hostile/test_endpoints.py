@@ -22,6 +22,8 @@ from raw_server import (
     echo_key,
     huge,
     not_http,
+    recording,
+    redirect_to,
     refused_port,
     too_many_requests,
 )
@@ -168,3 +170,17 @@ def test_cancelled_from_another_thread(tmp_path: Path) -> None:
         timer.cancel()
     assert "cancelled" in warning_of(outcome)
     assert waited < 20  # a hang check (the server would answer after 30 s), not a speed target
+
+
+@pytest.mark.parametrize("status", [302, 307])
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_a_redirect_to_another_host_gets_no_key(tmp_path: Path, protocol: str, status: int) -> None:
+    """The endpoint redirects to another server: following it would hand that server the API
+    key (urllib keeps the authorization headers on a redirect). It is not followed."""
+    seen: list[bytes] = []
+    with RawServer(recording(seen)) as elsewhere:
+        target = elsewhere.url + "/v1/chat/completions"
+        with RawServer(redirect_to(target, status)) as server:
+            outcome = compact_with(tmp_path, llm(server.url + "/v1", protocol))
+    assert seen == []
+    assert "redirect" in warning_of(outcome) and "not followed" in warning_of(outcome)
