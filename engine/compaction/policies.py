@@ -24,6 +24,7 @@ from engine.sessions.adapters.claude_code import claude_autocompact_at
 from engine.sessions.model import SessionState
 from engine.sessions.reader import read_session
 from engine.sessions.report import context_tokens, model_info
+from engine.sessions.tail import open_regular
 
 CACHE_TTL_SECONDS = 300  # a prompt cache entry lives about 5 minutes after its last use
 COPILOT_WARM = (0.78, 0.82)
@@ -58,7 +59,8 @@ def codex_limit(env: Mapping[str, str], home: Path) -> int | None:
     """``model_auto_compact_token_limit`` from Codex's config.toml, if set."""
     root = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
     try:
-        config = tomllib.loads((root / "config.toml").read_text("utf-8"))
+        with open(open_regular(root / "config.toml"), "rb") as handle:  # never a pipe
+            config = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
     value = config.get("model_auto_compact_token_limit")

@@ -7,6 +7,7 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
 from cli_run import SAMPLES, assert_clean_end, run_subprocess
 
 from engine.sessions.reader import SessionReader
@@ -140,3 +141,40 @@ def test_an_unreadable_sub_agent_file_does_not_hide_the_session(tmp_path: Path) 
     assert report["api_requests"] > 0
     skipped = {row["file"] for row in report["skipped_lines"]}
     assert {str(subagents / "agent-fifo.jsonl"), str(subagents / "agent-dir.jsonl")} <= skipped
+
+
+def _fifo_beside(agent: str, tmp_path: Path) -> Path:
+    """The agent's sample session copied under tmp_path, with named pipes where the reader
+    looks for related files (sub-agent transcripts, metadata, the project root)."""
+    sample = SAMPLES[agent]
+    if agent == "gemini-cli":
+        chats = tmp_path / ".gemini" / "tmp" / "project" / "chats"
+        chats.mkdir(parents=True)
+        os.mkfifo(chats.parent / ".project_root")
+        os.mkfifo(tmp_path / ".gemini" / "settings.json")
+        session = chats / sample.name
+    else:
+        session = tmp_path / sample.name
+        os.mkfifo(tmp_path / ("agent-fifo.jsonl" if agent == "claude-code" else "rollout-x.jsonl"))
+        if agent == "claude-code":
+            subagents = tmp_path / sample.stem / "subagents"
+            subagents.mkdir(parents=True)
+            (subagents / "agent-a1.jsonl").write_bytes(b"")
+            os.mkfifo(subagents / "agent-a1.meta.json")
+    session.write_bytes(sample.read_bytes())
+    return session
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini-cli"])
+def test_named_pipes_where_the_reader_looks_for_related_files(tmp_path: Path, agent: str) -> None:
+    session = _fifo_beside(agent, tmp_path)
+    commands = [["report"]]
+    if agent != "gemini-cli":  # edit and compact read the session the same way, then more
+        commands += [
+            ["edit", "--dry-run"],
+            ["compact", "--dry-run", "--json", "--keep-rounds", "0"],
+        ]
+    for argv in commands:
+        ended = run_subprocess(argv[0], str(session), *argv[1:], timeout=60)
+        assert_clean_end(ended, session)
+        assert ended.code == 0 or "nothing to" in ended.err

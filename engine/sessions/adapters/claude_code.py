@@ -27,6 +27,7 @@ from typing import Any
 from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.adapters.claude_process import ProcessStarts
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
+from engine.sessions.tail import open_regular
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
 _MESSAGE_TYPES = {"user", "assistant", "attachment"}
@@ -595,7 +596,7 @@ class ClaudeCodeAdapter(Adapter):
         if known is not None:
             return known
         try:
-            fd = os.open(candidate, os.O_RDONLY)
+            fd = open_regular(candidate)
             try:
                 head = os.read(fd, 64 * 1024)
             finally:
@@ -625,7 +626,7 @@ class ClaudeCodeAdapter(Adapter):
     def _read_meta(self, path: Path, state: SessionState) -> None:
         meta_path = path.with_suffix(".meta.json")
         try:
-            fd = os.open(meta_path, os.O_RDONLY)
+            fd = open_regular(meta_path)
         except OSError:
             return
         try:

@@ -32,6 +32,7 @@ from engine.sessions.adapters.base import (
     token_count,
 )
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
+from engine.sessions.tail import open_regular
 
 ROLLOUT_TYPES = {
     "session_meta",
@@ -175,7 +176,7 @@ def configured_autocompact_limit(codex_home: Path | None) -> int | None:
     if codex_home is None:
         return None
     try:
-        with open(codex_home / "config.toml", "rb") as handle:
+        with open(open_regular(codex_home / "config.toml"), "rb") as handle:
             config = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
@@ -488,7 +489,7 @@ def _is_spawned(path: Path) -> bool:
     known = _SPAWNED.get(path)
     if known is None:
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = open_regular(path)
             try:
                 head = os.read(fd, _SOURCE_WINDOW)
             finally:
@@ -565,7 +566,7 @@ class CodexAdapter(Adapter):
         if candidate in self._parent_of:
             return self._parent_of[candidate]
         try:
-            fd = os.open(candidate, os.O_RDONLY)
+            fd = open_regular(candidate)
             try:
                 head = os.read(fd, _HEAD_BYTES)
             finally:

@@ -36,6 +36,7 @@ from typing import Any
 from engine.paths import is_plain_name
 from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
+from engine.sessions.tail import open_regular
 
 _MESSAGE_TYPES = {"user", "gemini", "info", "error", "warning"}
 # What the model is sent; info/error/warning records are for the user's screen only.
@@ -502,7 +503,7 @@ class GeminiCliAdapter(Adapter):
 def _project_root(session: Path) -> str | None:
     """The project directory, from ``tmp/<project>/.project_root`` beside ``chats/``."""
     try:
-        fd = os.open(session.parent.parent / ".project_root", os.O_RDONLY)
+        fd = open_regular(session.parent.parent / ".project_root")
     except OSError:
         return None
     try:
@@ -522,7 +523,7 @@ def _settings_threshold(session: Path) -> float | None:
     else:
         return None
     try:
-        fd = os.open(settings, os.O_RDONLY)
+        fd = open_regular(settings)
     except OSError:
         return None
     try:
