@@ -38,6 +38,8 @@ def _messages(text: str, path: str) -> tuple[list[Any], list[Any]]:
     if isinstance(document, dict):
         tools = document.get("tools") or []
         document = document.get("messages")
+        if not isinstance(tools, list):
+            raise InputError(path, '"tools" must be a list of tool definitions')
     if not isinstance(document, list) or not all(isinstance(m, dict) for m in document):
         raise InputError(path, 'expected a JSON list of messages or {"messages": [...]}')
     return document, tools

@@ -91,9 +91,20 @@ def tool_definitions_tokens(tools: Sequence[Any], count: Counter) -> int:
     )
 
 
+def tool_calls(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The message's tool calls that are objects (a log may hold anything under the key)."""
+    calls = message.get("tool_calls")
+    return [call for call in calls if isinstance(call, Mapping)] if isinstance(calls, list) else []
+
+
+def function_of(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    function = call.get("function")
+    return function if isinstance(function, Mapping) else {}
+
+
 def tool_call_tokens(call: Mapping[str, Any], count: Counter) -> int:
     """Tokens of one OpenAI-style tool call: its name plus 1.5 x its arguments."""
-    function = call.get("function") or {}
+    function = function_of(call)
     name = str(function.get("name") or call.get("name") or "")
     arguments = function.get("arguments", call.get("arguments", ""))
     if not isinstance(arguments, str):
@@ -133,9 +144,8 @@ def message_tokens(message: Mapping[str, Any], count: Counter, provider: str = "
     total = MESSAGE_BASE_TOKENS + content_tokens(message.get("content"), count, provider)
     if message.get("name"):
         total += NAME_TOKENS + count(str(message["name"]))
-    for call in message.get("tool_calls") or ():
-        if isinstance(call, Mapping):
-            total += tool_call_tokens(call, count)
+    for call in tool_calls(message):
+        total += tool_call_tokens(call, count)
     return total
 
 
@@ -165,8 +175,8 @@ def chat_texts(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] = ())
                     texts.append(part["text"])
         if message.get("name"):
             texts.append(str(message["name"]))
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
+        for call in tool_calls(message):
+            function = function_of(call)
             texts.append(str(function.get("name") or call.get("name") or ""))
             arguments = function.get("arguments")
             if isinstance(arguments, str):
@@ -213,13 +223,12 @@ def _message_blob(encoding_name: str, provider: str, message: Mapping[str, Any])
     name = message.get("name")
     if name:
         parts += ["n", str(name)]
-    for call in message.get("tool_calls") or ():
-        if isinstance(call, Mapping):
-            function = call.get("function") or {}
-            arguments = function.get("arguments", call.get("arguments", ""))
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments, sort_keys=True)
-            parts += ["c", str(function.get("name") or call.get("name") or ""), arguments]
+    for call in tool_calls(message):
+        function = function_of(call)
+        arguments = function.get("arguments", call.get("arguments", ""))
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, sort_keys=True)
+        parts += ["c", str(function.get("name") or call.get("name") or ""), arguments]
     # Lengths up front make the joined parts unambiguous whatever characters they contain.
     header = ",".join(map(str, map(len, parts)))
     return (header + "\x00" + "".join(parts)).encode("utf-8", "surrogatepass")
@@ -244,12 +253,11 @@ def chat_digest(encoding_name: str, provider: str, messages: Sequence[Mapping[st
         name = message.get("name")
         if name:
             add("\x02" + str(name))
-        for call in message.get("tool_calls") or ():
-            if isinstance(call, Mapping):
-                function = call.get("function") or {}
-                arguments = function.get("arguments", call.get("arguments", ""))
-                add("\x03" + str(function.get("name") or call.get("name") or ""))
-                add(arguments if isinstance(arguments, str) else json.dumps(arguments))
+        for call in tool_calls(message):
+            function = function_of(call)
+            arguments = function.get("arguments", call.get("arguments", ""))
+            add("\x03" + str(function.get("name") or call.get("name") or ""))
+            add(arguments if isinstance(arguments, str) else json.dumps(arguments))
     lengths = array("Q", map(len, parts)).tobytes()
     digest = hashlib.blake2b(lengths, digest_size=16)
     digest.update("\x00".join(parts).encode("utf-8", "surrogatepass"))
