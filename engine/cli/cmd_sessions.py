@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine.errors import CtxtopError
-from engine.safety.terminal import printable
+from engine.safety.terminal import one_line
 from engine.sessions.adapters import ADAPTERS
 from engine.sessions.discovery import Found, discover
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for row in rows:
         if "error" in row:
-            print(printable(f"{row['agent']:<16} {row['modified'][:19]:<20} {row['error']}"))
+            print(one_line(f"{row['agent']:<16} {row['modified'][:19]:<20} {row['error']}"))
             continue
         fill = "-" if row["fill_percent"] is None else f"{row['fill_percent']}%"
         line = (
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             f" {(row['model'] or '-')[:26]:<26} {row['context_tokens']:>9,} {fill:>6}"
             f"  {row['cwd'] or '-'}  {row['file']}"
         )
-        print(printable(line))  # log text: escape sequences shown, not obeyed
+        print(one_line(line))  # log text and file names: shown, never obeyed; one line a row
     return 0
 
 

@@ -63,3 +63,19 @@ def test_an_error_stays_one_line_whatever_the_file_name_holds(tmp_path: Path) ->
     assert ended.code == 2
     assert len(ended.err.splitlines()) == 1, ended.err
     assert "\x1b" not in ended.err
+
+
+def test_sessions_lists_one_line_per_session_whatever_the_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    projects = tmp_path / ".claude" / "projects" / "p"
+    projects.mkdir(parents=True)
+    (projects / "evil\nsecond line\x1b[2J.jsonl").write_text('{"x": 1}\n')
+    (projects / "plain.jsonl").write_text('{"x": 1}\n')
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / ".claude"))
+    ended = run_cli("sessions", "--agent", "claude-code")
+    assert ended.code == 0, ended.err
+    rows = ended.out.splitlines()
+    assert len(rows) == 3, ended.out  # the header and one row per file
+    assert "\x1b" not in ended.out
