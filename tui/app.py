@@ -36,6 +36,7 @@ from engine.live.locate import newest_session
 from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.view import LiveView
 from themes.loader import all_themes
+from tui import format as fmt
 from tui.components.categories import ContextCategories
 from tui.components.events import EventLog
 from tui.components.gauge import ContextGauge
@@ -271,7 +272,7 @@ class CtxtopApp(App[None]):
 
     def _set_status(self, text: str) -> None:
         status = self.status
-        status.update(text)
+        status.update(fmt.plain(text))  # paths and errors quote the file: never markup
         status.set_class(bool(text), "shown")
 
     def _check_newer(self) -> None:
@@ -286,7 +287,7 @@ class CtxtopApp(App[None]):
     def on_newer_session(self, message: NewerSession) -> None:
         if self.pinned or message.path == self.path:
             return
-        self.notify(str(message.path), title="Following a newer session")
+        self.notify(fmt.shown(str(message.path)), title="Following a newer session", markup=False)
         self._show_session(message.path)
 
     # -- actions -----------------------------------------------------------------------------
@@ -376,10 +377,12 @@ class CtxtopApp(App[None]):
 
     def _edited(self, outcome: dict[str, Any] | None) -> None:
         if outcome and outcome.get("fork"):
-            self.notify(
-                f"resume with: {outcome['resume_command']}" if outcome["resume_command"] else "",
-                title=f"Fork written: {Path(outcome['fork']).name}",
+            resume = outcome["resume_command"]
+            self.notify(  # the command quotes the session's cwd: never markup
+                fmt.shown(f"resume with: {resume}") if resume else "",
+                title=fmt.shown(f"Fork written: {Path(outcome['fork']).name}"),
                 timeout=10,
+                markup=False,
             )
 
     def action_sort_tools(self) -> None:

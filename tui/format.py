@@ -1,6 +1,10 @@
-"""Number formatting shared by the widgets (presentation only)."""
+"""Number formatting and log text shared by the widgets (presentation only)."""
 
 from __future__ import annotations
+
+from rich.text import Text
+
+from engine.safety.terminal import one_line, printable
 
 PROVENANCE_MARK = {
     "reported": "",
@@ -26,6 +30,18 @@ def mark(source: str) -> str:
     """The provenance mark of a figure: none when reported, ~ calibrated, ≈ estimated,
     * inferred (what is left of a reported total after the parts the log shows)."""
     return PROVENANCE_MARK.get(source, "?")
+
+
+def shown(text: str, *, lines: bool = False) -> str:
+    """Text from a log as the screen shows it: control characters (escape sequences, bidi
+    overrides, NUL) written out visibly (``\\x1b``), never sent to the terminal; newlines too
+    unless ``lines`` (a cell or a label is one line)."""
+    return printable(text) if lines else one_line(text)
+
+
+def plain(text: str, style: str = "", *, lines: bool = False) -> Text:
+    """Log text as a ``Text``: never parsed as markup, control characters shown."""
+    return Text(shown(text, lines=lines), style=style)
 
 
 def clock_time(stamp: str) -> str:

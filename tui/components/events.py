@@ -37,7 +37,7 @@ class EventLog(DataTable[Text]):
             style = STYLES.get(event.kind, "")
             self.add_row(
                 Text(where, justify="right"),
-                Text(event.text, style=style),  # reasons quote log content: plain text
+                fmt.plain(event.text, style),  # reasons quote log content: plain text
             )
         if events:
             self.move_cursor(row=len(events) - 1)

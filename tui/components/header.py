@@ -40,13 +40,15 @@ class SessionHeader(Static):
             return text
         text.append(view.agent, style="bold")
         text.append(" · ")
-        text.append(view.model or "unknown model")
+        text.append(fmt.shown(view.model or "unknown model"))
         text.append(" · ")
         # A session id is long and unique early on; without one, the file's name.
-        text.append(view.session_id[:8] if view.session_id else PurePath(view.file).name[:32])
+        text.append(
+            fmt.shown(view.session_id[:8] if view.session_id else PurePath(view.file).name[:32])
+        )
         if view.title:
             text.append(" ")
-            text.append(view.title[:30])  # plain text: log content is never markup
+            text.append(fmt.shown(view.title[:30]))  # log content: never markup, controls shown
         text.append(" · ")
         if self.paused:
             text.append("PAUSED", style="bold reverse")

@@ -39,7 +39,8 @@ def node_label(node: OutlineNode, leaf_section: bool = False) -> Text:
     if node.pruned:
         text.append(f" {PRUNED_MARK}", style="bold")
     text.append(" ")
-    text.append(node.label, style="strike dim" if node.pruned else "")  # log text: never markup
+    # Log text: never markup, control characters shown.
+    text.append(fmt.shown(node.label), style="strike dim" if node.pruned else "")
     return text
 
 

@@ -70,7 +70,7 @@ class SectionsPanel(Static):
         lines = []
         for section in analysis.sections:
             line = Text(no_wrap=True, overflow="ellipsis")
-            line.append(f"{section.label[:label_width]:<{label_width}} ")
+            line.append(f"{fmt.shown(section.label)[:label_width]:<{label_width}} ")
             if section.name in SPARE:
                 # Not a part with a budget of its own: its share of the whole budget.
                 fill = section.tokens / analysis.budget if analysis.budget else 0.0

@@ -50,7 +50,7 @@ class ToolsTable(DataTable[Text]):
         self.clear()
         for row in sort_rows(rows, self.sort_key):
             self.add_row(
-                Text(row.name),  # a tool name from the log: plain text, never markup
+                fmt.plain(row.name),  # a tool name from the log: never markup, controls shown
                 Text(str(row.calls), justify="right"),
                 Text(fmt.tokens(row.tokens), justify="right"),
                 Text(f"{100 * row.share:.0f} %", justify="right"),

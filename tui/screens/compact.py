@@ -53,7 +53,7 @@ def figures_text(outcome: dict[str, Any]) -> Text:
     if outcome["secrets_masked"]:
         text.append(f"\nsecrets masked: {outcome['secrets_masked']}")
     for warning in outcome["warnings"]:  # the LLM's failure quotes the endpoint: plain text
-        text.append(f"\nwarning: {warning}", style="bold")
+        text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
     return text
 
 
@@ -174,13 +174,13 @@ class CompactScreen(ForkPanel):
         self._stop_waiting()
         self.outcome = outcome
         self._say(figures_text(outcome))
-        self.query_one("#compact-summary", Static).update(Text(outcome["summary"]))
+        self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
         self.query_one("#compact-write", Button).disabled = False
 
     def _show_problem(self, problem: str, generation: int) -> None:
         if generation == self.generation:
             self._stop_waiting()
-            self._say(Text(problem, style="bold"))
+            self._say(fmt.plain(problem, "bold"))
 
     @on(Button.Pressed, "#compact-write")
     def _write_pressed(self) -> None:
@@ -212,7 +212,7 @@ class CompactScreen(ForkPanel):
         text.append("\n")
         text.append_text(written_text({**outcome, "warnings": []}))
         self._say(text)
-        self.query_one("#compact-summary", Static).update(Text(outcome["summary"]))
+        self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
         for field in self.query(".policy Input, .policy Select"):
             field.disabled = True
 

@@ -49,8 +49,9 @@ def preview_text(outcome: dict[str, Any]) -> Text:
         f"{count} tool result{'s' if count != 1 else ''} change{'s' if count == 1 else ''}:\n"
     )
     for change in changed[:CHANGES_SHOWN]:
-        text.append(  # tool names come from the log: plain text
-            f"  {change['tool']} (cycle {change['cycle']}): {fmt.tokens(change['tokens_before'])}"
+        tool = fmt.shown(change["tool"])  # from the log: plain text, controls shown
+        text.append(
+            f"  {tool} (cycle {change['cycle']}): {fmt.tokens(change['tokens_before'])}"
             f" -> {fmt.tokens(change['tokens_after'])}\n"
         )
     if len(changed) > CHANGES_SHOWN:
@@ -65,7 +66,7 @@ def preview_text(outcome: dict[str, Any]) -> Text:
             f" {outcome['break_even_requests']} requests"
         )
     for warning in outcome["warnings"]:
-        text.append(f"\nwarning: {warning}", style="bold")
+        text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
     return text
 
 
@@ -154,7 +155,7 @@ class EditScreen(ForkPanel):
 
     def _show_problem(self, problem: str, generation: int) -> None:
         if generation == self.generation:
-            self.query_one("#edit-preview", Static).update(Text(problem, style="bold"))
+            self.query_one("#edit-preview", Static).update(fmt.plain(problem, "bold"))
 
     @on(Button.Pressed, "#edit-write")
     def _write_pressed(self) -> None:

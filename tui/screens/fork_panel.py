@@ -9,6 +9,8 @@ from typing import Any
 from rich.text import Text
 from textual.screen import ModalScreen
 
+from tui import format as fmt
+
 
 class ForkPanel(ModalScreen[dict[str, Any] | None]):
     """Dismissed with the outcome of the written fork, or None."""
@@ -38,11 +40,11 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
 def written_text(outcome: dict[str, Any]) -> Text:
     text = Text()
     text.append("fork written: ", style="bold")
-    text.append(f"{outcome['fork']}\n")
+    text.append(f"{fmt.shown(outcome['fork'])}\n")
     if outcome["resume_command"]:
         text.append("resume with: ", style="bold")
-        text.append(f"{outcome['resume_command']}\n")
+        text.append(f"{fmt.shown(outcome['resume_command'])}\n")
     text.append("undo with: ctxtop undo")
     for warning in outcome["warnings"]:
-        text.append(f"\nwarning: {warning}", style="bold")
+        text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
     return text

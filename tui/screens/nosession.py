@@ -7,13 +7,15 @@ from textual.app import ComposeResult
 from textual.containers import Center, Middle
 from textual.widgets import Static
 
+from tui import format as fmt
+
 
 def no_session_text(places: list[str]) -> Text:
     text = Text()
     text.append("No agent session found.\n\n", style="bold")
     text.append("ctxtop looked for the newest session in:\n")
     for place in places:
-        text.append(f"  • {place}\n")
+        text.append(f"  • {fmt.shown(place)}\n")
     text.append("\nIt switches to a session as soon as one starts. Meanwhile:\n")
     text.append("  ctxtop --demo", style="bold")
     text.append("          replay a bundled sample session\n")
