@@ -41,3 +41,57 @@ def test_a_gemini_session_id_does_not_pick_sub_agents_from_elsewhere(
     assert ended.code == 0
     report = json.loads(ended.out)
     assert report["subagents"] == []
+
+
+def _files(root: Path) -> set[Path]:
+    return {path for path in root.rglob("*") if path.is_file() or path.is_symlink()}
+
+
+@pytest.mark.parametrize("hostile", ["../../escaped", "/tmp/absolute", "a\x00b", "x\ny", ".."])
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_ids_from_the_log_do_not_choose_where_forks_go(
+    tmp_path: Path, agent: str, hostile: str
+) -> None:
+    """Every id field of the log (session id, agent id, uuids, call ids, cwd) replaced by a
+    hostile path: edit and compact write exactly one new file each, a fresh id beside the
+    session, and nothing anywhere else."""
+    sample = SAMPLES[agent] if agent == "codex" else SAMPLES["claude-code"]
+    session_dir = tmp_path / "deep" / "sessions"
+    session_dir.mkdir(parents=True)
+    out = []
+    for raw in sample.read_bytes().splitlines():
+        out.append(json.dumps(_ids_replaced(json.loads(raw), hostile)).encode())
+    session = session_dir / sample.name
+    session.write_bytes(b"\n".join(out) + b"\n")
+    before = _files(tmp_path)
+    forks = []
+    for argv in (["edit", "--keep-cycles", "0"], ["compact", "--keep-rounds", "0"]):
+        ended = run_cli(argv[0], str(session), *argv[1:], "--json")
+        assert_clean_end(ended, session)
+        written = json.loads(ended.out)["fork"] if ended.code == 0 else None
+        new = _files(tmp_path) - before
+        assert new == ({Path(written)} if written else set())
+        before |= new
+        forks += [Path(written)] if written else []
+    assert forks  # compact always writes (the Codex sample has nothing for edit to clear)
+    for fork in forks:
+        assert fork.parent == session_dir and "\n" not in fork.name and ".." not in fork.name
+
+
+_ID_KEYS = {"sessionId", "session_id", "id", "agentId", "uuid", "parentUuid", "cwd", "call_id",
+            "tool_use_id", "thread_id", "tool_call_id", "persistedOutputPath"}  # fmt: skip
+
+
+def _ids_replaced(value: object, hostile: str) -> object:
+    """Each id becomes the hostile text and the id (ids stay distinct, so the session keeps its
+    shape)."""
+    if isinstance(value, dict):
+        return {
+            key: f"{hostile}{item}"
+            if key in _ID_KEYS and isinstance(item, str)
+            else _ids_replaced(item, hostile)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_ids_replaced(item, hostile) for item in value]
+    return value
