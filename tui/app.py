@@ -187,7 +187,8 @@ class CtxtopApp(App[None]):
         wanted = self.settings.theme
         self.theme = wanted if wanted in self.theme_names else self.theme_names[0]
         if self.theme_errors:
-            self.notify("\n".join(self.theme_errors), title="Theme files", severity="warning")
+            problems = fmt.shown("\n".join(self.theme_errors), lines=True)  # quote the files
+            self.notify(problems, title="Theme files", severity="warning", markup=False)
         self.header.pinned = self.pinned and self.follow_newest
         if self.demo is not None:
             self.run_worker(

@@ -251,6 +251,12 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
             assert_inert(app, "prompt tree search", "[bold red]")
             await pilot.press("escape")
 
+            await pilot.press("b")  # typed text is shown as typed too
+            await pilot.press(*"[link=x", "enter")
+            await settle(pilot, lambda: "not a token count" in screen_cells(app)[0])
+            assert_inert(app, "what-if budget error", "not a token count: '[link=x'")
+            await pilot.press("escape")
+
             await pilot.press("question_mark")
             await pilot.pause(0.1)
             assert_inert(app, "help")

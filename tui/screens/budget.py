@@ -12,6 +12,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from tui import format as fmt
+
 # What the screen returns: a token count, or MODELS_OWN for the model's own window.
 MODELS_OWN = 0
 _AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)")
@@ -63,8 +65,8 @@ class BudgetScreen(ModalScreen[int | None]):
     def _submitted(self, event: Input.Submitted) -> None:
         tokens = parse_tokens(event.value)
         if tokens is None:
-            self.query_one("#budget-error", Static).update(
-                f"not a token count: {event.value!r} (a positive number, e.g. 64000 or 64k)"
+            self.query_one("#budget-error", Static).update(  # what was typed: never markup
+                fmt.plain(f"not a token count: {event.value!r} (a positive number, e.g. 64k)")
             )
             return
         self.dismiss(tokens)
