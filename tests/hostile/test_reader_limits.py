@@ -178,3 +178,42 @@ def test_named_pipes_where_the_reader_looks_for_related_files(tmp_path: Path, ag
         ended = run_subprocess(argv[0], str(session), *argv[1:], timeout=60)
         assert_clean_end(ended, session)
         assert ended.code == 0 or "nothing to" in ended.err
+
+
+# edit and compact hold the session's bytes, its records, the fork's records and bytes, and the
+# fork read back: the stated bound for them is the interpreter plus eight times the line.
+EDIT_MEMORY_BOUND_KB = 100 * 1024 + 8 * LINE_BYTES // 1024
+
+
+def _claude_session_with_a_50_mb_result(tmp_path: Path) -> Path:
+    lines = SAMPLES["claude-code"].read_bytes().splitlines()
+    for number, raw in enumerate(lines):
+        record = json.loads(raw)
+        content = record.get("message", {}).get("content")
+        parts = content if isinstance(content, list) else []
+        results = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_result"]
+        if results:
+            results[0]["content"] = "word " * (LINE_BYTES // 5)
+            lines[number] = json.dumps(record).encode()
+            break
+    path = tmp_path / SAMPLES["claude-code"].name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("argv", "bound_kb"),
+    [
+        (["report"], MEMORY_BOUND_KB),
+        (["edit", "--dry-run", "--keep-cycles", "0"], EDIT_MEMORY_BOUND_KB),
+        (["compact", "--dry-run", "--keep-rounds", "0"], EDIT_MEMORY_BOUND_KB),
+    ],
+)
+def test_a_50_mb_claude_code_tool_result_in_every_command(
+    tmp_path: Path, argv: list[str], bound_kb: int
+) -> None:
+    path = _claude_session_with_a_50_mb_result(tmp_path)
+    ended = run_subprocess(argv[0], str(path), *argv[1:], measure=True, timeout=240)
+    assert ended.code == 0, ended.err
+    assert "Traceback" not in ended.err
+    assert _peak_kb(ended.err) < bound_kb
