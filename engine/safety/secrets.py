@@ -34,17 +34,23 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("stripe-key", re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}")),
     (
         "bearer-token",
-        re.compile(r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
+        re.compile(r"(?i)\bbearer\s++(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
     ),
     (
         "env-assignment",
         re.compile(
-            r"(?i)\b[A-Za-z0-9_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD)[A-Za-z0-9_]*"
+            # Any name (possessive: matching a name that must hold KEY, tried at every KEY of a
+            # long run like KEYKEYKEY…, backtracked quadratically; 60 KB took 11 s). Whether
+            # the name holds KEY, SECRET, TOKEN or PASSWORD is checked on the match.
+            r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*+)\s*+=\s*+[\"']?"
             # Possessive, so that a call (tokens = encoding.count(text)) is not cut short to fit.
-            r"\s*=\s*[\"']?(?P<secret>[^\s\"'$`{}()\[\],;<>]{6,}+)(?!\()"
+            r"(?P<secret>[^\s\"'$`{}()\[\],;<>]{6,}+)(?!\()"
         ),
     ),
 )
+
+
+_SECRET_NAME = re.compile("KEY|SECRET|TOKEN|PASSWORD|PASSWD", re.IGNORECASE)
 
 
 def _replace(text: str, name: str, pattern: re.Pattern[str]) -> tuple[str, int]:
@@ -53,6 +59,8 @@ def _replace(text: str, name: str, pattern: re.Pattern[str]) -> tuple[str, int]:
     def mask(match: re.Match[str]) -> str:
         nonlocal found
         if "[masked " in match.group(0):
+            return match.group(0)
+        if "name" in pattern.groupindex and not _SECRET_NAME.search(match.group("name")):
             return match.group(0)
         if "secret" in pattern.groupindex:
             start, end = match.span("secret")

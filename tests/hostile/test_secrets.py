@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_run import ROOT, run_cli, run_offload_edit
+from cli_run import ROOT, run_cli, run_offload_edit, run_subprocess
 
 from engine.compaction.compact import compact_session
 from engine.config import LLMSettings
@@ -155,3 +155,22 @@ def test_offloaded_results_are_written_masked(tmp_path: Path) -> None:
     assert outcome["secrets_masked"] == 3 * len(SECRETS)  # the results only, not the calls
     text = run_offload_edit(session, tmp_path / "again", "200", "--dry-run")
     assert f"secrets masked: {3 * len(SECRETS)}" in text.out
+
+
+def test_masking_text_built_to_backtrack_ends(tmp_path: Path) -> None:
+    """A tool result of 6 MB of KEYKEYKEY… (every position could start a KEY= name): masking
+    it must not backtrack quadratically. The subprocess timeout is the hang check."""
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+         "function": {"name": "read", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "KEY" * 2_000_000 + " TOKEN=" * 1000},
+        {"role": "user", "content": "thanks"},
+    ]  # fmt: skip
+    session = tmp_path / "session.json"
+    session.write_text(json.dumps(messages))
+    ended = run_subprocess(
+        "edit", str(session), "--offload", "--truncate-at", "200", "--mode", "none",
+        "--large-results-dir", str(tmp_path / "results"), "--dry-run", timeout=120,
+    )  # fmt: skip
+    assert ended.code == 0, ended.err
