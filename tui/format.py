@@ -32,16 +32,20 @@ def mark(source: str) -> str:
     return PROVENANCE_MARK.get(source, "?")
 
 
-def shown(text: str, *, lines: bool = False) -> str:
+def shown(text: str, *, lines: bool = False, limit: int | None = None) -> str:
     """Text from a log as the screen shows it: control characters (escape sequences, bidi
     overrides, NUL) written out visibly (``\\x1b``), never sent to the terminal; newlines too
-    unless ``lines`` (a cell or a label is one line)."""
-    return printable(text) if lines else one_line(text)
+    unless ``lines`` (a cell or a label is one line). ``limit``: at most that many characters
+    (a name in a column; the written-out escapes count too)."""
+    visible = printable(text) if lines else one_line(text)
+    if limit is not None and len(visible) > limit:
+        return visible[: limit - 1] + "…"
+    return visible
 
 
-def plain(text: str, style: str = "", *, lines: bool = False) -> Text:
+def plain(text: str, style: str = "", *, lines: bool = False, limit: int | None = None) -> Text:
     """Log text as a ``Text``: never parsed as markup, control characters shown."""
-    return Text(shown(text, lines=lines), style=style)
+    return Text(shown(text, lines=lines, limit=limit), style=style)
 
 
 def clock_time(stamp: str) -> str:

@@ -231,6 +231,8 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
             )
             text = assert_inert(app, "overview (header, tools, events, tree, sub-agents)", MARKUP)
             assert "evil" in text
+            # A long hostile model name and title leave the live/paused state in the header.
+            assert "LIVE" in text.splitlines()[0]
             assert app.is_running  # nothing clicked app.quit
 
             await pilot.press("v")

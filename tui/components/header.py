@@ -11,6 +11,8 @@ from textual.widgets import Static
 from engine.live.view import LiveView
 from tui import format as fmt
 
+MODEL_WIDTH = 40  # a log's model name can be anything; the state after it must stay in view
+
 
 class SessionHeader(Static):
     DEFAULT_CSS = """
@@ -40,15 +42,16 @@ class SessionHeader(Static):
             return text
         text.append(view.agent, style="bold")
         text.append(" · ")
-        text.append(fmt.shown(view.model or "unknown model"))
+        text.append(fmt.shown(view.model or "unknown model", limit=MODEL_WIDTH))
         text.append(" · ")
         # A session id is long and unique early on; without one, the file's name.
-        text.append(
-            fmt.shown(view.session_id[:8] if view.session_id else PurePath(view.file).name[:32])
-        )
+        if view.session_id:
+            text.append(fmt.shown(view.session_id[:8]))  # unique early on: its start
+        else:
+            text.append(fmt.shown(PurePath(view.file).name, limit=32))
         if view.title:
             text.append(" ")
-            text.append(fmt.shown(view.title[:30]))  # log content: never markup, controls shown
+            text.append(fmt.shown(view.title, limit=30))  # log content: never markup
         text.append(" · ")
         if self.paused:
             text.append("PAUSED", style="bold reverse")

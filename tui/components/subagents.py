@@ -31,7 +31,7 @@ class SubagentsTable(DataTable[Text]):
         self.clear()
         for row in rows:
             self.add_row(
-                fmt.plain(row.name[:40]),  # a description from the log: plain text
+                fmt.plain(row.name, limit=40),  # a description from the log: plain text
                 Text(str(row.requests), justify="right"),
                 Text(f"{fmt.tokens(row.tokens)}{fmt.mark(row.source)}", justify="right"),
             )

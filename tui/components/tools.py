@@ -9,6 +9,7 @@ from engine.live.view import ToolRow
 from tui import format as fmt
 
 SORTS = ("tokens", "calls", "name")
+NAME_WIDTH = 32  # an MCP tool name (mcp__server__tool) fits
 
 
 def sort_rows(rows: tuple[ToolRow, ...], key: str) -> list[ToolRow]:
@@ -50,7 +51,8 @@ class ToolsTable(DataTable[Text]):
         self.clear()
         for row in sort_rows(rows, self.sort_key):
             self.add_row(
-                fmt.plain(row.name),  # a tool name from the log: never markup, controls shown
+                # A tool name from the log: never markup, controls shown, the figures in view.
+                fmt.plain(row.name, limit=NAME_WIDTH),
                 Text(str(row.calls), justify="right"),
                 Text(fmt.tokens(row.tokens), justify="right"),
                 Text(f"{100 * row.share:.0f} %", justify="right"),
