@@ -15,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ from tui.screens.edit import EditScreen
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/tui"))
 from dashboard_support import wait_until  # noqa: E402
+from test_dashboard_tmux import ctxtop_in_tmux, wait_for_screen  # noqa: E402
 
 MARKUP = "[bold red]X[/]"
 LINK = "[link=https://evil.example]click[/link]"
@@ -44,6 +47,7 @@ ESCAPES = (
     "\x1b[2J"  # clear the screen
     "\x1b]8;;https://evil.example\x1b\\"  # OSC 8 hyperlink
     "\x1b]52;c;ZXZpbCBjbGlwYm9hcmQ=\x07"  # OSC 52: write the clipboard
+    "\x1b]2;PWNED-TITLE\x07"  # OSC 2: set the window title
     "\x07\r\x08\x00\u202e\x9b"  # BEL, CR, BS, NUL, right-to-left override, C1 CSI
 )
 HOSTILE = f"{MARKUP} {LINK} {CLICK} {ESCAPES}evil"
@@ -335,6 +339,27 @@ def test_the_no_session_screen_shows_hostile_places_inert() -> None:
             assert_inert(app, "no-session screen", MARKUP, LINK, CLICK)
 
     run(drive())
+
+
+def test_a_real_terminal_keeps_its_screen_and_title(tmp_path: Path) -> None:
+    """tmux runs the dashboard on the hostile session: the panels stay on screen (no clear),
+    the markup is there literally, and the pane's title is not the one the log asks for."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    path = write_claude_session(tmp_path / "claude")
+    with ctxtop_in_tmux(str(path)) as name:
+        shown, screen = wait_for_screen(name, "by tokens", limit=30)
+        assert shown, screen
+        time.sleep(1.0)  # a few redraws
+        shown, screen = wait_for_screen(name, MARKUP, limit=10)
+        assert shown, screen
+        assert "Context" in screen and "Tools" in screen
+        title = subprocess.run(
+            ["tmux", "display-message", "-p", "-t", name, "#{pane_title}"],
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert "PWNED" not in title
 
 
 # -- the CLI's text output -----------------------------------------------------------------------
