@@ -36,7 +36,9 @@ TITLES = (
     "Continuation plan",
 )
 RECENT_CALLS = 8
-_POINTER = re.compile(r"(?:transcript at|Full transcript[^:\n]*):\s*(\S+)")
+# Bounded run before the colon: an unbounded one rescanned the rest of a line for every
+# "Full transcript" in it (a previous summary of 300 KB of them: 24 s).
+_POINTER = re.compile(r"(?:transcript at|Full transcript[^:\n]{0,200}+):\s*(\S+)")
 _DONE = ("completed", "done", "complete")
 _ACTIVE = ("in_progress", "in progress", "active")
 
