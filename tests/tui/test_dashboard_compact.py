@@ -193,3 +193,17 @@ async def test_help_and_palette_name_the_compaction_panel(tmp_path: Path) -> Non
         assert "  c         Compact: summarise old rounds" in help_text
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert "Compact: summarise old rounds" in titles
+
+
+@synchronous
+async def test_at_80x24_the_buttons_stay_on_screen_below_the_summary(tmp_path: Path) -> None:
+    app = CtxtopApp(session_copy(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.pause()
+        box = screen.query_one("#compact-summary-box")
+        assert box.max_scroll_y > 0  # the summary is longer than its box: it scrolls
+        for button in ("#compact-write", "#compact-close"):
+            region = screen.query_one(button).region
+            assert region.height > 0 and region.bottom <= 24 and region.y > box.region.bottom - 1
