@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.markup import escape
 
 from engine.safety.terminal import one_line, printable
 
@@ -46,6 +47,11 @@ def shown(text: str, *, lines: bool = False, limit: int | None = None) -> str:
 def plain(text: str, style: str = "", *, lines: bool = False, limit: int | None = None) -> Text:
     """Log text as a ``Text``: never parsed as markup, control characters shown."""
     return Text(shown(text, lines=lines, limit=limit), style=style)
+
+
+def in_markup(text: str) -> str:
+    """Log text (a file name) for a place Textual reads as markup (a border title)."""
+    return escape(shown(text))
 
 
 def clock_time(stamp: str) -> str:

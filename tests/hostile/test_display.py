@@ -329,6 +329,26 @@ def test_status_line_and_notifications_show_a_hostile_file_name_inert(tmp_path: 
     run(drive())
 
 
+def test_panel_titles_show_a_hostile_session_file_name_inert(tmp_path: Path) -> None:
+    """The editing and compaction panels name the session file in their border titles."""
+    source = write_claude_session(tmp_path / "claude")
+    path = source.with_name("[bold red]X [link=file:evil]x \x1b[2J\u202e.jsonl")
+    source.rename(path)
+
+    async def drive() -> None:
+        app = CtxtopApp(path)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await settle(pilot, lambda: app.view is not None and app.view.analysis is not None)
+            for key, panel in (("e", EditScreen), ("c", CompactScreen)):
+                await pilot.press(key)
+                assert isinstance(app.screen, panel)
+                await pilot.pause(0.2)
+                assert_inert(app, f"{panel.__name__} title", "[bold red]X [link=file:evil]x \\x1b")
+                await pilot.press("escape")
+
+    run(drive())
+
+
 def test_the_no_session_screen_shows_hostile_places_inert() -> None:
     places = [f"{MARKUP} {LINK} {CLICK} {ESCAPES}/.claude/projects"]
 

@@ -47,7 +47,7 @@ class SectionsPanel(Static):
             return
         self.analysis, self.problem = analysis, problem
         if analysis is not None:
-            self.border_title = f"Sections · {analysis.profile}"
+            self.border_title = f"Sections · {fmt.in_markup(analysis.profile)}"
             budget = f"budget {fmt.tokens(analysis.budget)}"
             if analysis.budget_overridden:  # b: the window the user asked about, less the reserve
                 budget = f"what-if window {fmt.tokens(analysis.thresholds.window)} · {budget}"

@@ -76,7 +76,8 @@ class CompactScreen(ForkPanel):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = f"Compact {self.path.name}: summarise old rounds into a fork"
+            name = fmt.in_markup(self.path.name)
+            box.border_title = f"Compact {name}: summarise old rounds into a fork"
             with Horizontal(classes="policy"):
                 with Vertical(classes="field"):
                     yield Label("summariser")

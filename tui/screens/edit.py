@@ -79,7 +79,8 @@ class EditScreen(ForkPanel):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = f"Edit {self.path.name}: clear old tool results into a fork"
+            name = fmt.in_markup(self.path.name)
+            box.border_title = f"Edit {name}: clear old tool results into a fork"
             with Horizontal(classes="policy"):
                 with Vertical(classes="field"):
                     yield Label("keep cycles")
