@@ -74,7 +74,7 @@ SUMMARY = f"{MARKUP} summary {ESCAPES}"
 def claude_records() -> list[dict[str, Any]]:
     usage = {"input_tokens": 10, "cache_read_input_tokens": 4000, "output_tokens": 20}
     common = {"sessionId": SESSION_ID, "cwd": CWD, "isSidechain": False, "version": "2.1.330"}
-    stamp = iter(f"2026-11-22T14:0{n}:00.000Z" for n in range(10))
+    stamp = iter(f"2026-11-22T14:{n:02}:00.000Z" for n in range(20))
 
     def record(kind: str, uid: str, parent: str | None, **extra: Any) -> dict[str, Any]:
         head = {"type": kind, "uuid": uid, "parentUuid": parent, "timestamp": next(stamp)}
@@ -103,6 +103,20 @@ def claude_records() -> list[dict[str, Any]]:
         assistant("a4", "r2", [{"type": "text", "text": "done again"}]),
         user("u3", "a4", f"third request {HOSTILE}"),
         assistant("a5", "u3", [{"type": "text", "text": f"ok {HOSTILE}"}]),
+        # The agent compacted: the event log names the trigger the log gives.
+        record(
+            "system",
+            "b1",
+            None,
+            subtype="compact_boundary",
+            content="Conversation compacted",
+            compactMetadata={"trigger": HOSTILE, "preTokens": 4000, "postTokens": 900},
+        ),
+        user("s1", "b1", f"This session is being continued. {SUMMARY}", isCompactSummary=True),
+        user("u4", "s1", f"fourth request {HOSTILE}"),
+        assistant("a6", "u4", [{**call, "id": "toolu_3"}]),
+        user("r3", "a6", [{**result, "tool_use_id": "toolu_3"}]),
+        assistant("a7", "r3", [{"type": "text", "text": f"ok {HOSTILE}"}]),
     ]
 
 
@@ -234,6 +248,9 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
                 ),
             )
             text = assert_inert(app, "overview (header, tools, events, tree, sub-agents)", MARKUP)
+            events = [str(app.events.get_row_at(i)[1]) for i in range(app.events.row_count)]
+            if "claude" in session.parts:
+                assert any(row.startswith(MARKUP) for row in events)  # the trigger, literally
             assert "evil" in text
             # A long hostile model name and title leave the live/paused state in the header.
             assert "LIVE" in text.splitlines()[0]
