@@ -184,3 +184,10 @@ def test_a_redirect_to_another_host_gets_no_key(tmp_path: Path, protocol: str, s
             outcome = compact_with(tmp_path, llm(server.url + "/v1", protocol))
     assert seen == []
     assert "redirect" in warning_of(outcome) and "not followed" in warning_of(outcome)
+
+
+@pytest.mark.parametrize("url", ["file:///etc/hostname", "ftp://127.0.0.1/v1", "data:,{}"])
+def test_only_http_endpoints_are_asked(tmp_path: Path, url: str) -> None:
+    """urllib opens file:, ftp: and data: URLs too: a local file must never become the reply."""
+    outcome = compact_with(tmp_path, llm(url))
+    assert "must be an http:// or https:// URL" in warning_of(outcome)
