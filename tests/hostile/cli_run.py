@@ -43,13 +43,15 @@ def run_cli(*argv: str) -> Ended:
 
 
 SUBPROCESS_MAIN = "import sys; from engine.cli.main import main; sys.exit(main(sys.argv[1:]))"
-# The child reports its own peak memory, measured after ctxtop returned, on stderr's last line.
+# The child reports its own peak memory, measured after ctxtop returned, on stderr's last line:
+# the high-water mark of its own address space (VmHWM). getrusage's ru_maxrss is not used: Linux
+# carries it across exec from the forked copy of the parent, so a big pytest process showed.
 MEASURED_MAIN = (
-    "import resource, sys\n"
+    "import sys\n"
     "from engine.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
-    "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-    "print(f'peak-kb {peak}', file=sys.stderr)\n"
+    "status = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
+    "print(f'peak-kb {status}', file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
