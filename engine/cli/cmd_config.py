@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from engine.config import config_path, load_settings, settings_yaml
+from engine.editing.atomic import write_new
 from engine.errors import InputError
 
 
@@ -16,10 +17,13 @@ def run(args: argparse.Namespace) -> int:
         print(path)
         return 0
     if args.init:
-        if path.exists():
+        if path.exists() or path.is_symlink():
             raise InputError(str(path), "already exists (edit it, or remove it first)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(settings_yaml(), "utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InputError(str(path.parent), f"cannot create ({error.strerror})") from None
+        write_new(path.parent, path.name, settings_yaml().encode("utf-8"))
         print(f"wrote {path}")
         return 0
     settings = load_settings()

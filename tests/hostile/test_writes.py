@@ -219,3 +219,19 @@ def test_a_cwd_from_the_log_cannot_inject_into_the_resume_command(tmp_path: Path
     command = json.loads(ended.out)["resume_command"]
     words = shlex.split(command)
     assert words[:2] == ["cd", cwd] and words[2] == "&&"
+
+
+def test_config_init_does_not_write_through_a_dangling_symlink(tmp_path: Path) -> None:
+    """A dangling symlink where the settings file goes: ``exists()`` says no, and a plain write
+    would create the link's target wherever it points."""
+    from engine.config import config_path
+
+    target = tmp_path / "elsewhere" / "planted.yaml"
+    target.parent.mkdir()
+    config = config_path()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.symlink_to(target)
+    ended = run_cli("config", "--init")
+    assert ended.code == 2
+    assert "already exists" in _one_error_line(ended.err)
+    assert not target.exists()
