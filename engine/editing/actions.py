@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import uuid
@@ -37,9 +38,15 @@ def record(kind: str, written: Sequence[Path] = (), **fields: Any) -> dict[str, 
     line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line)  # one write of the whole line: appends never interleave
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # an earlier line was torn by a full disk: end it first
+            # One write of the whole line: appends never interleave. A full disk may take part
+            # of it and report the rest only on the next write: a short write is a failure.
+            if os.write(fd, line) != len(line):
+                raise OSError(errno.ENOSPC, "the disk is full (the line was cut short)")
         finally:
             os.close(fd)
     except OSError as error:

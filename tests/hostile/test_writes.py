@@ -235,3 +235,26 @@ def test_config_init_does_not_write_through_a_dangling_symlink(tmp_path: Path) -
     assert ended.code == 2
     assert "already exists" in _one_error_line(ended.err)
     assert not target.exists()
+
+
+def test_the_disk_fills_up_in_the_middle_of_the_action_log_line(tmp_path: Path) -> None:
+    """The fork fits but the action log's new line is cut off by the full disk: the edit fails
+    (its fork removed, since undo could not find it), and the torn line does not swallow the
+    next action recorded."""
+    source = _session(tmp_path)
+    log = actions.log_path()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    earlier = {"id": "earlier", "kind": "note", "padding": "p" * 100_000}
+    log.write_text(json.dumps(earlier) + "\n")
+    before = _files(source.parent)
+    ended = run_subprocess(
+        "edit", str(source), "--keep-cycles", "0", file_size_limit=log.stat().st_size + 60
+    )
+    assert ended.code == 2, ended.err
+    assert str(log) in _one_error_line(ended.err)
+    assert _files(source.parent) == before
+    again = run_cli("edit", str(source), "--keep-cycles", "0", "--json")
+    assert again.code == 0, again.err
+    fork = json.loads(again.out)["fork"]
+    assert next(entry["id"] for entry in actions.read_actions()) == "earlier"
+    assert [entry["fork"] for entry in actions.live_forks()] == [fork]
