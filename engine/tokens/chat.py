@@ -258,10 +258,13 @@ def chat_digest(encoding_name: str, provider: str, messages: Sequence[Mapping[st
             arguments = function.get("arguments", call.get("arguments", ""))
             add("\x03" + str(function.get("name") or call.get("name") or ""))
             add(arguments if isinstance(arguments, str) else json.dumps(arguments))
-    lengths = array("Q", map(len, parts)).tobytes()
-    digest = hashlib.blake2b(lengths, digest_size=16)
-    digest.update("\x00".join(parts).encode("utf-8", "surrogatepass"))
-    return digest.digest()
+    # SHA-256 (hardware-accelerated on current CPUs) fed part by part: about twice as fast as
+    # joining the text first and hashing it with BLAKE2 (bench/tokens.py).
+    digest = hashlib.sha256(array("Q", [len(parts), *map(len, parts)]).tobytes())
+    update = digest.update
+    for part in parts:
+        update(part.encode("utf-8", "surrogatepass"))
+    return digest.digest()[:16]
 
 
 def count_chat_cached(
