@@ -368,16 +368,23 @@ class CtxtopApp(App[None]):
         if self.path is None or self.view is None:
             self.notify("No session to edit yet.")
             return
-        self.push_screen(EditScreen(self.path), self._edited)
+        path = self.path
+        self.push_screen(EditScreen(path), lambda outcome: self._edited(outcome, path))
 
     def action_compact(self) -> None:
         if self.path is None or self.view is None:
             self.notify("No session to compact yet.")
             return
-        self.push_screen(CompactScreen(self.path, self.settings.llm), self._edited)
+        path = self.path
+        self.push_screen(
+            CompactScreen(path, self.settings.llm), lambda outcome: self._edited(outcome, path)
+        )
 
-    def _edited(self, outcome: dict[str, Any] | None) -> None:
+    def _edited(self, outcome: dict[str, Any] | None, source: Path) -> None:
         if outcome and outcome.get("fork"):
+            cleared = frozenset(change["tool_call_id"] for change in outcome.get("changed", ()))
+            if cleared and source == self.path:  # until the session changes (start_feed)
+                self.prompt_tree.mark_cleared_in_fork(cleared)
             resume = outcome["resume_command"]
             self.notify(  # the command quotes the session's cwd: never markup
                 fmt.shown(f"resume with: {resume}") if resume else "",

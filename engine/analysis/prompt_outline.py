@@ -3,7 +3,8 @@
 Built from the session's context and its ``Analysis`` (in the same thread, after the analysis has
 counted every block): each node carries its tokens, the priority of the prompt node it is, whether
 the layout prunes it at the analysed budget (pruned nodes take their contents with them) and the
-cache breakpoints that follow it. Node ids stay the same across updates, so a view can keep what
+cache breakpoints that follow it; a tool result ctxtop's editing cleared (a fork's) is marked
+``cleared``. Node ids stay the same across updates, so a view can keep what
 was expanded.
 """
 
@@ -21,6 +22,7 @@ from engine.analysis.sections import (
     section_of,
 )
 from engine.analysis.snapshot import Analysis, Breakpoint
+from engine.editing.placeholder import cleared_by_ctxtop
 from engine.sessions.model import Block, Message, SessionState
 
 SNIPPET = 60
@@ -37,6 +39,8 @@ class OutlineNode:
     priority: int | None = None
     pruned: bool = False  # gone at the analysed budget (itself or what holds it)
     breakpoint: str | None = None  # the cache breakpoints right after this node
+    call_id: str | None = None  # a tool call's or result's tool_call_id
+    cleared: bool = False  # a tool result ctxtop's editing replaced (placeholder, skeleton, cut)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +261,8 @@ def prompt_outline(
                         block.tokens or 0,
                         None,
                         pruned,
+                        call_id=block.tool_call_id,
+                        cleared=block.kind == "tool_result" and cleared_by_ctxtop(block.content()),
                     )
                 )
 

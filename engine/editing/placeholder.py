@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-MARK = "[ctxtop: old tool result cleared"
+from engine.editing.offload import OFFLOADED_MARK
+from engine.editing.truncate import TRUNCATED_MARK
+
+MARK = "[ctxtop: old tool result cleared"  # also heads a skeleton (engine/editing/outline.py)
 
 _PATH_KEYS = ("file_path", "path", "filePath", "absolute_path", "notebook_path")
 _COMMAND_KEYS = ("command", "cmd")
@@ -49,6 +52,14 @@ def how_to_get_back(tool: str, tool_input: Any) -> str:
             if isinstance(command, str):
                 return f"To see it again, run the command again: {_short(command)}"
     return f"To see it again, call {tool} again with the same input."
+
+
+def cleared_by_ctxtop(result: str) -> bool:
+    """Whether a tool result is one ctxtop's editing wrote: a placeholder, a skeleton, a result
+    truncated or moved to a file."""
+    return "[ctxtop: " in result and any(
+        mark in result for mark in (MARK, TRUNCATED_MARK, OFFLOADED_MARK)
+    )
 
 
 def placeholder(tool: str, tool_input: Any, tokens: int) -> str:

@@ -5,6 +5,7 @@ resume it, and the event log records the edit."""
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
@@ -14,6 +15,12 @@ from engine.editing import actions
 from engine.live.demo import demo_lines
 from tui.app import CtxtopApp
 from tui.screens.edit import EditScreen
+
+MANY_RESULTS = (
+    Path(__file__).resolve().parents[2]
+    / "sample_sessions/claude-code/projects/-path-to-Demo"
+    / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+)
 
 
 def shown(screen: EditScreen) -> str:
@@ -76,3 +83,55 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
             )
 
         await wait_until(pilot, logged)
+
+
+def tree_labels(app: CtxtopApp) -> dict[str | None, str]:
+    """Every tool result's label in the prompt tree (opened to build it), by its tool_call_id."""
+    tree = app.prompt_tree.outline_tree
+    labels: dict[str | None, str] = {}
+    for node in tree.outline.nodes:
+        if node.kind == "tool_result":
+            tree.reveal(node.id)
+            labels[node.call_id] = str(tree.built[node.id].label)
+    return labels
+
+
+@synchronous
+async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleared(
+    tmp_path: Path,
+) -> None:
+    # A sample with a dozen tool results, of which a policy keeping no cycle clears some.
+    session = tmp_path / MANY_RESULTS.name
+    shutil.copyfile(MANY_RESULTS, session)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.outline is not None)
+        before = tree_labels(app)
+        assert before and not any("⌫" in label for label in before.values())
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, EditScreen)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.press("backspace", "0")  # keep no cycle whole
+        await wait_until(pilot, lambda: "tool results change:" in shown(screen))
+        await pilot.click("#edit-write")
+        await wait_until(pilot, lambda: "fork written" in shown(screen))
+        assert screen.written is not None
+        cleared = {change["tool_call_id"] for change in screen.written["changed"]}
+        fork = Path(screen.written["fork"])
+        await pilot.click("#edit-close")
+        await pilot.pause()
+        after = tree_labels(app)
+        assert cleared and cleared <= set(after)
+        marked = {call for call, label in after.items() if label.endswith("⌫ cleared in fork")}
+        assert marked == cleared
+        assert set(after) - cleared  # results the fork kept stay unmarked
+
+    fork_app = CtxtopApp(fork, clock=frozen_clock)
+    async with fork_app.run_test(size=(120, 40)) as pilot:
+        await wait_until(
+            pilot, lambda: fork_app.view is not None and fork_app.view.outline is not None
+        )
+        labels = tree_labels(fork_app)
+        assert {call for call, label in labels.items() if "⌫" in label} == cleared
+        assert not any("cleared in fork" in label for label in labels.values())

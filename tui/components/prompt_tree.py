@@ -1,7 +1,9 @@
 """The prompt tree: sections > rounds > messages > tool calls and results, collapsible.
 
 Each node shows its tokens and priority; nodes the layout prunes at the analysed budget are struck
-through and marked ``✂``; a cache breakpoint is marked ``⚑`` on the node it follows. Only
+through and marked ``✂``; a cache breakpoint is marked ``⚑`` on the node it follows; a tool result
+ctxtop's editing cleared (in a fork) is marked ``⌫``, and after a fork is written from this session
+the results it cleared are marked ``⌫ cleared in fork``. Only
 expanded nodes are built as tree nodes (a long session has thousands of messages); an update
 relabels the built ones and rebuilds a node's children only when they changed. ``/`` searches
 every node's label.
@@ -24,12 +26,15 @@ from tui import format as fmt
 
 BREAKPOINT_MARK = "⚑"  # a cache breakpoint follows this node
 PRUNED_MARK = "✂"  # pruned at this budget (also struck through)
+CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared
+IN_FORK_NOTE = f"{CLEARED_MARK} cleared in fork"  # cleared in the fork written from this session
 AUTO_OPEN_LIMIT = 200
 
 
-def node_label(node: OutlineNode, leaf_section: bool = False) -> Text:
+def node_label(node: OutlineNode, leaf_section: bool = False, in_fork: bool = False) -> Text:
     """Figures first (a long label is cut at the panel's edge), then the label. A section with
-    nothing under it has no arrow: ``leaf_section`` pads it to its siblings' column."""
+    nothing under it has no arrow: ``leaf_section`` pads it to its siblings' column; ``in_fork``:
+    the fork written from this session cleared this result."""
     text = Text("  " if leaf_section else "", no_wrap=True, overflow="ellipsis")
     text.append(f"{fmt.tokens(node.tokens):>6}", style="bold" if node.kind == SECTION else "")
     if node.priority is not None:
@@ -38,9 +43,14 @@ def node_label(node: OutlineNode, leaf_section: bool = False) -> Text:
         text.append(f" {BREAKPOINT_MARK}", style="bold reverse")
     if node.pruned:
         text.append(f" {PRUNED_MARK}", style="bold")
+    if node.cleared:
+        text.append(f" {CLEARED_MARK}", style="bold")
     text.append(" ")
     # Log text: never markup, control characters shown.
-    text.append(fmt.shown(node.label), style="strike dim" if node.pruned else "")
+    style = "strike dim" if node.pruned else "dim" if node.cleared else ""
+    text.append(fmt.shown(node.label), style=style)
+    if in_fork:
+        text.append(f" {IN_FORK_NOTE}", style="dim")
     return text
 
 
@@ -69,6 +79,20 @@ class OutlineTree(Tree[str]):
         self.built: dict[str, TreeNode[str]] = {}
         self.shown: dict[str, OutlineNode] = {}  # what each built node's label shows
         self.matches: list[str] = []
+        self.cleared_in_fork: frozenset[str] = frozenset()  # tool_call_ids
+
+    def mark_cleared_in_fork(self, call_ids: frozenset[str]) -> None:
+        """Mark the results with these ids as cleared in a fork written from this session."""
+        self.cleared_in_fork = call_ids
+        for node_id, built in self.built.items():
+            node = self.shown[node_id]
+            if node.kind == "tool_result":
+                built.set_label(self._label(node))
+
+    def _label(self, node: OutlineNode) -> Text:
+        leaf_section = node.parent is None and not self.children_of.get(node.id)
+        in_fork = node.kind == "tool_result" and node.call_id in self.cleared_in_fork
+        return node_label(node, leaf_section, in_fork)
 
     def show(self, outline: Outline) -> None:
         self.outline = outline
@@ -96,8 +120,7 @@ class OutlineTree(Tree[str]):
 
     def _add(self, parent: TreeNode[str], node: OutlineNode) -> None:
         has_children = bool(self.children_of.get(node.id))
-        label = node_label(node, node.parent is None and not has_children)
-        child = parent.add(label, data=node.id, allow_expand=has_children)
+        child = parent.add(self._label(node), data=node.id, allow_expand=has_children)
         self.built[node.id] = child
         self.shown[node.id] = node
         if has_children and node.id in self.expanded_ids:
@@ -118,7 +141,7 @@ class OutlineTree(Tree[str]):
             has_children = bool(self.children_of.get(node.id))
             if self.shown.get(node.id) != node:
                 self.shown[node.id] = node
-                child.set_label(node_label(node, node.parent is None and not has_children))
+                child.set_label(self._label(node))
                 child.allow_expand = has_children
             if child.is_expanded and has_children:
                 self._sync(child, node.id)
@@ -202,6 +225,9 @@ class PromptTree(Vertical):
             return
         self.outline_tree.show(outline)
         self.border_subtitle = f"{pruned} pruned" if pruned else ""
+
+    def mark_cleared_in_fork(self, call_ids: frozenset[str]) -> None:
+        self.outline_tree.mark_cleared_in_fork(call_ids)
 
     def open_search(self) -> None:
         self.search_box.add_class("shown")
