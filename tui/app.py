@@ -376,8 +376,11 @@ class CtxtopApp(App[None]):
             self.notify("No session to compact yet.")
             return
         path = self.path
+        analysis = self.view.analysis
+        growth = analysis.forecast.growth_per_request if analysis is not None else None
         self.push_screen(
-            CompactScreen(path, self.settings.llm), lambda outcome: self._edited(outcome, path)
+            CompactScreen(path, self.settings.llm, growth),
+            lambda outcome: self._edited(outcome, path),
         )
 
     def _edited(self, outcome: dict[str, Any] | None, source: Path) -> None:

@@ -34,6 +34,13 @@ CODECOMPANION_EDIT = 0.65
 CODECOMPANION_COMPACT = 0.85
 CODECOMPANION_MIN_SAVING = 10_000
 CODEX_DEFAULT_SHARE = 0.90
+LABELS = {
+    "copilot": "Copilot",
+    "codecompanion-editing": "CodeCompanion edit",
+    "codecompanion-compaction": "CodeCompanion compact",
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+}
 
 
 def copilot_jitter(session_key: str) -> float:
@@ -68,7 +75,7 @@ def codex_limit(env: Mapping[str, str], home: Path) -> int | None:
 
 
 def _entry(
-    name: str, at: int | None, fill: int, window: int, action: str, **extra: Any
+    name: str, at: int | None, fill: int, window: int, action: str, does: str, **extra: Any
 ) -> dict[str, Any]:
     return {
         "strategy": name,
@@ -76,6 +83,7 @@ def _entry(
         "at_fraction": round(at / window, 4) if at and window else None,
         "fires": at is not None and fill >= at,
         "action": action,
+        "does": does,  # the action in a word or two, for a table
         **extra,
     }
 
@@ -101,6 +109,7 @@ def simulate(
     compact_at = int(window * CODECOMPANION_COMPACT)
     too_small = saving is not None and saving < CODECOMPANION_MIN_SAVING
     codex_config = codex_limit(env, home or Path.home())
+    claude_at = claude_autocompact_at(window, state.model, env)
     codex_at = codex_config if codex_config is not None else int(window * CODEX_DEFAULT_SHARE)
     strategies = [
         _entry(
@@ -109,6 +118,7 @@ def simulate(
             fill,
             window,
             "summarise in the background, keeping the current turn verbatim",
+            "compact",
             cache="warm" if warm else "cold",
             drop_summary_below_tokens=int(window * COPILOT_DROP_BELOW),
         ),
@@ -118,6 +128,7 @@ def simulate(
             fill,
             window,
             "clear old tool results (context editing)",
+            "edit",
         ),
         _entry(
             "codecompanion-compaction",
@@ -127,14 +138,16 @@ def simulate(
             "skipped: it would save under 10,000 tokens"
             if too_small
             else "summarise the conversation",
+            "skip: saves < 10k" if too_small else "compact",
             skipped=too_small,
         ),
         _entry(
             "claude-code",
-            claude_autocompact_at(window, state.model, env),
+            claude_at,
             fill,
             window,
             "summarise the whole conversation, then re-attach recently read files",
+            "compact" if claude_at is not None else "never: auto-compact off",
         ),
         _entry(
             "codex",
@@ -142,6 +155,7 @@ def simulate(
             fill,
             window,
             "replace the history with a summary and the recent user messages",
+            "compact",
             source="config.toml" if codex_config is not None else "default (90 % of window)",
         ),
     ]
@@ -156,3 +170,25 @@ def simulate_file(path: str | Path, saving: int | None = None) -> dict[str, Any]
     except CtxtopError:
         return None
     return simulate(state, saving=saving)
+
+
+def schedule(
+    simulation: Mapping[str, Any], growth_per_request: float | None
+) -> list[dict[str, Any]]:
+    """``simulate``'s strategies with how far each is from the current fill: ``tokens_away``
+    (0 once it fires; None when it never does) and ``requests_away`` at ``growth_per_request``
+    (the analysis forecast's mean growth; None when unknown or the context is not growing)."""
+    fill = simulation["fill_tokens"]
+    growing = growth_per_request is not None and growth_per_request > 0
+    rows: list[dict[str, Any]] = []
+    for entry in simulation["strategies"]:
+        at = entry["at_tokens"]
+        away = None if at is None else max(at - fill, 0)
+        requests = None
+        if away is not None and growing and growth_per_request:
+            requests = round(away / growth_per_request, 1)
+        label = LABELS.get(entry["strategy"], entry["strategy"])
+        if entry.get("cache"):
+            label += f" ({entry['cache']})"
+        rows.append({**entry, "label": label, "tokens_away": away, "requests_away": requests})
+    return rows

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.compaction.policies import copilot_jitter, simulate
+from engine.compaction.policies import copilot_jitter, schedule, simulate
 from engine.sessions.model import Message, SessionState, Usage
 
 NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
@@ -81,3 +81,25 @@ def test_codex_uses_its_configured_limit_else_90_percent(tmp_path: Path) -> None
     configured = run(state, tmp_path)["codex"]
     assert configured["at_tokens"] == 120_000 and configured["fires"]
     assert configured["source"] == "config.toml"
+
+
+def test_the_schedule_says_how_far_each_strategy_is_in_tokens_and_requests(
+    tmp_path: Path,
+) -> None:
+    env = {"CODEX_HOME": str(tmp_path / "codex")}
+    simulation = simulate(session(150_000, 3600), now=NOW, env=env, home=tmp_path, saving=5_000)
+    rows = {row["strategy"]: row for row in schedule(simulation, growth_per_request=2_000.0)}
+    # Claude Code compacts at 167,000: 17,000 tokens away, 8.5 requests at 2,000 a request.
+    assert rows["claude-code"]["tokens_away"] == 17_000
+    assert rows["claude-code"]["requests_away"] == 8.5
+    assert rows["claude-code"]["does"] == "compact"
+    # Already past CodeCompanion's editing point (130,000): it fires now.
+    assert rows["codecompanion-editing"]["tokens_away"] == 0
+    assert rows["codecompanion-editing"]["does"] == "edit"
+    assert rows["codecompanion-compaction"]["does"] == "skip: saves < 10k"
+    assert rows["copilot"]["label"] == "Copilot (cold)"
+    assert rows["codex"]["tokens_away"] == 30_000 and rows["codex"]["requests_away"] == 15.0
+    # No growth (or a shrinking context): no request count, the tokens still.
+    for growth in (None, 0.0, -500.0):
+        flat = {row["strategy"]: row for row in schedule(simulation, growth)}
+        assert flat["codex"]["requests_away"] is None and flat["codex"]["tokens_away"] == 30_000

@@ -5,7 +5,10 @@ said in the panel, and the structured summary is shown instead."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
+import json
 import shutil
 import socket
 import sys
@@ -13,9 +16,11 @@ from pathlib import Path
 
 import pytest
 from dashboard_support import frozen_clock, synchronous, wait_until
+from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Button, Select, Static
 
+from engine.cli.main import main
 from engine.config import LLMSettings, Settings
 from engine.editing import actions
 from tui import format as fmt
@@ -204,6 +209,61 @@ async def test_at_80x24_the_buttons_stay_on_screen_below_the_summary(tmp_path: P
         await pilot.pause()
         box = screen.query_one("#compact-summary-box")
         assert box.max_scroll_y > 0  # the summary is longer than its box: it scrolls
+        # The strategies table keeps a few lines above the summary and scrolls the rest.
+        strategies = screen.query_one("#compact-strategies-box")
+        assert strategies.region.height >= 3 and strategies.region.bottom <= box.region.y
+        assert strategies.max_scroll_y > 0
         for button in ("#compact-write", "#compact-close"):
             region = screen.query_one(button).region
             assert region.height > 0 and region.bottom <= 24 and region.y > box.region.bottom - 1
+
+
+def strategy_lines(screen: CompactScreen) -> list[str]:
+    """The strategies table as drawn on screen, one line a row (the header first)."""
+    table = screen.query_one("#compact-strategies", Static)
+    strips = table.render_lines(Region(0, 0, table.size.width, table.size.height))
+    return [strip.text.rstrip() for strip in strips if strip.text.strip()]
+
+
+@synchronous
+async def test_the_strategies_table_gives_what_ctxtop_compact_json_simulates(
+    tmp_path: Path,
+) -> None:
+    session = session_copy(tmp_path)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["compact", str(session), "--dry-run", "--json"]) == 0
+    policies = json.loads(printed.getvalue())["policies"]
+    fill = policies["fill_tokens"]
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.strategies is not None)
+        assert app.view is not None and app.view.analysis is not None
+        growth = app.view.analysis.forecast.growth_per_request
+        assert growth is not None and growth > 0  # the sample grows: distances in requests
+        rows = screen.strategies
+        assert rows is not None
+        names = [entry["strategy"] for entry in policies["strategies"]]
+        assert [row["strategy"] for row in rows] == names
+        assert {"copilot", "codecompanion-compaction", "claude-code", "codex"} <= set(names)
+        lines = strategy_lines(screen)
+        assert lines[0].split() == ["strategy", "fires", "at", "from", "now", "does"]
+        assert len(lines) == 1 + len(names)
+        for line, row, entry in zip(lines[1:], rows, policies["strategies"], strict=True):
+            at = entry["at_tokens"]
+            assert row["at_tokens"] == at and row["does"] == entry["does"]
+            assert line.startswith(row["label"])
+            assert f"{fmt.tokens(at)} {entry['at_fraction'] * 100:.0f} %" in line
+            away = max(at - fill, 0)
+            assert row["tokens_away"] == away and fmt.tokens(away) in line
+            requests = away / growth
+            assert f"~{requests:,.0f} req" in line or f"~{requests:.1f} req" in line
+            assert line.rstrip().endswith(entry["does"])
+        # The sample's compaction saves under 10,000 tokens: CodeCompanion would skip it.
+        saved = json.loads(printed.getvalue())
+        assert saved["tokens_before"] - saved["tokens_after"] < 10_000
+        skipped = lines[1 + names.index("codecompanion-compaction")]
+        assert "skip: saves < 10k" in skipped
+        subtitle = str(screen.query_one("#compact-strategies-box").border_subtitle)
+        assert subtitle == f"now {fmt.tokens(fill)} of {fmt.tokens(policies['window'])}"

@@ -5,6 +5,10 @@ be written, the tokens before and after and the cache cost, and the fork written
 The preview runs in a worker thread; the LLM summariser may take seconds, so the panel shows how
 long it has waited and escape stops waiting (the engine then falls back to the structured
 summary and says why). The fork is written with the previewed summary, not a new one.
+
+Below the figures, a table says when each known agent's strategy would fire on this session and
+what it would do (``engine/compaction/policies.py``, as ``ctxtop compact --json`` gives it under
+``policies``), with the distance in requests at the dashboard forecast's growth.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,6 +28,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static
 
 from engine.compaction.compact import SUMMARIZERS, Prepared, compact_session
+from engine.compaction.policies import schedule, simulate_file
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
 from tui import format as fmt
@@ -57,19 +63,62 @@ def figures_text(outcome: dict[str, Any]) -> Text:
     return text
 
 
+def distance_text(row: dict[str, Any]) -> str:
+    away, requests = row["tokens_away"], row["requests_away"]
+    if away is None:
+        return "—"
+    if away == 0:
+        return "now"
+    if requests is None:
+        return fmt.tokens(away)
+    count = f"{requests:,.0f}" if requests >= 10 else f"{requests:.1f}"
+    return f"{fmt.tokens(away)} · ~{count} req"
+
+
+def strategies_table(rows: list[dict[str, Any]]) -> Table:
+    """Each strategy: fires at (tokens, % of the window), how far from now, what it would do."""
+    table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True)
+    table.add_column("strategy", no_wrap=True)
+    table.add_column("fires at", justify="right", no_wrap=True)
+    table.add_column("from now", justify="right", no_wrap=True)
+    table.add_column("does")
+    for row in rows:
+        at, share = row["at_tokens"], row["at_fraction"]
+        fires_at = "—" if at is None else fmt.tokens(at)
+        if share is not None:
+            fires_at += f" {share * 100:.0f} %"
+        table.add_row(
+            row["label"],
+            fires_at,
+            distance_text(row),
+            row["does"],
+            style="bold" if row["fires"] else "",
+        )
+    return table
+
+
 class CompactScreen(ForkPanel):
     DEFAULT_CSS = """
     CompactScreen > Vertical { height: 98%; max-height: 40; }
     CompactScreen #compact-figures { height: auto; }
     /* What the choices, figures and buttons leave: the buttons stay on screen at 80x24. */
     CompactScreen #compact-summary-box { height: 1fr; min-height: 3; border: round $panel; }
+    /* Shares the room with the summary; its six lines scroll when the screen is small. */
+    CompactScreen #compact-strategies-box {
+        height: 1fr; min-height: 3; max-height: 8; border: round $panel;
+    }
     """
     AUTO_FOCUS = "#compact-keep-rounds"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Stop waiting / close")]
 
-    def __init__(self, path: Path, llm: LLMSettings | None = None) -> None:
+    def __init__(
+        self, path: Path, llm: LLMSettings | None = None, growth: float | None = None
+    ) -> None:
+        """``growth``: the context's growth per request (the dashboard's forecast)."""
         super().__init__(path)
         self.llm = llm
+        self.growth = growth
+        self.strategies: list[dict[str, Any]] | None = None  # the last preview's schedule
         self.cancel: threading.Event | None = None  # the running preview's, until it ends
         self.started = 0.0
         self.ticker: Timer | None = None
@@ -91,6 +140,9 @@ class CompactScreen(ForkPanel):
                     yield Label("keep rounds")
                     yield Input("1", type="integer", id="compact-keep-rounds")
             yield Static("", id="compact-figures")
+            with VerticalScroll(id="compact-strategies-box") as scroll:
+                scroll.border_title = "when each agent would compact"
+                yield Static("", id="compact-strategies")
             with VerticalScroll(id="compact-summary-box") as scroll:
                 scroll.border_title = "summary as it will be written"
                 yield Static("", id="compact-summary")
@@ -167,14 +219,29 @@ class CompactScreen(ForkPanel):
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), generation)
             return
-        self.app.call_from_thread(self._show_preview, outcome, generation)
+        saving = outcome["tokens_before"] - outcome["tokens_after"]
+        simulation = simulate_file(self.path, saving=saving)
+        self.app.call_from_thread(self._show_preview, outcome, generation, simulation)
 
-    def _show_preview(self, outcome: dict[str, Any], generation: int) -> None:
+    def _show_preview(
+        self, outcome: dict[str, Any], generation: int, simulation: dict[str, Any] | None
+    ) -> None:
         if generation != self.generation or self.written is not None:
             return  # a newer choice is being previewed
         self._stop_waiting()
         self.outcome = outcome
         self._say(figures_text(outcome))
+        box = self.query_one("#compact-strategies-box")
+        if simulation is None:
+            self.strategies = None
+            self.query_one("#compact-strategies", Static).update("not simulated for this format")
+            box.border_subtitle = ""
+        else:
+            self.strategies = schedule(simulation, self.growth)
+            self.query_one("#compact-strategies", Static).update(strategies_table(self.strategies))
+            box.border_subtitle = (
+                f"now {fmt.tokens(simulation['fill_tokens'])} of {fmt.tokens(simulation['window'])}"
+            )
         self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
         self.query_one("#compact-write", Button).disabled = False
 
