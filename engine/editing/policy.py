@@ -11,10 +11,16 @@ from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse
 from engine.editing.limits import Limit
-from engine.editing.offload import OFFLOADED_MARK, Offloader
+from engine.editing.offload import Offloader
 from engine.editing.outline import outline_result
-from engine.editing.placeholder import MARK, clear_input, how_to_get_back, placeholder
-from engine.editing.truncate import TRUNCATED_MARK, truncate
+from engine.editing.placeholder import (
+    MARK,
+    clear_input,
+    cleared_by_ctxtop,
+    how_to_get_back,
+    placeholder,
+)
+from engine.editing.truncate import truncate
 from engine.errors import CtxtopError
 
 DEFAULT_EXCLUDE = ("*memory*",)  # memory tools are never touched unless asked
@@ -136,7 +142,7 @@ def capped(
             continue
         if in_progress is not None and use.cycle == in_progress:
             continue
-        if any(mark in result for mark in (MARK, TRUNCATED_MARK, OFFLOADED_MARK)):
+        if cleared_by_ctxtop(result):
             continue
         tokens = count(result)
         if tokens <= limit:
