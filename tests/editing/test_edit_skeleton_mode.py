@@ -9,11 +9,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from engine.analysis.profiles import load_profile
+from engine.analysis.prompt_outline import prompt_outline
+from engine.analysis.report import analyze_session
 from engine.cli.main import main
 from engine.editing.fork import edit_session
-from engine.editing.placeholder import MARK
+from engine.editing.placeholder import MARK, cleared_by_ctxtop
 from engine.editing.policy import Policy
-from engine.sessions.reader import read_session
+from engine.editing.truncate import truncate
+from engine.sessions.reader import SessionReader, read_all, read_session
 from engine.tokens.encoding import get_encoding
 
 SOURCES = Path(__file__).parent / "skeleton_sources"
@@ -199,3 +203,32 @@ def test_a_real_session_without_code_reads_falls_back_to_placeholders(tmp_path: 
     assert _results(Path(skeleton["fork"])) == _results(Path(placeholder["fork"]))
     assert source.read_bytes() == sample.read_bytes()
     read_session(Path(skeleton["fork"]))
+
+
+def _cleared_results(path: Path) -> set[str | None]:
+    """The tool_call_ids of the results the prompt tree (the outline) marks as cleared."""
+    reader = SessionReader(path)
+    state = read_all(reader)
+    assert reader.adapter is not None
+    analysis = analyze_session(reader.adapter, profile="claude-code")
+    outline = prompt_outline(state, load_profile("claude-code"), analysis)
+    return {n.call_id for n in outline.nodes if n.kind == "tool_result" and n.cleared}
+
+
+def test_the_prompt_tree_of_the_fork_marks_outlines_and_placeholders_as_cleared(
+    tmp_path: Path,
+) -> None:
+    source = _session(tmp_path)
+    outcome = edit_session(source, Policy(keep_cycles=1, mode="skeleton"))
+    changed = {change["tool_call_id"] for change in outcome["changed"]}
+    assert {"toolu_read0", "toolu_notes", "toolu_bash"} <= changed  # outlines and placeholders
+    assert _cleared_results(source) == set()
+    assert _cleared_results(Path(outcome["fork"])) == changed
+
+
+def test_a_cut_result_counts_as_cleared_a_mention_of_ctxtop_does_not() -> None:
+    count = get_encoding("o200k_base").count
+    log = "".join(f"[{n:05d}] compiling module_{n}.c ... ok\n" for n in range(2000))
+    assert cleared_by_ctxtop(truncate(log, 200, count))
+    assert not cleared_by_ctxtop(log)
+    assert not cleared_by_ctxtop("grep: docs/notes.md: see [ctxtop: the tool] for context")
