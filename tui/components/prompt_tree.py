@@ -3,7 +3,7 @@
 Each node shows its tokens and priority; nodes the layout prunes at the analysed budget are struck
 through and marked ``✂``; a cache breakpoint is marked ``⚑`` on the node it follows; a tool result
 ctxtop's editing cleared (in a fork) is marked ``⌫``, and after a fork is written from this session
-the results it cleared are marked ``⌫ cleared in fork``. Only
+the results it cleared are marked ``⌫ cleared in fork`` (before the label). Only
 expanded nodes are built as tree nodes (a long session has thousands of messages); an update
 relabels the built ones and rebuilds a node's children only when they changed. ``/`` searches
 every node's label.
@@ -45,12 +45,12 @@ def node_label(node: OutlineNode, leaf_section: bool = False, in_fork: bool = Fa
         text.append(f" {PRUNED_MARK}", style="bold")
     if node.cleared:
         text.append(f" {CLEARED_MARK}", style="bold")
+    if in_fork:  # before the label: a narrow panel cuts the label, not the note
+        text.append(f" {IN_FORK_NOTE}", style="dim")
     text.append(" ")
     # Log text: never markup, control characters shown.
     style = "strike dim" if node.pruned else "dim" if node.cleared else ""
     text.append(fmt.shown(node.label), style=style)
-    if in_fork:
-        text.append(f" {IN_FORK_NOTE}", style="dim")
     return text
 
 
