@@ -24,7 +24,7 @@ from engine.compaction.structured import structured_summary
 from engine.config import LLMSettings
 from engine.editing import actions
 from engine.editing.atomic import write_new
-from engine.editing.fork import read_back, read_session_bytes, sha256, state_of
+from engine.editing.fork import changed_since_read, read_back, read_session_bytes, state_of
 from engine.editing.preview import PER_MILLION, sections
 from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
@@ -229,11 +229,7 @@ def compact_session(
     fork: Path | None = None
     if not dry_run:
         fork = write_new(writer.fork_dir(), writer.fork_name(session_id), fork_data)
-        if sha256(source_path) != source_hash:
-            warnings.append(
-                f"{source_path} changed while ctxtop read it (the agent is still writing?): "
-                "the fork holds the session as first read"
-            )
+        warnings.extend(changed_since_read(source_path, source_hash))
     resume = writer.resume_command(session_id, source.cwd()) if fork else None
     outcome: dict[str, Any] = {
         "agent": source.agent,

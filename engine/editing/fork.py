@@ -37,6 +37,18 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def changed_since_read(source: Path, source_hash: str) -> list[str]:
+    """A warning if the agent's file no longer hashes to ``source_hash``: it appended meanwhile
+    (ctxtop never writes to it), so the fork lacks the newest lines. The fork is kept (and
+    logged) so that undo can remove it."""
+    if sha256(source) == source_hash:
+        return []
+    return [
+        f"{source} changed while ctxtop read it (the agent is still writing?): "
+        "the fork holds the session as first read"
+    ]
+
+
 def read_bytes(path: Path) -> bytes:
     try:
         with open(open_regular(path), "rb") as handle:
@@ -179,13 +191,7 @@ def edit_session(
         except CtxtopError:
             _remove_offloaded([str(path) for path in offloaded])  # nothing would point to them
             raise
-        # The agent may have appended meanwhile (ctxtop never writes to it): the fork then lacks
-        # the newest lines. Say so; the fork is kept (and logged) so that undo can remove it.
-        if sha256(source) != source_hash:
-            warnings.append(
-                f"{source} changed while ctxtop read it (the agent is still writing?): "
-                "the fork holds the session as first read"
-            )
+        warnings.extend(changed_since_read(source, source_hash))
     outcome: dict[str, Any] = {
         "agent": state.agent,
         "source": str(source),
