@@ -25,7 +25,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Select, Static
 
 from engine.compaction.compact import SUMMARIZERS, Prepared, compact_session
 from engine.compaction.policies import schedule, simulate_file
@@ -128,17 +128,18 @@ class CompactScreen(ForkPanel):
             name = fmt.in_markup(self.path.name)
             box.border_title = f"Compact {name}: summarise old rounds into a fork"
             with Horizontal(classes="policy"):
-                with Vertical(classes="field"):
-                    yield Label("summariser")
-                    yield Select(
+                yield self.field(
+                    "summariser",
+                    Select(
                         [(s, s) for s in SUMMARIZERS],
                         value="structured",
                         allow_blank=False,
                         id="compact-summarizer",
-                    )
-                with Vertical(classes="field"):
-                    yield Label("keep rounds")
-                    yield Input("1", type="integer", id="compact-keep-rounds")
+                    ),
+                )
+                yield self.field(
+                    "keep rounds", Input("1", type="integer", id="compact-keep-rounds")
+                )
             yield Static("", id="compact-figures")
             with VerticalScroll(id="compact-strategies-box") as scroll:
                 scroll.border_title = "when each agent would compact"
@@ -146,9 +147,7 @@ class CompactScreen(ForkPanel):
             with VerticalScroll(id="compact-summary-box") as scroll:
                 scroll.border_title = "summary as it will be written"
                 yield Static("", id="compact-summary")
-            with Horizontal(classes="buttons"):
-                yield Button("Write fork", variant="primary", id="compact-write", disabled=True)
-                yield Button("Close", id="compact-close")
+            yield self.buttons("compact")
 
     def on_mount(self) -> None:
         self.ticker = self.set_interval(TICK, self._tick, pause=True)
@@ -281,8 +280,7 @@ class CompactScreen(ForkPanel):
         text.append_text(written_text({**outcome, "warnings": []}))
         self._say(text)
         self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
-        for field in self.query(".policy Input, .policy Select"):
-            field.disabled = True
+        self.lock_policy()
 
     @on(Button.Pressed, "#compact-close")
     def _close_pressed(self) -> None:

@@ -14,7 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Input, Select, Static
 
 from engine.editing.fork import edit_session
 from engine.editing.policy import MODES, ORDERS, Policy
@@ -82,30 +82,28 @@ class EditScreen(ForkPanel):
             name = fmt.in_markup(self.path.name)
             box.border_title = f"Edit {name}: clear old tool results into a fork"
             with Horizontal(classes="policy"):
-                with Vertical(classes="field"):
-                    yield Label("keep cycles")
-                    yield Input("3", type="integer", id="edit-keep-cycles")
-                with Vertical(classes="field"):
-                    yield Label("keep tool uses")
-                    yield Input("0", type="integer", id="edit-keep-tool-uses")
-                with Vertical(classes="field"):
-                    yield Label("order")
-                    yield Select(
+                yield self.field("keep cycles", Input("3", type="integer", id="edit-keep-cycles"))
+                yield self.field(
+                    "keep tool uses", Input("0", type="integer", id="edit-keep-tool-uses")
+                )
+                yield self.field(
+                    "order",
+                    Select(
                         [(o, o) for o in ORDERS], value="oldest", allow_blank=False, id="edit-order"
-                    )
-                with Vertical(classes="field"):
-                    yield Label("mode")
-                    yield Select(
+                    ),
+                )
+                yield self.field(
+                    "mode",
+                    Select(
                         [(m, m) for m in MODES],
                         value="placeholder",
                         allow_blank=False,
                         id="edit-mode",
-                    )
+                    ),
+                )
             with VerticalScroll(id="edit-preview-box"):
                 yield Static("computing the preview …", id="edit-preview")
-            with Horizontal(classes="buttons"):
-                yield Button("Write fork", variant="primary", id="edit-write", disabled=True)
-                yield Button("Close", id="edit-close")
+            yield self.buttons("edit")
 
     def on_mount(self) -> None:
         self.refresh_preview()
@@ -182,8 +180,7 @@ class EditScreen(ForkPanel):
             self.query_one("#edit-preview", Static).update(preview_text(outcome))
             return
         self.query_one("#edit-preview", Static).update(written_text(outcome))
-        for field in self.query(".policy Input, .policy Select"):
-            field.disabled = True
+        self.lock_policy()
 
     @on(Button.Pressed, "#edit-close")
     def action_close(self) -> None:

@@ -7,7 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, Label
 
 from tui import format as fmt
 
@@ -35,6 +38,25 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         self.generation = 0  # of the newest preview: an older one that ends late is dropped
         self.outcome: dict[str, Any] | None = None  # the last preview
         self.written: dict[str, Any] | None = None
+
+    @staticmethod
+    def field(label: str, widget: Widget) -> Vertical:
+        """One choice of the policy row: its label above its input."""
+        return Vertical(Label(label), widget, classes="field")
+
+    @staticmethod
+    def buttons(prefix: str) -> Horizontal:
+        """``#<prefix>-write`` (off until a preview is shown) and ``#<prefix>-close``."""
+        return Horizontal(
+            Button("Write fork", variant="primary", id=f"{prefix}-write", disabled=True),
+            Button("Close", id=f"{prefix}-close"),
+            classes="buttons",
+        )
+
+    def lock_policy(self) -> None:
+        """The fork is written: its choices can no longer change."""
+        for field in self.query(".policy Input, .policy Select"):
+            field.disabled = True
 
 
 def written_text(outcome: dict[str, Any]) -> Text:
