@@ -252,18 +252,7 @@ class Pruner:
                 if group is not None and group in groups:
                     self.remove_node(node, removed, "keep-with")
                 elif isinstance(node, Message) and node.tool_calls is not None:
-                    kept = [
-                        call
-                        for call in node.tool_calls
-                        if call.get("keepWith") is None or call["keepWith"] not in groups
-                    ]
-                    if len(kept) != len(node.tool_calls):
-                        node.tool_calls = kept
-                        if self.counting.exact:
-                            node.forget_counts()
-                            self.calls_dropped = True
-                    if node.is_empty():
-                        self.remove_node(node, removed, "keep-with")
+                    self._drop_calls(node, groups, removed)
         finally:
             self._removing_groups -= groups
 
