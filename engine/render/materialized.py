@@ -276,7 +276,7 @@ class Container(Branch):
             parent = node.parent
 
     def token_count(self, counting: Counting) -> float:
-        if counting.exact and self.parent is not None and _inside_message(self):
+        if counting.exact and self.parent is not None and inside_message(self):
             return _exact_fragment_tokens(self, counting)
         parts = self._count_parts
         if parts is None:
@@ -455,7 +455,7 @@ class Message(Branch):
 AnyNode = Union[TextPart, ImagePart, DocumentPart, OpaquePart, BreakpointPart, Container, Message]  # noqa: UP007
 
 
-def _inside_message(node: Node) -> bool:
+def inside_message(node: Node) -> bool:
     parent = node.parent
     while parent is not None:
         if parent.kind == MESSAGE:

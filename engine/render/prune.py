@@ -26,6 +26,7 @@ from engine.render.materialized import (
     Counting,
     Message,
     Node,
+    inside_message,
 )
 
 
@@ -73,14 +74,7 @@ def has_cache_point(node: Node) -> bool:
 
 def looks_for_cache_points(node: Node) -> bool:
     """Breakpoints protect earlier content at message level and above, not inside messages."""
-    if node.kind == MESSAGE:
-        return True
-    parent = node.parent
-    while parent is not None:
-        if parent.kind == MESSAGE:
-            return False
-        parent = parent.parent
-    return True
+    return node.kind == MESSAGE or not inside_message(node)
 
 
 def lowest_child_priority(node: Node) -> float:
@@ -162,10 +156,8 @@ class Pruner:
         exact = self.counting.exact
         skip = self._exhausted if exact else None
         if self.fast and not self._indexed:
-            root: Node = top
-            while root.parent is not None:
-                root = root.parent
-            self.index_tree(root)  # on the first removal: renders that fit never pay for it
+            # on the first removal: renders that fit never pay for it
+            self.index_tree(_root_of(top))
             self._indexed = True
         node = top
         while True:
@@ -244,9 +236,7 @@ class Pruner:
             return
         self._removing_groups |= groups
         try:
-            root: Node = gone
-            while root.parent is not None:
-                root = root.parent
+            root = _root_of(gone)
             for node in _each_node(root):
                 group = _keep_with_id(node)
                 if group is not None and group in groups:
@@ -281,9 +271,7 @@ class Pruner:
         frame = _Traversal()
         self._frames.append(frame)
         try:
-            root: Node = gone
-            while root.parent is not None:
-                root = root.parent
+            root = _root_of(gone)
             affected: set[Node] = set(self._empty_call_messages)
             for group in groups:
                 affected.update(self._group_nodes.get(group, ()))
@@ -334,6 +322,12 @@ class _Traversal:
                 if cut is None or not parent.seq > cut:
                     return False
             child = parent
+
+
+def _root_of(node: Node) -> Node:
+    while node.parent is not None:
+        node = node.parent
+    return node
 
 
 def _seq(node: Node) -> float:
