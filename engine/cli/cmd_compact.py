@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any
 
-from engine.cli.cmd_edit import count_arg
+from engine.cli.arguments import add_count_option
 from engine.compaction.compact import SUMMARIZERS, compact_session
 from engine.compaction.policies import simulate_file
 from engine.config import load_settings
@@ -79,26 +79,20 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("session", metavar="SESSION", help="a session log file")
     parser.add_argument("--summarizer", choices=SUMMARIZERS, default="structured")
-    parser.add_argument(
-        "--keep-rounds",
-        type=count_arg,
-        default=1,
-        metavar="N",
-        help="keep the last N rounds verbatim (default 1)",
-    )
-    parser.add_argument(
+    add_count_option(parser, "--keep-rounds", 1, "keep the last N rounds verbatim (default 1)")
+    add_count_option(
+        parser,
         "--before",
-        type=count_arg,
-        default=None,
+        None,
+        "compact every round before this one (rounds since the last summary, from 1)",
         metavar="ROUND",
-        help="compact every round before this one (rounds since the last summary, from 1)",
     )
-    parser.add_argument(
+    add_count_option(
+        parser,
         "--budget",
-        type=count_arg,
-        default=None,
+        None,
+        "the summary's token budget (default: 10%% of the model's window)",
         metavar="TOKENS",
-        help="the summary's token budget (default: 10%% of the model's window)",
     )
     parser.add_argument("--dry-run", action="store_true", help="show the summary, write nothing")
     parser.add_argument("--json", action="store_true", help="print JSON")

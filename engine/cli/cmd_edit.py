@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from engine.cli.arguments import add_count_option
 from engine.editing.fork import edit_session
 from engine.editing.limits import Limit
 from engine.editing.policy import (
@@ -75,16 +76,6 @@ def _text(outcome: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def count_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
-
-
 def _limit(text: str) -> Limit:
     try:
         return Limit.parse(text)
@@ -125,34 +116,10 @@ def register(subparsers: Any) -> None:
         "edit", help="clear old tool results into a resumable fork", description=__doc__
     )
     parser.add_argument("session", metavar="SESSION", help="a session log file")
-    parser.add_argument(
-        "--keep-cycles",
-        type=count_arg,
-        default=3,
-        metavar="N",
-        help="keep the last N user turns whole (default 3)",
-    )
-    parser.add_argument(
-        "--keep-tool-uses",
-        type=count_arg,
-        default=0,
-        metavar="N",
-        help="keep the last N tool uses whole",
-    )
-    parser.add_argument(
-        "--min-tokens",
-        type=count_arg,
-        default=0,
-        metavar="N",
-        help="clear nothing unless at least N tokens go",
-    )
-    parser.add_argument(
-        "--target-tokens",
-        type=count_arg,
-        default=None,
-        metavar="N",
-        help="stop once N tokens are cleared (in --order)",
-    )
+    add_count_option(parser, "--keep-cycles", 3, "keep the last N user turns whole (default 3)")
+    add_count_option(parser, "--keep-tool-uses", 0, "keep the last N tool uses whole")
+    add_count_option(parser, "--min-tokens", 0, "clear nothing unless at least N tokens go")
+    add_count_option(parser, "--target-tokens", None, "stop once N tokens are cleared (in --order)")
     parser.add_argument(
         "--exclude",
         action="append",
