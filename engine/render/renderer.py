@@ -37,6 +37,7 @@ LIBRARY = "@vscode/prompt-tsx@0.4.0-alpha.9"
 SAVINGS_MARGIN = 1.25  # the library's buffer on estimated savings (PR #172)
 # Exact mode recounts precisely once the estimated overage is this small (see _prune_exactly).
 PRECISE_MARGIN = 64
+ID_KINDS = (CONTAINER, MESSAGE, IMAGE, DOCUMENT)  # the nodes that carry an element id
 
 
 @dataclass
@@ -278,7 +279,7 @@ def collect_ids(root: Node) -> list[str]:
     stack: list[Node] = [root]
     while stack:
         node = stack.pop()
-        if node.json_id is not None and node.kind in (CONTAINER, MESSAGE, IMAGE, DOCUMENT):
+        if node.json_id is not None and node.kind in ID_KINDS:
             ids.append(node.json_id)
         if isinstance(node, Branch):
             stack.extend(reversed(node.children))

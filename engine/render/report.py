@@ -16,10 +16,7 @@ from typing import Any
 
 from engine.render.materialized import (
     BREAKPOINT,
-    CONTAINER,
-    DOCUMENT,
     IMAGE,
-    MESSAGE,
     Branch,
     Container,
     Counting,
@@ -27,10 +24,8 @@ from engine.render.materialized import (
     Node,
 )
 from engine.render.model import ROLE_NAMES
-from engine.render.renderer import RenderResult
+from engine.render.renderer import ID_KINDS, RenderResult
 from engine.render.tokenizers import get_tokenizer
-
-ID_KINDS = (CONTAINER, MESSAGE, IMAGE, DOCUMENT)
 
 
 @dataclass
