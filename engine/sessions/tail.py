@@ -34,6 +34,15 @@ def open_regular(path: Path) -> int:
     return fd
 
 
+def read_head(path: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes from the start of the regular file ``path``; ``OSError`` otherwise."""
+    fd = open_regular(path)
+    try:
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
 @dataclass(slots=True)
 class Batch:
     """What one read produced: complete lines (1-based number, raw bytes without the newline)."""

@@ -27,7 +27,7 @@ from typing import Any
 from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.adapters.claude_process import ProcessStarts
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
-from engine.sessions.tail import open_regular
+from engine.sessions.tail import read_head
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
 _MESSAGE_TYPES = {"user", "assistant", "attachment"}
@@ -596,11 +596,7 @@ class ClaudeCodeAdapter(Adapter):
         if known is not None:
             return known
         try:
-            fd = open_regular(candidate)
-            try:
-                head = os.read(fd, 64 * 1024)
-            finally:
-                os.close(fd)
+            head = read_head(candidate, 64 * 1024)
         except OSError:
             return False
         lines = head.split(b"\n")[:-1]  # complete lines only
@@ -624,15 +620,10 @@ class ClaudeCodeAdapter(Adapter):
         window.feed(record, line)
 
     def _read_meta(self, path: Path, state: SessionState) -> None:
-        meta_path = path.with_suffix(".meta.json")
         try:
-            fd = open_regular(meta_path)
+            data = read_head(path.with_suffix(".meta.json"), 1 << 20)
         except OSError:
             return
-        try:
-            data = os.read(fd, 1 << 20)
-        finally:
-            os.close(fd)
         try:
             meta = json.loads(data)
         except (ValueError, UnicodeDecodeError):

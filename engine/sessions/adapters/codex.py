@@ -16,7 +16,6 @@ Every line is ``{timestamp, [ordinal,] type, payload}`` (agent-log-formats.md §
 from __future__ import annotations
 
 import json
-import os
 import time
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
@@ -32,7 +31,7 @@ from engine.sessions.adapters.base import (
     token_count,
 )
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
-from engine.sessions.tail import open_regular
+from engine.sessions.tail import open_regular, read_head
 
 ROLLOUT_TYPES = {
     "session_meta",
@@ -489,11 +488,7 @@ def _is_spawned(path: Path) -> bool:
     known = _SPAWNED.get(path)
     if known is None:
         try:
-            fd = open_regular(path)
-            try:
-                head = os.read(fd, _SOURCE_WINDOW)
-            finally:
-                os.close(fd)
+            head = read_head(path, _SOURCE_WINDOW)
         except OSError:
             return False
         known = _SPAWNED_MARKER in head.split(b"\n", 1)[0]
@@ -566,11 +561,7 @@ class CodexAdapter(Adapter):
         if candidate in self._parent_of:
             return self._parent_of[candidate]
         try:
-            fd = open_regular(candidate)
-            try:
-                head = os.read(fd, _HEAD_BYTES)
-            finally:
-                os.close(fd)
+            head = read_head(candidate, _HEAD_BYTES)
         except OSError:
             return None
         if b"\n" not in head and len(head) < _HEAD_BYTES:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 from engine.paths import is_plain_name
 from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
-from engine.sessions.tail import open_regular
+from engine.sessions.tail import read_head
 
 _MESSAGE_TYPES = {"user", "gemini", "info", "error", "warning"}
 # What the model is sent; info/error/warning records are for the user's screen only.
@@ -503,13 +502,10 @@ class GeminiCliAdapter(Adapter):
 def _project_root(session: Path) -> str | None:
     """The project directory, from ``tmp/<project>/.project_root`` beside ``chats/``."""
     try:
-        fd = open_regular(session.parent.parent / ".project_root")
+        raw = read_head(session.parent.parent / ".project_root", 4096)
     except OSError:
         return None
-    try:
-        text = os.read(fd, 4096).decode("utf-8", "replace").strip()
-    finally:
-        os.close(fd)
+    text = raw.decode("utf-8", "replace").strip()
     return text or None
 
 
@@ -523,13 +519,9 @@ def _settings_threshold(session: Path) -> float | None:
     else:
         return None
     try:
-        fd = open_regular(settings)
+        data = read_head(settings, 1 << 20)
     except OSError:
         return None
-    try:
-        data = os.read(fd, 1 << 20)
-    finally:
-        os.close(fd)
     try:
         document = json.loads(data)
     except (ValueError, UnicodeDecodeError):
