@@ -158,11 +158,10 @@ def _breakpoints(root: Node) -> list[BreakpointRow]:
             continue
         protects = [
             before.json_id
-            for index, before in enumerate(order[:position])
+            for before in order[:position]
             if before.json_id is not None
             and before.kind in ID_KINDS
             and ends[id(before)] <= position
-            and index < position
         ]
         message = node.parent
         if message is not None and message.json_id is not None:
