@@ -41,6 +41,7 @@ class OutlineNode:
     breakpoint: str | None = None  # the cache breakpoints right after this node
     call_id: str | None = None  # a tool call's or result's tool_call_id
     cleared: bool = False  # a tool result ctxtop's editing replaced (placeholder, skeleton, cut)
+    provenance: str = "estimated"  # of ``tokens``: a section's is the analysis's (system: inferred)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +215,7 @@ def prompt_outline(
             members[content].append(index)
     sizes = [sum(block.tokens or 0 for block in message.blocks) for message in context]
     section_tokens = {section.name: section.tokens for section in analysis.sections}
+    section_provenance = {section.name: section.provenance for section in analysis.sections}
     system_spec = specs.get("system")
     system = section_tokens.get(system_spec.name, 0) if system_spec else 0
     marks = _breakpoint_positions(analysis.breakpoints, system, sizes)
@@ -278,6 +280,7 @@ def prompt_outline(
                 spec.priority,
                 False,
                 _breakpoint_text(marks.get(-1)) if spec.content == "system" else None,
+                provenance=section_provenance.get(spec.name, "estimated"),
             )
         )
         conversation = spec.content in ("messages", "history", "current_rounds")

@@ -1,12 +1,12 @@
 """The prompt tree: sections > rounds > messages > tool calls and results, collapsible.
 
-Each node shows its tokens and priority; nodes the layout prunes at the analysed budget are struck
-through and marked ``✂``; a cache breakpoint is marked ``⚑`` on the node it follows; a tool result
-ctxtop's editing cleared (in a fork) is marked ``⌫``, and after a fork is written from this session
-the results it cleared are marked ``⌫ cleared in fork`` (before the label). Only
-expanded nodes are built as tree nodes (a long session has thousands of messages); an update
-relabels the built ones and rebuilds a node's children only when they changed. ``/`` searches
-every node's label.
+Each node shows its tokens (with their provenance mark: ``≈`` estimated, ``*`` inferred) and
+priority; nodes the layout prunes at the analysed budget are struck through and marked ``✂``; a
+cache breakpoint is marked ``⚑`` on the node it follows; a tool result ctxtop's editing cleared
+(in a fork) is marked ``⌫``, and after a fork is written from this session the results it cleared
+are marked ``⌫ cleared in fork`` (before the label). Only expanded nodes are built as tree nodes
+(a long session has thousands of messages); an update relabels the built ones and rebuilds a
+node's children only when they changed. ``/`` searches every node's label.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def node_label(node: OutlineNode, leaf_section: bool = False, in_fork: bool = Fa
     nothing under it has no arrow: ``leaf_section`` pads it to its siblings' column; ``in_fork``:
     the fork written from this session cleared this result."""
     text = Text("  " if leaf_section else "", no_wrap=True, overflow="ellipsis")
-    text.append(f"{fmt.tokens(node.tokens):>6}", style="bold" if node.kind == SECTION else "")
+    figure = f"{fmt.tokens(node.tokens)}{fmt.mark(node.provenance)}"
+    text.append(f"{figure:>6}", style="bold" if node.kind == SECTION else "")
     if node.priority is not None:
         text.append(f" p{node.priority}", style="italic")
     if node.breakpoint:
