@@ -29,6 +29,15 @@ def example(name: str) -> Any:
     return json.loads((EXAMPLES / f"{name}.json").read_text())
 
 
+def user(*children: Any) -> list[dict[str, Any]]:
+    """A tree of one user message, id "u"."""
+    return [{"type": "user", "id": "u", "children": list(children)}]
+
+
+def token_limit(limit_id: str, max_tokens: int, *children: Any) -> dict[str, Any]:
+    return {"type": "tokenlimit", "id": limit_id, "max": max_tokens, "children": list(children)}
+
+
 def texts(result: dict[str, Any]) -> list[str]:
     return [message["text"] for message in result["messages"]]
 
@@ -94,23 +103,14 @@ def test_tool_message_base_tokens_come_off_its_budget() -> None:
 
 
 def test_tokenlimit_inside_a_message_is_measured_exactly() -> None:
-    tree = [
-        {
-            "type": "user",
-            "id": "u",
-            "children": [
-                {
-                    "type": "tokenlimit",
-                    "id": "lim",
-                    "max": 4,
-                    "children": [
-                        {"type": "textchunk", "id": "a", "priority": 1, "text": "one two"},
-                        {"type": "textchunk", "id": "b", "priority": 2, "text": "three four"},
-                    ],
-                }
-            ],
-        }
-    ]
+    tree = user(
+        token_limit(
+            "lim",
+            4,
+            {"type": "textchunk", "id": "a", "priority": 1, "text": "one two"},
+            {"type": "textchunk", "id": "b", "priority": 2, "text": "three four"},
+        )
+    )
     tsx, exact = both(tree, 100)
     # four words fit a limit of 4; the library adds one token per line start and prunes "a"
     assert texts(tsx) == ["three four"] and tsx["pruned"] == ["a"]
@@ -135,27 +135,14 @@ def test_nothing_prunable_is_still_an_error_in_exact_mode() -> None:
 
 
 def test_grown_expandable_stays_inside_its_token_limit() -> None:
-    tree = [
-        {
-            "type": "user",
-            "id": "u",
-            "children": [
-                {
-                    "type": "tokenlimit",
-                    "id": "lim",
-                    "max": 8,
-                    "children": [
-                        {
-                            "type": "expandable",
-                            "id": "x",
-                            "text": " ".join(f"w{i}" for i in range(1, 17)),
-                        }
-                    ],
-                },
-                {"type": "textchunk", "id": "q", "text": "question"},
-            ],
-        }
-    ]
+    tree = user(
+        token_limit(
+            "lim",
+            8,
+            {"type": "expandable", "id": "x", "text": " ".join(f"w{i}" for i in range(1, 17))},
+        ),
+        {"type": "textchunk", "id": "q", "text": "question"},
+    )
     tsx, exact = both(tree, 14)
     # grown twice (for the limit, then for the whole prompt): 10 words in a limit of 8
     assert texts(tsx) == ["w1 w2 w3 w4 w5 w6 w7 w8 w9 w10\nquestion"]
@@ -165,35 +152,24 @@ def test_grown_expandable_stays_inside_its_token_limit() -> None:
 
 
 def test_grown_expandable_keeps_its_priority() -> None:
-    tree = [
-        {
-            "type": "user",
-            "id": "u",
-            "children": [
-                {
-                    "type": "tokenlimit",
-                    "id": "outer",
-                    "max": 6,
-                    "children": [
-                        {
-                            "type": "tokenlimit",
-                            "id": "inner",
-                            "max": 12,
-                            "children": [
-                                {
-                                    "type": "expandable",
-                                    "id": "x",
-                                    "priority": 0,
-                                    "text": " ".join(f"x{i}" for i in range(1, 11)),
-                                },
-                                {"type": "textchunk", "id": "s", "priority": 3, "text": "s1 s2"},
-                            ],
-                        }
-                    ],
-                }
-            ],
-        }
-    ]
+    expandable = {
+        "type": "expandable",
+        "id": "x",
+        "priority": 0,
+        "text": " ".join(f"x{i}" for i in range(1, 11)),
+    }
+    tree = user(
+        token_limit(
+            "outer",
+            6,
+            token_limit(
+                "inner",
+                12,
+                expandable,
+                {"type": "textchunk", "id": "s", "priority": 3, "text": "s1 s2"},
+            ),
+        )
+    )
     tsx, exact = both(tree, 100)
     # the library's regrown text has the top priority and an upper-bound count: all is pruned
     assert tsx["messages"] == [] and "s" in tsx["pruned"]
