@@ -28,8 +28,8 @@ def masked_note(count: int, summarizer: str) -> str:
 def _text(outcome: dict[str, Any]) -> str:
     lines = [f"{outcome['source']} ({outcome['agent']})", "", outcome["summary"], ""]
     lines.append(
-        f"summary by {outcome['summarizer']}: {outcome['summary_tokens']} tokens "
-        f"(budget {outcome['budget']}); {outcome['summarised_rounds']} rounds summarised, "
+        f"summary by {outcome['summarizer']}: {outcome['summary_tokens']} tokens (estimate; "
+        f"budget {outcome['budget']}); {outcome['summarised_rounds']} rounds summarised, "
         f"{outcome['kept_rounds']} kept verbatim"
     )
     lines.append(
@@ -37,7 +37,7 @@ def _text(outcome: dict[str, Any]) -> str:
     )
     if outcome["break_even_requests"] is not None:
         lines.append(
-            f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens once "
+            f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens (estimate) once "
             f"(${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']}); "
             f"pays off after {outcome['break_even_requests']} requests"
         )

@@ -52,7 +52,9 @@ def _text(outcome: dict[str, Any]) -> str:
             f"{change['tokens_before']} -> {change['tokens_after']} tokens"
         )
         lines.extend(f"    {line}" for line in change["diff"])
-    lines.append(f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens after the first edit")
+    lines.append(
+        f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens (estimate) after the first edit"
+    )
     if outcome["break_even_requests"] is not None:
         lines.append(
             f"  costs ${outcome['cache_rewrite_cost_usd']:.4f} once ({outcome['priced_by']}), "

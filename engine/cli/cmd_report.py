@@ -45,7 +45,7 @@ def render_text(report: dict[str, Any]) -> str:
             f" -> {_fmt(compaction['post_tokens'])} (line {compaction['line']})"
         )
     if report["tools"]:
-        lines.append("tools")
+        lines.append("tools (result tokens: tokenizer estimates)")
         for tool in report["tools"]:
             lines.append(
                 f"  {tool['name']:<24} {tool['calls']:>5} calls"
