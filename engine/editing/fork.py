@@ -30,8 +30,10 @@ from engine.sessions.tail import open_regular
 
 
 def sha256(path: Path) -> str:
+    """The file's hash, read through a read-only descriptor (a regular file only: a named pipe
+    put under the name cannot make ctxtop wait); ``OSError`` if it cannot be read."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open(open_regular(path), "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -40,9 +42,15 @@ def sha256(path: Path) -> str:
 def changed_since_read(source: Path, source_hash: str) -> list[str]:
     """A warning if the agent's file no longer hashes to ``source_hash``: it appended meanwhile
     (ctxtop never writes to it), so the fork lacks the newest lines. The fork is kept (and
-    logged) so that undo can remove it."""
-    if sha256(source) == source_hash:
-        return []
+    logged) so that undo can remove it, also if the file can no longer be read."""
+    try:
+        if sha256(source) == source_hash:
+            return []
+    except OSError as error:
+        return [
+            f"{source}: cannot read it again ({error.strerror or error}): "
+            "the fork holds the session as first read"
+        ]
     return [
         f"{source} changed while ctxtop read it (the agent is still writing?): "
         "the fork holds the session as first read"
@@ -260,7 +268,11 @@ def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]
     fork = Path(str(target["fork"]))
     removed = False
     if fork.exists():
-        if sha256(fork) != target.get("fork_sha256") and not force:
+        try:
+            fork_hash = sha256(fork)
+        except OSError as error:
+            raise CtxtopError(f"{fork}: cannot read ({error.strerror or error})") from None
+        if fork_hash != target.get("fork_sha256") and not force:
             raise CtxtopError(
                 f"{fork}: changed since ctxtop wrote it (the agent resumed it?); "
                 "use --force to remove it anyway"

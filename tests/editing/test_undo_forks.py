@@ -95,6 +95,28 @@ def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
     assert not fork.exists()
 
 
+def test_an_agent_file_gone_meanwhile_is_reported_and_the_fork_is_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import engine.editing.fork as fork_module
+
+    source = tmp_path / "agent-loop.jsonl"
+    shutil.copyfile(SAMPLE, source)
+
+    def agent_removes_then_write(directory: Path, name: str, data: bytes) -> Path:
+        source.unlink(missing_ok=True)  # the agent (or a log rotation) removed its file
+        return write_new(directory, name, data)
+
+    monkeypatch.setattr(fork_module, "write_new", agent_removes_then_write)
+    assert main(["edit", str(source), "--keep-cycles", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "warning:" in out and "cannot read it again" in out
+    fork = Path(str(actions.live_forks()[-1]["fork"]))
+    assert fork.exists()
+    assert main(["undo"]) == 0
+    assert not fork.exists()
+
+
 def test_exclude_adds_to_the_memory_tools(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
