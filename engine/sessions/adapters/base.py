@@ -69,6 +69,7 @@ Speed (a 100 MB log must open in seconds and a live append cost well under a mil
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -77,6 +78,9 @@ from typing import Any, ClassVar
 from engine.sessions.model import SessionState
 
 DETECT_RECORDS = 20
+# How often (seconds) an adapter lists its companions' directories again while following a live
+# session (new companion files are rare; listing on every poll would be wasted work).
+COMPANION_RESCAN = 1.0
 # The largest context window of any model is 10M tokens: one request's figure above that is not
 # a real one (and later steps size things by it). Running totals over a session may be larger.
 MAX_TOKENS = 10**7
@@ -108,6 +112,16 @@ class Adapter(ABC):
     def __init__(self, path: Path) -> None:
         self.path = path
         self.state = SessionState(agent=self.agent, path=path)
+        self._companion_scan = -COMPANION_RESCAN  # monotonic time of the last listing
+
+    def _companion_scan_due(self) -> bool:
+        """True, and the time noted, when the last companion listing is ``COMPANION_RESCAN``
+        seconds old (for ``companions`` to list directories again)."""
+        now = time.monotonic()
+        if now - self._companion_scan < COMPANION_RESCAN:
+            return False
+        self._companion_scan = now
+        return True
 
     @classmethod
     @abstractmethod

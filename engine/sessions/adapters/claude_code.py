@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,8 +73,6 @@ _API_REQUEST = b'{"type":"api-request",'
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
 LONG_CONTEXT_WINDOW = 1_000_000
-# How often (seconds) the sub-agent directories are listed again while following a live session.
-COMPANION_RESCAN = 1.0
 
 # Auto-compact rule, agent-log-formats.md §1.6 (cc2.1.112 ``Yn``/``v38``/``UM6``):
 #   effectiveWindow = window - min(maxOutputTokens, 20000); threshold = effectiveWindow - 13000.
@@ -445,7 +442,6 @@ class ClaudeCodeAdapter(Adapter):
         self._sidechain_root: dict[str, str] = {}  # 1.0.x: sidechain uuid → sub-agent id
         self._task_prompts: dict[str, str] = {}  # 1.0.x: Task prompt → tool_use id
         self._companions: list[Path] = []
-        self._companion_scan = -COMPANION_RESCAN
         self._flat_checked: dict[Path, bool] = {}
 
     @classmethod
@@ -568,10 +564,8 @@ class ClaudeCodeAdapter(Adapter):
     # -- sub-agent files -------------------------------------------------------------------
 
     def companions(self) -> list[Path]:
-        now = time.monotonic()
-        if now - self._companion_scan < COMPANION_RESCAN:
+        if not self._companion_scan_due():
             return self._companions
-        self._companion_scan = now
         found: list[Path] = []
         project = self.path.parent
         session_dir = project / self.path.stem

@@ -16,7 +16,6 @@ Every line is ``{timestamp, [ordinal,] type, payload}`` (agent-log-formats.md §
 from __future__ import annotations
 
 import json
-import time
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -76,8 +75,6 @@ _MARKER_WINDOW = 160
 # The tool that starts a sub-agent thread (multi_agent_v1 namespace). That thread writes its own
 # rollout; its session_meta names ours in ``source.subagent.thread_spawn.parent_thread_id``.
 SPAWN_TOOL = "spawn_agent"
-# How often (seconds) the day directory is listed again for sub-agent rollouts.
-COMPANION_RESCAN = 1.0
 _HEAD_BYTES = 64 * 1024
 
 
@@ -514,7 +511,6 @@ class CodexAdapter(Adapter):
         self._main = _Thread(self.state)
         self._threads: dict[Path, _Thread] = {}
         self._companions: list[Path] = []
-        self._companion_scan = -COMPANION_RESCAN
         self._parent_of: dict[Path, str | None] = {}
 
     @classmethod
@@ -546,10 +542,8 @@ class CodexAdapter(Adapter):
             child = thread.state
             if child.parent_tool_call_id is None and child.subagent_id is not None:
                 child.parent_tool_call_id = self._main.spawned.get(child.subagent_id)
-        now = time.monotonic()
-        if self.state.session_id is None or now - self._companion_scan < COMPANION_RESCAN:
+        if self.state.session_id is None or not self._companion_scan_due():
             return self._companions
-        self._companion_scan = now
         found = []
         for candidate in sorted(self.path.parent.glob("rollout-*.jsonl")):
             if candidate != self.path and self._parent(candidate) == self.state.session_id:

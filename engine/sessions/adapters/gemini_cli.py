@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,8 +46,6 @@ SESSION_CONTEXT_TAG = "<session_context>"
 # ``{"$set":{"lastUpdated":"<ISO time>"}}``, written after every message (recordMessage).
 _BARE_UPDATE = b'{"$set":{"lastUpdated":'
 _BARE_UPDATE_MAX = 64
-# How often (seconds) the sub-agent directory is listed again while following a live session.
-COMPANION_RESCAN = 1.0
 # Auto-compression rule, Gemini CLI 0.61.0 ``ChatCompressionService.compress``
 # (packages/core/src/context/chatCompressionService.ts, read in the npm bundle): the history is
 # compressed when the last prompt's token count reaches ``threshold * tokenLimit(model)``, the
@@ -359,7 +356,6 @@ class GeminiCliAdapter(Adapter):
         self._windows: dict[Path, _Window] = {}
         self._agent_calls: dict[str, tuple[str, str | None]] = {}  # agent id → (call id, name)
         self._companions: list[Path] = []
-        self._companion_scan = -COMPANION_RESCAN
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -453,11 +449,9 @@ class GeminiCliAdapter(Adapter):
                     child.parent_tool_call_id, child.description = entry
 
     def companions(self) -> list[Path]:
-        now = time.monotonic()
         session_id = self.state.session_id
-        if session_id is None or now - self._companion_scan < COMPANION_RESCAN:
+        if session_id is None or not self._companion_scan_due():
             return self._companions
-        self._companion_scan = now
         if not is_plain_name(session_id):  # from the log: "../x" or "/x" would lead elsewhere
             return self._companions
         directory = self.path.parent / session_id
