@@ -6,6 +6,7 @@ JS class is spelled out; user ``breakOn`` regexes are translated to use it too.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -26,6 +27,18 @@ def js_truthy(value: Any) -> bool:
     if isinstance(value, int | float):
         return value == value and value != 0
     return True
+
+
+def js_number(value: float) -> str:
+    """A number as JavaScript prints it in a template string."""
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value == int(value) and abs(value) < 1e21:
+            return str(int(value))
+    return str(value)
 
 
 def word_count(text: str) -> int:

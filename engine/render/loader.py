@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import InputError
-from engine.render.jstext import WHITESPACE_RUN, js_regex
+from engine.render.jstext import WHITESPACE_RUN, js_number, js_regex
 from engine.render.model import (
     ELEMENT_KINDS,
     INTRINSIC_KINDS,
@@ -151,11 +151,10 @@ class _IdCounter:
 
 
 def _js_string(value: Any) -> str:
+    """JavaScript ``String(value)`` for the scalars a JSON id can be."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value == int(value):
-        return str(int(value))
-    return str(value)
+    return js_number(value) if isinstance(value, float) else str(value)
 
 
 def _node(raw: Any, where: str, ids: _IdCounter) -> Child:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from engine.render.jstext import WHITESPACE_RUN
+from engine.render.jstext import WHITESPACE_RUN, js_number
 from engine.render.materialized import (
     ALWAYS_BREAK,
     BREAK_IF_NOT_TEXT_SIBLING,
@@ -78,18 +78,6 @@ class RenderError(Exception):
     def __init__(self, message: str, type_name: str = "Error") -> None:
         super().__init__(message)
         self.type_name = type_name
-
-
-def js_number(value: float) -> str:
-    """A number as JavaScript prints it in a template string."""
-    if isinstance(value, float):
-        if value != value:
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        if value == int(value) and abs(value) < 1e21:
-            return str(int(value))
-    return str(value)
 
 
 def js_floor(value: float) -> float:

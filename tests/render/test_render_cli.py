@@ -108,6 +108,24 @@ def test_jsonl_prints_the_oracle_lines(
         assert line.startswith('{"id":"case-') and ',"library":' in line
 
 
+def test_number_ids_are_named_as_javascript_prints_them(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # JSON numbers become ids through JavaScript String(): 1e400 is Infinity, 1e21 is "1e+21"
+    tree = [
+        {"type": "user", "id": number, "children": [{"type": "textchunk", "text": "hi"}]}
+        for number in ("1e400", "1e21", "2.0")
+    ]
+    line = json.dumps({"tree": tree, "budget": 1}).replace('"1e400"', "1e400")
+    line = line.replace('"1e21"', "1e21").replace('"2.0"', "2.0")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(line + "\n"))
+    code, out, _ = run(capsys, "--jsonl")
+    assert code == 0
+    result = json.loads(out)
+    assert "usageError" not in result
+    assert {"Infinity", "1e+21", "2"} <= set(result["budgets"])
+
+
 def test_bad_tree_file_is_one_line_naming_file_and_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
