@@ -8,7 +8,6 @@ to a new path, atomically, and is recorded in the action log so ``ctxtop undo`` 
 from __future__ import annotations
 
 import hashlib
-import math
 import tempfile
 import threading
 import uuid
@@ -25,10 +24,9 @@ from engine.config import LLMSettings
 from engine.editing import actions
 from engine.editing.atomic import write_new
 from engine.editing.fork import changed_since_read, read_back, read_session_bytes, state_of
-from engine.editing.preview import PER_MILLION, sections
+from engine.editing.preview import priced_rewrite, sections
 from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
-from engine.models.registry import Prices
 from engine.safety.secrets import SecretMasker
 from engine.sessions.model import SessionState
 from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
@@ -125,24 +123,7 @@ def _read_fork(loaded: Loaded, data: bytes, session_id: str) -> tuple[Source, Se
 def _cache_figures(model: str | None, tokens_after: int, saved: int) -> dict[str, Any]:
     """The whole compacted prompt is written to the cache again once; each later request reads
     ``saved`` fewer tokens. Priced with the model registry."""
-    prices = model_info(model).prices
-    if not isinstance(prices, Prices):
-        return {
-            "cache_rewrite_tokens": tokens_after,
-            "cache_rewrite_cost_usd": None,
-            "saving_per_request_usd": None,
-            "break_even_requests": None,
-            "priced_by": None,
-        }
-    extra = tokens_after * (prices.cache_write_5m - prices.cache_read) / PER_MILLION
-    saving = max(saved, 0) * prices.cache_read / PER_MILLION
-    return {
-        "cache_rewrite_tokens": tokens_after,
-        "cache_rewrite_cost_usd": extra,
-        "saving_per_request_usd": saving,
-        "break_even_requests": math.ceil(extra / saving) if saving > 0 else None,
-        "priced_by": model,
-    }
+    return priced_rewrite(model, tokens_after, max(saved, 0)).figures()
 
 
 def summarise(

@@ -12,11 +12,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models.registry import Prices
+from engine.models.registry import PER_MILLION, Prices
 from engine.sessions.model import SessionState
 from engine.sessions.report import context_breakdown, count_blocks, encoding_for, model_info
-
-PER_MILLION = 1_000_000
 
 
 @dataclass(slots=True)
@@ -26,6 +24,16 @@ class CacheCost:
     saving_per_request_usd: float | None
     break_even_requests: int | None
     priced_by: str | None  # the model the prices came from
+
+    def figures(self) -> dict[str, Any]:
+        """The figures as ``edit --json`` and ``compact --json`` name them."""
+        return {
+            "cache_rewrite_tokens": self.rewrite_tokens,
+            "cache_rewrite_cost_usd": self.rewrite_cost_usd,
+            "saving_per_request_usd": self.saving_per_request_usd,
+            "break_even_requests": self.break_even_requests,
+            "priced_by": self.priced_by,
+        }
 
 
 def sections(state: SessionState) -> tuple[dict[str, int], int]:
@@ -57,14 +65,21 @@ def _prices(model: str | None) -> Prices | None:
 def cache_cost(
     after: SessionState, changed_ids: set[str], saved: int, inputs: AbstractSet[str] = frozenset()
 ) -> CacheCost:
-    rewrite = rewrite_tokens(after, changed_ids, inputs) if changed_ids else 0
-    prices = _prices(after.model)
-    if prices is None or not changed_ids:
+    if not changed_ids:
+        return CacheCost(0, None, None, None, None)
+    return priced_rewrite(after.model, rewrite_tokens(after, changed_ids, inputs), saved)
+
+
+def priced_rewrite(model: str | None, rewrite: int, saved: int) -> CacheCost:
+    """``rewrite`` tokens written to the cache again once, each later request reading ``saved``
+    fewer, priced with the model registry (no prices: only the token figure)."""
+    prices = _prices(model)
+    if prices is None:
         return CacheCost(rewrite, None, None, None, None)
     extra = rewrite * (prices.cache_write_5m - prices.cache_read) / PER_MILLION
     saving = saved * prices.cache_read / PER_MILLION
     break_even = math.ceil(extra / saving) if saving > 0 else None
-    return CacheCost(rewrite, extra, saving, break_even, after.model)
+    return CacheCost(rewrite, extra, saving, break_even, model)
 
 
 def diff_lines(before: str, after: str, width: int = 100) -> list[str]:
