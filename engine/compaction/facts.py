@@ -81,9 +81,6 @@ class Facts:
     answers: list[tuple[int, str]] = field(default_factory=list)
     last_text: str = ""
 
-    def changed_files(self) -> list[str]:
-        return [path for path, fact in self.files.items() if fact.changes]
-
 
 def _value(call: Call) -> dict[str, Any]:
     return call.input if isinstance(call.input, dict) else {}
