@@ -93,6 +93,6 @@ class SectionsPanel(Static):
         if analysis.pruned:
             gone = sum(item.tokens for item in analysis.pruned)
             lines.append(
-                Text(f"pruned at this budget: {len(analysis.pruned)} ({fmt.tokens(gone)})")
+                Text(f"pruned at this budget: {len(analysis.pruned)} ({fmt.tokens(gone)}≈)")
             )
         return Text("\n", no_wrap=True, overflow="ellipsis").join(lines)

@@ -54,7 +54,8 @@ class ToolsTable(DataTable[Text]):
                 # A tool name from the log: never markup, controls shown, the figures in view.
                 fmt.plain(row.name, limit=NAME_WIDTH),
                 Text(str(row.calls), justify="right"),
-                Text(fmt.tokens(row.tokens), justify="right"),
+                # Tokenizer counts of the results: estimates, marked so.
+                Text(f"{fmt.tokens(row.tokens)}{fmt.mark('estimated')}", justify="right"),
                 Text(f"{100 * row.share:.0f} %", justify="right"),
                 key=row.name,
             )

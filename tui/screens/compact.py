@@ -45,13 +45,16 @@ def figures_text(outcome: dict[str, Any]) -> Text:
     text.append(f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}", style="bold")
     text.append(f" ({fmt.tokens(before - after)} fewer)\n" if after < before else " (no fewer)\n")
     text.append(
-        f"summary by {outcome['summarizer']}: {fmt.tokens(outcome['summary_tokens'])} tokens"
+        f"summary by {outcome['summarizer']}: {fmt.tokens(outcome['summary_tokens'])}≈ tokens"
         f" (budget {fmt.tokens(outcome['budget'])}); {outcome['summarised_rounds']} rounds"
         f" summarised, {outcome['kept_rounds']} kept verbatim\n"
     )
-    text.append(f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])} tokens once")
+    # Tokenizer estimates, as the context figures above: marked so.
+    text.append(
+        f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])} tokens once, estimated"
+    )
     if outcome["cache_rewrite_cost_usd"] is not None:
-        text.append(f" (${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']})")
+        text.append(f" (≈${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']})")
         if outcome["break_even_requests"] is not None:
             text.append(f"; pays off after {outcome['break_even_requests']} requests")
     else:

@@ -57,12 +57,12 @@ def preview_text(outcome: dict[str, Any]) -> Text:
     if len(changed) > CHANGES_SHOWN:
         text.append(f"  … and {len(changed) - CHANGES_SHOWN} more\n")
     text.append(
-        f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])} tokens after the first edit"
+        f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}≈ tokens after the first edit"
     )
     if outcome["break_even_requests"] is not None:
         text.append(
-            f"\n  costs ${outcome['cache_rewrite_cost_usd']:.4f} once, saves"
-            f" ${outcome['saving_per_request_usd']:.5f} per request: pays off after"
+            f"\n  costs ≈${outcome['cache_rewrite_cost_usd']:.4f} once, saves"
+            f" ≈${outcome['saving_per_request_usd']:.5f} per request: pays off after"
             f" {outcome['break_even_requests']} requests"
         )
     for warning in outcome["warnings"]:
