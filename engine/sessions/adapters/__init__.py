@@ -22,7 +22,6 @@ ADAPTERS: list[type[Adapter]] = [
     CodexAdapter,
     GeminiCliAdapter,
     CopilotCliAdapter,
-    # Part B appends Codex, Gemini CLI and Copilot CLI here.
 ]
 ADAPTERS.append(OpenAIMessagesAdapter)  # the generic format: keep it last
 

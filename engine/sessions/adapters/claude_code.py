@@ -340,8 +340,8 @@ class _Window:
             self.state.record_compaction(
                 Compaction(
                     trigger=str(meta.get("trigger") or "unknown"),
-                    pre_tokens=_int_or_none(meta.get("preTokens")),
-                    post_tokens=_int_or_none(meta.get("postTokens")),
+                    pre_tokens=token_count(meta.get("preTokens")),
+                    post_tokens=token_count(meta.get("postTokens")),
                     line=line,
                     timestamp=ts,
                 )
@@ -424,10 +424,6 @@ def _session_id_of(line: bytes) -> Any:
     except (ValueError, UnicodeDecodeError):
         return None
     return record.get("sessionId") if isinstance(record, dict) else None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return token_count(value)
 
 
 class ClaudeCodeAdapter(Adapter):
