@@ -18,6 +18,7 @@ from engine.live.demo import demo_lines
 from engine.sessions.reader import SessionReader, read_all
 from tui.app import CtxtopApp
 from tui.components.prompt_tree import PRUNED_MARK
+from tui.format import mark
 from tui.messages import SessionUpdated, ViewApplied
 
 
@@ -54,6 +55,15 @@ async def test_a_lower_what_if_budget_strikes_the_oldest_round_and_empty_restore
         oldest, newer = rounds[0], rounds[1]
         await wait_until(pilot, lambda: oldest.id in tree.built)
         assert not any(struck(node.label) for node in tree.built.values())
+        # Each figure says where it comes from: a round's tokens are tokenizer estimates, a
+        # section's carry the sections panel's mark (the system prompt's is inferred).
+        assert str(tree.built[oldest.id].label).split()[0].endswith("≈")
+        marks = {section.name: section.provenance for section in first.sections}
+        shown_sections = [name for name in marks if name in tree.built]
+        assert shown_sections
+        for name in shown_sections:
+            figure = str(tree.built[name].label).split()[0]
+            assert figure.endswith(mark(marks[name])), (name, figure)
 
         # A window whose prompt budget is one token short of keeping the oldest round.
         window = oldest.pruned_at_budget - 1 + first.thresholds.output_reserve  # type: ignore[operator]
