@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         print("no sessions found")
         return 0
     print(
-        f"{'agent':<16} {'last activity':<20} {'model':<26} {'context':>9} {'fill':>6}  cwd / file"
+        f"{'agent':<16} {'last activity':<20} {'model':<26} {'context':>9} {'(source)':<12}"
+        f" {'fill':>6}  cwd / file"
     )
     for row in rows:
         if "error" in row:
@@ -73,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         fill = "-" if row["fill_percent"] is None else f"{row['fill_percent']}%"
         line = (
             f"{row['agent']:<16} {str(row['last_activity'])[:19]:<20}"
-            f" {(row['model'] or '-')[:26]:<26} {row['context_tokens']:>9,} {fill:>6}"
+            f" {(row['model'] or '-')[:26]:<26} {row['context_tokens']:>9,}"
+            f" {'(' + row['context_source'] + ')':<12} {fill:>6}"
             f"  {row['cwd'] or '-'}  {row['file']}"
         )
         print(one_line(line))  # log text and file names: shown, never obeyed; one line a row

@@ -107,3 +107,21 @@ def test_models_lists_the_registry_and_resolves_one_id() -> None:
     assert "claude-sonnet-4*" in table.stdout and "gpt-5*-codex*" in table.stdout
     one = json.loads(ctxtop("models", "no-such-model", "--json").stdout)
     assert one[0]["source"] == "assumed default"
+
+
+def test_sessions_says_where_each_context_figure_comes_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    projects = Path(__file__).resolve().parents[2] / "sample_sessions/claude-code/projects"
+    sample = projects / "-home-dev-demo-project/b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
+    home = tmp_path / ".claude" / "projects" / "p"
+    home.mkdir(parents=True)
+    (home / sample.name).write_bytes(sample.read_bytes())
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / ".claude"))
+    shown = ctxtop("sessions", "--agent", "claude-code")
+    listed = json.loads(ctxtop("sessions", "--agent", "claude-code", "--json").stdout)
+    assert shown.returncode == 0, shown.stderr
+    header, row = shown.stdout.splitlines()
+    assert "(source)" in header
+    assert f"{listed[0]['context_tokens']:,} ({listed[0]['context_source']})" in row
