@@ -48,9 +48,13 @@ def analysis_text(analysis: dict[str, Any]) -> list[str]:
         )
     lines.append(
         f"  {'residual (framing, tokenizer difference)':<40} {_k(analysis['residual_tokens']):>9}"
+        f"{'':13}  inferred"  # the reported total less the estimated sections
     )
     for pruned in analysis["pruned"]:
-        lines.append(f"  pruned {pruned['id']}: {_k(pruned['tokens'])} tokens ({pruned['reason']})")
+        lines.append(
+            f"  pruned {pruned['id']}: {_k(pruned['tokens'])} tokens, estimated"
+            f" ({pruned['reason']})"
+        )
     cache = analysis["cache"]
     agreement = cache["agreement_pct"]
     lines.append(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -10,6 +12,7 @@ from analysis_expect import AGENT_LOOP, CALC_MAIN, CODEX, report_json, run_repor
 
 from engine.analysis.analyze import Analyzer
 from engine.analysis.report import analyze_session
+from engine.cli.main import main
 from engine.sessions.reader import SessionReader, read_all
 
 
@@ -55,8 +58,15 @@ def test_report_json_uses_the_documented_names() -> None:
 
 
 def test_text_report_has_a_short_analysis_section() -> None:
-    code, _, err = run_report(str(CALC_MAIN))
-    assert code == 0, err
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(["report", str(CALC_MAIN)])
+    assert code == 0
+    text = buffer.getvalue()
+    # Every figure says where it comes from: a section's provenance, the residual's inferred.
+    residual = next(line for line in text.splitlines() if "residual (framing" in line)
+    assert residual.rstrip().endswith("inferred")
+    assert "cache      simulated read" in text
 
 
 def test_copilot_profile_lays_out_the_vs_code_prompt() -> None:
