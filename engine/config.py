@@ -14,6 +14,7 @@ import yaml
 
 from engine.errors import InputError
 from engine.paths import config_dir
+from engine.sessions.tail import open_regular
 from engine.yaml_text import load_yaml
 
 CONFIG_NAME = "config.yaml"
@@ -138,11 +139,17 @@ def load_settings(path: Path | None = None) -> Settings:
     """The settings file's values over the defaults; an invalid file is an ``InputError``."""
     path = path or config_path()
     try:
-        text = path.read_text("utf-8")
+        with open(open_regular(path), "rb") as handle:  # never waits on a named pipe
+            raw = handle.read()
     except FileNotFoundError:
         return Settings()
     except OSError as error:
         raise InputError(str(path), error.strerror or str(error)) from error
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError(str(path), "not valid UTF-8", line) from None
     try:
         data = load_yaml(text)
     except yaml.YAMLError as error:

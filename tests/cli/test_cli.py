@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine import __version__
+from engine.config import config_path
 
 
 def ctxtop(
@@ -125,3 +126,12 @@ def test_sessions_says_where_each_context_figure_comes_from(
     header, row = shown.stdout.splitlines()
     assert "(source)" in header
     assert f"{listed[0]['context_tokens']:,} ({listed[0]['context_source']})" in row
+
+
+def test_a_settings_file_that_is_not_utf8_is_a_one_line_error_naming_its_line() -> None:
+    path = config_path()  # in this test's own config dir (conftest)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"refresh_seconds: 1\ntheme: \xff\xfe\n")
+    result = ctxtop("config")
+    assert result.returncode == 2
+    assert result.stderr == f"ctxtop: {path}:2: not valid UTF-8\n"
