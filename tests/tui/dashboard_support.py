@@ -28,8 +28,9 @@ def write_lines(path: Path, count: int, start: int = 0) -> None:
         out.write(b"".join(demo_lines()[start : start + count]))
 
 
-async def wait_until(pilot: Pilot[None], predicate: Callable[[], bool], limit: float = 15) -> None:
-    """Let the app run until ``predicate()`` holds (a safety limit, not a timing assertion)."""
+async def wait_until(pilot: Pilot[None], predicate: Callable[[], bool], limit: float = 60) -> None:
+    """Let the app run until ``predicate()`` holds (a safety limit, not a timing assertion: a
+    loaded 2-core CI machine can take many seconds for a fork write or a first analysis)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
     while not predicate():

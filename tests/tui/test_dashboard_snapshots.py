@@ -19,7 +19,10 @@ from tui.app import CtxtopApp
 
 
 def settled(table: DataTable[Any]) -> bool:
-    """Every column is as wide as its widest cell."""
+    """Every column is as wide as its widest cell, and no resize is pending (the table measures
+    new rows and changed cells when idle: Textual's private flags say whether it still has to)."""
+    if table._require_update_dimensions or table._updated_cells or table._new_rows:
+        return False
     return all(
         column.content_width >= max((len(str(cell)) for cell in table.get_column(key)), default=0)
         for key, column in table.columns.items()
@@ -38,9 +41,24 @@ def loaded_app(tmp_path: Path, theme: str, keys: tuple[str, ...] = ()) -> tuple[
         # The figures come first, their analysis (sections, tree, forecast) right after.
         await wait_until(pilot, lambda: app.sections.analysis is not None)
         await pilot.press(*keys)
-        # Tables size their columns to new rows when idle: wait until all of them have.
-        await wait_until(pilot, lambda: all(settled(table) for table in app.query(DataTable)))
-        await pilot.pause()
+        # Tables size their columns to new rows when idle: wait until all of them have, and until
+        # nothing changes any more (a late update, e.g. the events' row, would be drawn before its
+        # column is resized).
+        shape: list[object] = []
+
+        def still() -> bool:
+            now = (
+                app.view.lines_read if app.view else None,
+                [(table.row_count, [c.content_width for c in table.columns.values()])
+                 for table in app.query(DataTable)],
+            )  # fmt: skip
+            same = bool(shape) and shape[-1] == now
+            shape.append(now)
+            return same and all(settled(table) for table in app.query(DataTable))
+
+        for _ in range(3):
+            await wait_until(pilot, still)
+            await pilot.pause(0.05)
 
     return app, loaded
 
