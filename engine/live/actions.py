@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.editing.actions import log_path, read_actions
-from engine.live.view import Event
+from engine.live.view import Event, short_tokens
 
 
 def _same_file(name: object, path: Path) -> bool:
@@ -24,9 +24,7 @@ def _same_file(name: object, path: Path) -> bool:
 
 
 def _k(tokens: object) -> str:
-    if not isinstance(tokens, int):
-        return "?"
-    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
+    return short_tokens(tokens if isinstance(tokens, int) else None)
 
 
 def action_text(action: dict[str, Any]) -> str:

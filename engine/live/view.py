@@ -194,7 +194,8 @@ def _last_request(report: dict[str, Any]) -> LastRequest | None:
     )
 
 
-def _k(tokens: int | None) -> str:
+def short_tokens(tokens: int | None) -> str:
+    """12345 -> 12.3k (the event log's figures); None -> ?."""
     if tokens is None:
         return "?"
     return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
@@ -205,7 +206,8 @@ def _events(report: dict[str, Any]) -> tuple[Event, ...]:
         Event(
             "compaction",
             item["line"],
-            f"{item['trigger']} compaction: {_k(item['pre_tokens'])} -> {_k(item['post_tokens'])}",
+            f"{item['trigger']} compaction: {short_tokens(item['pre_tokens'])}"
+            f" -> {short_tokens(item['post_tokens'])}",
             item["timestamp"],
         )
         for item in report["compactions"]
