@@ -131,15 +131,7 @@ class CompactScreen(ForkPanel):
             name = fmt.in_markup(self.path.name)
             box.border_title = f"Compact {name}: summarise old rounds into a fork"
             with Horizontal(classes="policy"):
-                yield self.field(
-                    "summariser",
-                    Select(
-                        [(s, s) for s in SUMMARIZERS],
-                        value="structured",
-                        allow_blank=False,
-                        id="compact-summarizer",
-                    ),
-                )
+                yield self.choices("summariser", SUMMARIZERS, "structured", "compact-summarizer")
                 yield self.field(
                     "keep rounds", Input("1", type="integer", id="compact-keep-rounds")
                 )

@@ -86,21 +86,8 @@ class EditScreen(ForkPanel):
                 yield self.field(
                     "keep tool uses", Input("0", type="integer", id="edit-keep-tool-uses")
                 )
-                yield self.field(
-                    "order",
-                    Select(
-                        [(o, o) for o in ORDERS], value="oldest", allow_blank=False, id="edit-order"
-                    ),
-                )
-                yield self.field(
-                    "mode",
-                    Select(
-                        [(m, m) for m in MODES],
-                        value="placeholder",
-                        allow_blank=False,
-                        id="edit-mode",
-                    ),
-                )
+                yield self.choices("order", ORDERS, "oldest", "edit-order")
+                yield self.choices("mode", MODES, "placeholder", "edit-mode")
             with VerticalScroll(id="edit-preview-box"):
                 yield Static("computing the preview …", id="edit-preview")
             yield self.buttons("edit")

@@ -3,6 +3,7 @@ the write and close buttons, and the lines that say where the fork went."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from rich.text import Text
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, Label
+from textual.widgets import Button, Label, Select
 
 from tui import format as fmt
 
@@ -43,6 +44,12 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
     def field(label: str, widget: Widget) -> Vertical:
         """One choice of the policy row: its label above its input."""
         return Vertical(Label(label), widget, classes="field")
+
+    @classmethod
+    def choices(cls, label: str, options: Sequence[str], value: str, widget_id: str) -> Vertical:
+        """A field that picks one of ``options`` (never blank)."""
+        select = Select([(o, o) for o in options], value=value, allow_blank=False, id=widget_id)
+        return cls.field(label, select)
 
     @staticmethod
     def buttons(prefix: str) -> Horizontal:
