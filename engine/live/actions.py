@@ -34,7 +34,8 @@ def action_text(action: dict[str, Any]) -> str:
         gone = "removed" if action.get("removed") else "already gone"
         return f"ctxtop undo: fork {fork} {gone}"
     return (
-        f"ctxtop {kind}: {_k(action.get('tokens_before'))} -> {_k(action.get('tokens_after'))}"
+        # The figures are ctxtop's tokenizer estimates of the context before and after.
+        f"ctxtop {kind}: {_k(action.get('tokens_before'))}≈ -> {_k(action.get('tokens_after'))}≈"
         f" in fork {fork}"
     )
 

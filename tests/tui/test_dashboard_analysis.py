@@ -204,12 +204,12 @@ async def test_ctxtop_actions_on_this_session_reach_the_event_log(tmp_path: Path
             tokens_after=12100,
         )
         await wait_until(pilot, lambda: any("ctxtop edit" in row for row in rows()))
-        assert "ctxtop edit: 23.9k -> 12.1k in fork fork.jsonl" in rows()
+        assert "ctxtop edit: 23.9k≈ -> 12.1k≈ in fork fork.jsonl" in rows()
         actions.record("undo", edit_id=other["id"], fork="x.jsonl", removed=True)
         actions.record("undo", edit_id=edit["id"], fork=str(tmp_path / "fork.jsonl"), removed=True)
         await wait_until(pilot, lambda: any("ctxtop undo" in row for row in rows()))
         assert [row for row in rows() if row.startswith("ctxtop")] == [
-            "ctxtop edit: 23.9k -> 12.1k in fork fork.jsonl",
+            "ctxtop edit: 23.9k≈ -> 12.1k≈ in fork fork.jsonl",
             "ctxtop undo: fork fork.jsonl removed",
         ]
 
