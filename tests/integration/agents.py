@@ -145,9 +145,9 @@ class CodexHome:
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-2000:]
 
-    def first_session(self) -> Path:
-        """Codex's own rollout of ``show me big.txt`` (the only session so far)."""
-        self.run("show me big.txt")
+    def first_session(self, prompt: str = "show me big.txt") -> Path:
+        """Codex's own rollout of ``prompt`` (the only session so far)."""
+        self.run(prompt)
         rollouts = sorted((self.home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
         assert len(rollouts) == 1, rollouts
         return rollouts[0]
@@ -163,14 +163,21 @@ class CodexHome:
 
 
 @contextmanager
-def codex_home(root: Path) -> Iterator[CodexHome]:
+def codex_home(
+    root: Path,
+    replies: list[dict[str, Any]] = CODEX_REPLIES,
+    files: dict[str, str] | None = None,
+) -> Iterator[CodexHome]:
+    """``files`` (name: text) go into the project; by default ``big.txt``."""
     codex = codex_bin()
     home, cwd = root / "home", root / "project"
     (home / ".codex").mkdir(parents=True)
     cwd.mkdir()
-    lines = "\n".join(BIG_LINE.format(i) for i in range(300))
-    (cwd / "big.txt").write_text(lines + "\n", encoding="utf-8")
-    with ModelServer(CODEX_REPLIES) as server:
+    if files is None:
+        files = {"big.txt": "\n".join(BIG_LINE.format(i) for i in range(300)) + "\n"}
+    for name, text in files.items():
+        (cwd / name).write_text(text, encoding="utf-8")
+    with ModelServer(replies) as server:
         config = CODEX_CONFIG.format(port=server.port)
         (home / ".codex" / "config.toml").write_text(config, encoding="utf-8")
         yield CodexHome(codex, home, cwd, server)

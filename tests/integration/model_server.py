@@ -3,13 +3,19 @@ OpenAI Responses API ``/v1/responses`` (for Codex).
 
 Every request body is recorded (``ModelServer.requests``). Responses replies come from the
 ``replies`` queue given to the server (``{"text": ...}`` or ``{"call": name, "arguments": json}``)
-and are a short text answer once it is empty; Anthropic replies are always text. Streamed (SSE)
-or not, as the client asked. Standard library only.
+and are a short text answer once it is empty. Anthropic replies come from the ``messages``
+script (``{"text": ...}`` and/or ``{"call": name, "input": {...}}``): reply *i* answers the agent's
+request (one that offers tools) whose conversation holds *i* model responses after the user's
+latest prompt, so side requests (titles, quota probes) and retries never shift it; past the
+script's end, and for side requests, the answer is a short text. Streamed (SSE) or not, as the
+client asked. Usage reports the request's size at about 4 characters a token (simulated: there
+is no prompt cache). Standard library only.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -59,62 +65,58 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _messages(self, body: dict[str, Any]) -> None:
         model = str(body.get("model") or "claude-sonnet-4-5")
+        number = len(self.server.requests)
+        reply = _scripted(self.server.messages, body)
+        content: list[dict[str, Any]] = []
+        if reply.get("text") or "call" not in reply:
+            content.append({"type": "text", "text": str(reply.get("text") or REPLY)})
+        if "call" in reply:
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{self.server.tag}{number:012d}",
+                    "name": reply["call"],
+                    "input": reply["input"],
+                }
+            )
+        stop = "tool_use" if "call" in reply else "end_turn"
         usage = {
-            "input_tokens": 100,
+            "input_tokens": _input_tokens(body),
             "output_tokens": 3,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
         }
         message = {
-            "id": f"msg_{len(self.server.requests):024d}",
+            "id": f"msg_{self.server.tag}{number:016d}",
             "type": "message",
             "role": "assistant",
             "model": model,
-            "content": [{"type": "text", "text": REPLY}],
-            "stop_reason": "end_turn",
+            "content": content,
+            "stop_reason": stop,
             "stop_sequence": None,
             "usage": usage,
         }
         if not body.get("stream"):
             self._json(200, message)
             return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.end_headers()
         start = dict(message, content=[], stop_reason=None)
-        events = [
-            ("message_start", {"type": "message_start", "message": start}),
-            (
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                },
-            ),
-            (
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": REPLY},
-                },
-            ),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("message_start", {"type": "message_start", "message": start})
+        ]
+        for index, block in enumerate(content):
+            events.extend(_block_events(index, block))
+        events += [
             (
                 "message_delta",
                 {
                     "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
                     "usage": usage,
                 },
             ),
             ("message_stop", {"type": "message_stop"}),
         ]
-        for name, data in events:
-            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
+        self._sse(events)
 
     def _sse(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self.send_response(200)
@@ -133,8 +135,8 @@ class _Handler(BaseHTTPRequestHandler):
         if "call" in reply:
             item = {
                 "type": "function_call",
-                "id": f"fc_{number:020d}",
-                "call_id": f"call_{number:020d}",
+                "id": f"fc_{self.server.tag}{number:012d}",
+                "call_id": f"call_{self.server.tag}{number:012d}",
                 "name": reply["call"],
                 "arguments": reply["arguments"],
                 "status": "completed",
@@ -143,20 +145,20 @@ class _Handler(BaseHTTPRequestHandler):
             text = str(reply["text"])
             item = {
                 "type": "message",
-                "id": f"msg_{number:020d}",
+                "id": f"msg_{self.server.tag}{number:012d}",
                 "role": "assistant",
                 "status": "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}],
             }
         usage = {
-            "input_tokens": 100,
+            "input_tokens": _input_tokens(body),
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": 5,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 105,
+            "total_tokens": _input_tokens(body) + 5,
         }
         base = {
-            "id": f"resp_{number:020d}",
+            "id": f"resp_{self.server.tag}{number:012d}",
             "object": "response",
             "created_at": 0,
             "model": body.get("model", "gpt-5"),
@@ -181,20 +183,72 @@ class _Handler(BaseHTTPRequestHandler):
         self._sse(events)
 
 
+def _input_tokens(body: dict[str, Any]) -> int:
+    """A simulated prompt size: about 4 characters a token of the request."""
+    return max(len(json.dumps(body)) // 4, 1)
+
+
+def _is_results(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+    )
+
+
+def _scripted(script: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
+    """The script's reply to this Messages request (see the module's docstring)."""
+    messages = body.get("messages") or []
+    if not body.get("tools") or not messages:
+        return {"text": REPLY}
+    prompt = max(
+        (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_results(m)),
+        default=-1,
+    )
+    answered = sum(1 for m in messages[prompt + 1 :] if m.get("role") == "assistant")
+    return script[answered] if answered < len(script) else {"text": REPLY}
+
+
+def _block_events(index: int, block: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A content block streamed: its start (empty), one delta with all of it, its stop."""
+    if block["type"] == "tool_use":
+        empty = dict(block, input={})
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    else:
+        empty = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": block["text"]}
+    return [
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": empty},
+        ),
+        ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     requests: list[dict[str, Any]]
     replies: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+    tag: str  # in the ids this server makes, so two servers' ids never collide in one session
     lock: threading.Lock
 
 
 class ModelServer:
-    """``with ModelServer() as server:`` listens on 127.0.0.1:<server.port> until the block ends."""
+    """``with ModelServer() as server:`` listens on 127.0.0.1:<server.port> until the block ends.
+    ``replies``: the Responses queue; ``messages``: the Anthropic script."""
 
-    def __init__(self, replies: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        replies: list[dict[str, Any]] | None = None,
+        messages: list[dict[str, Any]] | None = None,
+    ) -> None:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.requests = []
         self._server.replies = list(replies or [])
+        self._server.messages = list(messages or [])
+        self._server.tag = secrets.token_hex(4)
         self._server.lock = threading.Lock()
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
