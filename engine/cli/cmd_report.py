@@ -13,6 +13,22 @@ def _fmt(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def _subagent_of(entry: dict[str, Any] | None) -> list[str]:
+    """A sub-agent's own file: which sub-agent it is and the session and call that started it."""
+    if entry is None:
+        return []
+    lines = [f"sub-agent  {entry['id']} {entry['description'] or ''}".rstrip()]
+    if entry["parent_file"] is None:
+        lines.append("parent     not found beside this file")
+    else:
+        call = entry["parent_tool_call_id"]
+        lines.append(
+            f"parent     session {entry['parent_session_id']} ({entry['parent_file']})"
+            + (f", tool call {call}" if call else "")
+        )
+    return lines
+
+
 def render_text(report: dict[str, Any]) -> str:
     context = report["context_tokens"]
     lines = [
@@ -20,6 +36,7 @@ def render_text(report: dict[str, Any]) -> str:
         f"file       {report['file']}",
         *([f"title      {report['title']}"] if report.get("title") else []),
         *([f"cwd        {report['cwd']}"] if report.get("cwd") else []),
+        *_subagent_of(report.get("subagent_of")),
         f"model      {report['model'] or '-'}  window {_fmt(report['context_window'])}"
         f" ({report['context_window_source']})",
         f"context    {_fmt(context['value'])} tokens ({context['source']})"

@@ -175,10 +175,14 @@ class SessionState:
     process_starts: list[int] = field(default_factory=list)
     subagents: dict[str, SessionState] = field(default_factory=dict)
     skipped: list[SkippedLine] = field(default_factory=list)
-    # For a sub-agent: its id, type/description, and the parent's tool call that started it.
+    # For a sub-agent: its id, type/description, and the parent's tool call that started it;
+    # for a sub-agent's file opened on its own, also the parent session's id and file (when
+    # that file was found beside it).
     subagent_id: str | None = None
     description: str | None = None
     parent_tool_call_id: str | None = None
+    parent_session_id: str | None = None
+    parent_path: Path | None = None
     lines_read: int = 0
     bytes_read: int = 0
 

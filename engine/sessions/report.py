@@ -271,6 +271,19 @@ def _subagent(child: SessionState, encoding: Encoding) -> dict[str, Any]:
     }
 
 
+def _parent(state: SessionState) -> dict[str, Any] | None:
+    """For a sub-agent's own file: what it is and the session (and tool call) that started it."""
+    if state.subagent_id is None:
+        return None
+    return {
+        "id": state.subagent_id,
+        "description": state.description,
+        "parent_session_id": state.parent_session_id,
+        "parent_file": None if state.parent_path is None else str(state.parent_path),
+        "parent_tool_call_id": state.parent_tool_call_id,
+    }
+
+
 def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]:
     """The report of one session as a JSON-ready dict (``breakdown``: add ``context_breakdown``)."""
     state = adapter.snapshot()
@@ -329,6 +342,7 @@ def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]
         ],
         "tools": tool_summary(state, encoding),
         "subagents": [_subagent(child, encoding) for child in state.subagents.values()],
+        "subagent_of": _parent(state),
         "skipped_lines": [
             {"file": skip.path, "line": skip.line, "reason": skip.reason} for skip in skipped
         ],

@@ -11,7 +11,9 @@ The rules followed here are in ../shared/docs/agent-log-formats.md §1 (quoted b
   such lines are re-parented on their parent (§1.3);
 - sub-agents: inline ``isSidechain`` lines (1.0.x), ``agent-<id>.jsonl`` beside the session
   (2.0.x), ``<session>/subagents/**/agent-<id>.jsonl`` with ``.meta.json`` (2.1.x); replayed
-  parent responses (same ``message.id``) are not counted again (§1.4).
+  parent responses (same ``message.id``) are not counted again (§1.4);
+- a sub-agent's file opened on its own (its conversation starts with a sidechain line) is a
+  session of its own, naming its parent session and tool call (``claude_subagent``).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from engine.sessions.adapters import claude_subagent
 from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.adapters.claude_process import ProcessStarts
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
@@ -48,7 +51,7 @@ _METADATA_TYPES = {
 }
 _TITLE_TYPES = {"custom-title": "customTitle", "ai-title": "aiTitle"}
 SYNTHETIC_MODEL = "<synthetic>"
-SUBAGENT_TOOLS = {"Task", "Agent"}
+SUBAGENT_TOOLS = claude_subagent.SUBAGENT_TOOLS
 # A large tool output saved to <session>/tool-results/, the model seeing a preview (§1.6).
 PERSISTED_OUTPUT = "<persisted-output>"
 _PERSISTED_PATH = re.compile(r"Full output saved to: (\S+)")
@@ -302,10 +305,12 @@ def _is_tool_result(message: Message) -> bool:
 class _Window:
     """One context window (the main session or one sub-agent) and the logic to feed it."""
 
-    def __init__(self, state: SessionState, parent: _Window | None = None) -> None:
+    def __init__(self, state: SessionState, replayed: Container[str] = ()) -> None:
         self.state = state
         self.chain = _Chain(state)
-        self.parent = parent
+        # Response keys of the parent session: a sub-agent transcript replaying one of them
+        # did not make that request itself.
+        self.replayed = replayed
 
     def feed(self, record: Mapping[str, Any], line: int) -> None:
         kind = record.get("type")
@@ -405,7 +410,7 @@ class _Window:
         key = raw.get("id") or record.get("requestId") or message.id
         if not isinstance(key, str):
             key = str(key)
-        if self.parent is not None and key in self.parent.state.responses:
+        if key in self.replayed:
             return  # a parent response replayed in the sub-agent transcript
         message.response_key = key
         self.state.record_response(
@@ -439,6 +444,13 @@ class ClaudeCodeAdapter(Adapter):
         self._task_prompts: dict[str, str] = {}  # 1.0.x: Task prompt → tool_use id
         self._companions: list[Path] = []
         self._flat_checked: dict[Path, bool] = {}
+        # Whether this file is itself a sub-agent's transcript (None until its first line of
+        # conversation says), and for one: the session ids its lines name, its first prompt.
+        self._own_subagent: bool | None = None
+        self._own_session_ids: list[str] = []
+        self._own_prompt: str | None = None
+        self._own_meta: dict[str, Any] = {}
+        self._parent: claude_subagent.ParentSession | None = None
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -473,7 +485,13 @@ class ClaudeCodeAdapter(Adapter):
         if kind == "api-request":
             self._request_window(record)
             return
-        if record.get("isSidechain"):
+        if self._own_subagent is None and kind in _MESSAGE_TYPES:
+            self._own_subagent = bool(record.get("isSidechain"))
+            if self._own_subagent:
+                self._open_as_subagent(record)
+        if self._own_subagent:
+            self._own_record(record)
+        elif record.get("isSidechain"):
             self._feed_sidechain(record, line)
             return
         self._processes.feed(record, line)
@@ -483,6 +501,59 @@ class ClaudeCodeAdapter(Adapter):
             requested = record.get("requestedModel")
             if isinstance(requested, str) and requested.endswith("[1m]"):
                 self.state.context_window = LONG_CONTEXT_WINDOW
+
+    # -- this file is a sub-agent's transcript ---------------------------------------------
+
+    def _open_as_subagent(self, record: Mapping[str, Any]) -> None:
+        state = self.state
+        agent_id = record.get("agentId")
+        state.subagent_id = (
+            agent_id if isinstance(agent_id, str) else claude_subagent.agent_id_of(self.path)
+        )
+        self._own_meta = claude_subagent.read_meta(self.path)
+        tool_use = self._own_meta.get("toolUseId")
+        state.parent_tool_call_id = tool_use if isinstance(tool_use, str) else None
+        self._describe_own()
+
+    def _own_record(self, record: Mapping[str, Any]) -> None:
+        """Note the first prompt and the session ids of a sub-agent's own file, and look for
+        its parent whenever a new session id appears (before its responses are counted)."""
+        if self._own_prompt is None and record.get("type") == "user":
+            content = (record.get("message") or {}).get("content")
+            if isinstance(content, str):
+                self._own_prompt = content
+                self._describe_own()
+        session_id = record.get("sessionId")
+        if isinstance(session_id, str) and session_id not in self._own_session_ids:
+            self._own_session_ids.append(session_id)
+            if self.state.parent_path is None:
+                self._find_parent()
+
+    def _describe_own(self) -> None:
+        state = self.state
+        state.description = claude_subagent.describe(
+            state.subagent_id or "",
+            claude_subagent.meta_description(self._own_meta),
+            self._own_prompt,
+        )
+        if self._parent is not None and state.parent_tool_call_id is None and self._own_prompt:
+            state.parent_tool_call_id = self._parent.spawn_prompts.get(self._own_prompt)
+
+    def _find_parent(self) -> None:
+        # The newest session id first: a resumed process writes its first line under a fresh
+        # id and the rest under the resumed session's (see ``_belongs_here``).
+        ids = list(reversed(self._own_session_ids))
+        for candidate in claude_subagent.parent_candidates(self.path, ids):
+            if candidate == self.path:
+                continue
+            parent = claude_subagent.read_parent(candidate)
+            if parent is not None:
+                self._parent = parent
+                self.state.parent_path = parent.path
+                self.state.parent_session_id = parent.session_id
+                self._main.replayed = parent.response_keys
+                self._describe_own()
+                return
 
     def _request_window(self, record: Mapping[str, Any]) -> None:
         params = record.get("params")
@@ -548,18 +619,21 @@ class ClaudeCodeAdapter(Adapter):
         content = (record.get("message") or {}).get("content")
         if isinstance(content, str):
             state.parent_tool_call_id = self._task_prompts.get(content)
-            state.description = content.split("\n", 1)[0][:80]
+            agent_id = state.subagent_id or ""
+            state.description = claude_subagent.describe(agent_id, None, content)
 
     def _window(self, agent_id: str, path: Path) -> _Window:
         window = self._windows.get(agent_id)
         if window is None:
-            window = _Window(self.state.subagent(agent_id, path), self._main)
+            window = _Window(self.state.subagent(agent_id, path), self._main.state.responses)
             self._windows[agent_id] = window
         return window
 
     # -- sub-agent files -------------------------------------------------------------------
 
     def companions(self) -> list[Path]:
+        if self._own_subagent:
+            return []  # a sub-agent's siblings are its parent's, not its own
         if not self._companion_scan_due():
             return self._companions
         found: list[Path] = []
@@ -610,19 +684,13 @@ class ClaudeCodeAdapter(Adapter):
         window.feed(record, line)
 
     def _read_meta(self, path: Path, state: SessionState) -> None:
-        try:
-            data = read_head(path.with_suffix(".meta.json"), 1 << 20)
-        except OSError:
-            return
-        try:
-            meta = json.loads(data)
-        except (ValueError, UnicodeDecodeError):
-            return
-        if isinstance(meta, dict):
-            description = meta.get("description") or meta.get("agentType")
-            state.description = str(description) if description else None
-            tool_use = meta.get("toolUseId")
-            state.parent_tool_call_id = tool_use if isinstance(tool_use, str) else None
+        meta = claude_subagent.read_meta(path)
+        agent_id = state.subagent_id or ""
+        described = claude_subagent.meta_description(meta)
+        if described or agent_id.startswith(claude_subagent.COMPACTION_AGENT_PREFIX):
+            state.description = claude_subagent.describe(agent_id, described, None)
+        tool_use = meta.get("toolUseId")
+        state.parent_tool_call_id = tool_use if isinstance(tool_use, str) else None
 
     # -- agent facts -----------------------------------------------------------------------
 
