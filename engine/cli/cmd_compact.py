@@ -1,9 +1,13 @@
 """``ctxtop compact``: summarise the older part of a session into a new session to resume.
 
-The last ``--keep-rounds`` rounds (a round: one user request and everything that answered it)
-stay verbatim, or every round from ``--before`` on; the rest, back to the previous summary, is
-summarised (``structured``: offline; ``llm``: the model in the settings' ``llm:`` block, falling
-back to ``structured`` on any failure). The agent's file is never modified: the compacted session
+A round is one model response and the tool calls and results it produced; a turn is one user
+request and all the rounds that answered it. The last ``--keep-rounds`` rounds (default 3) stay
+verbatim, or every round from ``--before`` on; the rest, back to the previous summary, is
+summarised, including the earlier rounds of the turn in progress (then that turn's request is kept
+verbatim before the kept rounds, so the agent still knows what it was asked). A call is never
+separated from its result, and a round still waiting for results is kept whole. Summarisers:
+``structured`` (offline) or ``llm`` (the model in the settings' ``llm:`` block, falling back to
+``structured`` on any failure). The agent's file is never modified: the compacted session
 is a new file next to it; ``ctxtop undo`` removes it. ``--dry-run`` writes nothing.
 """
 
@@ -14,7 +18,8 @@ import json
 from typing import Any
 
 from engine.cli.arguments import add_count_option
-from engine.compaction.compact import SUMMARIZERS, compact_session
+from engine.compaction.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
+from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.compaction.policies import simulate_file
 from engine.config import load_settings
 from engine.safety.terminal import printable
@@ -29,9 +34,10 @@ def _text(outcome: dict[str, Any]) -> str:
     lines = [f"{outcome['source']} ({outcome['agent']})", "", outcome["summary"], ""]
     lines.append(
         f"summary by {outcome['summarizer']}: {outcome['summary_tokens']} tokens (estimate; "
-        f"budget {outcome['budget']}); {outcome['summarised_rounds']} rounds summarised, "
-        f"{outcome['kept_rounds']} kept verbatim"
+        f"budget {outcome['budget']}); "
+        + cut_headline(outcome["round_table"], outcome["kept_request"])
     )
+    lines.extend(cut_lines(outcome["round_table"], requests_by_turn(outcome["requests"])))
     lines.append(
         f"context estimate: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens"
     )
@@ -79,12 +85,19 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("session", metavar="SESSION", help="a session log file")
     parser.add_argument("--summarizer", choices=SUMMARIZERS, default="structured")
-    add_count_option(parser, "--keep-rounds", 1, "keep the last N rounds verbatim (default 1)")
+    add_count_option(
+        parser,
+        "--keep-rounds",
+        DEFAULT_KEEP_ROUNDS,
+        "keep the last N rounds verbatim (a round: one model response and its tool calls and "
+        f"results; default {DEFAULT_KEEP_ROUNDS})",
+    )
     add_count_option(
         parser,
         "--before",
         None,
-        "compact every round before this one (rounds since the last summary, from 1)",
+        "compact every round before this one (rounds since the last summary, from 1; "
+        "the JSON's round_table numbers them)",
         metavar="ROUND",
     )
     add_count_option(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.compaction.cut_table import item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Cut, Item, choose_cut
 from engine.compaction.sources import SOURCES, Source
@@ -33,6 +34,9 @@ from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
 from engine.tokens import get_encoding
 
 SUMMARIZERS = ("structured", "llm")
+# Rounds kept verbatim by default: the working set of a task in progress (the last few tool
+# calls and their results) survives, as Anthropic's clear_tool_uses keeps 3 tool uses.
+DEFAULT_KEEP_ROUNDS = 3
 BUDGET_SHARE = 0.10  # the summary's default budget: this share of the model's window
 
 Count = Callable[[str], int]
@@ -97,12 +101,7 @@ def _load(path: Path, data: bytes) -> Loaded:
 def estimate(items: list[Item], count: Count) -> int:
     """Tokenizer estimate of items (text, call inputs and results): for a format ctxtop does not
     read yet."""
-    total = 0
-    for item in items:
-        total += count(item.text) if item.text else 0
-        for call in item.calls:
-            total += count(str(call.input)) + (count(call.result) if call.result else 0)
-    return total
+    return sum(item_tokens(item, count) for item in items)
 
 
 def _tokens(loaded: Loaded, source: Source, state: SessionState | None) -> int:
@@ -156,7 +155,7 @@ def compact_session(
     path: str | Path,
     *,
     summarizer: str = "structured",
-    keep_rounds: int = 1,
+    keep_rounds: int = DEFAULT_KEEP_ROUNDS,
     before: int | None = None,
     budget: int | None = None,
     dry_run: bool = False,
@@ -194,7 +193,7 @@ def compact_session(
     summary = masker.mask(summary)  # the summary is new text ctxtop writes: no secrets in it
     tokens_before = _tokens(loaded, source, loaded.state)
     session_id = str(uuid.uuid4())
-    message = handoff_message(summary, len(cut.kept_rounds))
+    message = handoff_message(summary, len(cut.kept_rounds), cut.kept_request is not None)
     try:
         fork_data = source.render(cut, message, session_id, tokens_before)
     except RecursionError:
@@ -228,9 +227,13 @@ def compact_session(
         "tokens_before": tokens_before,
         "tokens_after": tokens_after,
         "rounds": cut.rounds,
+        "turns": cut.turn_count,
         "summarised_rounds": len(cut.summarised_rounds),
         "kept_rounds": len(cut.kept_rounds),
+        "kept_request": cut.kept_request is not None,
         "overflowed_round": cut.overflowed_round,
+        "round_table": round_table(cut, loaded.count),
+        "requests": turn_requests(cut),
         "previous_summary": cut.previous_summary is not None,
         "secrets_masked": masker.count,
         **_cache_figures(source.model(), tokens_after, tokens_before - tokens_after),

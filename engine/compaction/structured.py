@@ -21,7 +21,7 @@ from engine.compaction.facts import (
     read_paths,
 )
 from engine.compaction.handoff import OPENING
-from engine.compaction.items import Call, Cut, Item
+from engine.compaction.items import Call, Cut, Item, plural
 
 Count = Callable[[str], int]
 
@@ -198,9 +198,14 @@ def _plan(facts: Facts, cut: Cut) -> list[str]:
     if unresolved:
         lines.append("Unresolved: " + "; ".join(_describe(e.call) for e in unresolved))
     if cut.kept_rounds:
-        lines.append(
-            f"Continue with the {len(cut.kept_rounds)} most recent round(s) that follow verbatim."
-        )
+        rounds = plural(len(cut.kept_rounds), "most recent round")
+        if cut.kept_request is not None:
+            lines.append(
+                f"Continue the user's current request, which follows verbatim with the {rounds} "
+                "of work on it."
+            )
+        else:
+            lines.append(f"Continue with the {rounds} that follow verbatim.")
     elif not open_tasks and not unresolved:
         lines.append("Nothing is open: wait for the user's next request.")
     return lines

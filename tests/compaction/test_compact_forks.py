@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chat_files import fork_messages, write_chat
 
 from engine.cli.main import main
 from engine.compaction.compact import compact_session
@@ -51,6 +52,8 @@ def context_text(path: Path) -> str:
 
 
 def test_claude_code_fork_starts_at_the_summary_and_keeps_the_last_round(tmp_path: Path) -> None:
+    """The last turn (a request, a Bash round, the answer round) is cut inside: the answer round
+    and the request stay verbatim, the Bash round goes into the summary."""
     source = copy(CALC_MAIN, tmp_path)
     before = digest(source)
     outcome = compact_session(source, keep_rounds=1)
@@ -63,9 +66,13 @@ def test_claude_code_fork_starts_at_the_summary_and_keeps_the_last_round(tmp_pat
     assert state.session_id == outcome["session_id"]
     summary_text = state.context[1].blocks[0].content()
     assert summary_text.endswith(outcome["summary"])
-    assert "1 most recent round of the conversation follow" in summary_text
+    assert "current request follows it verbatim, then the 1 most recent round" in summary_text
     sent = context_text(fork)
-    assert LAST_REQUEST in sent  # the kept round, verbatim
+    assert LAST_REQUEST in sent  # the request of the turn the cut falls in, verbatim
+    assert outcome["kept_request"] and outcome["round_table"][-1]["kept"]
+    # The turn's earlier round (a Bash call and its result) is summarised, not kept.
+    assert "toolu_01b555a6e12c2c4d4eb2bf07" not in fork.read_text()
+    assert "git log --oneline" in outcome["summary"]
     assert "Continue from where you left off." not in sent  # dropped with the lead-in
     assert '"# Changelog' not in sent  # the re-attached file contents are gone
     assert outcome["kept_rounds"] == 1 and outcome["tokens_after"] < outcome["tokens_before"]
@@ -87,7 +94,7 @@ def test_undo_removes_the_compacted_session(
     outcome = json.loads(capsys.readouterr().out)
     for key in ("fork", "session_id", "resume_command", "tokens_before", "tokens_after"):
         assert outcome[key]
-    assert outcome["summarizer"] == "structured" and outcome["kept_rounds"] == 1
+    assert outcome["summarizer"] == "structured" and outcome["kept_rounds"] == 3  # the default
     assert {s["strategy"] for s in outcome["policies"]["strategies"]} >= {"copilot", "codex"}
     assert outcome["resume_command"].endswith(f"claude --resume {outcome['session_id']}")
     assert main(["undo", "--list"]) == 0
@@ -116,17 +123,6 @@ def chat(rounds: int, last: list[dict[str, Any]] | None = None) -> list[dict[str
         messages.append({"role": "assistant", "content": f"answer number {n} " + "x " * 300})
     messages.extend(last or [])
     return messages
-
-
-def write_chat(tmp_path: Path, messages: list[dict[str, Any]]) -> Path:
-    path = tmp_path / "chat.json"
-    path.write_text(json.dumps(messages), encoding="utf-8")
-    return path
-
-
-def fork_messages(outcome: dict[str, Any]) -> list[dict[str, Any]]:
-    data: list[dict[str, Any]] = json.loads(Path(outcome["fork"]).read_text("utf-8"))
-    return data
 
 
 def test_generic_fork_is_system_summary_kept(tmp_path: Path) -> None:

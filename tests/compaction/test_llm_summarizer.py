@@ -52,7 +52,7 @@ def compact(tmp_path: Path, llm: LLMSettings) -> tuple[dict[str, Any], Path, str
     source = tmp_path / SAMPLE.name
     shutil.copyfile(SAMPLE, source)
     before = hashlib.sha256(source.read_bytes()).hexdigest()
-    return compact_session(source, summarizer="llm", keep_rounds=1, llm=llm), source, before
+    return compact_session(source, summarizer="llm", keep_rounds=2, llm=llm), source, before
 
 
 def assert_usable(outcome: dict[str, Any], source: Path, before: str) -> None:
@@ -88,7 +88,7 @@ def test_a_good_summary_is_used(tmp_path: Path, protocol: str) -> None:
     assert {"Bash"} <= {t.get("name") or t["function"]["name"] for t in body["tools"]}
     system = body["system"] if protocol == "anthropic" else body["messages"][0]["content"]
     assert "<analysis>" in system and "<summary>" in system
-    assert "What have we changed so far?" not in json.dumps(body)  # the kept round is not sent
+    assert "What have we changed so far?" not in json.dumps(body)  # the kept turn is not sent
     assert KEY in sent_key(requests[0], protocol)
     assert_usable(outcome, source, before)
 

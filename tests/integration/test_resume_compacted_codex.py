@@ -24,7 +24,8 @@ def test_codex_resumes_the_compacted_session_from_the_summary(tmp_path: Path) ->
         assert BIG_LINE.format(150) in source.read_text(encoding="utf-8")
         original = hashlib.sha256(source.read_bytes()).hexdigest()
         outcome = compact_session(source, keep_rounds=0)
-        assert outcome["summarised_rounds"] == 1 and outcome["resume_command"]
+        # Two rounds: the model's call (and its output), then its answer.
+        assert outcome["summarised_rounds"] == outcome["rounds"] == 2 and outcome["resume_command"]
         assert "show me big.txt" in outcome["summary"]
         sent = codex.resume(outcome["session_id"], "what was in it?")
     assert OPENING in sent and "what was in it?" in sent

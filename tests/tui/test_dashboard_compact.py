@@ -90,7 +90,13 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         assert before > after
         shown = figures(screen)
         assert f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}" in shown
-        assert "summary by structured" in shown and "1 kept verbatim" in shown
+        assert "summary by structured" in shown and "3 kept verbatim" in shown
+        # Which rounds of which turn go, in the panel's words (as ``ctxtop compact`` says).
+        cut = str(screen.query_one("#compact-cut", Static).render())
+        assert 'turn 1: "What have we changed so far? Keep it short."' in cut
+        assert "kept verbatim (Bash;" in cut and "summarised (no tool calls;" in cut
+        box = screen.query_one("#compact-cut-box")
+        assert "one model response and its tool calls" in str(box.border_subtitle)
         assert f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])} tokens once" in shown
         assert "$" in shown  # the sample's model has prices
         assert not screen.query_one("#compact-write", Button).disabled

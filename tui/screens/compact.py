@@ -27,7 +27,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Button, Input, Select, Static
 
-from engine.compaction.compact import SUMMARIZERS, Prepared, compact_session
+from engine.compaction.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, Prepared, compact_session
+from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.compaction.policies import schedule, simulate_file
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
@@ -46,8 +47,9 @@ def figures_text(outcome: dict[str, Any]) -> Text:
     text.append(f" ({fmt.tokens(before - after)} fewer)\n" if after < before else " (no fewer)\n")
     text.append(
         f"summary by {outcome['summarizer']}: {fmt.tokens(outcome['summary_tokens'])}≈ tokens"
-        f" (budget {fmt.tokens(outcome['budget'])}); {outcome['summarised_rounds']} rounds"
-        f" summarised, {outcome['kept_rounds']} kept verbatim\n"
+        f" (budget {fmt.tokens(outcome['budget'])}); "
+        + cut_headline(outcome["round_table"], outcome["kept_request"])
+        + "\n"
     )
     # Tokenizer estimates, as the context figures above: marked so.
     text.append(
@@ -63,6 +65,23 @@ def figures_text(outcome: dict[str, Any]) -> Text:
         text.append(f"\nsecrets masked: {outcome['secrets_masked']}")
     for warning in outcome["warnings"]:  # the LLM's failure quotes the endpoint: plain text
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
+    return text
+
+
+# What the words on the panel mean: a newcomer meets "rounds" here first.
+ROUNDS_HELP = (
+    "a round: one model response and its tool calls and results; a turn: your request and "
+    "all its rounds"
+)
+
+
+def cut_text(outcome: dict[str, Any]) -> Text:
+    """Which rounds of which turn are summarised and which kept (as ``ctxtop compact``)."""
+    lines = cut_lines(outcome["round_table"], requests_by_turn(outcome["requests"]), fmt.tokens)
+    text = Text()
+    for index, line in enumerate(lines):
+        kept = "kept verbatim" in line
+        text.append(("\n" if index else "") + fmt.shown(line), style="bold" if kept else "")
     return text
 
 
@@ -110,6 +129,9 @@ class CompactScreen(ForkPanel):
     CompactScreen #compact-strategies-box {
         height: 1fr; min-height: 3; max-height: 8; border: round $panel;
     }
+    CompactScreen #compact-cut-box {
+        height: 1fr; min-height: 3; max-height: 8; border: round $panel;
+    }
     """
     AUTO_FOCUS = "#compact-keep-rounds"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Stop waiting / close")]
@@ -133,9 +155,14 @@ class CompactScreen(ForkPanel):
             with Horizontal(classes="policy"):
                 yield self.choices("summariser", SUMMARIZERS, "structured", "compact-summarizer")
                 yield self.field(
-                    "keep rounds", Input("1", type="integer", id="compact-keep-rounds")
+                    "keep rounds",
+                    Input(str(DEFAULT_KEEP_ROUNDS), type="integer", id="compact-keep-rounds"),
                 )
             yield Static("", id="compact-figures")
+            with VerticalScroll(id="compact-cut-box") as scroll:
+                scroll.border_title = "rounds summarised and kept"
+                scroll.border_subtitle = ROUNDS_HELP
+                yield Static("", id="compact-cut")
             with VerticalScroll(id="compact-strategies-box") as scroll:
                 scroll.border_title = "when each agent would compact"
                 yield Static("", id="compact-strategies")
@@ -225,6 +252,7 @@ class CompactScreen(ForkPanel):
         self._stop_waiting()
         self.outcome = outcome
         self._say(figures_text(outcome))
+        self.query_one("#compact-cut", Static).update(cut_text(outcome))
         box = self.query_one("#compact-strategies-box")
         if simulation is None:
             self.strategies = None

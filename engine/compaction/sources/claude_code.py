@@ -106,7 +106,9 @@ class ClaudeCodeSource(Source):
         text = text_of(content)
         images = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "image")
         if kind == "assistant":
+            response = message.get("id")
             item = Item(key, "assistant", "message", text, images=images)
+            item.response = response if isinstance(response, str) else None
             for part in parts:
                 if isinstance(part, dict) and part.get("type") == "tool_use":
                     item.calls.append(

@@ -1,0 +1,99 @@
+"""The cut as rows a person reads: one row per round (its turn, the tools it called, its size,
+kept or summarised), and those rows grouped into lines per turn for the CLI and the panel."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from engine.compaction.items import Cut, Item, Round, plural
+
+Count = Callable[[str], int]
+
+
+def item_tokens(item: Item, count: Count) -> int:
+    """Tokenizer estimate of an item: its text, its calls' inputs and their results."""
+    total = count(item.text) if item.text else 0
+    for call in item.calls:
+        total += count(str(call.input)) + (count(call.result) if call.result else 0)
+    return total
+
+
+def round_row(round_: Round, kept: bool, count: Count) -> dict[str, Any]:
+    return {
+        "round": round_.number,
+        "turn": round_.turn,
+        "calls": [call.name for call in round_.calls],
+        "tokens": sum(item_tokens(item, count) for item in round_.items),
+        "kept": kept,
+    }
+
+
+def round_table(cut: Cut, count: Count) -> list[dict[str, Any]]:
+    rows = [round_row(r, False, count) for r in cut.summarised_rounds]
+    return rows + [round_row(r, True, count) for r in cut.kept_rounds]
+
+
+def turn_requests(cut: Cut) -> list[dict[str, Any]]:
+    """Each turn's number and request text (the JSON form: rows, not a dict keyed by number)."""
+    return [{"turn": t.number, "request": t.request.text} for t in cut.turns if t.request]
+
+
+def requests_by_turn(rows: list[dict[str, Any]]) -> dict[int, str]:
+    return {int(row["turn"]): str(row["request"]) for row in rows}
+
+
+def _span(rows: list[dict[str, Any]]) -> str:
+    first, last = rows[0]["round"], rows[-1]["round"]
+    return f"round {first}" if first == last else f"rounds {first}–{last}"
+
+
+def _tools(rows: list[dict[str, Any]]) -> str:
+    tally = Counter(name for row in rows for name in row["calls"])
+    if not tally:
+        return "no tool calls"
+    return ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in tally.most_common(4)) + (
+        ", …" if len(tally) > 4 else ""
+    )
+
+
+def cut_lines(
+    rows: list[dict[str, Any]],
+    requests: dict[int, str],
+    short: Callable[[int], str] = str,
+    width: int = 60,
+) -> list[str]:
+    """Per turn: its request (cut to ``width``), then its rounds as runs of summarised and kept,
+    with the tools they called and their size (≈: tokenizer estimates)."""
+    lines: list[str] = []
+    turns = sorted({row["turn"] for row in rows})
+    for turn in turns:
+        in_turn = [row for row in rows if row["turn"] == turn]
+        request = " ".join(requests.get(turn, "").split())
+        if turn == 0:
+            lines.append("before the first request")
+        else:
+            cut = request if len(request) <= width else request[: width - 1] + "…"
+            lines.append(f'turn {turn}: "{cut}"')
+        runs: list[list[dict[str, Any]]] = []
+        for row in in_turn:
+            if runs and runs[-1][-1]["kept"] == row["kept"]:
+                runs[-1].append(row)
+            else:
+                runs.append([row])
+        for run in runs:
+            what = "kept verbatim" if run[0]["kept"] else "summarised"
+            tokens = sum(row["tokens"] for row in run)
+            lines.append(f"  {_span(run)} {what} ({_tools(run)}; {short(tokens)}≈ tokens)")
+    return lines
+
+
+def cut_headline(cut_rows: list[dict[str, Any]], kept_request: bool) -> str:
+    """One line: how many rounds are summarised and kept, and whether a request is kept."""
+    kept = sum(1 for row in cut_rows if row["kept"])
+    summarised = len(cut_rows) - kept
+    line = f"{plural(summarised, 'round')} summarised, {kept} kept verbatim"
+    if kept_request:
+        line += " (the cut falls inside a turn: its request is kept verbatim too)"
+    return line
