@@ -152,14 +152,27 @@ class CodexHome:
         assert len(rollouts) == 1, rollouts
         return rollouts[0]
 
-    def resume(self, session_id: str, prompt: str) -> str:
-        """The input of the Responses request ``codex exec resume`` sent, as JSON text."""
+    def copy(self, home: Path) -> CodexHome:
+        """Another CODEX_HOME with this one's settings and sessions, for the same project. Not
+        its state databases: they name the rollouts' paths here, and ``codex resume`` in the
+        copy would append to this home's rollout."""
+        sessions = self.home / ".codex" / "sessions"
+        shutil.copytree(sessions, home / ".codex" / "sessions")
+        shutil.copyfile(self.home / ".codex" / "config.toml", home / ".codex" / "config.toml")
+        return CodexHome(self.codex, home, self.cwd, self.server)
+
+    def resume_input(self, session_id: str, prompt: str) -> list[dict[str, Any]]:
+        """The input items of the Responses request ``codex exec resume`` sent."""
         seen = len(self.server.requests)
         self.run("resume", session_id, prompt)
         requests = self.server.requests[seen:]
         asked = [r["body"] for r in requests if r["path"].split("?")[0].endswith("/responses")]
         assert asked, f"no request reached the server; saw {[r['path'] for r in requests]}"
-        return json.dumps(asked[-1].get("input"), ensure_ascii=False)
+        return list(asked[-1].get("input") or [])
+
+    def resume(self, session_id: str, prompt: str) -> str:
+        """The input of the Responses request ``codex exec resume`` sent, as JSON text."""
+        return json.dumps(self.resume_input(session_id, prompt), ensure_ascii=False)
 
 
 @contextmanager

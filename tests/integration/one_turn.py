@@ -39,6 +39,16 @@ def body_line(number: int, line: int) -> str:
     return f"file{number:02d} line {line:03d}: checksum {digest[:16]} weight {(number * line) % 97}"
 
 
+def assert_summarised_away(sent: str, older_calls: list[str], rounds: int) -> None:
+    """Nothing of the summarised rounds' results is in the request ``sent`` (their call ids,
+    the body of the files 1..rounds-1 they read), and the last tool round's file is."""
+    for call in older_calls:
+        assert call not in sent
+    for number in range(1, rounds):
+        assert body_line(number, 10) not in sent, file_name(number)
+    assert body_line(rounds, 10) in sent
+
+
 def project_files(rounds: int) -> dict[str, str]:
     """``fileNN.txt`` for each tool round: its marker, then 20 + 20*NN body lines."""
     files = {}
