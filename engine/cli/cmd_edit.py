@@ -13,15 +13,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.cli.arguments import add_count_option
+from engine.cli.arguments import add_count_option, count_arg
 from engine.editing.fork import edit_session
 from engine.editing.limits import Limit
 from engine.editing.policy import (
     DEFAULT_EXCLUDE,
+    DEFAULT_KEEP,
     DEFAULT_SKELETON_BUDGET,
     DEFAULT_TRUNCATE_AT,
     MODES,
     ORDERS,
+    POLICIES,
     Policy,
 )
 from engine.errors import CtxtopError
@@ -29,7 +31,7 @@ from engine.safety.terminal import printable
 
 
 def _text(outcome: dict[str, Any]) -> str:
-    lines = [f"{outcome['source']} ({outcome['agent']})"]
+    lines = [f"{outcome['source']} ({outcome['agent']})", f"policy: {outcome['policy']['summary']}"]
     lines.append(
         f"context estimate: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens "
         f"({outcome['tokens_before'] - outcome['tokens_after']} fewer)"
@@ -37,13 +39,8 @@ def _text(outcome: dict[str, Any]) -> str:
     for row in outcome["sections"]:
         if row["tokens_before"] != row["tokens_after"]:
             lines.append(f"  {row['section']}: {row['tokens_before']} -> {row['tokens_after']}")
-    if not outcome["changed"]:
-        if outcome["below_minimum"]:
-            lines.append(
-                f"nothing cleared: {outcome['below_minimum']} tokens is below --min-tokens"
-            )
-        else:
-            lines.append("nothing to clear under this policy")
+    if outcome["nothing_to_clear"] is not None:
+        lines.append(outcome["nothing_to_clear"]["message"])
         return "\n".join(lines)
     lines.append(f"{len(outcome['changed'])} tool results change:")
     for change in outcome["changed"]:
@@ -91,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if truncate_at is None and (args.truncate or offload):
         truncate_at = DEFAULT_TRUNCATE_AT
     policy = Policy(
+        kind=args.policy,
         keep_cycles=args.keep_cycles,
         keep_tool_uses=args.keep_tool_uses,
         min_tokens=args.min_tokens,
@@ -118,9 +116,38 @@ def register(subparsers: Any) -> None:
         "edit", help="clear old tool results into a resumable fork", description=__doc__
     )
     parser.add_argument("session", metavar="SESSION", help="a session log file")
-    add_count_option(parser, "--keep-cycles", 3, "keep the last N user turns whole (default 3)")
-    add_count_option(parser, "--keep-tool-uses", 0, "keep the last N tool uses whole")
-    add_count_option(parser, "--min-tokens", 0, "clear nothing unless at least N tokens go")
+    parser.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default=None,
+        help="which old results stay: tool-uses (the default) keeps the last N tool uses, "
+        "whatever turn they are in (Anthropic's clear_tool_uses), so one long agentic turn is "
+        "edited too; turns keeps the last N user turns whole (CodeCompanion's cycles) and never "
+        "cuts a turn in progress. --keep-cycles given alone picks turns",
+    )
+    add_count_option(
+        parser,
+        "--keep-tool-uses",
+        None,
+        f"keep the last N tool uses (a call and its result) whole; default {DEFAULT_KEEP} "
+        "under the tool-uses policy, 0 under turns",
+    )
+    parser.add_argument(
+        "--keep-cycles",
+        "--keep-turns",
+        dest="keep_cycles",
+        type=count_arg,
+        default=None,
+        metavar="N",
+        help=f"keep the last N user turns whole; default {DEFAULT_KEEP} under the turns policy, "
+        "0 under tool-uses; given alone it picks the turns policy",
+    )
+    add_count_option(
+        parser,
+        "--min-tokens",
+        0,
+        "clear nothing unless at least N tokens go (as Anthropic's clear_at_least; default 0)",
+    )
     add_count_option(parser, "--target-tokens", None, "stop once N tokens are cleared (in --order)")
     parser.add_argument(
         "--exclude",

@@ -18,6 +18,7 @@ from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
 from engine.editing import actions
 from engine.editing.atomic import write_new
+from engine.editing.explain import nothing_to_clear
 from engine.editing.offload import Offloader, default_directory
 from engine.editing.policy import Plan, Policy, make_plan
 from engine.editing.preview import cache_cost, diff_lines, section_table, sections
@@ -158,14 +159,14 @@ def edit_session(
         offloader = Offloader((results_dir or default_directory()) / session_id)
     if policy.order == "relevance" and relevance is None:
         relevance = relevance_scores(state)
+    prompt_budget = _prompt_budget(state.model)
     plan: Plan = make_plan(
-        scan,
-        policy,
-        encoding.count,
-        relevance,
-        prompt_budget=_prompt_budget(state.model),
-        offloader=offloader,
+        scan, policy, encoding.count, relevance, prompt_budget=prompt_budget, offloader=offloader
     )
+
+    def plan_for(relaxed: Policy) -> Plan:  # a relaxed policy, planned on the same scan
+        return make_plan(scan, relaxed, encoding.count, relevance, prompt_budget=prompt_budget)
+
     results = {c.use.call_id: c.new_result for c in plan.changes}
     inputs = {c.use.call_id: c.new_input for c in plan.changes if c.input_changed}
     try:
@@ -215,6 +216,7 @@ def edit_session(
         "changed": changed,
         "cleared_tokens": plan.saved,
         "below_minimum": plan.skipped_below_minimum if not plan.changes else 0,
+        "nothing_to_clear": nothing_to_clear(scan, policy, plan, plan_for),
         **cost.figures(),
         "tool_uses": len(scan.uses),
         "cycles": scan.cycles,

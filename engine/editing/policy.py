@@ -29,12 +29,29 @@ MODES = ("placeholder", "skeleton", "none")
 DEFAULT_SKELETON_BUDGET = Limit(25, percent=True)  # of each result's tokens
 DEFAULT_TRUNCATE_AT = Limit(50, percent=True)  # of the model's prompt budget
 
+# The two ways to say which old results stay. "tool-uses" (the default, as Anthropic's
+# clear_tool_uses): the last N tool uses, whatever turn they are in, so one long agentic turn
+# is edited too. "turns" (CodeCompanion's cycles): the last N user turns whole.
+TOOL_USES = "tool-uses"
+TURNS = "turns"
+POLICIES = (TOOL_USES, TURNS)
+DEFAULT_KEEP = 3  # what either policy keeps unless told (Anthropic's and CodeCompanion's 3)
+
+
+def last(count: int, unit: str) -> str:
+    """``the last 3 turns``, ``the last turn``, ``no turn`` (0)."""
+    if count == 0:
+        return f"no {unit}"
+    return f"the last {unit}" if count == 1 else f"the last {count} {unit}s"
+
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    keep_cycles: int = 3  # the last N cycles stay whole
-    keep_tool_uses: int = 0  # the last N tool uses stay whole
-    min_tokens: int = 0  # clear nothing unless at least this many tokens go
+    # None: the policy's own default (DEFAULT_KEEP for its unit, else 0). Given alone,
+    # keep_cycles picks the turns policy, so an old `Policy(keep_cycles=1)` means what it meant.
+    keep_cycles: int | None = None  # the last N turns stay whole
+    keep_tool_uses: int | None = None  # the last N tool uses stay whole
+    min_tokens: int = 0  # clear nothing unless at least this many tokens go (clear_at_least)
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE  # tool names (case-insensitive, globs allowed)
     clear_inputs: bool = False  # also clear long strings in the calls' inputs
     order: str = "oldest"
@@ -43,6 +60,47 @@ class Policy:
     skeleton_budget: Limit = DEFAULT_SKELETON_BUDGET  # size of an outline (skeleton mode)
     truncate_at: Limit | None = None  # cap every finished result at this size (None: no cap)
     offload: bool = False  # a result over the cap goes to a file instead of being cut
+    kind: str | None = None  # TOOL_USES or TURNS; None: TURNS if only keep_cycles is given
+
+    @property
+    def name(self) -> str:
+        """The policy in effect: ``tool-uses`` or ``turns``."""
+        if self.kind is not None:
+            return self.kind
+        only_cycles = self.keep_cycles is not None and self.keep_tool_uses is None
+        return TURNS if only_cycles else TOOL_USES
+
+    @property
+    def kept_tool_uses(self) -> int:
+        if self.keep_tool_uses is not None:
+            return self.keep_tool_uses
+        return DEFAULT_KEEP if self.name == TOOL_USES else 0
+
+    @property
+    def kept_turns(self) -> int:
+        if self.keep_cycles is not None:
+            return self.keep_cycles
+        return DEFAULT_KEEP if self.name == TURNS else 0
+
+    @property
+    def keeps_turn_in_progress(self) -> bool:
+        """A turn still in progress stays whole under the turns policy (a cycle is never cut);
+        under tool-uses only its unfinished calls stay, as Anthropic's clearing does."""
+        return self.name == TURNS
+
+    def summary(self) -> str:
+        """The policy in words: ``tool-uses: keep the last 3 tool uses``."""
+        kept = [
+            (self.kept_tool_uses, last(self.kept_tool_uses, "tool use")),
+            (self.kept_turns, last(self.kept_turns, "turn") + " whole"),
+        ]
+        if self.name == TURNS:
+            kept.reverse()
+        words = [kept[0][1]] + [text for count, text in kept[1:] if count]
+        text = f"{self.name}: keep {' and '.join(words)}"
+        if self.min_tokens:
+            text += f", if at least {self.min_tokens:,} tokens go"
+        return text
 
     def excludes(self, tool: str) -> bool:
         name = tool.lower()
@@ -50,8 +108,10 @@ class Policy:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "keep_cycles": self.keep_cycles,
-            "keep_tool_uses": self.keep_tool_uses,
+            "name": self.name,
+            "summary": self.summary(),
+            "keep_cycles": self.kept_turns,
+            "keep_tool_uses": self.kept_tool_uses,
             "min_tokens": self.min_tokens,
             "exclude": list(self.exclude),
             "clear_inputs": self.clear_inputs,
@@ -97,9 +157,10 @@ def _input_text(value: Any) -> str:
 
 def eligible(scan: Scan, policy: Policy) -> list[ToolUse]:
     """Tool uses the policy allows to clear: finished, not excluded, outside the kept tail."""
-    first_kept_cycle = scan.cycles - policy.keep_cycles + 1 if policy.keep_cycles > 0 else None
-    first_kept_use = len(scan.uses) - policy.keep_tool_uses
-    in_progress = scan.in_progress_cycle()
+    turns = policy.kept_turns
+    first_kept_cycle = scan.cycles - turns + 1 if turns > 0 else None
+    first_kept_use = len(scan.uses) - policy.kept_tool_uses
+    in_progress = scan.in_progress_cycle() if policy.keeps_turn_in_progress else None
     chosen: list[ToolUse] = []
     for use in scan.uses:
         if use.result is None or MARK in use.result:
@@ -171,6 +232,8 @@ def make_plan(
         raise CtxtopError(f"unknown mode {policy.mode!r}; use {', '.join(MODES)}")
     if policy.order not in ORDERS:
         raise CtxtopError(f"unknown order {policy.order!r}; use {', '.join(ORDERS)}")
+    if policy.name not in POLICIES:
+        raise CtxtopError(f"unknown policy {policy.name!r}; use {', '.join(POLICIES)}")
     if policy.order == "relevance" and relevance is None:
         raise CtxtopError("--order relevance needs the relevance scores of the session")
     changes: list[Change] = []
