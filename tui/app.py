@@ -42,12 +42,19 @@ from tui.components.events import EventLog
 from tui.components.gauge import ContextGauge
 from tui.components.header import SessionHeader
 from tui.components.history import FillHistory
-from tui.components.prompt_tree import PromptTree
+from tui.components.prompt_tree import IN_FORK_NOTE, PromptTree
 from tui.components.sections import SectionsPanel
 from tui.components.subagents import SubagentsTable
 from tui.components.tools import ToolsTable
 from tui.feed import Feed
-from tui.messages import FeedProblem, LoadProgress, NewerSession, SessionUpdated, ViewApplied
+from tui.messages import (
+    CutPreviewed,
+    FeedProblem,
+    LoadProgress,
+    NewerSession,
+    SessionUpdated,
+    ViewApplied,
+)
 from tui.screens.budget import MODELS_OWN, BudgetScreen
 from tui.screens.compact import CompactScreen
 from tui.screens.edit import EditScreen
@@ -285,6 +292,12 @@ class CtxtopApp(App[None]):
         if path is not None and path != self.path:
             self.post_message(NewerSession(path))
 
+    def on_cut_previewed(self, message: CutPreviewed) -> None:
+        """A panel's preview: the prompt tree shows what it would change (until the next one,
+        a written fork's marks, or another session)."""
+        if message.source == self.path:
+            self.prompt_tree.mark_calls(message.note, message.call_ids)
+
     def on_newer_session(self, message: NewerSession) -> None:
         if self.pinned or message.path == self.path:
             return
@@ -387,7 +400,7 @@ class CtxtopApp(App[None]):
         if outcome and outcome.get("fork"):
             cleared = frozenset(change["tool_call_id"] for change in outcome.get("changed", ()))
             if cleared and source == self.path:  # until the session changes (start_feed)
-                self.prompt_tree.mark_cleared_in_fork(cleared)
+                self.prompt_tree.mark_calls(IN_FORK_NOTE, cleared)
             resume = outcome["resume_command"]
             self.notify(  # the command quotes the session's cwd: never markup
                 fmt.shown(f"resume with: {resume}") if resume else "",

@@ -49,3 +49,14 @@ class NewerSession(Message):
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
+
+
+class CutPreviewed(Message):
+    """A panel previewed an action on ``source``: the tool calls it would change, and how the
+    prompt tree names that (``note``), so the tree shows the cut before anything is written."""
+
+    def __init__(self, source: Path, note: str, call_ids: frozenset[str]) -> None:
+        super().__init__()
+        self.source = source
+        self.note = note
+        self.call_ids = call_ids

@@ -25,6 +25,7 @@ def round_row(round_: Round, kept: bool, count: Count) -> dict[str, Any]:
         "round": round_.number,
         "turn": round_.turn,
         "calls": [call.name for call in round_.calls],
+        "call_ids": [call.call_id for call in round_.calls],
         "tokens": sum(item_tokens(item, count) for item in round_.items),
         "kept": kept,
     }

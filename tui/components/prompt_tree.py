@@ -4,7 +4,10 @@ Each node shows its tokens (with their provenance mark: ``≈`` estimated, ``*``
 priority; nodes the layout prunes at the analysed budget are struck through and marked ``✂``; a
 cache breakpoint is marked ``⚑`` on the node it follows; a tool result ctxtop's editing cleared
 (in a fork) is marked ``⌫``, and after a fork is written from this session the results it cleared
-are marked ``⌫ cleared in fork`` (before the label). Only expanded nodes are built as tree nodes
+are marked ``⌫ cleared in fork`` (before the label). Before anything is written, the newest
+preview of the editing or compaction panel marks what it would change: ``⌫ would clear`` on the
+results an edit would clear, ``◌ would summarise`` on the calls and results of the rounds a
+compaction would summarise (the rest is kept). Only expanded nodes are built as tree nodes
 (a long session has thousands of messages); an update relabels the built ones and rebuilds a
 node's children only when they changed. ``/`` searches every node's label.
 """
@@ -23,18 +26,19 @@ from textual.widgets.tree import TreeNode
 
 from engine.analysis.prompt_outline import ROUND, SECTION, Outline, OutlineNode
 from tui import format as fmt
+from tui.screens.fork_panel import CLEARED_MARK
 
 BREAKPOINT_MARK = "⚑"  # a cache breakpoint follows this node
 PRUNED_MARK = "✂"  # pruned at this budget (also struck through)
-CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared
 IN_FORK_NOTE = f"{CLEARED_MARK} cleared in fork"  # cleared in the fork written from this session
 AUTO_OPEN_LIMIT = 200
+MARKED_KINDS = ("tool_use", "tool_result")  # the outline's kinds of a call and its result
 
 
-def node_label(node: OutlineNode, leaf_section: bool = False, in_fork: bool = False) -> Text:
+def node_label(node: OutlineNode, leaf_section: bool = False, note: str | None = None) -> Text:
     """Figures first (a long label is cut at the panel's edge), then the label. A section with
-    nothing under it has no arrow: ``leaf_section`` pads it to its siblings' column; ``in_fork``:
-    the fork written from this session cleared this result."""
+    nothing under it has no arrow: ``leaf_section`` pads it to its siblings' column; ``note``:
+    what a fork written from this session did to this call, or a preview would do."""
     text = Text("  " if leaf_section else "", no_wrap=True, overflow="ellipsis")
     figure = f"{fmt.tokens(node.tokens)}{fmt.mark(node.provenance)}"
     text.append(f"{figure:>6}", style="bold" if node.kind == SECTION else "")
@@ -46,8 +50,8 @@ def node_label(node: OutlineNode, leaf_section: bool = False, in_fork: bool = Fa
         text.append(f" {PRUNED_MARK}", style="bold")
     if node.cleared:
         text.append(f" {CLEARED_MARK}", style="bold")
-    if in_fork:  # before the label: a narrow panel cuts the label, not the note
-        text.append(f" {IN_FORK_NOTE}", style="dim")
+    if note:  # before the label: a narrow panel cuts the label, not the note
+        text.append(f" {note}", style="dim")
     text.append(" ")
     # Log text: never markup, control characters shown.
     style = "strike dim" if node.pruned else "dim" if node.cleared else ""
@@ -80,20 +84,21 @@ class OutlineTree(Tree[str]):
         self.built: dict[str, TreeNode[str]] = {}
         self.shown: dict[str, OutlineNode] = {}  # what each built node's label shows
         self.matches: list[str] = []
-        self.cleared_in_fork: frozenset[str] = frozenset()  # tool_call_ids
+        self.marked: frozenset[str] = frozenset()  # tool_call_ids with ``mark_note``
+        self.mark_note = ""
 
-    def mark_cleared_in_fork(self, call_ids: frozenset[str]) -> None:
-        """Mark the results with these ids as cleared in a fork written from this session."""
-        self.cleared_in_fork = call_ids
+    def mark_calls(self, note: str, call_ids: frozenset[str]) -> None:
+        """Note ``note`` on the calls and results with these ids (replacing the last marks)."""
+        self.marked, self.mark_note = call_ids, note
         for node_id, built in self.built.items():
             node = self.shown[node_id]
-            if node.kind == "tool_result":
+            if node.kind in MARKED_KINDS:
                 built.set_label(self._label(node))
 
     def _label(self, node: OutlineNode) -> Text:
         leaf_section = node.parent is None and not self.children_of.get(node.id)
-        in_fork = node.kind == "tool_result" and node.call_id in self.cleared_in_fork
-        return node_label(node, leaf_section, in_fork)
+        marked = node.kind in MARKED_KINDS and node.call_id in self.marked
+        return node_label(node, leaf_section, self.mark_note if marked else None)
 
     def show(self, outline: Outline) -> None:
         self.outline = outline
@@ -227,8 +232,8 @@ class PromptTree(Vertical):
         self.outline_tree.show(outline)
         self.border_subtitle = f"{pruned} pruned" if pruned else ""
 
-    def mark_cleared_in_fork(self, call_ids: frozenset[str]) -> None:
-        self.outline_tree.mark_cleared_in_fork(call_ids)
+    def mark_calls(self, note: str, call_ids: frozenset[str]) -> None:
+        self.outline_tree.mark_calls(note, call_ids)
 
     def open_search(self) -> None:
         self.search_box.add_class("shown")

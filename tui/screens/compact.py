@@ -134,6 +134,7 @@ class CompactScreen(ForkPanel):
     }
     """
     AUTO_FOCUS = "#compact-keep-rounds"
+    PLANNED_NOTE = "◌ would summarise"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Stop waiting / close")]
 
     def __init__(
@@ -170,6 +171,12 @@ class CompactScreen(ForkPanel):
                 scroll.border_title = "summary as it will be written"
                 yield Static("", id="compact-summary")
             yield self.buttons("compact")
+
+    @staticmethod
+    def planned(outcome: dict[str, Any]) -> frozenset[str]:
+        """The calls of the rounds the compaction would summarise."""
+        rows = outcome["round_table"]
+        return frozenset(i for row in rows if not row["kept"] for i in row["call_ids"])
 
     def on_mount(self) -> None:
         self.ticker = self.set_interval(TICK, self._tick, pause=True)

@@ -14,10 +14,16 @@ from textual.widget import Widget
 from textual.widgets import Button, Label, Select
 
 from tui import format as fmt
+from tui.messages import CutPreviewed
+
+CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared (or would clear)
 
 
 class ForkPanel(ModalScreen[dict[str, Any] | None]):
-    """Dismissed with the outcome of the written fork, or None."""
+    """Dismissed with the outcome of the written fork, or None. Each preview tells the app which
+    tool calls it would change (``planned``), for the prompt tree."""
+
+    PLANNED_NOTE = f"{CLEARED_MARK} would clear"
 
     DEFAULT_CSS = """
     ForkPanel { align: center middle; }
@@ -37,8 +43,25 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         super().__init__()
         self.path = path
         self.generation = 0  # of the newest preview: an older one that ends late is dropped
-        self.outcome: dict[str, Any] | None = None  # the last preview
+        self._outcome: dict[str, Any] | None = None
         self.written: dict[str, Any] | None = None
+
+    @property
+    def outcome(self) -> dict[str, Any] | None:
+        """The last preview."""
+        return self._outcome
+
+    @outcome.setter
+    def outcome(self, outcome: dict[str, Any] | None) -> None:
+        self._outcome = outcome
+        if outcome is not None and self.written is None:
+            note, ids = self.PLANNED_NOTE, self.planned(outcome)
+            self.app.post_message(CutPreviewed(self.path, note, ids))
+
+    @staticmethod
+    def planned(outcome: dict[str, Any]) -> frozenset[str]:
+        """The tool calls a preview would change: an edit's cleared results."""
+        return frozenset(change["tool_call_id"] for change in outcome.get("changed", ()))
 
     @staticmethod
     def field(label: str, widget: Widget) -> Vertical:
