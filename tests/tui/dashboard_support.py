@@ -50,3 +50,15 @@ def synchronous(test: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, Non
         asyncio.run(test(*args, **kwargs))
 
     return run
+
+
+def result_labels(app: Any) -> dict[str | None, str]:
+    """Every tool result's label in the app's prompt tree (opened to build it), by its
+    tool_call_id."""
+    tree = app.prompt_tree.outline_tree
+    labels: dict[str | None, str] = {}
+    for node in tree.outline.nodes:
+        if node.kind == "tool_result":
+            tree.reveal(node.id)
+            labels[node.call_id] = str(tree.built[node.id].label)
+    return labels

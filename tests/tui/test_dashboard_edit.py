@@ -8,7 +8,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
+from dashboard_support import frozen_clock, result_labels, synchronous, wait_until, write_lines
 from textual.widgets import Button, Select, Static
 
 from engine.editing import actions
@@ -85,17 +85,6 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         await wait_until(pilot, logged)
 
 
-def tree_labels(app: CtxtopApp) -> dict[str | None, str]:
-    """Every tool result's label in the prompt tree (opened to build it), by its tool_call_id."""
-    tree = app.prompt_tree.outline_tree
-    labels: dict[str | None, str] = {}
-    for node in tree.outline.nodes:
-        if node.kind == "tool_result":
-            tree.reveal(node.id)
-            labels[node.call_id] = str(tree.built[node.id].label)
-    return labels
-
-
 @synchronous
 async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleared(
     tmp_path: Path,
@@ -106,7 +95,7 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
     app = CtxtopApp(session, clock=frozen_clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.view is not None and app.view.outline is not None)
-        before = tree_labels(app)
+        before = result_labels(app)
         assert before and not any("⌫" in label for label in before.values())
         await pilot.press("e")
         screen = app.screen
@@ -121,7 +110,7 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         fork = Path(screen.written["fork"])
         await pilot.click("#edit-close")
         await pilot.pause()
-        after = tree_labels(app)
+        after = result_labels(app)
         assert cleared and cleared <= set(after)
         marked = {call for call, label in after.items() if "⌫ cleared in fork" in label}
         assert marked == cleared
@@ -132,6 +121,6 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         await wait_until(
             pilot, lambda: fork_app.view is not None and fork_app.view.outline is not None
         )
-        labels = tree_labels(fork_app)
+        labels = result_labels(fork_app)
         assert {call for call, label in labels.items() if "⌫" in label} == cleared
         assert not any("cleared in fork" in label for label in labels.values())

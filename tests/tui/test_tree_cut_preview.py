@@ -7,24 +7,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from dashboard_support import frozen_clock, synchronous, wait_until
+from dashboard_support import frozen_clock, result_labels, synchronous, wait_until
 
 from tui.app import CtxtopApp
 from tui.screens.compact import CompactScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_TURN = ROOT / "tests/data/one_turn/claude-code/b6a9545e-0d9d-4547-a30b-76c3b71a6ebd.jsonl"
-
-
-def result_labels(app: CtxtopApp) -> dict[str | None, str]:
-    """Every tool result's label in the prompt tree (opened to build it), by its tool_call_id."""
-    tree = app.prompt_tree.outline_tree
-    labels: dict[str | None, str] = {}
-    for node in tree.outline.nodes:
-        if node.kind == "tool_result":
-            tree.reveal(node.id)
-            labels[node.call_id] = str(tree.built[node.id].label)
-    return labels
 
 
 @synchronous
