@@ -5,7 +5,7 @@ PROVENANCE.md).
 
 The model server is scripted to read the project's files one per model response (one tool call
 per round), then to answer in text. Each file holds its own marker line (``marker-round-NN``) and
-body lines no other file holds, a few hundred to a few thousand tokens.
+body lines no other file holds, 845 (file01) to 5,532 (file12) tokens.
 """
 
 from __future__ import annotations
