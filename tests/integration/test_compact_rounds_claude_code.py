@@ -1,6 +1,6 @@
 """Compaction by tool-call round inside one long agentic turn, with the real Claude Code CLI.
 
-Claude Code answers one prompt with 8 tool-call rounds and a final answer (against the project's
+Claude Code answers one prompt with 9 tool-call rounds and a final answer (against the project's
 model server, ``one_turn``); ``compact_session(keep_rounds=2)`` cuts inside that turn, and the
 real CLI resumes the fork. The request it sends holds the summary, the user's request verbatim
 and exactly the tool results of the last 2 rounds (read from the raw session file here), and
@@ -18,12 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from agents import ClaudeProject, claude_bin, claude_main_request
-from one_turn import PROMPT, assert_summarised_away, claude_one_turn, claude_results, claude_rounds
+from one_turn import (
+    PROMPT,
+    assert_summarised_away,
+    claude_one_turn,
+    claude_results,
+    claude_rounds,
+    file_name,
+)
 
 from engine.compaction.compact import compact_session
 from engine.compaction.handoff import OPENING
 
-ROUNDS = 8  # tool calls, one a model response; the final answer is round 9
+# Tool calls, one a model response; the final answer is round 10. Response 9 says what it does
+# before its call: two assistant lines of one message.id, one round, kept whole.
+ROUNDS = 9
 NEXT = "Which marker line did the last file hold?"
 
 
@@ -83,6 +92,7 @@ def test_claude_code_resumes_a_one_turn_session_compacted_by_round(tmp_path: Pat
     )
     next_at = _where(messages, lambda m: NEXT in _texts(m))
     assert summary_at <= request_at <= last_call_at < next_at
+    assert f"Next, {file_name(ROUNDS)}." in _texts(messages[last_call_at])
     # Exactly the last 2 rounds' tool results, verbatim; nothing of an older round's results.
     assert _results(messages) == {call: written[call] for call in kept}
     assert_summarised_away(json.dumps(messages, ensure_ascii=False), older, ROUNDS)
