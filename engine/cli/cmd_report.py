@@ -13,6 +13,10 @@ def _fmt(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+# Where a compaction's "after" figure comes from, when the agent did not log it itself.
+_AFTER = {"request": "the next request's prompt; ", "estimate": "the agent's estimate; "}
+
+
 def _subagent_of(entry: dict[str, Any] | None) -> list[str]:
     """A sub-agent's own file: which sub-agent it is and the session and call that started it."""
     if entry is None:
@@ -57,9 +61,10 @@ def render_text(report: dict[str, Any]) -> str:
         f"  cache read {_fmt(totals['cache_read'])}  cache write {_fmt(totals['cache_write'])}"
     )
     for compaction in report["compactions"]:
+        after = _AFTER.get(compaction.get("post_tokens_source") or "", "")
         lines.append(
             f"compaction {compaction['trigger']}: {_fmt(compaction['pre_tokens'])}"
-            f" -> {_fmt(compaction['post_tokens'])} (line {compaction['line']})"
+            f" -> {_fmt(compaction['post_tokens'])} ({after}line {compaction['line']})"
         )
     if report["tools"]:
         lines.append("tools (result tokens: tokenizer estimates)")

@@ -207,7 +207,9 @@ def _events(report: dict[str, Any]) -> tuple[Event, ...]:
             "compaction",
             item["line"],
             f"{item['trigger']} compaction: {short_tokens(item['pre_tokens'])}"
-            f" -> {short_tokens(item['post_tokens'])}",
+            # An "after" that is the agent's own estimate carries the estimate mark.
+            f" -> {'≈' if item.get('post_tokens_source') == 'estimate' else ''}"
+            f"{short_tokens(item['post_tokens'])}",
             item["timestamp"],
         )
         for item in report["compactions"]

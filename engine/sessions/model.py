@@ -123,6 +123,11 @@ class ToolCall:
         return json.dumps(self.raw_input, ensure_ascii=False)
 
 
+# Where a compaction's "after" figure comes from: the agent logged it, it is the prompt of the
+# first request after the compaction, or it is the agent's own estimate of the new history.
+PostSource = Literal["logged", "request", "estimate"]
+
+
 @dataclass(slots=True)
 class Compaction:
     trigger: str  # "manual" | "auto" | "unknown"
@@ -130,6 +135,7 @@ class Compaction:
     post_tokens: int | None = None
     line: int = 0
     timestamp: str | None = None
+    post_source: PostSource = "logged"
 
 
 @dataclass(slots=True)

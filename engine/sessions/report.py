@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from engine.models.registry import ModelInfo, Registry, default_registry
 from engine.sessions.adapters.base import Adapter
-from engine.sessions.model import Block, Message, SessionState, Usage
+from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 from engine.tokens import get_encoding
 from engine.tokens.cache import CachedCounter, default_disk_cache
 from engine.tokens.encoding import Encoding
@@ -271,6 +271,22 @@ def _subagent(child: SessionState, encoding: Encoding) -> dict[str, Any]:
     }
 
 
+def _compaction(compaction: Compaction, window: int | None) -> dict[str, Any]:
+    """One compaction; its "after" figure only when the window can hold it (an agent's own
+    estimate can be absurd), with where it comes from (logged, request or estimate)."""
+    post = compaction.post_tokens
+    if post is not None and window and post > window:
+        post = None
+    return {
+        "trigger": compaction.trigger,
+        "pre_tokens": compaction.pre_tokens,
+        "post_tokens": post,
+        "post_tokens_source": None if post is None else compaction.post_source,
+        "line": compaction.line,
+        "timestamp": compaction.timestamp,
+    }
+
+
 def _parent(state: SessionState) -> dict[str, Any] | None:
     """For a sub-agent's own file: what it is and the session (and tool call) that started it."""
     if state.subagent_id is None:
@@ -330,16 +346,7 @@ def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]
         "autocompact_at": adapter.autocompact_at(window) if window else None,
         "api_requests": state.api_requests,
         "totals": _totals(state.totals),
-        "compactions": [
-            {
-                "trigger": compaction.trigger,
-                "pre_tokens": compaction.pre_tokens,
-                "post_tokens": compaction.post_tokens,
-                "line": compaction.line,
-                "timestamp": compaction.timestamp,
-            }
-            for compaction in state.compactions
-        ],
+        "compactions": [_compaction(compaction, window) for compaction in state.compactions],
         "tools": tool_summary(state, encoding),
         "subagents": [_subagent(child, encoding) for child in state.subagents.values()],
         "subagent_of": _parent(state),

@@ -187,6 +187,7 @@ def test_a_set_with_a_state_snapshot_replaces_the_history(
             "trigger": "unknown",
             "pre_tokens": prompt_total(before[-1]),
             "post_tokens": None,
+            "post_tokens_source": None,
             "line": line,
             "timestamp": rows[line - 1]["$set"]["lastUpdated"],
         }

@@ -8,9 +8,11 @@ Every line is ``{timestamp, [ordinal,] type, payload}`` (agent-log-formats.md §
   ``response_id``) and ``event_msg/token_count``, which Codex writes twice with identical
   totals. A response is a new cumulative ``total_token_usage`` (``thread_token_usage`` of a
   record is the same figure, so a record and its token_count are one response);
-- ``compacted``: the context becomes ``replacement_history`` (§2.5); the token_count Codex
+- ``compacted``: the context becomes ``replacement_history`` (§2.5). The token_count Codex
   writes right after it (no new totals, ``last_token_usage`` = only ``total_tokens``) is its
-  own count of the new history.
+  own estimate of the new history; it can be far off (940,499 after 209,950 in a 258,400
+  window, Codex 0.104), so it stands only while no request followed and only within the
+  window. The compaction's "after" is then the prompt of the first request after it.
 """
 
 from __future__ import annotations
@@ -49,8 +51,12 @@ _ROLES: dict[str, Role] = {
 }
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
-# Items the model produced: they carry the key of the response that follows them.
-_MODEL_ITEMS = {"reasoning", "web_search_call", *_CALLS}
+# Any other ``*_call`` item is a tool the API runs itself (``web_search_call``, and the like):
+# a call with no output item, named after its type.
+_SERVER_CALL_SUFFIX = "_call"
+# Items the model produced (besides its messages): they carry the key of the response that
+# follows them.
+_MODEL_ITEMS = {"reasoning", *_CALLS}
 # Context Codex injects as user/developer messages (§2.3): instructions, not the user's words.
 _INJECTED = (
     "<environment_context>",
@@ -200,6 +206,7 @@ class _Thread:
         self.last_total: tuple[int, ...] | None = None
         self.has_records = False  # 0.169 token_usage_record seen: token_count only confirms
         self.since_compaction: str | None = None  # newest response since the last compaction
+        self.awaiting_after: Compaction | None = None  # a compaction no request followed yet
         self.turn_activity = False  # the user's message in the current turn
         self.spawned: dict[str, str] = {}  # sub-agent thread id → the spawn_agent call's id
 
@@ -282,14 +289,17 @@ class _Thread:
         self._respond(key, last, line, timestamp)
 
     def _post_compaction(self, raw: Any) -> None:
-        """After a compaction Codex logs its count of the new history as the last usage."""
+        """After a compaction Codex logs its estimate of the new history as the last usage:
+        taken (labelled an estimate) until a request says more, unless it exceeds the window."""
         compaction = self.state.pending_compaction
         if compaction is None or compaction.post_tokens is not None or not isinstance(raw, dict):
             return
         if not raw.get("input_tokens") and not raw.get("output_tokens"):
-            count = raw.get("total_tokens")
-            if isinstance(count, int) and count > 0:
+            count = token_count(raw.get("total_tokens"))
+            window = self.state.context_window
+            if count and (window is None or count <= window):
                 compaction.post_tokens = count
+                compaction.post_source = "estimate"
 
     def _response_key(self, total: tuple[int, ...]) -> str | None:
         """The key of the response this running total belongs to (None if new)."""
@@ -328,6 +338,11 @@ class _Thread:
         self.unclaimed.clear()
         state.record_response(key, usage, model=state.model, line=line, timestamp=timestamp)
         self.since_compaction = key
+        if self.awaiting_after is not None:
+            # The first request after a compaction: its prompt is the new history, reported.
+            self.awaiting_after.post_tokens = usage.input_tokens_total
+            self.awaiting_after.post_source = "request"
+            self.awaiting_after = None
 
     # -- context ---------------------------------------------------------------------------
 
@@ -346,8 +361,10 @@ class _Thread:
         kind = payload.get("type")
         state = self.state
         message: Message | None = None
+        from_model = kind in _MODEL_ITEMS
         if kind == "message":
             role = _ROLES.get(str(payload.get("role")), "user")
+            from_model = role == "assistant"
             blocks = _content_blocks(payload.get("content"))
             label = "message"
             if role in ("developer", "system") or (role == "user" and _is_injected(blocks)):
@@ -375,13 +392,16 @@ class _Thread:
                 self._note_spawn(call_id, text)
             block = Block("tool_result", text, call_id, is_error=failed)
             message = Message(message_id, "tool", [block], line, timestamp)
-        elif kind in ("web_search_call", "compaction", "context_compaction"):
+        elif kind in ("compaction", "context_compaction"):
             message = Message(message_id, "assistant", [Block("other", raw=payload)], line)
+        elif isinstance(kind, str) and kind.endswith(_SERVER_CALL_SUFFIX):
+            message = self._server_call(payload, kind, message_id, line, timestamp)
+            from_model = True
         if message is None:
             return None  # ghost snapshots and item types not sent to the model
         if live:
             state.context.append(message)
-            if kind in _MODEL_ITEMS or (kind == "message" and message.role == "assistant"):
+            if from_model:
                 self.unclaimed.append(message)
         return message
 
@@ -406,6 +426,24 @@ class _Thread:
             text, raw = (value, None) if isinstance(value, str) else ("", value)
         self.state.record_tool_call(call_id, name, line=line, input_text=text, raw_input=raw)
         block = Block("tool_use", text, call_id, name, raw=raw)
+        return Message(message_id, "assistant", [block], line, timestamp)
+
+    def _server_call(
+        self,
+        payload: Mapping[str, Any],
+        kind: str,
+        message_id: str,
+        line: int,
+        timestamp: str | None,
+    ) -> Message:
+        """A tool the API ran itself (``web_search_call``: ``{status, action: {type, query}}``,
+        agent-log-formats.md §2.3): a call under its own name, its result not in the log."""
+        name = kind.removesuffix(_SERVER_CALL_SUFFIX)
+        item_id = payload.get("id") or payload.get("call_id")
+        call_id = item_id if isinstance(item_id, str) else message_id
+        raw = payload.get("action", {key: v for key, v in payload.items() if key != "type"})
+        self.state.record_tool_call(call_id, name, line=line, raw_input=raw)
+        block = Block("tool_use", "", call_id, name, raw=raw)
         return Message(message_id, "assistant", [block], line, timestamp)
 
     def _note_spawn(self, call_id: str, output: str) -> None:
@@ -446,17 +484,17 @@ class _Thread:
             note = Message(f"L{line}", "user", [Block("text", text)], line, timestamp)
             messages = [*kept, note]
         pre = state.responses.get(self.since_compaction) if self.since_compaction else None
-        state.record_compaction(
-            Compaction(
-                # Codex does not log what started it; one in a turn that has the user's
-                # message is Codex's own (a manual /compact turn carries no user message).
-                trigger="auto" if self.turn_activity else "unknown",
-                # The summarising request's prompt is the history it compacted.
-                pre_tokens=pre.usage.input_tokens_total if pre is not None else None,
-                line=line,
-                timestamp=timestamp,
-            )
+        compaction = Compaction(
+            # Codex does not log what started it; one in a turn that has the user's
+            # message is Codex's own (a manual /compact turn carries no user message).
+            trigger="auto" if self.turn_activity else "unknown",
+            # The summarising request's prompt is the history it compacted.
+            pre_tokens=pre.usage.input_tokens_total if pre is not None else None,
+            line=line,
+            timestamp=timestamp,
         )
+        state.record_compaction(compaction)
+        self.awaiting_after = compaction
         state.context[:] = [self.instructions, *messages] if self.instructions else messages
         self.unclaimed.clear()
         self.since_compaction = None
