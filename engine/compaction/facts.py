@@ -209,7 +209,9 @@ def _track_tasks(facts: Facts, call: Call) -> None:
         facts.tasks[str(task_id)] = (title, value["status"])
 
 
-def gather(items: list[Item]) -> Facts:
+def gather(items: list[Item], last_request_open: bool = False) -> Facts:
+    """``last_request_open``: the last request's turn goes on past these items (the cut fell
+    inside it), so what the assistant said last is progress, not its answer."""
     facts = Facts()
     last_answer = ""
     for item in items:
@@ -245,7 +247,7 @@ def gather(items: list[Item]) -> Facts:
             message = error_line(call)
             if message is not None:
                 facts.errors.append(ErrorFact(call, message))
-    if last_answer:
+    if last_answer and not last_request_open:
         facts.answers.append((len(facts.requests), last_answer))
     _resolve(facts, items)
     return facts

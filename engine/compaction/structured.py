@@ -212,7 +212,7 @@ def _plan(facts: Facts, cut: Cut) -> list[str]:
 
 
 def sections(cut: Cut, cwd: str | None = None, model: str | None = None) -> list[Section]:
-    facts = gather(cut.summarised)
+    facts = gather(cut.summarised, last_request_open=cut.kept_request is not None)
     return [
         Section(TITLES[0], _overview(facts, cut.previous_summary), True),
         Section(TITLES[1], _foundation(facts, cwd, model), False),

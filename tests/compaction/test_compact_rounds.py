@@ -119,3 +119,15 @@ def test_the_text_output_shows_which_rounds_of_which_turn_go(
     assert "  rounds 1–5 summarised (Bash ×5;" in out
     assert "  rounds 6–7 kept verbatim (Bash;" in out
     assert 'turn 2: "Now run the tests."' in out and "  rounds 8–9 kept verbatim (Bash;" in out
+
+
+def test_a_turn_cut_in_the_middle_is_not_called_answered(tmp_path: Path) -> None:
+    """What the assistant said before the cut is progress on the request, not its answer."""
+    messages = one_turn(6, answered=False)
+    messages.insert(4, {"role": "assistant", "content": "Next, part 2."})
+    outcome = compact_session(write_chat(tmp_path, messages), keep_rounds=2, dry_run=True)
+    assert outcome["kept_request"]
+    assert "Requests answered: 0 of 1" in outcome["summary"]
+    assert "Answer to request 1" not in outcome["summary"]
+    whole = compact_session(write_chat(tmp_path, one_turn(6)), keep_rounds=0, dry_run=True)
+    assert "Requests answered: 1 of 1" in whole["summary"]
