@@ -1,0 +1,69 @@
+"""The `ctxtop report --json` of every sample and test session, kept as golden files.
+
+The goldens were computed with the code before the cold-path speed work (issue 16); the test
+asserts that every figure is still the same. Regenerate them only for a change that is meant to
+change figures: ``python tests/perf/report_goldens.py`` (then review the diff).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden_reports"
+SOURCES = (ROOT / "sample_sessions", ROOT / "tests" / "sessions" / "data")
+
+
+def session_files() -> list[Path]:
+    """Every session log under the sample and test folders (not the side files beside them)."""
+    files = []
+    for source in SOURCES:
+        for path in sorted(source.rglob("*")):
+            if path.suffix == ".jsonl" or (
+                path.suffix == ".json" and "openai-messages" in path.parts
+            ):
+                files.append(path)
+    return files
+
+
+def golden_path(session: Path) -> Path:
+    name = str(session.relative_to(ROOT)).replace(os.sep, "__")
+    return GOLDEN / f"{name}.json"
+
+
+def report_of(session: Path) -> object:
+    """The parsed output of `ctxtop report --json` on the file (its path relative to the repo)."""
+    from engine.cli.main import main
+
+    out = io.StringIO()
+    cwd = Path.cwd()
+    try:
+        os.chdir(ROOT)
+        with contextlib.redirect_stdout(out):
+            code = main(["report", str(session.relative_to(ROOT)), "--json"])
+    finally:
+        os.chdir(cwd)
+    assert code == 0, session
+    return json.loads(out.getvalue())
+
+
+def write_goldens() -> None:
+    GOLDEN.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as home:
+        for name in ("CONFIG", "CACHE", "DATA"):
+            os.environ[f"CTXTOP_{name}_DIR"] = str(Path(home) / name.lower())
+        for session in session_files():
+            text = json.dumps(report_of(session), indent=1, ensure_ascii=False, sort_keys=True)
+            golden_path(session).write_text(text + "\n", encoding="utf-8")
+            print(golden_path(session).relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    write_goldens()
