@@ -104,11 +104,12 @@ def _steps(policy: Policy) -> Iterator[dict[str, Any]]:
                 yield {setting: kept[setting] - step}
     if kept[own] and kept[other]:
         yield {own: 0, other: 0}
-    if policy.name == TURNS:
-        switched: dict[str, Any] = {"kind": TOOL_USES, "keep_cycles": None}
+    if policy.name == TURNS:  # a turn in progress protected them: count tool uses instead
         uses = dataclasses.replace(policy, kind=TOOL_USES, keep_cycles=None).kept_tool_uses
-        yield switched
-        for value in range(uses - 1, -1, -1):
+        switched: dict[str, Any] = {"kind": TOOL_USES}
+        if kept["keep_cycles"]:
+            switched["keep_cycles"] = 0
+        for value in range(uses, -1, -1):
             yield {**switched, "keep_tool_uses": value}
 
 
@@ -123,10 +124,8 @@ def _candidates(policy: Policy, plan: Plan) -> Iterator[dict[str, Any]]:
 
 
 def option(settings: dict[str, Any]) -> str:
-    """The settings as ``ctxtop edit`` options (a setting back to its default is left out)."""
-    return " ".join(
-        f"{OPTIONS[name]} {value}" for name, value in settings.items() if value is not None
-    )
+    """The settings as ``ctxtop edit`` options."""
+    return " ".join(f"{OPTIONS[name]} {value}" for name, value in settings.items())
 
 
 def suggestion(policy: Policy, plan: Plan, plan_for: PlanFor) -> dict[str, Any] | None:

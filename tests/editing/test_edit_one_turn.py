@@ -172,7 +172,7 @@ def test_a_turn_in_progress_stays_whole_under_turns_and_tool_uses_clears_inside_
     assert turns["changed"] == []
     explained = turns["nothing_to_clear"]
     assert explained["protected"] == {"in the turn in progress": 5, "without a result yet": 1}
-    assert explained["suggestion"]["option"] == "--policy tool-uses"
+    assert explained["suggestion"]["option"] == "--policy tool-uses --keep-tool-uses 3"
 
     uses = edit_session(path, Policy(kind="tool-uses", keep_cycles=0), dry_run=True)
     assert [c["tool_call_id"] for c in uses["changed"]] == ["call_1", "call_2", "call_3"]

@@ -1,6 +1,7 @@
 """``e``: the editing panel, driven through the pilot: the preview follows the policy, the
 confirmation writes a fork beside the session (the session itself untouched), shows how to
-resume it, and the event log records the edit."""
+resume it, and the event log records the edit. On one long agentic turn the default clears all
+but the last 3 tool uses, and a policy that clears nothing says why and what would clear."""
 
 from __future__ import annotations
 
@@ -9,13 +10,21 @@ import shutil
 from pathlib import Path
 
 from dashboard_support import frozen_clock, result_labels, synchronous, wait_until, write_lines
-from textual.widgets import Button, Select, Static
+from textual.pilot import Pilot
+from textual.widgets import Button, Input, Select, Static
 
 from engine.editing import actions
+from engine.editing.fork import edit_session
+from engine.editing.policy import Policy
 from engine.live.demo import demo_lines
+from tui import format as fmt
 from tui.app import CtxtopApp
 from tui.screens.edit import EditScreen
 
+ONE_TURN = (  # one prompt, 12 tool calls, by the real Claude Code CLI (its PROVENANCE.md)
+    Path(__file__).resolve().parents[2]
+    / "tests/data/one_turn/claude-code/b6a9545e-0d9d-4547-a30b-76c3b71a6ebd.jsonl"
+)
 MANY_RESULTS = (
     Path(__file__).resolve().parents[2]
     / "sample_sessions/claude-code/projects/-path-to-Demo"
@@ -27,6 +36,15 @@ def shown(screen: EditScreen) -> str:
     return str(screen.query_one("#edit-preview", Static).render())
 
 
+async def open_panel(pilot: Pilot[None], app: CtxtopApp) -> EditScreen:
+    """``e`` once the dashboard has analysed the session."""
+    await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+    await pilot.press("e")
+    screen = app.screen
+    assert isinstance(screen, EditScreen)
+    return screen
+
+
 @synchronous
 async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
     session = tmp_path / "session.jsonl"
@@ -34,15 +52,15 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
     digest = hashlib.sha256(session.read_bytes()).hexdigest()
     app = CtxtopApp(session, clock=frozen_clock)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
-        await pilot.press("e")
-        screen = app.screen
-        assert isinstance(screen, EditScreen)
-        # The default policy keeps the last three cycles: the sample's one result stays.
+        screen = await open_panel(pilot, app)
+        # The default policy keeps the last three tool uses: the sample's one result stays,
+        # and the panel says so and what would clear it.
         await wait_until(pilot, lambda: "nothing to clear" in shown(screen))
+        assert "nothing to clear: its only tool use is among the last 3 kept" in shown(screen)
+        assert "set keep tool uses to 0 to clear 1 result" in shown(screen)
         assert screen.query_one("#edit-write", Button).disabled
 
-        await pilot.press("backspace", "0")  # keep no cycle whole
+        await pilot.press("backspace", "0")  # the focused field: keep no tool use
         await wait_until(pilot, lambda: "tool result changes" in shown(screen))
         preview = shown(screen)
         assert "1 tool result changes:" in preview and "Bash" in preview
@@ -101,8 +119,11 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         screen = app.screen
         assert isinstance(screen, EditScreen)
         await wait_until(pilot, lambda: screen.outcome is not None)
-        await pilot.press("backspace", "0")  # keep no cycle whole
+        # The turns policy with no turn kept whole (typing a count picks its policy).
+        await pilot.click("#edit-keep-cycles")
+        await pilot.press("end", "backspace", "0")
         await wait_until(pilot, lambda: "tool results change:" in shown(screen))
+        assert "policy turns: keep no turn whole" in shown(screen)
         await pilot.click("#edit-write")
         await wait_until(pilot, lambda: "fork written" in shown(screen))
         assert screen.written is not None
@@ -124,3 +145,48 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         labels = result_labels(fork_app)
         assert {call for call, label in labels.items() if "⌫" in label} == cleared
         assert not any("cleared in fork" in label for label in labels.values())
+
+
+@synchronous
+async def test_the_panel_clears_old_results_of_one_turn_and_explains_a_policy_that_cannot(
+    tmp_path: Path,
+) -> None:
+    session = tmp_path / ONE_TURN.name
+    shutil.copyfile(ONE_TURN, session)
+    whole_turn = edit_session(session, Policy(keep_cycles=0), dry_run=True)
+    calls = [change["tool_call_id"] for change in whole_turn["changed"]]  # all 12, in order
+    assert len(calls) == 12
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: "tool results change:" in shown(screen))
+        outcome = screen.outcome
+        assert outcome is not None
+        assert [change["tool_call_id"] for change in outcome["changed"]] == calls[:-3]
+        preview = shown(screen)
+        assert "policy tool uses: keep the last 3 tool uses" in preview
+        assert "9 tool results change:" in preview
+        assert not screen.query_one("#edit-write", Button).disabled
+        terms = str(screen.query_one("#edit-terms", Static).render())
+        assert "turn: a request of the user and all that answered it" in terms
+        assert "tool use: one tool call and its result" in terms
+
+        screen.query_one("#edit-policy", Select).value = "turns"
+        await wait_until(pilot, lambda: "nothing to clear" in shown(screen))
+        preview = shown(screen)
+        assert "policy turns: keep the last 3 turns whole" in preview
+        assert (
+            "nothing to clear: all 12 tool uses are in the last 3 turns (the session has 1)"
+            in preview
+        )
+        saving = fmt.tokens(whole_turn["cleared_tokens"])
+        assert f"set keep turns to 0 to clear 12 results ({saving}≈ tokens)" in preview
+        assert "--keep-cycles" not in preview  # the panel's field names, not the CLI's flags
+        assert screen.query_one("#edit-write", Button).disabled
+
+        # Following the suggestion clears what it said.
+        screen.query_one("#edit-keep-cycles", Input).value = "0"
+        await wait_until(pilot, lambda: "12 tool results change:" in shown(screen))
+        assert screen.outcome is not None
+        assert screen.outcome["cleared_tokens"] == whole_turn["cleared_tokens"]
+        assert sorted(path.name for path in tmp_path.iterdir()) == [session.name]

@@ -17,17 +17,51 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Select, Static
 
 from engine.editing.fork import edit_session
-from engine.editing.policy import MODES, ORDERS, Policy
+from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
 from engine.errors import CtxtopError
 from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, written_text
 
 CHANGES_SHOWN = 8
 
+# The panel's words for the policies and for the settings a suggestion changes.
+POLICY_LABELS = {TOOL_USES: "tool uses", TURNS: "turns"}
+FIELD_LABELS = {
+    "kind": "policy",
+    "keep_tool_uses": "keep tool uses",
+    "keep_cycles": "keep turns",
+    "min_tokens": "min saving",
+    "mode": "mode",
+}
+# Each count field and the policy it belongs to: typing into one picks its policy.
+COUNT_FIELDS = {"edit-keep-tool-uses": TOOL_USES, "edit-keep-cycles": TURNS}
+TERMS = (
+    "turn: a request of the user and all that answered it. tool use: one tool call and its result."
+)
+
+
+def suggestion_text(suggestion: dict[str, Any]) -> str:
+    """The smallest change that would clear something, in the panel's field names."""
+    settings = dict(suggestion["set"])
+    if settings.get("kind") == TOOL_USES:
+        settings.pop("keep_cycles", None)  # the turns field is not read under tool uses
+    changes = [
+        f"{FIELD_LABELS[name]} to {POLICY_LABELS.get(value, value)}"
+        for name, value in settings.items()
+    ]
+    results = suggestion["results"]
+    return (
+        f"set {' and '.join(changes)} to clear {results} result{'s' if results != 1 else ''}"
+        f" ({fmt.tokens(suggestion['tokens'])}≈ tokens)"
+    )
+
 
 def preview_text(outcome: dict[str, Any]) -> Text:
     """The preview as ``ctxtop edit --dry-run`` gives it, in a few lines."""
     text = Text()
+    policy = outcome["policy"]
+    text.append(f"policy {POLICY_LABELS[policy['name']]}: ", style="bold")
+    text.append(f"{policy['summary'].split(': ', 1)[-1]}\n")
     before, after = outcome["tokens_before"], outcome["tokens_after"]
     text.append(f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}", style="bold")
     text.append(f" ({fmt.tokens(before - after)} fewer)\n")
@@ -38,11 +72,11 @@ def preview_text(outcome: dict[str, Any]) -> Text:
                 f" -> {fmt.tokens(row['tokens_after'])}\n"
             )
     changed = outcome["changed"]
-    if not changed:
-        if outcome["below_minimum"]:
-            text.append(f"nothing to clear: {outcome['below_minimum']} tokens is below the minimum")
-        else:
-            text.append("nothing to clear under this policy")
+    explained = outcome["nothing_to_clear"]
+    if explained is not None:
+        text.append(f"nothing to clear: {explained['reason']}", style="bold")
+        if explained["suggestion"] is not None:
+            text.append(f"\n{suggestion_text(explained['suggestion'])}")
         return text
     count = len(changed)
     text.append(
@@ -51,7 +85,7 @@ def preview_text(outcome: dict[str, Any]) -> Text:
     for change in changed[:CHANGES_SHOWN]:
         tool = fmt.shown(change["tool"])  # from the log: plain text, controls shown
         text.append(
-            f"  {tool} (cycle {change['cycle']}): {fmt.tokens(change['tokens_before'])}"
+            f"  {tool} (turn {change['cycle']}): {fmt.tokens(change['tokens_before'])}"
             f" -> {fmt.tokens(change['tokens_after'])}\n"
         )
     if len(changed) > CHANGES_SHOWN:
@@ -72,22 +106,33 @@ def preview_text(outcome: dict[str, Any]) -> Text:
 
 class EditScreen(ForkPanel):
     DEFAULT_CSS = """
-    EditScreen #edit-preview-box { height: auto; max-height: 14; border: round $panel; }
+    EditScreen #edit-preview-box { height: auto; max-height: 45vh; border: round $panel; }
+    EditScreen #edit-terms { width: 2fr; height: auto; padding: 1 0 0 1; color: $foreground 70%; }
     """
-    AUTO_FOCUS = "#edit-keep-cycles"
+    AUTO_FOCUS = "#edit-keep-tool-uses"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
 
     def compose(self) -> ComposeResult:
+        self.counts = {name: str(DEFAULT_KEEP) for name in COUNT_FIELDS}  # the values shown
         with Vertical() as box:
             name = fmt.in_markup(self.path.name)
             box.border_title = f"Edit {name}: clear old tool results into a fork"
             with Horizontal(classes="policy"):
-                yield self.field("keep cycles", Input("3", type="integer", id="edit-keep-cycles"))
+                policies = [(label, name) for name, label in POLICY_LABELS.items()]
                 yield self.field(
-                    "keep tool uses", Input("0", type="integer", id="edit-keep-tool-uses")
+                    "policy",
+                    Select(policies, value=TOOL_USES, allow_blank=False, id="edit-policy"),
                 )
+                keep = str(DEFAULT_KEEP)
+                yield self.field(
+                    "keep tool uses", Input(keep, type="integer", id="edit-keep-tool-uses")
+                )
+                yield self.field("keep turns", Input(keep, type="integer", id="edit-keep-cycles"))
+                yield self.field("min saving", Input("0", type="integer", id="edit-min-tokens"))
+            with Horizontal(classes="policy"):
                 yield self.choices("order", ORDERS, "oldest", "edit-order")
                 yield self.choices("mode", MODES, "placeholder", "edit-mode")
+                yield Static(TERMS, id="edit-terms")
             with VerticalScroll(id="edit-preview-box"):
                 yield Static("computing the preview …", id="edit-preview")
             yield self.buttons("edit")
@@ -96,18 +141,33 @@ class EditScreen(ForkPanel):
         self.refresh_preview()
 
     def policy(self) -> Policy | None:
-        """The policy the fields say, or None while one is not a number yet."""
+        """The policy the fields say, or None while one is not a number yet. Only the count of
+        the chosen policy is read (keep tool uses, or keep turns)."""
         values = []
-        for selector in ("#edit-keep-cycles", "#edit-keep-tool-uses"):
+        for selector in ("#edit-keep-tool-uses", "#edit-keep-cycles", "#edit-min-tokens"):
             text = self.query_one(selector, Input).value.strip()
             if not text.isdigit():
                 return None
             values.append(int(text))
+        kind = str(self.query_one("#edit-policy", Select).value)
         order = self.query_one("#edit-order", Select).value
         mode = self.query_one("#edit-mode", Select).value
         return Policy(
-            keep_cycles=values[0], keep_tool_uses=values[1], order=str(order), mode=str(mode)
+            kind=kind,
+            keep_tool_uses=values[0] if kind == TOOL_USES else None,
+            keep_cycles=values[1] if kind == TURNS else None,
+            min_tokens=values[2],
+            order=str(order),
+            mode=str(mode),
         )
+
+    @on(Input.Changed, "#edit-keep-tool-uses, #edit-keep-cycles")
+    def _count_changed(self, event: Input.Changed) -> None:
+        """A count typed in picks the policy it belongs to (as --keep-cycles alone does)."""
+        if event.input.id is None or event.value == self.counts.get(event.input.id, event.value):
+            return  # the value it was composed with (or had)
+        self.counts[event.input.id] = event.value
+        self.query_one("#edit-policy", Select).value = COUNT_FIELDS[event.input.id]
 
     @on(Input.Changed)
     @on(Select.Changed)
@@ -118,7 +178,9 @@ class EditScreen(ForkPanel):
         self.generation += 1
         self.query_one("#edit-write", Button).disabled = True
         if policy is None:
-            self.query_one("#edit-preview", Static).update("keep cycles and tool uses: numbers")
+            self.query_one("#edit-preview", Static).update(
+                "keep tool uses, keep turns and min saving: whole numbers"
+            )
             return
         self.query_one("#edit-preview", Static).update("computing the preview …")
         self._preview(policy, self.generation)
