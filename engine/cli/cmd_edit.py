@@ -1,5 +1,13 @@
 """``ctxtop edit``: clear old tool results into a new session the agent can resume.
 
+A turn is a request of the user and all that answered it; a tool use is one tool call and its
+result. Two policies say which old results stay: tool-uses (the default) keeps the last 3 tool
+uses, whatever turn they are in, as Anthropic's clear_tool_uses does; turns keeps the last 3
+turns whole, as CodeCompanion's cycles. Tool uses is the default because a window usually fills
+during one long agentic turn (one prompt, many tool calls), where counting turns clears nothing.
+When a policy clears nothing, the answer says what kept the results and the smallest change of
+the options that would clear some, with its saving.
+
 The agent's file is never modified: the edit is a fork next to it (Claude Code: a new
 ``<uuid>.jsonl`` in the project dir; the generic format: a new JSON file). ``--dry-run`` shows
 the preview (tokens per section, changed results, cache rewrite cost) without writing anything.

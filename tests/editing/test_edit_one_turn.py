@@ -178,3 +178,16 @@ def test_a_turn_in_progress_stays_whole_under_turns_and_tool_uses_clears_inside_
     assert [c["tool_call_id"] for c in uses["changed"]] == ["call_1", "call_2", "call_3"]
     assert explained["suggestion"]["tokens"] == uses["cleared_tokens"]
     assert explained["suggestion"]["results"] == 3
+
+
+def test_help_names_the_default_policy_and_the_readme_agrees(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["edit", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "tool-uses (the default) keeps the last N tool uses" in shown
+    assert "default 3 under the tool-uses policy" in shown
+    readme = " ".join((ONE_TURN.parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert "`--policy tool-uses` (**the default**): the last N tool uses stay" in readme
+    assert "`--policy turns`: the last N turns stay whole" in readme
