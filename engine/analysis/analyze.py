@@ -74,8 +74,9 @@ class Analyzer:
     # --- parts ----------------------------------------------------------------------------
 
     def _history(self, state: SessionState) -> tuple[list[int], list[int]]:
-        """Context size after every request, and those since the last compaction."""
-        since = state.compactions[-1].line if state.compactions else 0
+        """Context size after every request, and those since the last compaction (or
+        truncation)."""
+        since = state.last_rewrite_line
         every: list[int] = []
         recent: list[int] = []
         for response in state.responses.values():

@@ -34,9 +34,9 @@ def on_context(
     found: list[OnContext] = []
     running = 0
     position = 0
-    # A response from before the last compaction may still have its answer on the context
-    # (a preserved segment), but its prompt held the history the compaction replaced.
-    since = state.compactions[-1].line if state.compactions else 0
+    # A response from before the last compaction (or truncation) may still have its answer on
+    # the context (a preserved segment), but its prompt held the history since replaced.
+    since = state.last_rewrite_line
     for key, index in sorted(first.items(), key=lambda item: item[1]):
         response = state.responses.get(key)
         if response is None or response.line < since:

@@ -66,6 +66,12 @@ def render_text(report: dict[str, Any]) -> str:
             f"compaction {compaction['trigger']}: {_fmt(compaction['pre_tokens'])}"
             f" -> {_fmt(compaction['post_tokens'])} ({after}line {compaction['line']})"
         )
+    for truncation in report["truncations"]:
+        lines.append(
+            f"truncation {_fmt(truncation['pre_tokens'])} -> {_fmt(truncation['post_tokens'])}"
+            f" ({_fmt(truncation['messages_removed'])} oldest messages dropped;"
+            f" line {truncation['line']})"
+        )
     if report["tools"]:
         lines.append("tools (result tokens: tokenizer estimates)")
         for tool in report["tools"]:

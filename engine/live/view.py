@@ -94,10 +94,10 @@ class LastRequest:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """A line of the event log: a compaction seen in the log, a skipped line, or an action
-    ctxtop took on the session (``line`` 0: not in the log; ``timestamp`` says when)."""
+    """A line of the event log: a compaction or a truncation seen in the log, a skipped line, or
+    an action ctxtop took on the session (``line`` 0: not in the log; ``timestamp`` says when)."""
 
-    kind: str  # compaction | skipped | action
+    kind: str  # compaction | truncation | skipped | action
     line: int
     text: str
     timestamp: str | None = None
@@ -214,6 +214,17 @@ def _events(report: dict[str, Any]) -> tuple[Event, ...]:
         )
         for item in report["compactions"]
     ]
+    events.extend(
+        Event(
+            "truncation",
+            item["line"],
+            f"truncation: {short_tokens(item['pre_tokens'])} -> {short_tokens(item['post_tokens'])}"
+            f" ({item['messages_removed'] if item['messages_removed'] is not None else '?'}"
+            " oldest messages dropped, nothing summarised)",
+            item["timestamp"],
+        )
+        for item in report["truncations"]
+    )
     events.extend(
         Event("skipped", item["line"], f"skipped line {item['line']}: {item['reason']}")
         for item in report["skipped_lines"]

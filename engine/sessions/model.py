@@ -139,6 +139,19 @@ class Compaction:
 
 
 @dataclass(slots=True)
+class Truncation:
+    """The agent dropped the oldest messages of a prompt over its limit (Copilot CLI's
+    ``session.truncation``): nothing was summarised, so it is not a compaction."""
+
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    messages_removed: int | None = None
+    token_limit: int | None = None
+    line: int = 0
+    timestamp: str | None = None
+
+
+@dataclass(slots=True)
 class SkippedLine:
     path: str
     line: int
@@ -177,6 +190,7 @@ class SessionState:
     tool_tally: dict[str, list[int]] = field(default_factory=dict)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
+    truncations: list[Truncation] = field(default_factory=list)
     # Lines where a new agent process took the next prompt (Claude Code ``-p --resume``).
     process_starts: list[int] = field(default_factory=list)
     subagents: dict[str, SessionState] = field(default_factory=dict)
@@ -195,6 +209,13 @@ class SessionState:
     @property
     def api_requests(self) -> int:
         return len(self.responses)
+
+    @property
+    def last_rewrite_line(self) -> int:
+        """The line of the last compaction or truncation (0: none): requests before it were
+        sent with a history the context no longer holds."""
+        compacted = self.compactions[-1].line if self.compactions else 0
+        return max(compacted, self.truncations[-1].line if self.truncations else 0)
 
     def touch(self, timestamp: str | None) -> None:
         if timestamp:
@@ -264,6 +285,10 @@ class SessionState:
         self.compactions.append(compaction)
         self.pending_compaction = compaction
         self.touch(compaction.timestamp)
+
+    def record_truncation(self, truncation: Truncation) -> None:
+        self.truncations.append(truncation)
+        self.touch(truncation.timestamp)
 
     def skip(self, line: int, reason: str, path: str | None = None) -> None:
         self.skipped.append(SkippedLine(path=path or str(self.path), line=line, reason=reason))

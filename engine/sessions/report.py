@@ -347,6 +347,17 @@ def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]
         "api_requests": state.api_requests,
         "totals": _totals(state.totals),
         "compactions": [_compaction(compaction, window) for compaction in state.compactions],
+        "truncations": [
+            {
+                "pre_tokens": truncation.pre_tokens,
+                "post_tokens": truncation.post_tokens,
+                "messages_removed": truncation.messages_removed,
+                "token_limit": truncation.token_limit,
+                "line": truncation.line,
+                "timestamp": truncation.timestamp,
+            }
+            for truncation in state.truncations
+        ],
         "tools": tool_summary(state, encoding),
         "subagents": [_subagent(child, encoding) for child in state.subagents.values()],
         "subagent_of": _parent(state),

@@ -18,8 +18,11 @@ from test_sessions_tail import _append
 from test_sessions_tail import _report as _reader_report
 
 from engine.cli.main import main
+from engine.config import Thresholds
 from engine.live.locate import where
-from engine.sessions.reader import SessionReader
+from engine.live.view import build_view, short_tokens
+from engine.sessions.reader import SessionReader, read_all
+from engine.sessions.report import build_report
 
 SESSION_ID = "244e876e-1a43-4419-88f6-972d1b6e8877"
 COPILOT_HOME = Path(__file__).parent / "data" / "generated" / "copilot-cli"
@@ -154,23 +157,51 @@ def test_tools_count_each_call_once(rows: list[dict[str, Any]], got: dict[str, A
     assert "glob" not in tools  # the sub-agent's call
 
 
-def test_truncation_and_compaction(rows: list[dict[str, Any]], got: dict[str, Any]) -> None:
-    expected = []
+def test_a_truncation_is_its_own_event_not_a_compaction(
+    rows: list[dict[str, Any]], got: dict[str, Any]
+) -> None:
+    """The CLI dropped the oldest messages of one prompt (``session.truncation``) while it
+    compacted once (``session.compaction_complete``): one compaction, one truncation."""
+    compactions, truncations = [], []
     for line, row in enumerate(rows, 1):
         data = row["data"]
         if row["type"] == "session.truncation":
-            pre, post = (
-                data["preTruncationTokensInMessages"],
-                data["postTruncationTokensInMessages"],
+            truncations.append(
+                {
+                    "pre_tokens": data["preTruncationTokensInMessages"],
+                    "post_tokens": data["postTruncationTokensInMessages"],
+                    "messages_removed": data["messagesRemovedDuringTruncation"],
+                    "token_limit": data["tokenLimit"],
+                    "line": line,
+                    "timestamp": row["timestamp"],
+                }
             )
-            expected.append(("truncation", pre, post, line))
         elif row["type"] == "session.compaction_complete":
             assert data["trigger"] == "threshold"
             pre, post = data["preCompactionTokens"], data["postCompactionTokens"]
-            expected.append(("auto", pre, post, line))
+            compactions.append(("auto", pre, post, line))
+    assert len(compactions) == len(truncations) == 1
     assert [
         (c["trigger"], c["pre_tokens"], c["post_tokens"], c["line"]) for c in got["compactions"]
-    ] == (expected)
+    ] == compactions
+    assert got["truncations"] == truncations
+    # The dashboard: the events panel lists both, the compaction count is the CLI's.
+    reader = SessionReader(EVENTS)
+    read_all(reader)
+    assert reader.adapter is not None
+    view = build_view(build_report(reader.adapter), reader.state, Thresholds())
+    assert view.compactions == 1
+    [truncation] = truncations
+    assert [(e.kind, e.line) for e in view.events if e.kind in ("compaction", "truncation")] == [
+        ("truncation", truncation["line"]),
+        ("compaction", compactions[0][3]),
+    ]
+    [event] = [e for e in view.events if e.kind == "truncation"]
+    assert event.text == (
+        f"truncation: {short_tokens(truncation['pre_tokens'])} ->"
+        f" {short_tokens(truncation['post_tokens'])}"
+        f" ({truncation['messages_removed']} oldest messages dropped, nothing summarised)"
+    )
 
 
 def test_after_a_compaction_the_context_is_its_figure(

@@ -1,5 +1,5 @@
-"""Event log: compactions seen in the log, lines the reader had to skip, and what ctxtop did to
-the session (edit, compact, undo: from its action log)."""
+"""Event log: compactions and truncations seen in the log, lines the reader had to skip, and what
+ctxtop did to the session (edit, compact, undo: from its action log)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from textual.widgets import DataTable
 from engine.live.view import Event
 from tui import format as fmt
 
-STYLES = {"compaction": "bold", "action": "italic", "skipped": "dim"}
+STYLES = {"compaction": "bold", "truncation": "", "action": "italic", "skipped": "dim"}
 
 
 class EventLog(DataTable[Text]):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
-from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
+from engine.sessions.model import Block, Compaction, Message, SessionState, Truncation, Usage
 
 PRODUCER = "copilot-agent"
 # Event types only Copilot CLI writes (copilot-sdk session-events.ts).
@@ -364,11 +364,12 @@ class CopilotCliAdapter(Adapter):
             kept = sum(m.role != "system" for m in window.state.context) - removed
         window.drop_oldest(window.all_but_newest(kept))
         window.reset_last_response()
-        window.state.record_compaction(
-            Compaction(
-                trigger="truncation",
+        window.state.record_truncation(
+            Truncation(
                 pre_tokens=_number(data, "preTruncationTokensInMessages"),
                 post_tokens=_number(data, "postTruncationTokensInMessages"),
+                messages_removed=_number(data, "messagesRemovedDuringTruncation"),
+                token_limit=_number(data, "tokenLimit"),
                 line=line,
                 timestamp=ts,
             )
