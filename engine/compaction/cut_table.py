@@ -96,5 +96,5 @@ def cut_headline(cut_rows: list[dict[str, Any]], kept_request: bool) -> str:
     summarised = len(cut_rows) - kept
     line = f"{plural(summarised, 'round')} summarised, {kept} kept verbatim"
     if kept_request:
-        line += " (the cut falls inside a turn: its request is kept verbatim too)"
+        line += " (the cut is inside a turn: its request is kept too)"
     return line

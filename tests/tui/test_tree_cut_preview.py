@@ -11,6 +11,7 @@ from dashboard_support import frozen_clock, result_labels, synchronous, wait_unt
 
 from tui.app import CtxtopApp
 from tui.screens.compact import CompactScreen
+from tui.screens.edit import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_TURN = ROOT / "tests/data/one_turn/claude-code/b6a9545e-0d9d-4547-a30b-76c3b71a6ebd.jsonl"
@@ -42,4 +43,26 @@ async def test_the_tree_marks_the_rounds_a_compaction_would_summarise(tmp_path: 
         marked = {call for call, label in labels.items() if "◌ would summarise" in label}
         assert marked == summarised
         assert kept <= set(labels) and not marked & kept
+        assert sorted(p.name for p in tmp_path.iterdir()) == [session.name]
+
+
+@synchronous
+async def test_the_tree_marks_the_results_an_edit_would_clear(tmp_path: Path) -> None:
+    session = tmp_path / ONE_TURN.name
+    shutil.copyfile(ONE_TURN, session)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.outline is not None)
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, EditScreen)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        outcome = screen.outcome
+        assert outcome is not None
+        cleared = {change["tool_call_id"] for change in outcome["changed"]}
+        assert len(cleared) == 9  # the default keeps the last 3 of the 12 tool uses
+        await pilot.press("escape")
+        await pilot.pause()
+        labels = result_labels(app)
+        assert {call for call, label in labels.items() if "⌫ would clear" in label} == cleared
         assert sorted(p.name for p in tmp_path.iterdir()) == [session.name]

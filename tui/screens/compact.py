@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -28,7 +28,8 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Select, Static
 
 from engine.compaction.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, Prepared, compact_session
-from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
+from engine.compaction.cut_table import cut_lines, requests_by_turn
+from engine.compaction.items import plural
 from engine.compaction.policies import schedule, simulate_file
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
@@ -36,6 +37,7 @@ from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, written_text
 
 TICK = 0.5  # seconds between updates of the waiting line
+SHORT_SCREEN = 30  # lines: below this the rounds box gets less room
 
 
 def figures_text(outcome: dict[str, Any]) -> Text:
@@ -47,16 +49,12 @@ def figures_text(outcome: dict[str, Any]) -> Text:
     text.append(f" ({fmt.tokens(before - after)} fewer)\n" if after < before else " (no fewer)\n")
     text.append(
         f"summary by {outcome['summarizer']}: {fmt.tokens(outcome['summary_tokens'])}≈ tokens"
-        f" (budget {fmt.tokens(outcome['budget'])}); "
-        + cut_headline(outcome["round_table"], outcome["kept_request"])
-        + "\n"
+        f" (budget {fmt.tokens(outcome['budget'])})\n"
     )
-    # Tokenizer estimates, as the context figures above: marked so.
-    text.append(
-        f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])} tokens once, estimated"
-    )
+    # Tokenizer estimates, as the context figures above: marked so. One line at 80 columns.
+    text.append(f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}≈ tokens once")
     if outcome["cache_rewrite_cost_usd"] is not None:
-        text.append(f" (≈${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']})")
+        text.append(f" (≈${outcome['cache_rewrite_cost_usd']:.4f})")
         if outcome["break_even_requests"] is not None:
             text.append(f"; pays off after {outcome['break_even_requests']} requests")
     else:
@@ -69,10 +67,16 @@ def figures_text(outcome: dict[str, Any]) -> Text:
 
 
 # What the words on the panel mean: a newcomer meets "rounds" here first.
-ROUNDS_HELP = (
-    "a round: one model response and its tool calls and results; a turn: your request and "
-    "all its rounds"
-)
+ROUNDS_HELP = "round: a model reply + its tool calls · turn: a request + its rounds"
+
+
+def cut_title(outcome: dict[str, Any]) -> str:
+    """The rounds box's title: how many go and stay (and the request of a turn cut in two)."""
+    title = (
+        f"{plural(outcome['summarised_rounds'], 'round')} summarised, "
+        f"{outcome['kept_rounds']} kept verbatim"
+    )
+    return title + (" + the request of the turn cut" if outcome["kept_request"] else "")
 
 
 def cut_text(outcome: dict[str, Any]) -> Text:
@@ -129,9 +133,10 @@ class CompactScreen(ForkPanel):
     CompactScreen #compact-strategies-box {
         height: 1fr; min-height: 3; max-height: 8; border: round $panel;
     }
-    CompactScreen #compact-cut-box {
-        height: 1fr; min-height: 3; max-height: 8; border: round $panel;
-    }
+    /* A line per turn and per run of rounds: usually three or four; scrolls beyond. */
+    CompactScreen #compact-cut-box { height: auto; max-height: 6; border: round $panel; }
+    /* Under 30 lines, two of them: the buttons must stay on screen at 80x24. */
+    CompactScreen.short #compact-cut-box { max-height: 4; }
     """
     AUTO_FOCUS = "#compact-keep-rounds"
     PLANNED_NOTE = "◌ would summarise"
@@ -178,7 +183,11 @@ class CompactScreen(ForkPanel):
         rows = outcome["round_table"]
         return frozenset(i for row in rows if not row["kept"] for i in row["call_ids"])
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < SHORT_SCREEN, "short")
+
     def on_mount(self) -> None:
+        self.set_class(self.app.size.height < SHORT_SCREEN, "short")
         self.ticker = self.set_interval(TICK, self._tick, pause=True)
         self.refresh_preview()
 
@@ -260,6 +269,7 @@ class CompactScreen(ForkPanel):
         self.outcome = outcome
         self._say(figures_text(outcome))
         self.query_one("#compact-cut", Static).update(cut_text(outcome))
+        self.query_one("#compact-cut-box").border_title = cut_title(outcome)
         box = self.query_one("#compact-strategies-box")
         if simulation is None:
             self.strategies = None
@@ -309,6 +319,8 @@ class CompactScreen(ForkPanel):
         text.append("\n")
         text.append_text(written_text({**outcome, "warnings": []}))
         self._say(text)
+        # Where the fork went and how to resume it need the room the preview's rounds had.
+        self.query_one("#compact-cut-box").display = False
         self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
         self.lock_policy()
 
