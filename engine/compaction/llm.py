@@ -38,9 +38,10 @@ from engine.compaction.prompt import (
     tool_names,
     transcript,
 )
-from engine.compaction.structured import earlier_transcript, pointer_line
+from engine.compaction.structured import TITLES, earlier_transcript, pointer_line
 from engine.config import LLMSettings
 from engine.safety.secrets import SecretMasker
+from engine.safety.terminal import without_controls
 from engine.sessions.report import model_info
 
 Count = Callable[[str], int]
@@ -286,11 +287,23 @@ def reply_text(protocol: str, reply: Any) -> str:
 
 
 def extract_summary(text: str) -> str:
+    """The reply's one ``<summary>`` block, control characters removed. It goes into the agent's
+    context as ctxtop's own text: a reply with several blocks (one may be text the model quoted
+    from the log) is not used."""
     found = _SUMMARY.findall(text)
-    summary = found[-1].strip() if found else ""
+    if len(found) > 1:
+        raise LLMFailure(f"the reply has {len(found)} <summary> blocks, not one")
+    summary = without_controls(found[0]).strip() if found else ""
     if not summary:
         raise LLMFailure("the reply has no <summary> block")
     return summary
+
+
+def check_sections(summary: str) -> None:
+    """``LLMFailure`` unless the summary has every section of the hand-off note."""
+    missing = [title for title in TITLES if title.lower() not in summary.lower()]
+    if missing:
+        raise LLMFailure(f"the summary lacks the section(s) {', '.join(missing)}")
 
 
 def llm_summary(
@@ -328,6 +341,7 @@ def llm_summary(
             size = count(summary)
             if size > room:
                 raise LLMFailure(f"the summary has {size} tokens, over the budget of {room}")
+            check_sections(summary)
             return f"{summary}\n\n{pointer}"
         except EndpointFailure as failure:
             failures.append(f"{mode} mode: {failure}")

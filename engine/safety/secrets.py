@@ -36,6 +36,29 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "bearer-token",
         re.compile(r"(?i)\bbearer\s++(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
     ),
+    # scheme://user:PASSWORD@host: the password only (the user and host stay readable).
+    (
+        "url-credentials",
+        re.compile(
+            r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}+://[^\s:/@]{1,200}+:(?P<secret>[^\s/@]{1,200}+)@"
+        ),
+    ),
+    # password = "two words" (TOML, INI, code): a quoted value whole, spaces and all.
+    (
+        "quoted-assignment",
+        re.compile(
+            r"\b(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80}+)[\"']?\s*+[:=]\s*+"
+            r"(?P<quote>[\"'])(?P<secret>[^\"'\n]{6,300}+)(?P=quote)"
+        ),
+    ),
+    # db_password: value (YAML): the unquoted value up to the end of the line or a comment.
+    (
+        "yaml-assignment",
+        re.compile(
+            r"(?m)\b(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80}+)[\"']?:[ \t]++"
+            r"(?P<secret>[^\s\"'#{}\[\],&*!|>][^\s#,]{5,}+)"
+        ),
+    ),
     (
         "env-assignment",
         re.compile(
@@ -50,39 +73,47 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-_SECRET_NAME = re.compile("KEY|SECRET|TOKEN|PASSWORD|PASSWD", re.IGNORECASE)
+_SECRET_NAME = re.compile("KEY|SECRET|TOKEN|PASSW|PASSPHRASE|CREDENTIAL", re.IGNORECASE)
+# The endpoint's own key is masked only where it stands as a token of its own, and only if it is
+# long enough to be a key: OPENAI_API_KEY=none must not mask every word "none".
+MIN_EXACT_KEY = 12
+_KEY_CHAR = r"A-Za-z0-9_\-"
 
 
 def _replace(text: str, name: str, pattern: re.Pattern[str]) -> tuple[str, int]:
     found = 0
-
-    def mask(match: re.Match[str]) -> str:
-        nonlocal found
-        if "[masked " in match.group(0):
-            return match.group(0)
-        if "name" in pattern.groupindex and not _SECRET_NAME.search(match.group("name")):
-            return match.group(0)
-        if "secret" in pattern.groupindex:
-            start, end = match.span("secret")
-            if match.group("secret").replace(".", "").isdigit():
-                return match.group(0)  # max_tokens=128000: a number, not a secret
-            found += 1
-            whole = match.group(0)
-            offset = match.start()
-            return whole[: start - offset] + f"[masked {name}]" + whole[end - offset :]
+    parts: list[str] = []
+    done = 0  # text[:done] is in parts
+    position = 0
+    while (match := pattern.search(text, position)) is not None:
+        has_secret = "secret" in pattern.groupindex
+        if "[masked " in match.group(0) or (
+            "name" in pattern.groupindex and not _SECRET_NAME.search(match.group("name"))
+        ):
+            # Not a secret here. A quoted value (300 characters at most) is looked at again, as
+            # it may hold one: `request: "… password = "two words"`.
+            quoted = "quote" in pattern.groupindex
+            position = max(match.start("secret") if quoted else match.end(), match.start() + 1)
+            continue
+        start, end = match.span("secret") if has_secret else match.span()
+        if has_secret and match.group("secret").replace(".", "").isdigit():
+            position = match.end()  # max_tokens=128000: a number, not a secret
+            continue
         found += 1
-        return f"[masked {name}]"
-
-    return pattern.sub(mask, text), found
+        parts += [text[done:start], f"[masked {name}]"]
+        done = position = max(end, match.start() + 1)
+    parts.append(text[done:])
+    return "".join(parts), found
 
 
 def mask_secrets(text: str, exact: Iterable[str] = ()) -> tuple[str, int]:
     """``text`` with every known secret shape (and every ``exact`` value) masked; the count."""
     total = 0
     for value in exact:
-        if value and value in text:
-            total += text.count(value)
-            text = text.replace(value, "[masked endpoint-key]")
+        if len(value) >= MIN_EXACT_KEY and value in text:
+            token = re.compile(rf"(?<![{_KEY_CHAR}]){re.escape(value)}(?![{_KEY_CHAR}])")
+            text, found = token.subn("[masked endpoint-key]", text)
+            total += found
     for name, pattern in PATTERNS:
         text, found = _replace(text, name, pattern)
         total += found

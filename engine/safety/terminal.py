@@ -28,3 +28,9 @@ def one_line(text: str) -> str:
     """``printable``, newlines and tabs written out too: an error message stays one line even
     when the file name in it holds a newline."""
     return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def without_controls(text: str) -> str:
+    """``text`` with every control character (but newline and tab) removed: for text ctxtop
+    writes into an agent's session, where a visible ``\\x1b`` would be noise."""
+    return _CONTROL.sub("", text)

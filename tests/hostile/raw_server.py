@@ -4,6 +4,7 @@ time, a reply cut short, a non-HTTP greeting, a 429 with Retry-After. Standard l
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -32,6 +33,12 @@ def read_request(conn: socket.socket) -> bytes:
             break
         body += chunk
     return head + b"\r\n\r\n" + body
+
+
+def send_reply(conn: socket.socket, status: bytes, body: bytes) -> None:
+    """An HTTP/1.1 reply of ``status`` with ``body`` (its length announced)."""
+    head = b"HTTP/1.1 " + status + b"\r\ncontent-length: " + str(len(body)).encode()
+    conn.sendall(head + b"\r\n\r\n" + body)
 
 
 def drip(conn: socket.socket, stop: threading.Event) -> None:
@@ -90,13 +97,7 @@ def echo_key(header: bytes) -> Script:
             name, _, rest = line.partition(b":")
             if name.strip().lower() == header:
                 value = rest.strip()
-        body = b"e" * 170 + b" you sent " + value
-        conn.sendall(
-            b"HTTP/1.1 401 Unauthorized\r\ncontent-length: "
-            + str(len(body)).encode()
-            + b"\r\n\r\n"
-            + body
-        )
+        send_reply(conn, b"401 Unauthorized", b"e" * 170 + b" you sent " + value)
 
     return script
 
@@ -170,5 +171,20 @@ def recording(requests: list[bytes]) -> Script:
     def script(conn: socket.socket, stop: threading.Event) -> None:
         requests.append(read_request(conn))
         conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n")
+
+    return script
+
+
+def chat_reply(text: str, requests: list[bytes]) -> Script:
+    """Records each request's bytes and answers a Chat Completions reply whose message is
+    ``text`` (what a misbehaving or injected model might return)."""
+
+    def script(conn: socket.socket, stop: threading.Event) -> None:
+        requests.append(read_request(conn))
+        message = {"role": "assistant", "content": text}
+        body = json.dumps(
+            {"object": "chat.completion", "choices": [{"index": 0, "message": message}]}
+        ).encode()
+        send_reply(conn, b"200 OK", body)
 
     return script

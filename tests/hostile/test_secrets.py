@@ -33,6 +33,9 @@ SECRETS = {
     "bearer-token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
     "private-key": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
     "env-assignment": "correct-horse-battery-staple",
+    "url-credentials": "Pg-s3cret-Pa55",
+    "quoted-assignment": "two words and-more",
+    "yaml-assignment": "yaml-s3cret-value",
 }
 LEAKY_OUTPUT = (
     "cat .env\n"
@@ -48,9 +51,15 @@ LEAKY_OUTPUT = (
     f"{SECRETS['private-key']}\n"
     "-----END RSA PRIVATE KEY-----\n"
     f"DB_PASSWORD={SECRETS['env-assignment']}\n"
+    f"DATABASE_URL=postgres://app:{SECRETS['url-credentials']}@db.internal:5432/app\n"
+    f'password = "{SECRETS["quoted-assignment"]}"\n'
+    f"  db_password: {SECRETS['yaml-assignment']}\n"
     f"pasted by mistake: {ENDPOINT_KEY}\n"
 )
-COMMAND = f"GITHUB_TOKEN={SECRETS['github-token']} ./deploy.sh --check; cat .env"
+COMMAND = (
+    f"GITHUB_TOKEN={SECRETS['github-token']} ./deploy.sh --check "
+    f"--db postgres://app:{SECRETS['url-credentials']}@db.internal/app; cat .env"
+)
 ORDINARY = (
     "max_tokens=128000\ntokens = encoding.count(text)\nsecret_name = None\n"
     "the task-runner skips slow tests\nsk-learn is not a key\n"
@@ -73,7 +82,12 @@ def _leaky_session(tmp_path: Path) -> Path:
     do harmless work."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": f"Why does the deploy fail? I set sk {SECRETS['openai-key']}"},
+        {
+            "role": "user",
+            "content": f"Why does the deploy fail? I set sk {SECRETS['openai-key']}"
+            f' and config.toml has password = "{SECRETS["quoted-assignment"]}"\n'
+            f"db_password: {SECRETS['yaml-assignment']}",
+        },
     ]
     for n in range(3):
         call = f"call_{n}"
