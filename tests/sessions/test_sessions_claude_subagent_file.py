@@ -161,3 +161,17 @@ def test_a_compaction_sub_agent_is_described_as_what_it_is(tmp_path: Path) -> No
     assert alone["api_requests"] == 1
     assert alone["subagent_of"]["parent_file"] == str(session)
     assert f"sub-agent  acompact-5f2e9c1d0a7b3e64 {described}" in text_report(agent)
+
+
+def test_a_sub_agent_line_of_the_wrong_shape_is_skipped_by_name(tmp_path: Path) -> None:
+    sub_file, _ = CASES["2.0.77-flat"]
+    rows = records(sub_file)
+    rows[0] = {**rows[0], "message": "not an object"}
+    target = tmp_path / sub_file.name
+    target.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    got = report(target)
+    assert got["skipped_lines"] == [
+        {"file": str(target), "line": 1, "reason": "user record without a message"}
+    ]
+    assert got["subagent_of"]["id"] == "a721686"
+    assert got["api_requests"] == len(claude_responses(rows[1:]))

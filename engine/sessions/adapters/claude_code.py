@@ -423,6 +423,13 @@ class _Window:
         )
 
 
+def _prompt_of(record: Mapping[str, Any]) -> str | None:
+    """A user line's prompt when it is plain text (a sub-agent's first prompt is)."""
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, str) else None
+
+
 def _session_id_of(line: bytes) -> Any:
     try:
         record = json.loads(line)
@@ -519,8 +526,8 @@ class ClaudeCodeAdapter(Adapter):
         """Note the first prompt and the session ids of a sub-agent's own file, and look for
         its parent whenever a new session id appears (before its responses are counted)."""
         if self._own_prompt is None and record.get("type") == "user":
-            content = (record.get("message") or {}).get("content")
-            if isinstance(content, str):
+            content = _prompt_of(record)
+            if content is not None:
                 self._own_prompt = content
                 self._describe_own()
         session_id = record.get("sessionId")
@@ -616,8 +623,8 @@ class ClaudeCodeAdapter(Adapter):
         """Without a ``.meta.json``: the sub-agent's first prompt names it and its Task call."""
         if state.description is not None or record.get("type") != "user":
             return
-        content = (record.get("message") or {}).get("content")
-        if isinstance(content, str):
+        content = _prompt_of(record)
+        if content is not None:
             state.parent_tool_call_id = self._task_prompts.get(content)
             agent_id = state.subagent_id or ""
             state.description = claude_subagent.describe(agent_id, None, content)
