@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from statistics import median
 
+from engine.analysis.cache_tails import RunningMedian
 from engine.analysis.snapshot import CacheRequest, CacheSummary
 from engine.models.registry import Prices
 
@@ -102,18 +102,23 @@ def _close(simulated: int, logged: int) -> bool:
 @dataclass
 class _CacheState:
     entries: dict[str, tuple[int, float | None]]  # key -> (tokens, last used)
-    tails: list[int]  # logged uncached input of earlier requests that read from the cache
+    # Logged uncached input of earlier requests that read from the cache (their median).
+    tails: RunningMedian
     # What the last logged request left cached by the breakpoint rule (read + write) and its
     # whole prompt, and the votes of later reads for each rule (see ``_learn``).
     last: tuple[int, int] | None = None
     votes: tuple[int, int] = (0, 0)  # (breakpoint rule, whole prompt)
 
     def copy(self) -> _CacheState:
-        return _CacheState(dict(self.entries), list(self.tails), self.last, self.votes)
+        return _CacheState(dict(self.entries), self.tails.copy(), self.last, self.votes)
 
     @property
     def whole_prompt(self) -> bool:
         return self.votes[1] > self.votes[0]
+
+
+def _fresh_state() -> _CacheState:
+    return _CacheState({}, RunningMedian())
 
 
 class CacheSimulator:
@@ -136,7 +141,7 @@ class CacheSimulator:
         self.granularity = max(granularity, 1)
         self.min_cacheable = min_cacheable
         self.prices = prices
-        self._state = _CacheState({}, [])
+        self._state = _fresh_state()
         self._done: list[CacheRequest] = []
         self._shapes: list[RequestShape] = []
         self._shared: tuple[SharedEvidence, ...] = ()
@@ -149,7 +154,7 @@ class CacheSimulator:
     def _tail(self, state: _CacheState) -> int:
         # Tokens after the last breakpoint (the request's closing framing): learnt from the
         # uncached input the API reported on earlier requests that hit the cache; 0 until then.
-        return int(median(state.tails)) if state.tails else 0
+        return state.tails.median()
 
     def _simulate(self, shape: RequestShape, state: _CacheState) -> CacheRequest:
         now = epoch_seconds(shape.timestamp)
@@ -199,7 +204,7 @@ class CacheSimulator:
         ):
             # Any request that read or wrote the cache had its breakpoint placed: what it
             # reports uncached is the tail after it (the first request of a run included).
-            state.tails.append(shape.logged_uncached)
+            state.tails.add(shape.logged_uncached)
         return self._row(shape, read, write, uncached)
 
     @staticmethod
@@ -293,7 +298,7 @@ class CacheSimulator:
                 for i in range(done)
             )
         ):
-            self._state, self._done, self._shapes, done = _CacheState({}, []), [], [], 0
+            self._state, self._done, self._shapes, done = _fresh_state(), [], [], 0
             self._shared, self._applied = shared, 0
         # Every request but the newest is final; the newest is simulated on a copy.
         for shape in shapes[done : max(len(shapes) - 1, done)]:
@@ -318,7 +323,7 @@ class CacheSimulator:
             evidence = self._shared[self._applied]
             self._applied += 1
             if evidence.tail is not None:
-                state.tails.append(evidence.tail)
+                state.tails.add(evidence.tail)
             if evidence.vote is not None and self.follow_log:
                 first, second = state.votes
                 state.votes = (first + 1, second) if evidence.vote == 0 else (first, second + 1)
