@@ -91,13 +91,17 @@ def reason(scan: Scan, policy: Policy, plan: Plan, kept: dict[str, int]) -> str:
     return f"of {total} tool uses, " + ", ".join(parts)
 
 
-def _steps(policy: Policy) -> Iterator[dict[str, Any]]:
+def _steps(policy: Policy, scan: Scan) -> Iterator[dict[str, Any]]:
     """Relaxed settings, the smallest change first: one step less of either kept count (the
-    policy's own first), then both counts at 0, then the other policy."""
+    policy's own first), then both counts at 0, then the other policy. A count above what the
+    session holds keeps as much as that, so the steps start there."""
     own, other = ("keep_tool_uses", "keep_cycles")
-    kept = {"keep_tool_uses": policy.kept_tool_uses, "keep_cycles": policy.kept_turns}
     if policy.name == TURNS:
         own, other = other, own
+    kept = {
+        "keep_tool_uses": min(policy.kept_tool_uses, len(scan.uses)),
+        "keep_cycles": min(policy.kept_turns, scan.cycles + 1),  # + the part before turn 1
+    }
     for step in range(1, max(kept.values()) + 1):
         for setting in (own, other):
             if kept[setting] >= step:
@@ -106,21 +110,22 @@ def _steps(policy: Policy) -> Iterator[dict[str, Any]]:
         yield {own: 0, other: 0}
     if policy.name == TURNS:  # a turn in progress protected them: count tool uses instead
         uses = dataclasses.replace(policy, kind=TOOL_USES, keep_cycles=None).kept_tool_uses
+        uses = min(uses, len(scan.uses))
         switched: dict[str, Any] = {"kind": TOOL_USES}
-        if kept["keep_cycles"]:
+        if policy.kept_turns:
             switched["keep_cycles"] = 0
         for value in range(uses, -1, -1):
             yield {**switched, "keep_tool_uses": value}
 
 
-def _candidates(policy: Policy, plan: Plan) -> Iterator[dict[str, Any]]:
+def _candidates(policy: Policy, plan: Plan, scan: Scan) -> Iterator[dict[str, Any]]:
     if plan.skipped_below_minimum:
         yield {"min_tokens": plan.skipped_below_minimum}
         return
     if policy.mode == "none":
         yield {"mode": "placeholder"}
         return
-    yield from _steps(policy)
+    yield from _steps(policy, scan)
 
 
 def option(settings: dict[str, Any]) -> str:
@@ -128,9 +133,9 @@ def option(settings: dict[str, Any]) -> str:
     return " ".join(f"{OPTIONS[name]} {value}" for name, value in settings.items())
 
 
-def suggestion(policy: Policy, plan: Plan, plan_for: PlanFor) -> dict[str, Any] | None:
+def suggestion(scan: Scan, policy: Policy, plan: Plan, plan_for: PlanFor) -> dict[str, Any] | None:
     """The smallest change of ``policy`` that clears something, planned: None if none does."""
-    for settings in _candidates(policy, plan):
+    for settings in _candidates(policy, plan, scan):
         relaxed = dataclasses.replace(policy, **settings)
         found = plan_for(relaxed)
         if found.changes:
@@ -157,13 +162,14 @@ def nothing_to_clear(
         below = {change.use.call_id for change in unbounded.changes}
     kept = protections(scan, policy, below)
     why = reason(scan, policy, plan, kept)
-    found = suggestion(policy, plan, plan_for)
+    found = suggestion(scan, policy, plan, plan_for)
     message = f"nothing to clear: {why}"
     if found is not None:
         results = "result" if found["results"] == 1 else "results"
+        tokens = "token" if found["tokens"] == 1 else "tokens"
         message += (
             f"; {found['option']} clears {found['results']} {results} "
-            f"({found['tokens']:,} tokens, estimate)"
+            f"({found['tokens']:,} {tokens}, estimate)"
         )
     return {
         "reason": why,

@@ -7,6 +7,7 @@ was left alone); the fork goes to a new path, atomically; the action is logged.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import tempfile
@@ -164,8 +165,10 @@ def edit_session(
         scan, policy, encoding.count, relevance, prompt_budget=prompt_budget, offloader=offloader
     )
 
+    count_once = functools.cache(encoding.count)  # relaxed plans count the same results again
+
     def plan_for(relaxed: Policy) -> Plan:  # a relaxed policy, planned on the same scan
-        return make_plan(scan, relaxed, encoding.count, relevance, prompt_budget=prompt_budget)
+        return make_plan(scan, relaxed, count_once, relevance, prompt_budget=prompt_budget)
 
     results = {c.use.call_id: c.new_result for c in plan.changes}
     inputs = {c.use.call_id: c.new_input for c in plan.changes if c.input_changed}

@@ -79,6 +79,7 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         )
         await wait_until(pilot, lambda: "1 tool result changes:" in shown(screen))
 
+        await pilot.pause()  # the panel laid out again around the new preview
         await pilot.click("#edit-write")
         await wait_until(pilot, lambda: "fork written" in shown(screen))
         done = shown(screen)
@@ -124,6 +125,7 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         await pilot.press("end", "backspace", "0")
         await wait_until(pilot, lambda: "tool results change:" in shown(screen))
         assert "policy turns: keep no turn whole" in shown(screen)
+        await pilot.pause()  # the panel laid out again around the new preview
         await pilot.click("#edit-write")
         await wait_until(pilot, lambda: "fork written" in shown(screen))
         assert screen.written is not None
