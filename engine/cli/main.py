@@ -40,7 +40,9 @@ Without a command, ctxtop opens the dashboard:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command`` alone when it names one (a module
+    ``cmd_<command>``): running one command then does not import the others' engines."""
     parser = argparse.ArgumentParser(
         prog="ctxtop",
         description=DESCRIPTION,
@@ -48,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ctxtop {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMANDS:
+    chosen = [name for name in COMMANDS if name.rpartition(".cmd_")[2] == command]
+    for module_name in chosen or COMMANDS:
         importlib.import_module(module_name).register(subparsers)
     return parser
 
@@ -69,10 +72,14 @@ def _command_names(parser: argparse.ArgumentParser) -> set[str]:
     return set()
 
 
+def _first_word(argv: Sequence[str]) -> str | None:
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
 def _wants_command(argv: Sequence[str], parser: argparse.ArgumentParser) -> bool:
     # A session file and a sub-command share the first positional slot, which argparse cannot
     # tell apart; the first word that is not an option decides.
-    first = next((word for word in argv if not word.startswith("-")), None)
+    first = _first_word(argv)
     if first is None:
         return any(word in ("-h", "--help") for word in argv)
     return first in _command_names(parser)
@@ -80,7 +87,7 @@ def _wants_command(argv: Sequence[str], parser: argparse.ArgumentParser) -> bool
 
 def main(argv: Sequence[str] | None = None, launch_dashboard: Launcher | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(_first_word(args_list))
     try:
         if _wants_command(args_list, parser) or launch_dashboard is None:
             args = parser.parse_args(args_list)
