@@ -173,7 +173,10 @@ def compact_session(
     source_hash = hashlib.sha256(data).hexdigest()
     loaded = _load(source_path, data)
     source = loaded.source
-    cut = choose_cut(source.items(), keep_rounds, before)
+    try:
+        cut = choose_cut(source.items(), keep_rounds, before)
+    except CtxtopError as error:  # nothing to compact, or a round that does not exist: say where
+        raise InputError(str(source_path), str(error)) from None
     budget = budget if budget is not None else int(loaded.window * BUDGET_SHARE)
     if budget <= 0:
         raise CtxtopError(f"the summary budget must be a positive number of tokens, not {budget}")
