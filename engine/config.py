@@ -6,6 +6,7 @@ of the settings (and reported by ``ctxtop config``), never an error at start-up.
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,19 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
     )
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be the LLM endpoint's base URL, or None: an http(s) URL with a host
+    and a valid port (urllib would also open file:, ftp: and data: URLs)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0  # .port raises on a bad port
+    except ValueError as error:
+        return f"not a valid URL ({error}): {url!r}"
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        return f"must be an http:// or https:// URL with a host, not {url!r}"
+    return None
+
+
 def parse_llm(raw: Any, where: str = CONFIG_NAME) -> LLMSettings:
     """The ``llm:`` block (a mapping; every key optional)."""
     if raw is None:
@@ -125,8 +139,11 @@ def parse_llm(raw: Any, where: str = CONFIG_NAME) -> LLMSettings:
     timeout = raw.get("timeout", LLMSettings().timeout)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise InputError(where, "llm.timeout must be a positive number of seconds")
+    base_url = text("base_url")
+    if base_url is not None and (problem := url_problem(base_url)):
+        raise InputError(where, f"llm.base_url: {problem}")
     return LLMSettings(
-        base_url=text("base_url"),
+        base_url=base_url,
         model=text("model"),
         summary_model=text("summary_model"),
         api_key_env=text("api_key_env"),

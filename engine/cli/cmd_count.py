@@ -4,29 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from engine.errors import CtxtopError, InputError
 from engine.models.registry import lookup
+from engine.safety.input_limits import read_text
 from engine.tokens.chat import count_chat
 from engine.tokens.encoding import ALIASES, ENCODINGS, get_encoding
-
-
-def _read(path: str) -> str:
-    if path == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as error:
-            raise InputError(path, f"cannot read ({error.strerror})") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise InputError(path, "not valid UTF-8", line) from None
 
 
 def _messages(text: str, path: str) -> tuple[list[Any], list[Any]]:
@@ -34,6 +18,8 @@ def _messages(text: str, path: str) -> tuple[list[Any], list[Any]]:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(path, f"invalid JSON ({error.msg})", error.lineno) from None
+    except RecursionError:
+        raise InputError(path, "invalid JSON (nested too deeply)") from None
     tools: list[Any] = []
     if isinstance(document, dict):
         tools = document.get("tools") or []
@@ -56,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if encoding_name not in ENCODINGS:
         raise CtxtopError(f"unknown encoding {args.encoding!r}; use {' or '.join(ENCODINGS)}")
     encoding = get_encoding(encoding_name)
-    text = _read(args.file)
+    text = read_text(args.file)
     result: dict[str, Any] = {
         "encoding": encoding_name,
         "model": model_info.model if model_info else None,
@@ -66,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if args.messages:
         messages, tools = _messages(text, args.file)
         provider = model_info.provider if model_info else "openai"
-        chat = count_chat(messages, encoding.count, tools, provider)
+        try:
+            chat = count_chat(messages, encoding.count, tools, provider)
+        except RecursionError:
+            raise InputError(args.file, "a message is nested too deeply to count") from None
         result.update(
             tokens=chat.total,
             messages=len(messages),

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from engine.errors import CtxtopError
+from engine.safety.input_limits import input_limit, too_large
 
 # Kept here (not imported from engine.render) so other commands do not load the renderer.
 MODES = ("exact", "prompt-tsx")
@@ -83,7 +84,11 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
     # The generator writes each tree once per budget, on consecutive lines: parse it once.
     last_tree: object = None
     last_document = None
-    for line in sys.stdin:
+    limit = input_limit()
+    # The limit counts characters here (a line of stdin's text stream), at most 4 bytes each.
+    for number, line in enumerate(iter(lambda: sys.stdin.readline(limit + 1), ""), 1):
+        if len(line) > limit:  # a line that long (or /dev/zero) ends the stream
+            raise too_large("stdin", limit, number)
         if not line.strip():
             continue
         out: dict[str, Any]

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from engine.config import load_settings
-from engine.errors import CtxtopError
+from engine.errors import CtxtopError, InputError
+from engine.safety.input_limits import STDIN, read_input
+
+# Claude Code's status JSON is a few KB; more is not a status.
+STATUS_LIMIT = 1 << 20
 
 
 def run(args: argparse.Namespace) -> int:
     from engine.statusline import status_line
 
+    raw = read_input(STDIN, STATUS_LIMIT)  # over the limit, a device: one line, exit 2
     try:
-        data = json.loads(sys.stdin.read() or "null")
+        data = json.loads(raw or b"null")
     except (json.JSONDecodeError, UnicodeDecodeError):
         data = None
+    except RecursionError:
+        raise InputError("stdin", "invalid JSON (nested too deeply)") from None
     try:
         thresholds = load_settings().thresholds
     except CtxtopError:

@@ -23,7 +23,6 @@ import ssl
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from engine.compaction.prompt import (
     transcript,
 )
 from engine.compaction.structured import TITLES, earlier_transcript, pointer_line
-from engine.config import LLMSettings
+from engine.config import LLMSettings, url_problem
 from engine.safety.secrets import SecretMasker
 from engine.safety.terminal import without_controls
 from engine.sessions.report import model_info
@@ -105,9 +104,8 @@ def endpoint(settings: LLMSettings, env: Mapping[str, str]) -> Endpoint:
     if not model:
         raise LLMFailure("no model configured (llm.model in the settings or CTXTOP_LLM_MODEL)")
     base_url = env.get("CTXTOP_LLM_BASE_URL") or settings.base_url or DEFAULT_URLS[protocol]
-    if urllib.parse.urlsplit(base_url).scheme not in ("http", "https"):
-        # urllib would also open file:, ftp: and data: URLs (a local file as the "reply").
-        raise LLMFailure(f"the llm base_url must be an http:// or https:// URL, not {base_url!r}")
+    if problem := url_problem(base_url):  # CTXTOP_LLM_BASE_URL is checked only here
+        raise LLMFailure(f"the llm base_url {problem}")
     key_variable = settings.api_key_env or DEFAULT_KEYS[protocol]
     return Endpoint(protocol, base_url, model, env.get(key_variable) or None, settings.timeout)
 

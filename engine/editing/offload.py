@@ -91,7 +91,13 @@ class Offloader:
         """Write the queued files, each a new file created atomically; their paths."""
         if not self.pending:
             return []
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as error:  # the results dir named is a file, or /proc/self
+            raise CtxtopError(
+                f"{self.directory.parent}: cannot make a directory for large results in it "
+                f"({error.strerror or error}); nothing was written"
+            ) from None
         root = self.directory.resolve()
         written: list[Path] = []
         try:

@@ -23,6 +23,7 @@ from engine.render.model import (
     ToolCall,
 )
 from engine.render.textfit import text_below_budget
+from engine.safety.input_limits import read_text
 
 BASE_PROPS = {
     "priority": "priority",
@@ -82,13 +83,7 @@ def document_from_data(data: Any) -> TreeDocument:
 
 def load_document(path: str) -> TreeDocument:
     """Reads a .json, .yaml or .yml tree file; bad input is an InputError naming file and line."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as error:
-        raise InputError(path, f"cannot read ({error.strerror})") from None
-    except UnicodeDecodeError:
-        raise InputError(path, "not valid UTF-8") from None
+    text = read_text(path)
     data: Any
     if path.endswith((".yaml", ".yml")):
         import yaml
@@ -103,15 +98,21 @@ def load_document(path: str) -> TreeDocument:
             raise InputError(
                 path, f"invalid YAML ({getattr(error, 'problem', error)})", line
             ) from None
+        except RecursionError:
+            raise InputError(path, "invalid YAML (nested too deeply)") from None
     else:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise InputError(path, f"invalid JSON ({error.msg})", error.lineno) from None
+        except RecursionError:
+            raise InputError(path, "invalid JSON (nested too deeply)") from None
     try:
         return document_from_data(data)
     except TreeFormatError as error:
         raise InputError(path, str(error)) from None
+    except RecursionError:
+        raise InputError(path, "the tree is nested too deeply") from None
 
 
 def assign_missing_ids(children: list[Child]) -> None:

@@ -57,11 +57,21 @@ MEASURED_MAIN = (
 
 
 def run_subprocess(
-    *argv: str, timeout: float = 120, file_size_limit: int | None = None, measure: bool = False
+    *argv: str,
+    timeout: float = 120,
+    file_size_limit: int | None = None,
+    measure: bool = False,
+    stdin: str | None = None,
+    memory_limit: int | None = None,
 ) -> Ended:
-    """``ctxtop ARGV`` in a child process (for hangs, memory and file-size limits)."""
+    """``ctxtop ARGV`` in a child process (for hangs, memory and file-size limits). ``stdin``:
+    a path read as standard input (default: none). ``memory_limit``: the child's address space
+    in bytes, so that reading without bound ends in a MemoryError instead of filling the
+    machine."""
 
     def limit() -> None:
+        if memory_limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
         if file_size_limit is not None:
             import signal
 
@@ -69,15 +79,17 @@ def run_subprocess(
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
-    done = subprocess.run(
-        [sys.executable, "-c", MEASURED_MAIN if measure else SUBPROCESS_MAIN, *argv],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=limit,
-        env=dict(os.environ),
-        cwd=ROOT,
-    )
+    with open(stdin or os.devnull, "rb") as given:
+        done = subprocess.run(
+            [sys.executable, "-c", MEASURED_MAIN if measure else SUBPROCESS_MAIN, *argv],
+            stdin=given,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=limit,
+            env=dict(os.environ),
+            cwd=ROOT,
+        )
     return Ended(done.returncode, done.stdout, done.stderr)
 
 
