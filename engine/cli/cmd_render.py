@@ -45,6 +45,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.render.collections_paused import collections_paused
     from engine.render.loader import TreeFormatError, load_document, parse_budget
     from engine.render.output import dumps, result_json
     from engine.render.renderer import render
@@ -60,22 +61,24 @@ def run(args: argparse.Namespace) -> int:
         return _run_jsonl(args.mode or "prompt-tsx", budget, args.tokenizer)
     if not args.tree:
         raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
-    document = load_document(args.tree)
-    result = render(document, budget, args.tokenizer, args.mode or "exact")
-    report = build_report(result)
-    if args.json:
-        shown = result_json(result, openai=args.openai)
-        shown["mode"] = result.mode
-        shown["report"] = report.to_json()
-        print(dumps(shown, indent=2))
-    else:
-        print(report_table(report))
+    with collections_paused():
+        document = load_document(args.tree)
+        result = render(document, budget, args.tokenizer, args.mode or "exact")
+        report = build_report(result)
+        if args.json:
+            shown = result_json(result, openai=args.openai)
+            shown["mode"] = result.mode
+            shown["report"] = report.to_json()
+            print(dumps(shown, indent=2))
+        else:
+            print(report_table(report))
     return 0
 
 
 def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = None) -> int:
     """Oracle cases on stdin; a case's own budget/tokenizer win over the options, which win
     over the tree's."""
+    from engine.render.collections_paused import collections_paused
     from engine.render.loader import TreeFormatError, document_from_data, parse_budget
     from engine.render.output import dumps, result_json
     from engine.render.renderer import render
@@ -91,27 +94,35 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
             raise too_large("stdin", limit, number)
         if not line.strip():
             continue
-        out: dict[str, Any]
-        try:
-            case = json.loads(line)
-            tree = case["tree"] if isinstance(case, dict) else None
-            if last_document is None or tree != last_tree:
-                last_document, last_tree = document_from_data(tree), tree
-            document = last_document
-            given = case.get("budget")
-            result = render(
-                document,
-                budget if given is None else parse_budget(given),
-                case.get("tokenizer") or tokenizer,
-                mode,
-            )
-            out = result_json(result, openai=bool(case.get("openai")))
-            if case.get("id") is not None:
-                out = {"id": case["id"], **out}
-        except (json.JSONDecodeError, TreeFormatError, CtxtopError, KeyError, ValueError) as error:
-            out = {"usageError": str(error)}
-        except Exception as error:  # one bad case must not end a stream of thousands
-            out = {"usageError": f"cannot render this case ({type(error).__name__}: {error})"}
-        write(dumps(out, normalized=True) + "\n")
+        # no collection passes while a case is read, rendered and written (collections_paused)
+        with collections_paused():
+            out: dict[str, Any]
+            try:
+                case = json.loads(line)
+                tree = case["tree"] if isinstance(case, dict) else None
+                if last_document is None or tree != last_tree:
+                    last_document, last_tree = document_from_data(tree), tree
+                document = last_document
+                given = case.get("budget")
+                result = render(
+                    document,
+                    budget if given is None else parse_budget(given),
+                    case.get("tokenizer") or tokenizer,
+                    mode,
+                )
+                out = result_json(result, openai=bool(case.get("openai")))
+                if case.get("id") is not None:
+                    out = {"id": case["id"], **out}
+            except (
+                json.JSONDecodeError,
+                TreeFormatError,
+                CtxtopError,
+                KeyError,
+                ValueError,
+            ) as error:
+                out = {"usageError": str(error)}
+            except Exception as error:  # one bad case must not end a stream of thousands
+                out = {"usageError": f"cannot render this case ({type(error).__name__}: {error})"}
+            write(dumps(out, normalized=True) + "\n")
     sys.stdout.flush()
     return 0
