@@ -1,0 +1,142 @@
+"""Cold `ctxtop report --json` on big Claude Code sessions: a scaling table beside the goals.
+
+For each size, builds a Claude Code session in a temp dir from the bundled real Claude Code logs
+(bench/tail.py's generator: fresh uuids, message and tool call ids per copy, one parentUuid chain),
+then runs `ctxtop report --json FILE` as a whole process, ``--runs`` times, each with an empty
+token-count cache, config and data dir (a cold open). Prints, per size: wall time and peak RSS
+(ranges over the runs), time per MB, and the goals of issue 16. When ``npm`` can install
+ccusage 17 (into the temp dir, before any timing), the same file is also given to
+`ccusage session --json --offline` in the layout it reads (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl)
+and timed the same way; it runs offline on loopback-free local files.
+
+Usage: python bench/cold_report.py [--sizes 10,100,1000] [--runs 3] [--no-ccusage]
+The files (1 GB for 1000) are deleted at the end.
+Goals (issue 16): 100 MB <= 1.5 s and <= 300 MB peak RSS; 1 GB <= 12 s; time per MB flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from time import perf_counter
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from tail import build  # noqa: E402
+
+CTXTOP = Path(sys.executable).parent / "ctxtop"
+GOALS = {100: "<= 1.5 s, <= 300 MB", 1000: "<= 12 s"}
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_mb: float
+
+
+def timed(command: list[str], env: dict[str, str]) -> Run:
+    """Wall time and peak RSS of one whole process (its own rusage, not the bench's)."""
+    start = perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(command)}: exit {child.returncode}")
+    return Run(seconds, usage.ru_maxrss / 1024)
+
+
+def ctxtop_cold(session: Path, scratch: Path) -> Run:
+    home = Path(tempfile.mkdtemp(dir=scratch))
+    env = dict(os.environ)
+    for name in ("CONFIG", "CACHE", "DATA"):
+        env[f"CTXTOP_{name}_DIR"] = str(home / name.lower())
+    try:
+        return timed([str(CTXTOP), "report", "--json", str(session)], env)
+    finally:
+        shutil.rmtree(home)
+
+
+def install_ccusage(scratch: Path) -> Path | None:
+    """ccusage 17 installed from the npm registry into the temp dir (None if that fails)."""
+    if shutil.which("npm") is None:
+        return None
+    prefix = scratch / "ccusage"
+    done = subprocess.run(
+        ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "ccusage@17"],
+        capture_output=True,
+        text=True,
+    )
+    binary = prefix / "node_modules" / ".bin" / "ccusage"
+    return binary if done.returncode == 0 and binary.exists() else None
+
+
+def ccusage_run(binary: Path, session: Path, scratch: Path) -> Run:
+    home = scratch / "claude"
+    project = home / "projects" / "-bench"
+    project.mkdir(parents=True, exist_ok=True)
+    link = project / session.name
+    link.unlink(missing_ok=True)
+    link.symlink_to(session)
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(home))
+    try:
+        return timed([str(binary), "session", "--json", "--offline"], env)
+    finally:
+        link.unlink()
+
+
+def span(values: list[float], digits: int) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.{digits}f}" if low == high else f"{low:.{digits}f}-{high:.{digits}f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10,100,1000", help="sizes in MB, comma-separated")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-ccusage", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="ctxtop-cold-") as temp:
+        scratch = Path(temp)
+        ccusage = None if args.no_ccusage else install_ccusage(scratch)
+        if not args.no_ccusage:
+            print("ccusage 17:", "installed" if ccusage else "could not be installed (skipped)")
+        header = f"{'size':>8} {'lines':>9} {'ctxtop s':>12} {'peak MB':>10} {'s/MB':>13}"
+        header += f"  {'goal':<20}"
+        if ccusage:
+            header += f" {'ccusage s':>12} {'ccusage MB':>11}"
+        print(header)
+        for size in sizes:
+            session = scratch / f"session-{size}mb.jsonl"
+            build(session, size << 20)
+            megabytes = session.stat().st_size / 2**20
+            with session.open("rb") as lines:
+                count = sum(1 for _ in lines)
+            runs = [ctxtop_cold(session, scratch) for _ in range(args.runs)]
+            seconds = [run.seconds for run in runs]
+            row = (
+                f"{megabytes:6.0f}MB {count:>9,} {span(seconds, 2):>12}"
+                f" {span([run.peak_mb for run in runs], 0):>10}"
+                f" {span([s / megabytes for s in seconds], 4):>13}  {GOALS.get(size, '-'):<20}"
+            )
+            if ccusage:
+                peers = [ccusage_run(ccusage, session, scratch) for _ in range(args.runs)]
+                row += f" {span([run.seconds for run in peers], 2):>12}"
+                row += f" {span([run.peak_mb for run in peers], 0):>11}"
+            print(row, flush=True)
+            session.unlink()
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
