@@ -30,6 +30,19 @@ class ShapeBuilder:
     def __init__(self) -> None:
         self._shape_memo: dict[str, tuple[tuple[object, ...], RequestShape]] = {}
         self._first: tuple[tuple[str, int, int], str] | None = None
+        # The context's stable instructions (how many lead it) and typed user messages, worked
+        # out once per ``shapes`` call rather than once per request (a Copilot session's
+        # requests times its messages).
+        self._marks: tuple[int, list[int]] | None = None
+
+    def _context_marks(self, context: Sequence[Message]) -> tuple[int, list[int]]:
+        if self._marks is None:
+            stable = 0
+            while stable < len(context) and content_kind(context[stable]) == "instructions":
+                stable += 1
+            users = [i for i, message in enumerate(context) if is_typed_user_message(message)]
+            self._marks = (stable, users)
+        return self._marks
 
     def _first_key(self, response: str, messages: Sequence[Message], prompt: int) -> str:
         known = (response, len(messages), prompt)
@@ -56,6 +69,7 @@ class ShapeBuilder:
         compaction_lines = sorted(c.line for c in state.compactions)
         summaries = self._summary_requests(state) if setup.cache.summary_request_uncached else set()
         shapes: list[RequestShape] = []
+        self._marks = None
         epoch = 0
         compactions = 0
         new_system = setup.cache.compaction_changes_system
@@ -210,15 +224,14 @@ class ShapeBuilder:
             size = system + round(cumulative[index + 1] * scale)
             return Boundary(f"m:{context[index].id}", size, True)
 
+        leading, every_user = self._context_marks(context)
         if "stable_prefix" in rules:
-            stable = 0
-            while stable < end and content_kind(context[stable]) == "instructions":
-                stable += 1
+            stable = min(leading, end)
             if stable:
                 found.append(at(stable - 1))
-        users = [i for i in range(end) if is_typed_user_message(context[i])]
         if "user_messages" in rules:
-            found.extend(at(i) for i in users[-2:])
+            before = bisect.bisect_left(every_user, end)
+            found.extend(at(i) for i in every_user[max(before - 2, 0) : before])
         if (
             "round_results" in rules
             and end
