@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise InputError(str(path.parent), f"cannot create ({error.strerror})") from None
-        write_new(path.parent, path.name, settings_yaml().encode("utf-8"))
+        write_new(path.parent, path.name, settings_yaml().encode("utf-8"), role=None)
         print(f"wrote {path}")
         return 0
     settings = load_settings()

@@ -1,8 +1,11 @@
 """``ctxtop undo``: list the forks ``ctxtop edit`` and ``ctxtop compact`` wrote, and remove one
 (the newest by default).
 
-Only files ctxtop created are removed; a fork the agent has since appended to is kept unless
-``--force``. Every undo is recorded in the action log.
+Only files ctxtop created are removed: of its own naming, where it wrote them, with the size
+and hash it logged; anything else is refused, ``--force`` included. A fork the agent has since
+appended to is kept unless ``--force``. A fork whose action line is missing (ctxtop was killed
+just after writing it) is listed as "unlogged" and can be undone the same way. Every undo is
+recorded in the action log.
 """
 
 from __future__ import annotations
@@ -12,10 +15,25 @@ import json
 from typing import Any
 
 from engine.editing import actions
-from engine.editing.fork import undo
+from engine.editing.undo import remove_temps_of_unlogged, undo
+
+
+def _listed(entry: dict[str, Any]) -> str:
+    kind = entry.get("kind", "edit")
+    if kind == actions.UNLOGGED:
+        what = entry.get("fork") or f"{len(entry['files'])} large-result files, no fork"
+        return (
+            f"{entry['id']}  {kind:8}  {entry['time']}  {what}  (ctxtop stopped before logging "
+            f"it: not in the log, written by ctxtop; ctxtop undo {entry['id']} removes it)"
+        )
+    return (
+        f"{entry['id']}  {kind:8}  {entry['time']}  {entry['fork']}  "
+        f"({entry.get('tokens_before')} -> {entry.get('tokens_after')} tokens)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    remove_temps_of_unlogged()  # what a killed ctxtop left half-written
     if args.list:
         forks = actions.live_forks()
         if args.json:
@@ -24,18 +42,16 @@ def run(args: argparse.Namespace) -> int:
             print("no forks written by ctxtop edit or ctxtop compact")
         else:
             for entry in forks:
-                kind = entry.get("kind", "edit")
-                print(
-                    f"{entry['id']}  {kind:7}  {entry['time']}  {entry['fork']}  "
-                    f"({entry.get('tokens_before')} -> {entry.get('tokens_after')} tokens)"
-                )
+                print(_listed(entry))
         return 0
     outcome = undo(args.action, force=args.force)
     if args.json:
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:
         state = "removed" if outcome["removed"] else "already gone"
-        print(f"{outcome['fork']}: {state} ({outcome['kind']} {outcome['edit_id']})")
+        files = len(outcome["removed_files"])
+        extra = f"; {files} large-result files removed" if files else ""
+        print(f"{outcome['fork']}: {state} ({outcome['kind']} {outcome['edit_id']}){extra}")
     return 0
 
 

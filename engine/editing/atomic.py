@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 import tempfile
+import time
 from pathlib import Path
 
+from engine.editing import actions
 from engine.errors import CtxtopError
 from engine.paths import is_plain_name
+
+# mkstemp's names: the prefix, 8 characters of [a-z0-9_], the suffix (ctxtop's before the pid).
+_TEMP_NAME = re.compile(r"\.ctxtop-(?:(?P<pid>[0-9]{1,10})-)?[a-z0-9_]{8}\.tmp")
+LEGACY_TEMP_AGE = 3600  # seconds: a pid-less temporary older than this is a dead writer's
 
 
 def safe_name(name: str) -> str:
@@ -27,11 +35,77 @@ def not_written(path: Path, error: OSError) -> CtxtopError:
     return CtxtopError(f"{path}: not written ({error.strerror or error}); nothing was changed")
 
 
-def write_new(directory: Path, name: str, data: bytes) -> Path:
-    """Create ``directory/name`` holding ``data``, atomically; error if it already exists."""
-    target = directory / safe_name(name)
+def _is_scratch(directory: Path) -> bool:
+    """A private scratch directory of ctxtop's (``tempfile`` dirs named ``ctxtop-*``, where it
+    writes copies to read back): nothing written there is an action's output."""
+    scratch_root = Path(tempfile.gettempdir()).resolve()
+    return directory.name.startswith("ctxtop-") and directory.parent == scratch_root
+
+
+def remove_stale_temps(directory: Path) -> list[Path]:
+    """Remove ``.ctxtop-<pid>-*.tmp`` files of ctxtop processes that are gone (and ones of the
+    older pid-less naming over an hour old); never anything else."""
+    removed: list[Path] = []
     try:
-        handle, temp = tempfile.mkstemp(dir=directory, prefix=".ctxtop-", suffix=".tmp")
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        found = _TEMP_NAME.fullmatch(name)
+        if found is None:
+            continue
+        path = directory / name
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            pid = found.group("pid")
+            alive = _alive(int(pid)) if pid else time.time() - info.st_mtime < LEGACY_TEMP_AGE
+            if not alive:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
+
+
+def write_new(directory: Path, name: str, data: bytes, role: str | None = "fork") -> Path:
+    """Create ``directory/name`` holding ``data``, atomically; error if it already exists.
+
+    ``role``: what ``ctxtop undo`` may remove the file as ("fork", or "result" for a large-result
+    file): its absolute path, size and hash are logged before it gets its name, and temporaries
+    a killed ctxtop left in ``directory`` are removed first. None (a settings file), or a
+    scratch directory: nothing is logged. The returned path is absolute."""
+    directory = directory.resolve()
+    target = directory / safe_name(name)
+    logged = role is not None and not _is_scratch(directory)
+    if logged:
+        remove_stale_temps(directory)
+        actions.record_intent(target, str(role), data)
+    try:
+        _write(directory, target, data)
+    except CtxtopError:
+        if logged:
+            actions.forget_intent(target)
+        raise
+    return target
+
+
+def _write(directory: Path, target: Path, data: bytes) -> None:
+    try:
+        # The pid in the name tells a later run whether the writer is still there.
+        prefix = f".ctxtop-{os.getpid()}-"
+        handle, temp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
     except OSError as error:
         raise not_written(target, error) from None
     try:
@@ -47,7 +121,6 @@ def write_new(directory: Path, name: str, data: bytes) -> Path:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temp)
-    return target
 
 
 def _publish(temp: str, target: Path) -> None:

@@ -254,46 +254,6 @@ def _prompt_budget(model: str | None) -> int:
     return max(info.context_window - info.max_output, info.context_window // 2)
 
 
-def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]:
-    """Remove the fork of one edit (the newest if ``action_id`` is None) and log the undo."""
-    forks = actions.live_forks()
-    if not forks:
-        raise CtxtopError("no forks to undo (ctxtop undo lists them)")
-    if action_id is None:
-        target = forks[-1]
-    else:
-        matches = [a for a in forks if str(a.get("id", "")).startswith(action_id)]
-        if len(matches) != 1:
-            raise CtxtopError(f"no single fork matches {action_id!r}; run ctxtop undo --list")
-        target = matches[0]
-    fork = Path(str(target["fork"]))
-    removed = False
-    if fork.exists():
-        try:
-            fork_hash = sha256(fork)
-        except OSError as error:
-            raise CtxtopError(f"{fork}: cannot read ({error.strerror or error})") from None
-        if fork_hash != target.get("fork_sha256") and not force:
-            raise CtxtopError(
-                f"{fork}: changed since ctxtop wrote it (the agent resumed it?); "
-                "use --force to remove it anyway"
-            )
-        with contextlib.suppress(FileNotFoundError):  # another ctxtop undid it meanwhile
-            fork.unlink()
-            removed = True
-    files = _remove_offloaded([str(name) for name in target.get("offloaded") or []])
-    actions.record(
-        "undo", edit_id=target["id"], fork=str(fork), removed=removed, removed_files=files
-    )
-    return {
-        "edit_id": target["id"],
-        "kind": target.get("kind", "edit"),
-        "fork": str(fork),
-        "removed": removed,
-        "removed_files": files,
-    }
-
-
 def _remove_offloaded(paths: list[str]) -> list[str]:
     """Remove the large-result files an edit wrote (and their directory once empty)."""
     removed: list[str] = []

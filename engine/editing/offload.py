@@ -102,7 +102,7 @@ class Offloader:
         written: list[Path] = []
         try:
             for name, data in self.pending.items():
-                path = write_new(self.directory, name, data)
+                path = write_new(self.directory, name, data, role="result")
                 written.append(path)
                 if path.resolve().parent != root:  # cannot happen with clean names; never allowed
                     raise CtxtopError(f"{path}: outside {root}, removed")

@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from engine.cli.main import main
-from engine.editing.fork import edit_session, undo
+from engine.editing.fork import edit_session
 from engine.editing.json_schema import schema_of
 from engine.editing.limits import Limit
 from engine.editing.offload import OFFLOADED_MARK, Offloader
 from engine.editing.policy import Policy
 from engine.editing.truncate import TRUNCATED_MARK, truncate
+from engine.editing.undo import undo
 from engine.errors import CtxtopError
 from engine.tokens.encoding import get_encoding
 

@@ -103,8 +103,12 @@ def test_two_ctxtop_processes_on_one_session(tmp_path: Path) -> None:
     forks = {json.loads(out)["fork"] for _, out, _ in results}
     assert len(forks) == 3 and all(Path(fork).is_file() for fork in forks)
     assert source.read_bytes() == original
-    logged = [line for line in actions.log_path().read_text("utf-8").splitlines() if line]
-    assert len(logged) == 3 and {json.loads(line)["fork"] for line in logged} == forks
+    lines = [json.loads(line) for line in actions.log_path().read_text("utf-8").splitlines()]
+    logged = [entry for entry in lines if entry["kind"] in ("edit", "compact")]
+    assert len(logged) == 3 and {entry["fork"] for entry in logged} == forks
+    # Each fork's intent, logged before it got its name, and completed by its action line.
+    intents = {entry["id"]: entry["path"] for entry in lines if entry["kind"] == "intent"}
+    assert {intents[entry["files"][0]["intent"]] for entry in logged} == forks
     # Both undo the newest fork at once: it is removed once, and neither fails.
     undos = [_ctxtop("undo"), _ctxtop("undo")]
     ends = [_finish(process) for process in undos]

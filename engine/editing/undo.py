@@ -1,0 +1,150 @@
+"""``undo``: remove the files of one fork ctxtop wrote (the newest by default), and log it.
+
+The action log is not trusted blindly: each path is removed only if it is a file of ctxtop's
+own naming (a fork named after its session id, or a large-result file in the directory named
+after it), in the directory it was written to (no link swapped in since), with the size and
+hash logged when it was written. Otherwise nothing is removed and the error says why,
+``--force`` included; ``--force`` only lets a fork go that the agent resumed, i.e. appended to
+(its first bytes are still the ones ctxtop wrote).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from engine.editing import actions
+from engine.editing.atomic import remove_stale_temps
+from engine.errors import CtxtopError
+
+# The result files' names (engine.editing.offload.file_stem, then .json, .txt, .schema.json).
+_RESULT_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}-[0-9a-f]{10}(?:\.schema)?\.(?:json|txt)")
+
+
+def fork_name_is_ctxtops(name: str, session_id: str) -> bool:
+    """The writers' fork names: ``<id>.jsonl`` (Claude Code), ``rollout-<time>-<id>.jsonl``
+    (Codex), ``<stem>.ctxtop-<id>.json`` (OpenAI-format logs)."""
+    if not actions.SESSION_ID.fullmatch(session_id):
+        return False
+    return bool(
+        name == f"{session_id}.jsonl"
+        or re.fullmatch(rf"rollout-[0-9T:-]{{1,40}}-{session_id}\.jsonl", name)
+        or re.fullmatch(rf"[A-Za-z0-9_-]{{0,80}}\.ctxtop-{session_id}\.json", name)
+    )
+
+
+def _hash(path: Path, size: int) -> str:
+    """The hash of the first ``size`` bytes of the regular file ``path`` (not following a link,
+    never waiting on a named pipe)."""
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with open(fd, "rb") as handle:
+        left = size
+        while left > 0 and (chunk := handle.read(min(left, 1 << 20))):
+            digest.update(chunk)
+            left -= len(chunk)
+    return digest.hexdigest()
+
+
+def _refusal(target: dict[str, Any], file: Any, force: bool) -> str | None:
+    """Why the recorded ``file`` must not be removed, or None (also when it is gone already)."""
+    if not isinstance(file, dict) or not isinstance(file.get("path"), str):
+        return "no path recorded"
+    path = Path(file["path"])
+    size, digest, role = file.get("size"), file.get("sha256"), file.get("role")
+    if not isinstance(size, int) or not isinstance(digest, str):
+        return "no size and hash were recorded when it was written"
+    session_id = str(target.get("session_id") or "")
+    if role == "fork":
+        ours = fork_name_is_ctxtops(path.name, session_id)
+    elif role == "result":
+        ours = path.parent.name == session_id and bool(_RESULT_NAME.fullmatch(path.name))
+    else:
+        ours = False
+    if not path.is_absolute() or not ours:
+        return f"not a {role or 'file'} name ctxtop gives (session {session_id or '?'})"
+    if os.path.realpath(path.parent) != str(path.parent):
+        return "its directory is not where ctxtop wrote it (a link was put in its path)"
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"cannot look at it ({error.strerror or error})"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (ctxtop wrote one)"
+    appended = role == "fork" and force and info.st_size > size
+    if info.st_size != size and not appended:
+        grown = "(the agent resumed it?); use --force to remove it anyway" if role == "fork" else ""
+        return f"changed since ctxtop wrote it: {info.st_size} bytes, not {size} {grown}".rstrip()
+    try:
+        same = _hash(path, size) == digest
+    except OSError as error:
+        return f"cannot read ({error.strerror or error})"
+    if not same:
+        return "its bytes are not the ones ctxtop wrote"
+    return None
+
+
+def _files(target: dict[str, Any]) -> list[Any]:
+    files = target.get("files")
+    if isinstance(files, list):
+        return files
+    # Logged by an older ctxtop: paths only, no sizes (refused below unless gone already).
+    named = [target.get("fork"), *(target.get("offloaded") or [])]
+    return [{"path": name, "role": None} for name in named if name]
+
+
+def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]:
+    """Remove the files of one fork (the newest if ``action_id`` is None) and log the undo."""
+    forks = actions.live_forks()
+    if not forks:
+        raise CtxtopError("no forks to undo (ctxtop undo lists them)")
+    if action_id is None:
+        target = forks[-1]
+    else:
+        matches = [a for a in forks if str(a.get("id", "")).startswith(action_id)]
+        if len(matches) != 1:
+            raise CtxtopError(f"no single fork matches {action_id!r}; run ctxtop undo --list")
+        target = matches[0]
+    files = _files(target)
+    for file in files:  # every file checked before any is removed
+        why = _refusal(target, file, force)
+        if why is not None:
+            name = file.get("path") if isinstance(file, dict) else None
+            raise CtxtopError(f"{name or target.get('fork')}: not removed: {why}")
+    removed: list[str] = []
+    for file in files:
+        with contextlib.suppress(FileNotFoundError):  # another ctxtop undid it meanwhile
+            os.unlink(file["path"])
+            removed.append(file["path"])
+    for file in files:
+        if file.get("role") == "result":
+            with contextlib.suppress(OSError):  # not empty, or gone already
+                os.rmdir(Path(file["path"]).parent)
+    fork = str(target.get("fork") or "")
+    actions.record(
+        "undo",
+        edit_id=target["id"],
+        fork=fork or None,
+        removed=fork in removed,
+        removed_files=[name for name in removed if name != fork],
+    )
+    return {
+        "edit_id": target["id"],
+        "kind": target.get("kind", "edit"),
+        "fork": fork or None,
+        "removed": fork in removed,
+        "removed_files": [name for name in removed if name != fork],
+    }
+
+
+def remove_temps_of_unlogged() -> list[Path]:
+    """Remove the temporaries dead ctxtop processes left where unlogged files were going."""
+    directories = {Path(str(i.get("path"))).parent for i in actions.uncompleted_intents()}
+    return [temp for directory in directories for temp in remove_stale_temps(directory)]
