@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.sessions.adapters import ADAPTERS
+from engine.sessions.adapters import ADAPTERS, detect
+from engine.sessions.adapters.base import DETECT_RECORDS
 from engine.sessions.discovery import discover
+from engine.sessions.reader import decode_line
+from engine.sessions.tail import read_head
 
 # Where each agent keeps its sessions (shown when none is found): the agent's home variable
 # (when it has one), its default home and the files below it. The generic OpenAI-format logs
@@ -58,9 +62,57 @@ def check_agent(agent: str | None) -> None:
         raise InputError("--agent", f"unknown agent {agent!r} (known: {', '.join(agents())})")
 
 
+# Bytes read from the start of a candidate to tell a session from junk of the same name.
+SNIFF_BYTES = 256 << 10
+
+
+def is_session(path: Path) -> bool:
+    """Whether the first records of ``path`` are a known agent's (a file still empty, or whose
+    first line is not complete yet, counts: the agent is writing it)."""
+    try:
+        head = read_head(path, SNIFF_BYTES)
+    except OSError:
+        return False
+    lines = head.split(b"\n")[:-1] if b"\n" in head else []
+    if not lines:
+        return len(head) < SNIFF_BYTES  # its first line is still being written
+    records = [record for record, _ in map(decode_line, lines[:DETECT_RECORDS])]
+    return detect([record for record in records if record is not None]) is not None
+
+
+def newest_sessions(agent: str | None = None) -> tuple[Path | None, list[Path]]:
+    """The newest real session, and the newer files (by name a session) that are not."""
+    skipped: list[Path] = []
+    for found in discover(agent):
+        if is_session(found.path):
+            return found.path, skipped
+        skipped.append(found.path)
+    return None, skipped
+
+
 def newest_session(agent: str | None = None) -> Path | None:
-    found = discover(agent)
-    return found[0].path if found else None
+    return newest_sessions(agent)[0]
+
+
+def not_a_session_file(path: Path) -> str | None:
+    """What ``path`` is, if it cannot be a session file (None for a regular file)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "no such session file"
+    except OSError as error:
+        return f"cannot read: {error.strerror or error}"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = {
+        stat.S_ISDIR: "a directory",
+        stat.S_ISFIFO: "a named pipe",
+        stat.S_ISCHR: "a device",
+        stat.S_ISBLK: "a device",
+        stat.S_ISSOCK: "a socket",
+    }
+    what = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+    return f"{what}, not a session file (name a session's .jsonl or .json file)"
 
 
 def choose(session: str | None, agent: str | None) -> Target:
@@ -68,7 +120,8 @@ def choose(session: str | None, agent: str | None) -> Target:
     check_agent(agent)
     if session is not None:
         path = Path(session)
-        if not path.is_file():
-            raise InputError(session, "no such session file")
+        problem = not_a_session_file(path)
+        if problem is not None:
+            raise InputError(session, problem)
         return Target(path, agent, follow_newest=False)
     return Target(newest_session(agent), agent, follow_newest=True)
