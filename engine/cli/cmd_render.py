@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_jsonl(args.mode or "prompt-tsx", budget, args.tokenizer)
     if not args.tree:
         raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
-    with collections_paused():
+    with collections_paused(age_on_exit=True):
         document = load_document(args.tree)
         result = render(document, budget, args.tokenizer, args.mode or "exact")
         report = build_report(result)
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = None) -> int:
     """Oracle cases on stdin; a case's own budget/tokenizer win over the options, which win
     over the tree's."""
-    from engine.render.collections_paused import collections_paused
+    from engine.render.collections_paused import collected_between
     from engine.render.loader import TreeFormatError, document_from_data, parse_budget
     from engine.render.output import dumps, result_json
     from engine.render.renderer import render
@@ -89,40 +89,34 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
     last_document = None
     limit = input_limit()
     # The limit counts characters here (a line of stdin's text stream), at most 4 bytes each.
-    for number, line in enumerate(iter(lambda: sys.stdin.readline(limit + 1), ""), 1):
+    # no collection passes while a case is read, rendered and written (collected_between)
+    lines = collected_between(iter(lambda: sys.stdin.readline(limit + 1), ""))
+    for number, line in enumerate(lines, 1):
         if len(line) > limit:  # a line that long (or /dev/zero) ends the stream
             raise too_large("stdin", limit, number)
         if not line.strip():
             continue
-        # no collection passes while a case is read, rendered and written (collections_paused)
-        with collections_paused():
-            out: dict[str, Any]
-            try:
-                case = json.loads(line)
-                tree = case["tree"] if isinstance(case, dict) else None
-                if last_document is None or tree != last_tree:
-                    last_document, last_tree = document_from_data(tree), tree
-                document = last_document
-                given = case.get("budget")
-                result = render(
-                    document,
-                    budget if given is None else parse_budget(given),
-                    case.get("tokenizer") or tokenizer,
-                    mode,
-                )
-                out = result_json(result, openai=bool(case.get("openai")))
-                if case.get("id") is not None:
-                    out = {"id": case["id"], **out}
-            except (
-                json.JSONDecodeError,
-                TreeFormatError,
-                CtxtopError,
-                KeyError,
-                ValueError,
-            ) as error:
-                out = {"usageError": str(error)}
-            except Exception as error:  # one bad case must not end a stream of thousands
-                out = {"usageError": f"cannot render this case ({type(error).__name__}: {error})"}
-            write(dumps(out, normalized=True) + "\n")
+        out: dict[str, Any]
+        try:
+            case = json.loads(line)
+            tree = case["tree"] if isinstance(case, dict) else None
+            if last_document is None or tree != last_tree:
+                last_document, last_tree = document_from_data(tree), tree
+            document = last_document
+            given = case.get("budget")
+            result = render(
+                document,
+                budget if given is None else parse_budget(given),
+                case.get("tokenizer") or tokenizer,
+                mode,
+            )
+            out = result_json(result, openai=bool(case.get("openai")))
+            if case.get("id") is not None:
+                out = {"id": case["id"], **out}
+        except (json.JSONDecodeError, TreeFormatError, CtxtopError, KeyError, ValueError) as error:
+            out = {"usageError": str(error)}
+        except Exception as error:  # one bad case must not end a stream of thousands
+            out = {"usageError": f"cannot render this case ({type(error).__name__}: {error})"}
+        write(dumps(out, normalized=True) + "\n")
     sys.stdout.flush()
     return 0

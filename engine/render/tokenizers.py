@@ -18,6 +18,7 @@ TEXT, IMAGE, OPAQUE, BREAKPOINT, DOCUMENT = 1, 0, 2, 3, 4  # Raw.ChatCompletionC
 TOKENIZERS = ("words", "o200k", "cl100k")
 # Per-text counts are kept for the whole process; past this many entries the table starts over.
 TEXT_CACHE_LIMIT = 500_000
+CALL_KEYS = {"name", "arguments"}  # a tool call's function, as the phase builds it
 
 
 class Tokenizer(Protocol):
@@ -122,7 +123,30 @@ class BpeTokenizer:
             if js_truthy(call_id):
                 total += text(call_id) if isinstance(call_id, str) else self._walk(call_id)
             return total
+        if openai["role"] == "assistant" and not js_truthy(openai["name"]):
+            # an agent's tool-calling message, counted directly (same sum as the generic walk)
+            text = self.text_tokens
+            total = 3 + text("assistant") + text(content)
+            calls = openai["tool_calls"]
+            if calls is not None:
+                for call in calls:
+                    total += self._call_tokens(call)
+            return total
         return 3 + self._walk(openai)
+
+    def _call_tokens(self, call: dict[str, Any]) -> int:
+        """One OpenAI tool call ``{id, function: {name, arguments}, type}``: strings counted,
+        plus one for the function's non-empty ``name`` key (as ``_walk`` counts it)."""
+        call_id, function = call["id"], call["function"]
+        if not (
+            isinstance(call_id, str) and type(function) is dict and function.keys() == CALL_KEYS
+        ):
+            return self._walk([call])
+        name, arguments = function["name"], function["arguments"]
+        if not (isinstance(name, str) and isinstance(arguments, str)):
+            return self._walk([call])
+        text = self.text_tokens
+        return text(call_id) + (text(name) + 1 if name else 0) + text(arguments) + text("function")
 
     def _walk(self, value: Any) -> int:
         items = value.items() if isinstance(value, dict) else enumerate(value)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from engine.render import renderer
 from engine.render.loader import document_from_data
 from engine.render.materialized import Branch, Message, Node
+from engine.render.openai_form import to_openai_message
 from engine.render.output import result_json
 from engine.render.renderer import RenderResult, render
 from engine.render.report import build_report
@@ -248,3 +249,47 @@ def test_exact_mode_removes_no_more_than_a_recount_after_every_removal(
     finally:
         renderer.PRECISE_MARGIN = margin
     assert result_json(batched) == result_json(one_by_one)
+
+
+def _format_md_count(value: Any, key: object = None) -> int:
+    """ptsx-oracle FORMAT.md's rule for an OpenAI-form message: the o200k tokens of every
+    non-empty string, plus one per non-empty ``name`` key, at any depth (without the 3)."""
+    if value is None or value is False or value == "" or value == 0:
+        return 0
+    tokens = 1 if key == "name" else 0
+    if isinstance(value, str):
+        return tokens + get_tokenizer("o200k").text_tokens(value)
+    if isinstance(value, dict):
+        tokens += sum(_format_md_count(item, inner) for inner, item in value.items())
+    elif isinstance(value, list):
+        tokens += sum(_format_md_count(item) for item in value)
+    return tokens
+
+
+maybe_text = st.one_of(st.none(), st.just(""), words, st.integers(0, 3))
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(maybe_text, maybe_text, maybe_text), max_size=3),
+    st.one_of(st.none(), st.just(""), words),
+    words,
+)
+def test_tool_calling_message_costs_what_format_md_says(
+    calls: list[tuple[Any, Any, Any]], name: Any, text: str
+) -> None:
+    # Assistant messages with tool calls are counted without the generic walk (agent trees
+    # are mostly such messages); odd call fields (None, "", numbers) must cost the same.
+    message: dict[str, Any] = {
+        "role": 2,
+        "content": [{"type": 1, "text": text}],
+        "toolCalls": [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls
+        ],
+    }
+    if name is not None:
+        message["name"] = name
+    openai = to_openai_message(message)
+    expected = 3 + _format_md_count(openai)
+    assert get_tokenizer("o200k").message_tokens(message) == expected
