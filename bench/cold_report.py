@@ -3,13 +3,15 @@
 For each size, builds a Claude Code session in a temp dir from the bundled real Claude Code logs
 (bench/tail.py's generator: fresh uuids, message and tool call ids per copy, one parentUuid chain),
 then runs `ctxtop report --json FILE` as a whole process, ``--runs`` times, each with an empty
-token-count cache, config and data dir (a cold open). Prints, per size: wall time and peak RSS
-(ranges over the runs), time per MB, and the goals of issue 16. When ``npm`` can install
+token-count cache, config and data dir (a cold open: the first time a file is opened), then
+``--runs`` times more with the count cache the first run left (a re-open: the tokenizer's counts
+come from the disk cache). Prints, per size: wall time and peak RSS (ranges over the runs), time
+per MB, and the goals of issue 16. When ``npm`` can install
 ccusage 17 (into the temp dir, before any timing), the same file is also given to
 `ccusage session --json --offline` in the layout it reads (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl)
 and timed the same way; it runs offline on loopback-free local files.
 
-Usage: python bench/cold_report.py [--sizes 10,100,1000] [--runs 3] [--no-ccusage]
+Usage: python bench/cold_report.py [--sizes 10,100,1000] [--runs 3] [--no-ccusage] [--no-reopen]
 The files (1 GB for 1000) are deleted at the end.
 Goals (issue 16): 100 MB <= 1.5 s and <= 300 MB peak RSS; 1 GB <= 12 s; time per MB flat.
 """
@@ -53,15 +55,26 @@ def timed(command: list[str], env: dict[str, str]) -> Run:
     return Run(seconds, usage.ru_maxrss / 1024)
 
 
-def ctxtop_cold(session: Path, scratch: Path) -> Run:
-    home = Path(tempfile.mkdtemp(dir=scratch))
+def ctxtop_report(session: Path, home: Path) -> Run:
+    """One `ctxtop report --json` with ctxtop's config, cache and data dirs under ``home``."""
     env = dict(os.environ)
     for name in ("CONFIG", "CACHE", "DATA"):
         env[f"CTXTOP_{name}_DIR"] = str(home / name.lower())
+    return timed([str(CTXTOP), "report", "--json", str(session)], env)
+
+
+def ctxtop_runs(
+    session: Path, scratch: Path, runs: int, reopen: bool
+) -> tuple[list[Run], list[Run]]:
+    """Cold runs (each with empty dirs), then re-opens with the first cold run's count cache."""
+    homes = [Path(tempfile.mkdtemp(dir=scratch)) for _ in range(runs)]
     try:
-        return timed([str(CTXTOP), "report", "--json", str(session)], env)
+        cold = [ctxtop_report(session, home) for home in homes]
+        warm = [ctxtop_report(session, homes[0]) for _ in range(runs if reopen else 0)]
     finally:
-        shutil.rmtree(home)
+        for home in homes:
+            shutil.rmtree(home)
+    return cold, warm
 
 
 def install_ccusage(scratch: Path) -> Path | None:
@@ -102,6 +115,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="10,100,1000", help="sizes in MB, comma-separated")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-ccusage", action="store_true")
+    parser.add_argument("--no-reopen", action="store_true", help="skip the warm-cache runs")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -112,6 +126,8 @@ def main() -> int:
             print("ccusage 17:", "installed" if ccusage else "could not be installed (skipped)")
         header = f"{'size':>8} {'lines':>9} {'ctxtop s':>12} {'peak MB':>10} {'s/MB':>13}"
         header += f"  {'goal':<20}"
+        if not args.no_reopen:
+            header += f" {'reopen s':>12} {'reopen MB':>10}"
         if ccusage:
             header += f" {'ccusage s':>12} {'ccusage MB':>11}"
         print(header)
@@ -121,13 +137,16 @@ def main() -> int:
             megabytes = session.stat().st_size / 2**20
             with session.open("rb") as lines:
                 count = sum(1 for _ in lines)
-            runs = [ctxtop_cold(session, scratch) for _ in range(args.runs)]
+            runs, reopens = ctxtop_runs(session, scratch, args.runs, not args.no_reopen)
             seconds = [run.seconds for run in runs]
             row = (
                 f"{megabytes:6.0f}MB {count:>9,} {span(seconds, 2):>12}"
                 f" {span([run.peak_mb for run in runs], 0):>10}"
                 f" {span([s / megabytes for s in seconds], 4):>13}  {GOALS.get(size, '-'):<20}"
             )
+            if reopens:
+                row += f" {span([run.seconds for run in reopens], 2):>12}"
+                row += f" {span([run.peak_mb for run in reopens], 0):>10}"
             if ccusage:
                 peers = [ccusage_run(ccusage, session, scratch) for _ in range(args.runs)]
                 row += f" {span([run.seconds for run in peers], 2):>12}"
