@@ -58,6 +58,7 @@ from tui.messages import (
 from tui.screens.budget import MODELS_OWN, BudgetScreen
 from tui.screens.compact import CompactScreen
 from tui.screens.edit import EditScreen
+from tui.screens.fork_panel import Sample
 from tui.screens.help import HelpScreen
 from tui.screens.nosession import NoSession
 
@@ -93,13 +94,14 @@ class CtxtopApp(App[None]):
         Binding("question_mark", "help", "Help"),
         Binding("space", "pause", "Pause"),
         Binding("v", "toggle_view", "Tree"),
-        Binding("b", "budget", "Budget"),
-        Binding("p", "cycle_profile", "Profile"),
-        Binding("slash", "search", "Search"),
+        Binding("b", "budget", "What-if"),
         Binding("e", "edit", "Edit"),
+        Binding("c", "compact", "Compact"),
         Binding("f", "pin", "Pin"),
-        # Not in the footer (80 columns hold the rest): in the help and the palette.
-        Binding("c", "compact", "Compact", show=False),
+        # Not in the footer (80 columns hold the rest and "^p keys"): in the help and the
+        # command palette, which the footer names.
+        Binding("p", "cycle_profile", "Profile", show=False),
+        Binding("slash", "search", "Search", show=False),
         Binding("s", "sort_tools", "Sort", show=False),
         Binding("t", "cycle_theme", "Theme", show=False),
     ]
@@ -184,7 +186,7 @@ class CtxtopApp(App[None]):
                 yield self.subagents
         yield self.no_session
         yield self.status
-        yield Footer(compact=True, show_command_palette=False)  # ctrl+p: in the help
+        yield Footer(compact=True)  # ctrl+p: the palette lists every key
 
     def on_mount(self) -> None:
         themes, self.theme_errors = all_themes()
@@ -252,17 +254,29 @@ class CtxtopApp(App[None]):
     def apply(self, view: LiveView) -> None:
         self.view = view
         self._set_status("")
-        self.header.show(view, self.clock().strftime("%H:%M:%S"))
-        self.gauge.show(view.gauge)
+        now = self.clock()
+        if self.demo is not None:
+            self.header.demo_loop = self.demo.rounds + 1
+        self.header.show(view, now.strftime("%H:%M:%S"), self._wrote(view, now))
+        self.gauge.show(view.shown_gauge, view.foreign_profile)
         self.history.show(view)
         self.categories.show(view.categories)
-        self.sections.show(view.analysis, view.analysis_error)
+        self.sections.show(view.analysis, view.analysis_error, view.foreign_profile is not None)
         pruned = len(view.analysis.pruned) if view.analysis is not None else 0
         self.prompt_tree.show(view.outline, pruned)
         self.tools.show(view.tools)
         self.events.show(view.events)
         self.subagents.show(view.subagents)
         self.post_message(ViewApplied(view, time.perf_counter()))
+
+    def _wrote(self, view: LiveView, now: datetime) -> str:
+        """When the agent last wrote: the demo's last line, else the log's last timestamp."""
+        if self.demo is not None and self.demo.last_write is not None:
+            return f"agent wrote {fmt.ago(datetime.fromtimestamp(self.demo.last_write), now)}"
+        stamp = fmt.log_time(view.last_activity or "")
+        if stamp is None:
+            return ""
+        return f"agent wrote {fmt.ago(stamp, now.astimezone())}"
 
     def on_load_progress(self, message: LoadProgress) -> None:
         if not message.total or self.view is not None:
@@ -382,7 +396,9 @@ class CtxtopApp(App[None]):
             self.notify("No session to edit yet.")
             return
         path = self.path
-        self.push_screen(EditScreen(path), lambda outcome: self._edited(outcome, path))
+        self.push_screen(
+            EditScreen(path, self._sample()), lambda outcome: self._edited(outcome, path)
+        )
 
     def action_compact(self) -> None:
         if self.path is None or self.view is None:
@@ -392,9 +408,19 @@ class CtxtopApp(App[None]):
         analysis = self.view.analysis
         growth = analysis.forecast.growth_per_request if analysis is not None else None
         self.push_screen(
-            CompactScreen(path, self.settings.llm, growth),
+            CompactScreen(path, self.settings.llm, growth, self._sample()),
             lambda outcome: self._edited(outcome, path),
         )
+
+    def _sample(self) -> Sample:
+        """What the dashboard shows (frozen while paused): the panels preview the same bytes
+        and start from the gauge's figure."""
+        view = self.view
+        if view is None:
+            return Sample()
+        gauge = view.gauge
+        read = int(view.report.get("bytes_read") or 0)  # 0: a whole-document format
+        return Sample(read or None, (gauge.tokens, gauge.source))
 
     def _edited(self, outcome: dict[str, Any] | None, source: Path) -> None:
         if outcome and outcome.get("fork"):
@@ -416,7 +442,9 @@ class CtxtopApp(App[None]):
         if not self.theme_names:
             return
         index = self.theme_names.index(self.theme) if self.theme in self.theme_names else -1
-        self.theme = self.theme_names[(index + 1) % len(self.theme_names)]
+        index = (index + 1) % len(self.theme_names)
+        self.theme = self.theme_names[index]
+        self.notify(f"{self.theme} ({index + 1} of {len(self.theme_names)})", title="Theme")
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

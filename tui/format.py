@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from rich.text import Text
 from textual.markup import escape
 
@@ -60,3 +62,31 @@ def clock_time(stamp: str) -> str:
         utc = stamp.endswith(("Z", "+00:00"))
         return stamp[11:19] + (" UTC" if utc else "")
     return stamp[:32]
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """1 request, 2 requests (``words``: an irregular plural)."""
+    return f"{count:,} {word if count == 1 else words or word + 's'}"
+
+
+def ago(when: datetime, now: datetime) -> str:
+    """How long before ``now`` (both aware, or both naive): "4 s ago", "3 min ago", "2 h ago";
+    further back, or ahead of ``now`` (another machine's clock), the local date and time."""
+    seconds = (now - when).total_seconds()
+    if 0 <= seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if 0 <= seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    if 0 <= seconds < 86400:
+        return f"{seconds / 3600:.0f} h ago"
+    local = when.astimezone() if when.tzinfo is not None else when
+    return f"at {local:%Y-%m-%d %H:%M}"
+
+
+def log_time(stamp: str) -> datetime | None:
+    """A log's ISO 8601 timestamp as an aware datetime (None if it is not one)."""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.astimezone()

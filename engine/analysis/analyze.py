@@ -7,6 +7,7 @@ the cache simulation by request; each call then only walks the context's per-mes
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
@@ -149,6 +150,10 @@ class Analyzer:
             used[name] += tokens[index]
         used["system"] = system
         figure = context_tokens(state, encoding)
+        if figure.source == "compaction" and system_known and figure.value < system:
+            # An agent's "after" smaller than the system prompt counts only the messages
+            # (Claude Code's postTokens): the next request sends both (engine/live/view.py).
+            figure = dataclasses.replace(figure, value=figure.value + system)
         reserve = profile.reserve_for(setup.model.max_output)
         budget = max(setup.window - reserve, 0)
 

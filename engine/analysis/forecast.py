@@ -24,10 +24,13 @@ def forecast(
     recent = list(history[-(RECENT + 1) :])
     growth = [later - earlier for earlier, later in itertools.pairwise(recent)]
     if target is None:
-        return Forecast(None, None, None, None, None, len(growth), None, "no auto-compact point")
+        reason = "the profile has no auto-compact point"
+        return Forecast(None, None, None, None, None, len(growth), None, reason)
     left = max(target - current, 0)
     if not growth:
-        return Forecast(None, None, None, None, None, 0, target, "fewer than two requests")
+        # The growth is measured between requests on the context since the last compaction.
+        reason = "it needs two requests since the last compaction"
+        return Forecast(None, None, None, None, None, 0, target, reason)
     mean = sum(growth) / len(growth)
     spread = (
         math.sqrt(sum((g - mean) ** 2 for g in growth) / (len(growth) - 1))
@@ -35,7 +38,8 @@ def forecast(
         else 0.0
     )
     if mean <= 0:
-        return Forecast(None, None, None, mean, spread, len(growth), target, "context not growing")
+        reason = "the context is not growing"
+        return Forecast(None, None, None, mean, spread, len(growth), target, reason)
     low = left / (mean + spread)
     high = left / (mean - spread) if mean - spread > 0 else None
     return Forecast(
@@ -46,5 +50,6 @@ def forecast(
         round(spread, 1),
         len(growth),
         target,
-        f"until {until}, at the mean growth of the last {len(growth)} requests",
+        f"until {until}, at the mean growth of the last "
+        + ("request" if len(growth) == 1 else f"{len(growth)} requests"),
     )

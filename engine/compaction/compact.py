@@ -25,7 +25,7 @@ from engine.config import LLMSettings
 from engine.editing import actions
 from engine.editing.atomic import write_new
 from engine.editing.fork import changed_since_read, read_back, read_session_bytes, state_of
-from engine.editing.preview import priced_rewrite, sections
+from engine.editing.preview import ShownContext, priced_rewrite, sections, whole_context
 from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
 from engine.safety.secrets import SecretMasker
@@ -162,14 +162,17 @@ def compact_session(
     llm: LLMSettings | None = None,
     cancel: threading.Event | None = None,
     prepared: Prepared | None = None,
+    upto: int | None = None,
+    shown: ShownContext | None = None,
 ) -> dict[str, Any]:
     """``cancel``: an event the caller (the dashboard) may set from another thread to stop
     waiting for the LLM summariser; the structured summary is used instead. ``prepared``: the
-    summary to write (used only if the file is still the bytes it was made from)."""
+    summary to write (used only if the file is still the bytes it was made from). ``upto`` and
+    ``shown``: the dashboard's sample (its bytes and its gauge figure), see ``whole_context``."""
     if summarizer not in SUMMARIZERS:
         raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
     source_path = Path(path)
-    data = read_session_bytes(source_path)
+    data = read_session_bytes(source_path, upto)
     source_hash = hashlib.sha256(data).hexdigest()
     loaded = _load(source_path, data)
     source = loaded.source
@@ -229,6 +232,7 @@ def compact_session(
         "budget": budget,
         "tokens_before": tokens_before,
         "tokens_after": tokens_after,
+        **whole_context(loaded.state, tokens_before, tokens_before - tokens_after, shown),
         "rounds": cut.rounds,
         "turns": cut.turn_count,
         "summarised_rounds": len(cut.summarised_rounds),

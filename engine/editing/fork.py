@@ -22,7 +22,14 @@ from engine.editing.atomic import write_new
 from engine.editing.explain import nothing_to_clear
 from engine.editing.offload import Offloader, default_directory
 from engine.editing.policy import Plan, Policy, make_plan
-from engine.editing.preview import cache_cost, diff_lines, section_table, sections
+from engine.editing.preview import (
+    ShownContext,
+    cache_cost,
+    diff_lines,
+    section_table,
+    sections,
+    whole_context,
+)
 from engine.editing.writers import WRITERS, Writer
 from engine.errors import CtxtopError, InputError
 from engine.sessions.model import SessionState
@@ -83,9 +90,11 @@ def whole_lines(data: bytes) -> bytes:
     return data[:cut]
 
 
-def read_session_bytes(path: Path) -> bytes:
-    """The session's bytes as of now, whole lines only (the agent may be appending)."""
-    return whole_lines(read_bytes(path))
+def read_session_bytes(path: Path, upto: int | None = None) -> bytes:
+    """The session's bytes as of now, whole lines only (the agent may be appending); ``upto``:
+    only the first that many bytes (the sample a paused dashboard shows)."""
+    data = read_bytes(path)
+    return whole_lines(data if upto is None else data[:upto])
 
 
 def state_of(source: Path, data: bytes) -> SessionState:
@@ -129,13 +138,16 @@ def edit_session(
     dry_run: bool = False,
     relevance: dict[str, float] | None = None,
     results_dir: Path | None = None,
+    upto: int | None = None,
+    shown: ShownContext | None = None,
 ) -> dict[str, Any]:
     """Plan, preview and (unless ``dry_run``) write the fork: what ``ctxtop edit --json`` prints.
 
     With ``policy.offload``, large results go to files in ``results_dir`` (default: the data
-    dir's ``results``), in a directory named after the fork's session id."""
+    dir's ``results``), in a directory named after the fork's session id. ``upto`` and
+    ``shown``: the dashboard's sample (its bytes and its gauge figure), see ``whole_context``."""
     source = Path(path)
-    data = read_session_bytes(source)
+    data = read_session_bytes(source, upto)
     source_hash = hashlib.sha256(data).hexdigest()
     state = state_of(source, data)
     writer_class = WRITERS.get(state.agent)
@@ -215,6 +227,7 @@ def edit_session(
         "policy": policy.as_dict(),
         "tokens_before": tokens_before,
         "tokens_after": tokens_after,
+        **whole_context(state, tokens_before, tokens_before - tokens_after, shown),
         "sections": section_table(before_sections, after_sections),
         "changed": changed,
         "cleared_tokens": plan.saved,

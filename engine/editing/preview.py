@@ -14,7 +14,16 @@ from typing import Any
 
 from engine.models.registry import PER_MILLION, Prices
 from engine.sessions.model import SessionState
-from engine.sessions.report import context_breakdown, count_blocks, encoding_for, model_info
+from engine.sessions.report import (
+    context_breakdown,
+    context_tokens,
+    count_blocks,
+    encoding_for,
+    model_info,
+)
+
+# The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
+ShownContext = tuple[int, str]
 
 
 @dataclass(slots=True)
@@ -41,6 +50,29 @@ def sections(state: SessionState) -> tuple[dict[str, int], int]:
     breakdown = context_breakdown(state, encoding_for(state))
     by_name = {entry["category"]: int(entry["tokens"]) for entry in breakdown["categories"]}
     return by_name, int(breakdown["estimated_total"])
+
+
+def whole_context(
+    state: SessionState | None, estimate: int, saving: int, shown: ShownContext | None = None
+) -> dict[str, Any]:
+    """The whole context before and after (system prompt, tools and all), as the gauge counts
+    it: ``tokens_before``/``tokens_after`` count only what the log holds (``estimate``). The
+    after is the before less the ``saving``; ``context_outside_log`` is what the log does not
+    show (system prompt, tool definitions, framing). ``shown``: the caller's figure for the
+    same bytes (the dashboard's gauge, which also knows the system prompt after a compaction)."""
+    if shown is not None:
+        value, source = shown
+    elif state is not None:
+        figure = context_tokens(state, encoding_for(state))
+        value, source = figure.value, figure.source
+    else:
+        value, source = estimate, "estimated"
+    return {
+        "context_before": value,
+        "context_after": max(value - saving, 0),
+        "context_source": source,
+        "context_outside_log": max(value - estimate, 0),
+    }
 
 
 def rewrite_tokens(

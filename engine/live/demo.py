@@ -7,9 +7,12 @@ the reader sees a truncated file and starts over too.
 
 from __future__ import annotations
 
+import shutil
 import threading
+import time
 from importlib import resources
-from pathlib import Path
+from importlib.resources.abc import Traversable
+from pathlib import Path, PurePosixPath
 
 # Claude Code 2.1: tool calls, a persisted 78 KB tool output, a sub-agent and a /compact.
 DEMO_SESSION = (
@@ -36,6 +39,32 @@ def demo_lines() -> list[bytes]:
     return data.splitlines(keepends=True)
 
 
+def _files(folder: Traversable, under: PurePosixPath) -> list[tuple[PurePosixPath, bytes]]:
+    found: list[tuple[PurePosixPath, bytes]] = []
+    for entry in sorted(folder.iterdir(), key=lambda item: item.name):
+        if entry.is_dir():
+            found.extend(_files(entry, under / entry.name))
+        elif entry.is_file():
+            found.append((under / entry.name, entry.read_bytes()))
+    return found
+
+
+def demo_companions(lines: list[bytes]) -> dict[int, list[tuple[PurePosixPath, bytes]]]:
+    """The sample's companion files (a sub-agent's log, a persisted tool output) by the index of
+    the first line that names them (the agent writes them before that line): each appears in
+    the replay when the session would have it, so the dashboard shows the sub-agent then."""
+    stem = DEMO_SESSION[-1].removesuffix(".jsonl")
+    folder = resources.files("sample_sessions").joinpath(*DEMO_SESSION[:-1], stem)
+    if not folder.is_dir():
+        return {}
+    by_line: dict[int, list[tuple[PurePosixPath, bytes]]] = {}
+    for path, data in _files(folder, PurePosixPath()):
+        name = path.name.split(".")[0].removeprefix("agent-").encode()
+        first = next((i for i, line in enumerate(lines) if name in line), 0)
+        by_line.setdefault(first, []).append((path, data))
+    return by_line
+
+
 class DemoReplay:
     """Writes ``lines`` to ``target`` one per ``step()``; ``run`` steps every ``interval``."""
 
@@ -56,6 +85,9 @@ class DemoReplay:
         self.pause = pause
         self.position = 0
         self.rounds = 0
+        self.last_write: float | None = None  # time.time() of the last line written
+        self.companions = demo_companions(self.lines) if lines is None else {}
+        self.companion_dir = target.with_suffix("")
         self.target.write_bytes(b"")
 
     @property
@@ -66,13 +98,23 @@ class DemoReplay:
         """Append the next line; after the last, empty the file and start a new round."""
         if self.finished:
             self.target.write_bytes(b"")
+            shutil.rmtree(self.companion_dir, ignore_errors=True)
             self.position = 0
             self.rounds += 1
         count = self.first if self.position == 0 else 1
+        for index in range(self.position, self.position + count):
+            self._write_companions(index)
         chunk = b"".join(self.lines[self.position : self.position + count])
         with self.target.open("ab") as out:
             out.write(chunk)
         self.position += count
+        self.last_write = time.time()
+
+    def _write_companions(self, index: int) -> None:
+        for relative, data in self.companions.get(index, ()):
+            path = self.companion_dir.joinpath(*relative.parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
 
     def run(self, stop: threading.Event) -> None:
         """Step until ``stop`` is set (a thread's target)."""

@@ -49,6 +49,7 @@ class LiveSession:
         self.outliner = Outliner()  # keeps the labels of messages seen before
         self._last: LiveView | None = None  # the last analysed view
         self.actions = ActionWatch(self.path)
+        self.outside_log: int | None = None  # system prompt, tools: as the last request had them
 
     def poll(self) -> bool:
         """Apply what was appended (all of it); True when the view may have changed."""
@@ -72,7 +73,9 @@ class LiveSession:
         state = adapter.snapshot()
         report = build_report(adapter)
         report["context_breakdown"] = self.categories.update(state, encoding_for(state))
-        view = build_view(report, state, self.thresholds)
+        if report["context_tokens"]["source"] in ("reported", "calibrated"):
+            self.outside_log = int(report["context_breakdown"]["unattributed"])
+        view = build_view(report, state, self.thresholds, self._outside_log())
         actions = self.actions.events()
         if actions:
             view = dataclasses.replace(view, events=view.events + actions)
@@ -85,6 +88,15 @@ class LiveSession:
             outline=last.outline,
             analysis_error=last.analysis_error,
         )
+
+    def _outside_log(self) -> int | None:
+        """The system prompt and tools: the sections' figure when there is an analysis (so the
+        gauge after a compaction is the sections' sum), else the last request's."""
+        analysis = self._last.analysis if self._last is not None else None
+        for section in analysis.sections if analysis is not None else ():
+            if section.name == "system" and section.provenance == "inferred":
+                return section.tokens
+        return self.outside_log
 
     def analysed(self, view: LiveView, choice: AnalysisChoice | None = None) -> LiveView:
         """``view`` with the analysis of the current state for ``choice``."""

@@ -6,9 +6,11 @@ gives. Each view is self-contained and immutable, so views can be kept and repla
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.analysis.profiles import profile_for_agent
 from engine.analysis.prompt_outline import Outline
 from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
@@ -131,6 +133,39 @@ class LiveView:
     def compactions(self) -> int:
         return sum(1 for event in self.events if event.kind == "compaction")
 
+    @property
+    def what_if(self) -> int | None:
+        """The what-if window (``b``) the analysis assumes, or None: the model's own."""
+        analysis = self.analysis
+        return analysis.thresholds.window if analysis and analysis.budget_overridden else None
+
+    @property
+    def foreign_profile(self) -> str | None:
+        """The layout profile in effect when it is not the one of the agent that wrote the
+        session (``p``), else None."""
+        analysis = self.analysis
+        if analysis is None or analysis.profile == profile_for_agent(self.agent):
+            return None
+        return analysis.profile
+
+    @property
+    def shown_gauge(self) -> Gauge:
+        """The gauge as the analysis sees it: against a what-if window (``b``) and with the
+        chosen profile's auto-compact point (``p``), so it agrees with the sections and the
+        forecast; the reported gauge while there is no analysis."""
+        analysis = self.analysis
+        if analysis is None:
+            return self.gauge
+        limits = analysis.thresholds
+        return dataclasses.replace(
+            self.gauge,
+            window=limits.window,
+            editing_at=limits.editing_at,
+            compaction_at=limits.compaction_at,
+            autocompact_at=limits.autocompact_at,
+            window_source="what-if" if analysis.budget_overridden else self.gauge.window_source,
+        )
+
 
 def request_history(state: SessionState) -> tuple[int, ...]:
     """Context size of every request of the main session, in log order: prompt + output."""
@@ -233,7 +268,32 @@ def _events(report: dict[str, Any]) -> tuple[Event, ...]:
     return tuple(events)
 
 
-def build_view(report: dict[str, Any], state: SessionState, thresholds: Thresholds) -> LiveView:
+def whole_after_compaction(report: dict[str, Any], outside_log: int | None) -> dict[str, Any]:
+    """``report`` with the whole context after a compaction, before the next request reports
+    it. An agent's logged "after" that is smaller than what every earlier request sent besides
+    the messages (system prompt, tools: ``outside_log``) counts only the messages (Claude
+    Code's postTokens); the next request will send both, so the gauge shows both, and the
+    context by kind keeps the part not in the log."""
+    context = report["context_tokens"]
+    if context["source"] != "compaction" or not outside_log or context["value"] >= outside_log:
+        return report
+    whole = {**context, "value": int(context["value"]) + outside_log}
+    adjusted = {**report, "context_tokens": whole}
+    breakdown = report.get("context_breakdown")
+    if breakdown:
+        adjusted["context_breakdown"] = {**breakdown, "unattributed": outside_log}
+    return adjusted
+
+
+def build_view(
+    report: dict[str, Any],
+    state: SessionState,
+    thresholds: Thresholds,
+    outside_log: int | None = None,
+) -> LiveView:
+    """``outside_log``: the part of the context the log does not show, as the last reported
+    request had it (see ``whole_after_compaction``)."""
+    report = whole_after_compaction(report, outside_log)
     window = int(report["context_window"] or 0)
     context = report["context_tokens"]
     gauge = Gauge(

@@ -16,6 +16,7 @@ from engine.config import Settings
 from engine.editing import actions
 from engine.live.demo import demo_lines
 from engine.sessions.reader import SessionReader, read_all
+from tui import format as fmt
 from tui.app import CtxtopApp
 from tui.components.prompt_tree import PRUNED_MARK
 from tui.format import mark
@@ -114,7 +115,13 @@ async def test_p_cycles_the_layout_profiles(tmp_path: Path) -> None:
             await pilot.press("p")
             await wait_until(pilot, lambda: app.view.analysis.profile != seen[-1])  # type: ignore[union-attr]
             seen.append(app.view.analysis.profile)  # type: ignore[union-attr]
-            assert app.sections.border_title == f"Sections · {seen[-1]}"
+            # Where its figures are shown, the profile in effect, and whether it is the agent's.
+            own = seen[-1] == "claude-code"
+            foreign = "" if own else ", not the agent's"
+            assert app.sections.border_title == f"Sections · {seen[-1]} profile{foreign}"
+            header = str(app.header.render())
+            assert (f"profile {seen[-1]}, not claude-code's" in header) is not own
+            assert app.gauge.border_title == "Context" + ("" if own else f" · {seen[-1]} profile")
         assert sorted(seen[:-1]) == names and seen[-1] == seen[0]
 
 
@@ -131,9 +138,14 @@ async def test_the_forecast_of_requests_left_is_under_the_sparkline(tmp_path: Pa
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: analysed(app))
         caption = str(app.history.query_one("#history-caption").render())
-        assert caption.startswith(
-            f"~{forecast.requests_left:.0f} requests left ({forecast.low:.0f}–"
-        )
+        left = f"~{forecast.requests_left:.0f} requests left before auto-compaction"
+        growth = f"at +{fmt.tokens(round(forecast.growth_per_request or 0))} per request"
+        if f"{forecast.low:.0f}" == f"{forecast.high:.0f}":  # one value: no range (968–968)
+            assert caption.startswith(f"{left} {growth}\n")
+        else:
+            assert caption.startswith(f"{left} ({forecast.low:.0f}–{forecast.high:.0f}) {growth}")
+        # Plurals as they should be (the sample has one compaction).
+        assert "· 1 compaction ·" in caption and "1 compactions" not in caption
 
 
 @synchronous

@@ -89,7 +89,12 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         before, after = outcome["tokens_before"], outcome["tokens_after"]
         assert before > after
         shown = figures(screen)
-        assert f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}" in shown
+        # The whole context, the gauge's figure, less the saving; the log's part below it.
+        whole = app.view.gauge.tokens  # type: ignore[union-attr]
+        assert outcome["context_before"] == whole
+        whole_after = fmt.tokens(whole - (before - after))
+        assert f"whole context {fmt.tokens(whole)}~ -> {whole_after}~" in shown
+        assert f"of which messages {fmt.tokens(before)}≈ -> {fmt.tokens(after)}≈" in shown
         assert "summary by structured" in shown
         # Which rounds of which turn go, in the panel's words (as ``ctxtop compact`` says).
         cut = str(screen.query_one("#compact-cut", Static).render())
@@ -276,4 +281,5 @@ async def test_the_strategies_table_gives_what_ctxtop_compact_json_simulates(
         skipped = lines[1 + names.index("codecompanion-compaction")]
         assert "skip: saves < 10k" in skipped
         subtitle = str(screen.query_one("#compact-strategies-box").border_subtitle)
-        assert subtitle == f"now {fmt.tokens(fill)} of {fmt.tokens(policies['window'])}"
+        window = fmt.tokens(policies["window"])
+        assert subtitle == f"whole context now {fmt.tokens(fill)} of {window}"

@@ -141,4 +141,11 @@ def test_categories_kept_incrementally_match_the_report_at_every_line(tmp_path: 
             for entry in fresh["categories"]
             if entry["tokens"] > 0
         ]
-        assert view.report["context_breakdown"]["unattributed"] == fresh["unattributed"]
+        unattributed = view.report["context_breakdown"]["unattributed"]
+        if view.gauge.source == "compaction":
+            # The agent's "after" counts its messages only: the part not in the log is the
+            # system prompt and tools the sections show (issue 15, case 2).
+            system = {s.name: s.tokens for s in view.analysis.sections}["system"]  # type: ignore[union-attr]
+            assert unattributed == system and fresh["unattributed"] < system
+        else:
+            assert unattributed == fresh["unattributed"]

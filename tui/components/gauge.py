@@ -12,6 +12,9 @@ from textual.widgets import Static
 from engine.live.view import Gauge
 from tui import format as fmt
 
+# How the figure was come by, in the summary line.
+SOURCE_WORDS = {"compaction": "after compaction"}
+
 
 def _column(tokens: int, window: int, width: int) -> int:
     if window <= 0 or width <= 0:
@@ -43,8 +46,11 @@ class ContextGauge(Static):
         self.border_title = "Context"
         self.gauge: Gauge | None = None
 
-    def show(self, gauge: Gauge) -> None:
+    def show(self, gauge: Gauge, profile: str | None = None) -> None:
+        """``profile``: the layout profile whose auto-compact point is drawn, when it is not
+        the agent's own."""
         self.gauge = gauge
+        self.border_title = "Context" if profile is None else f"Context · {profile} profile"
         self.refresh()
 
     def render(self) -> Text:
@@ -57,8 +63,10 @@ class ContextGauge(Static):
         summary.append(f"{gauge.percent:.1f} %", style=state_style + Style(bold=True))
         summary.append(
             f"  {fmt.tokens(gauge.tokens)}{fmt.mark(gauge.source)} / {fmt.tokens(gauge.window)}"
-            f" ({gauge.source})"
+            f" ({SOURCE_WORDS.get(gauge.source, gauge.source)})"
         )
+        if gauge.window_source == "what-if":
+            summary.append(" what-if window", style="bold reverse")
         if gauge.to_autocompact is not None:
             summary.append(f" · {fmt.tokens(gauge.to_autocompact)} to auto-compact")
         if gauge.window_source == "assumed":

@@ -1,4 +1,9 @@
-"""The header line: agent, model, session, live/paused state and the time of the last update."""
+"""The header: agent, model, session, the state (LIVE, DEMO or PAUSED), one clock (local time)
+and how long ago the agent wrote, and what the analysis assumes when it is not the session's own
+(a what-if window, another agent's profile).
+
+One line when it fits; else the parts wrap onto a second line, never cut in the middle.
+"""
 
 from __future__ import annotations
 
@@ -12,55 +17,88 @@ from engine.live.view import LiveView
 from tui import format as fmt
 
 MODEL_WIDTH = 40  # a log's model name can be anything; the state after it must stay in view
+SEPARATOR = " · "
 
 
 class SessionHeader(Static):
     DEFAULT_CSS = """
-    SessionHeader { height: 1; background: $panel; color: $foreground; padding: 0 1; }
+    SessionHeader {
+        height: auto; max-height: 2; background: $panel; color: $foreground; padding: 0 1;
+    }
     """
 
     paused: reactive[bool] = reactive(False)
     pinned: reactive[bool] = reactive(False)
     updated: reactive[str] = reactive("")
+    demo_loop: reactive[int | None] = reactive(None)  # the demo's replay (1, 2, …), else None
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("ctxtop", **kwargs)  # type: ignore[arg-type]
         self.view: LiveView | None = None
+        self.wrote = ""  # "agent wrote 3 s ago"
         self.note = "waiting for the session"
 
-    def show(self, view: LiveView, updated: str) -> None:
+    def show(self, view: LiveView, updated: str, wrote: str = "") -> None:
         self.view = view
         self.updated = updated
-        self.refresh()
+        self.wrote = wrote
+        self.refresh(layout=True)
 
-    def render(self) -> Text:
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("ctxtop ", style="bold")
+    def parts(self) -> list[Text]:
+        """The header's parts in order of importance to a newcomer."""
         view = self.view
         if view is None:
-            text.append(self.note)
-            return text
-        text.append(view.agent, style="bold")
-        text.append(" · ")
-        text.append(fmt.shown(view.model or "unknown model", limit=MODEL_WIDTH))
-        text.append(" · ")
-        # A session id is long and unique early on; without one, the file's name.
-        if view.session_id:
-            text.append(fmt.shown(view.session_id[:8]))  # unique early on: its start
-        else:
-            text.append(fmt.shown(PurePath(view.file).name, limit=32))
-        if view.title:
-            text.append(" ")
-            text.append(fmt.shown(view.title, limit=30))  # log content: never markup
-        text.append(" · ")
+            return [Text("ctxtop", style="bold"), Text(self.note)]
+        state = Text()
         if self.paused:
-            text.append("PAUSED", style="bold reverse")
+            state.append("PAUSED", style="bold reverse")
+        elif self.demo_loop is not None:
+            state.append("DEMO", style="bold reverse")
+            state.append(f" loop {self.demo_loop}")  # a recorded session, replayed
         else:
-            text.append("LIVE", style="bold")
+            state.append("LIVE", style="bold")
         if self.pinned:
-            text.append(" pinned")
-        if self.updated:
-            text.append(f" · updated {self.updated}")
-        if view.last_activity:
-            text.append(f" · agent wrote {fmt.clock_time(view.last_activity)}")
-        return text
+            state.append(" pinned")
+        parts = [
+            Text.assemble(("ctxtop ", "bold"), (view.agent, "bold")),
+            Text(fmt.shown(view.model or "unknown model", limit=MODEL_WIDTH)),
+            state,
+        ]
+        if view.what_if is not None:
+            parts.append(Text(f"WHAT-IF window {fmt.tokens(view.what_if)}", style="bold reverse"))
+        if view.foreign_profile is not None:
+            parts.append(
+                Text(f"profile {view.foreign_profile}, not {view.agent}'s", style="bold reverse")
+            )
+        clock = Text(f"updated {self.updated}")
+        if self.wrote:
+            clock.append(f", {self.wrote}")
+        parts.append(clock)
+        # A session id is long and unique early on; without one, the file's name.
+        session = fmt.shown(view.session_id[:8]) if view.session_id else ""
+        session = session or fmt.shown(PurePath(view.file).name, limit=32)
+        if view.title:
+            session += " " + fmt.shown(view.title, limit=30)  # log content: never markup
+        parts.append(Text(session))
+        return parts
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        return len(self.lines(width))
+
+    def render(self) -> Text:
+        return Text("\n").join(self.lines(self.content_size.width))
+
+    def lines(self, width: int) -> list[Text]:
+        width = max(width, 20)
+        lines = [Text(no_wrap=True, overflow="ellipsis")]
+        for part in self.parts():
+            line = lines[-1]
+            if line.cell_len and line.cell_len + len(SEPARATOR) + part.cell_len > width:
+                if len(lines) == 2:
+                    break  # two lines at most: the least important parts go
+                lines.append(Text(no_wrap=True, overflow="ellipsis"))
+                line = lines[-1]
+            elif line.cell_len:
+                line.append(SEPARATOR)
+            line.append_text(part)
+        return lines

@@ -1,5 +1,5 @@
-"""Fill per request: a sparkline of the context size of every request so far, and the forecast
-of requests left before the agent compacts on its own."""
+"""Fill per request: a sparkline of the context size of every request so far, the forecast of
+requests left before the agent compacts on its own, and the last request's figures."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from tui import format as fmt
 
 class FillHistory(Vertical):
     DEFAULT_CSS = """
-    FillHistory { height: 5; border: round $primary; padding: 0 1; }
-    FillHistory > Sparkline { height: 2; }
-    FillHistory > Static { height: 1; }
+    FillHistory { height: auto; border: round $primary; padding: 0 1; }
+    FillHistory > Sparkline { height: 1; }
+    FillHistory > Static { height: auto; max-height: 3; }
     """
 
     def __init__(self, **kwargs: object) -> None:
@@ -35,31 +35,38 @@ class FillHistory(Vertical):
         history = list(view.history)
         self.sparkline.data = history
         forecast = view.analysis.forecast if view.analysis is not None else None
-        caption = Text(no_wrap=True, overflow="ellipsis")
+        caption = Text()
         if forecast is not None:
             caption.append(forecast_text(forecast), style="bold")
-            caption.append(" · ")
+            caption.append("\n")
         if not history:
             caption.append("no requests yet")
         else:
             caption.append(
-                f"{len(history)} requests · peak {fmt.tokens(max(history))}"
-                f" · {view.compactions} compactions"
+                f"{fmt.plural(len(history), 'request')} · peak {fmt.tokens(max(history))}"
+                f" · {fmt.plural(view.compactions, 'compaction')}"
             )
             last = view.last_request
             if last is not None:
                 caption.append(
-                    f" · last prompt {fmt.tokens(last.prompt)} (cache read"
-                    f" {fmt.tokens(last.cache_read)}, write {fmt.tokens(last.cache_write)})"
-                    f" + output {fmt.tokens(last.output)}"
+                    f" · last: {fmt.tokens(last.prompt)} in ({fmt.tokens(last.cache_read)} from"
+                    f" cache, {fmt.tokens(last.cache_write)} written) + {fmt.tokens(last.output)}"
+                    " out"
                 )
         self.caption.update(caption)
 
 
 def forecast_text(forecast: Forecast) -> str:
-    """ "~N requests left (low–high)" before auto-compaction, or why there is no forecast."""
+    """ "~N requests left before auto-compaction (low–high) at +G per request", or why there is
+    no forecast."""
     if forecast.requests_left is None:
-        return f"no forecast ({forecast.basis})"
-    low = "?" if forecast.low is None else f"{forecast.low:.0f}"
-    high = "?" if forecast.high is None else f"{forecast.high:.0f}"
-    return f"~{forecast.requests_left:.0f} requests left ({low}–{high})"
+        return f"no forecast: {forecast.basis}"
+    left = round(forecast.requests_left)
+    text = f"~{fmt.plural(left, 'request')} left before auto-compaction"
+    low = "?" if forecast.low is None else f"{forecast.low:,.0f}"
+    high = "?" if forecast.high is None else f"{forecast.high:,.0f}"
+    if low != high:
+        text += f" ({low}–{high})"
+    if forecast.growth_per_request is not None:
+        text += f" at +{fmt.tokens(round(forecast.growth_per_request))} per request"
+    return text

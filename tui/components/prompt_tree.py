@@ -65,7 +65,7 @@ class OutlineTree(Tree[str]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_match", "Next match", show=False),
         # Space pauses the dashboard everywhere; enter opens and closes nodes.
-        Binding("space", "app.pause", "Pause", show=False),
+        Binding("space", "app.pause", "Pause"),
     ]
 
     def __init__(self, **kwargs: object) -> None:

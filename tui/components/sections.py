@@ -15,8 +15,9 @@ from engine.analysis.snapshot import Analysis
 from tui import format as fmt
 
 LABEL_WIDTH = 12  # at least
-MIN_BAR = 6
+MIN_BAR = 5
 FIGURE_WIDTH = 15
+SHORT_FIGURE_WIDTH = 8
 # Not parts of the prompt: what the agent keeps free and what is left.
 SPARE = ("autocompact_buffer", "free")
 
@@ -42,12 +43,18 @@ class SectionsPanel(Static):
         self.analysis: Analysis | None = None
         self.problem: str | None = None
 
-    def show(self, analysis: Analysis | None, problem: str | None = None) -> None:
+    def show(
+        self, analysis: Analysis | None, problem: str | None = None, foreign: bool = False
+    ) -> None:
+        """``foreign``: the profile is not the one of the agent that wrote the session."""
         if analysis is self.analysis and problem == self.problem:
             return
         self.analysis, self.problem = analysis, problem
         if analysis is not None:
-            self.border_title = f"Sections · {fmt.in_markup(analysis.profile)}"
+            profile = fmt.in_markup(analysis.profile)
+            self.border_title = f"Sections · {profile} profile" + (
+                ", not the agent's" if foreign else ""
+            )
             budget = f"budget {fmt.tokens(analysis.budget)}"
             if analysis.budget_overridden:  # b: the window the user asked about, less the reserve
                 budget = f"what-if window {fmt.tokens(analysis.thresholds.window)} · {budget}"
@@ -58,11 +65,19 @@ class SectionsPanel(Static):
         analysis = self.analysis
         if analysis is None:
             return Text(self.problem or "analysing …", no_wrap=True, overflow="ellipsis")
-        # The label takes what a short bar leaves, up to its whole length.
+        # Whole labels if they fit beside a short bar; else without their parenthesis (the
+        # mark says "inferred"); else without the budgets (the bar is the share of it).
+        labels = {section.name: fmt.shown(section.label) for section in analysis.sections}
+        budgets = True
         room = self.content_size.width - FIGURE_WIDTH - 2
-        longest = max(len(section.label) for section in analysis.sections)
-        label_width = max(LABEL_WIDTH, min(longest, room - MIN_BAR))
+        if max(map(len, labels.values())) > room - MIN_BAR:
+            labels = {name: label.split(" (")[0] for name, label in labels.items()}
+        if max(map(len, labels.values())) > room - MIN_BAR:
+            budgets = False
+            room = self.content_size.width - SHORT_FIGURE_WIDTH - 2
+        label_width = max(LABEL_WIDTH, min(max(map(len, labels.values())), room - MIN_BAR))
         width = max(3, room - label_width)
+        figure_width = FIGURE_WIDTH if budgets else SHORT_FIGURE_WIDTH
         used = self.get_component_rich_style("sections--used")
         over = self.get_component_rich_style("sections--over")
         spare = self.get_component_rich_style("sections--spare")
@@ -70,7 +85,7 @@ class SectionsPanel(Static):
         lines = []
         for section in analysis.sections:
             line = Text(no_wrap=True, overflow="ellipsis")
-            line.append(f"{fmt.shown(section.label)[:label_width]:<{label_width}} ")
+            line.append(f"{labels[section.name][:label_width]:<{label_width}} ")
             if section.name in SPARE:
                 # Not a part with a budget of its own: its share of the whole budget.
                 fill = section.tokens / analysis.budget if analysis.budget else 0.0
@@ -86,9 +101,9 @@ class SectionsPanel(Static):
             line.append("█" * cells, style=style)
             line.append("·" * (width - cells), style=empty)
             figure = f"{fmt.tokens(section.tokens)}{fmt.mark(section.provenance)}"
-            if section.name not in SPARE:
+            if section.name not in SPARE and budgets:
                 figure += f" / {fmt.tokens(section.budget)}"
-            line.append(f" {figure:>{FIGURE_WIDTH}}")
+            line.append(f" {figure:>{figure_width}}")
             lines.append(line)
         if analysis.pruned:
             gone = sum(item.tokens for item in analysis.pruned)

@@ -34,7 +34,7 @@ from engine.compaction.policies import schedule, simulate_file
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
 from tui import format as fmt
-from tui.screens.fork_panel import ForkPanel, written_text
+from tui.screens.fork_panel import ForkPanel, Sample, context_text, written_text
 
 TICK = 0.5  # seconds between updates of the waiting line
 SHORT_SCREEN = 30  # lines: below this the rounds box gets less room
@@ -44,9 +44,7 @@ def figures_text(outcome: dict[str, Any]) -> Text:
     """Tokens before and after, the summariser used (and why not the one asked for), the cache
     cost: what ``ctxtop compact --dry-run`` says below the summary."""
     text = Text()
-    before, after = outcome["tokens_before"], outcome["tokens_after"]
-    text.append(f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}", style="bold")
-    text.append(f" ({fmt.tokens(before - after)} fewer)\n" if after < before else " (no fewer)\n")
+    text.append_text(context_text(outcome))
     text.append(
         f"summary by {outcome['summarizer']}: {fmt.tokens(outcome['summary_tokens'])}≈ tokens"
         f" (budget {fmt.tokens(outcome['budget'])})\n"
@@ -143,10 +141,14 @@ class CompactScreen(ForkPanel):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Stop waiting / close")]
 
     def __init__(
-        self, path: Path, llm: LLMSettings | None = None, growth: float | None = None
+        self,
+        path: Path,
+        llm: LLMSettings | None = None,
+        growth: float | None = None,
+        sample: Sample | None = None,
     ) -> None:
         """``growth``: the context's growth per request (the dashboard's forecast)."""
-        super().__init__(path)
+        super().__init__(path, sample)
         self.llm = llm
         self.growth = growth
         self.strategies: list[dict[str, Any]] | None = None  # the last preview's schedule
@@ -252,12 +254,16 @@ class CompactScreen(ForkPanel):
                 dry_run=True,
                 llm=self.llm,
                 cancel=cancel,
+                upto=self.sample.upto,
+                shown=self.sample.shown,
             )
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), generation)
             return
         saving = outcome["tokens_before"] - outcome["tokens_after"]
         simulation = simulate_file(self.path, saving=saving)
+        if simulation is not None:  # measured from the same figure as the gauge and above
+            simulation = {**simulation, "fill_tokens": outcome["context_before"]}
         self.app.call_from_thread(self._show_preview, outcome, generation, simulation)
 
     def _show_preview(
@@ -279,7 +285,8 @@ class CompactScreen(ForkPanel):
             self.strategies = schedule(simulation, self.growth)
             self.query_one("#compact-strategies", Static).update(strategies_table(self.strategies))
             box.border_subtitle = (
-                f"now {fmt.tokens(simulation['fill_tokens'])} of {fmt.tokens(simulation['window'])}"
+                f"whole context now {fmt.tokens(simulation['fill_tokens'])}"
+                f" of {fmt.tokens(simulation['window'])}"
             )
         self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
         self.query_one("#compact-write", Button).disabled = False
@@ -307,6 +314,8 @@ class CompactScreen(ForkPanel):
                 keep_rounds=keep_rounds,
                 llm=self.llm,
                 prepared=prepared,
+                upto=self.sample.upto,
+                shown=self.sample.shown,
             )
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)

@@ -20,7 +20,7 @@ from engine.editing.fork import edit_session
 from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
 from engine.errors import CtxtopError
 from tui import format as fmt
-from tui.screens.fork_panel import ForkPanel, written_text
+from tui.screens.fork_panel import ForkPanel, context_text, written_text
 
 CHANGES_SHOWN = 8
 
@@ -62,9 +62,7 @@ def preview_text(outcome: dict[str, Any]) -> Text:
     policy = outcome["policy"]
     text.append(f"policy {POLICY_LABELS[policy['name']]}: ", style="bold")
     text.append(f"{policy['summary'].split(': ', 1)[-1]}\n")
-    before, after = outcome["tokens_before"], outcome["tokens_after"]
-    text.append(f"context estimate {fmt.tokens(before)} -> {fmt.tokens(after)}", style="bold")
-    text.append(f" ({fmt.tokens(before - after)} fewer)\n")
+    text.append_text(context_text(outcome))
     for row in outcome["sections"]:
         if row["tokens_before"] != row["tokens_after"]:
             text.append(
@@ -188,7 +186,13 @@ class EditScreen(ForkPanel):
     @work(thread=True, exclusive=True, group="edit-preview")
     def _preview(self, policy: Policy, generation: int) -> None:
         try:
-            outcome = edit_session(self.path, policy, dry_run=True)
+            outcome = edit_session(
+                self.path,
+                policy,
+                dry_run=True,
+                upto=self.sample.upto,
+                shown=self.sample.shown,
+            )
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), generation)
             return
@@ -217,7 +221,9 @@ class EditScreen(ForkPanel):
     @work(thread=True, exclusive=True, group="edit-write")
     def _write(self, policy: Policy) -> None:
         try:
-            outcome = edit_session(self.path, policy)
+            outcome = edit_session(
+                self.path, policy, upto=self.sample.upto, shown=self.sample.shown
+            )
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return

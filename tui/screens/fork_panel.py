@@ -4,6 +4,7 @@ the write and close buttons, and the lines that say where the fork went."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,39 @@ from tui import format as fmt
 from tui.messages import CutPreviewed
 
 CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared (or would clear)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """The dashboard's sample a panel previews (the frozen one while paused): how many bytes of
+    the file it was read from and its gauge figure (tokens, provenance)."""
+
+    upto: int | None = None
+    shown: tuple[int, str] | None = None
+
+
+def context_text(outcome: dict[str, Any]) -> Text:
+    """The whole context before and after, the gauge's figure (``context_before``), and the
+    parts: what the log holds (what a fork changes) and what it does not (system prompt,
+    tools: the same in the fork)."""
+    text = Text()
+    before, after = outcome["context_before"], outcome["context_after"]
+    mark = fmt.mark(outcome["context_source"])
+    text.append(
+        f"whole context {fmt.tokens(before)}{mark} -> {fmt.tokens(after)}{mark}", style="bold"
+    )
+    saving = before - after
+    text.append(f" ({fmt.tokens(saving)} fewer)" if saving > 0 else " (no fewer)")
+    text.append(" · the gauge's figure\n")
+    text.append(
+        f"  of which messages {fmt.tokens(outcome['tokens_before'])}≈ ->"
+        f" {fmt.tokens(outcome['tokens_after'])}≈"
+    )
+    outside = outcome["context_outside_log"]
+    if outside:
+        text.append(f", system prompt + tools {fmt.tokens(outside)}*")
+    text.append("\n")
+    return text
 
 
 class ForkPanel(ModalScreen[dict[str, Any] | None]):
@@ -39,9 +73,10 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
     ForkPanel Button { margin-left: 1; }
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, sample: Sample | None = None) -> None:
         super().__init__()
         self.path = path
+        self.sample = sample or Sample()
         self.generation = 0  # of the newest preview: an older one that ends late is dropped
         self._outcome: dict[str, Any] | None = None
         self.written: dict[str, Any] | None = None
