@@ -9,7 +9,7 @@ from engine.analysis.profiles import load_profile, profile_for_agent
 from engine.analysis.setup import setup_for
 from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
-from engine.sessions.adapters.base import Adapter
+from engine.sessions.adapter import Adapter
 from engine.sessions.report import encoding_for
 
 

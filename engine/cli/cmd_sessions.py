@@ -7,10 +7,10 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.agents import ADAPTERS
+from engine.agents.discovery import Found, discover
 from engine.errors import CtxtopError
 from engine.safety.terminal import one_line
-from engine.sessions.adapters import ADAPTERS
-from engine.sessions.discovery import Found, discover
 
 # A listing reads only the end of big files: enough for the latest request and context.
 QUICK_LOOK_BYTES = 4 << 20

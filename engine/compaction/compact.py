@@ -16,17 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.agents import AGENTS
+from engine.agents.codex.writer import is_codex
 from engine.compaction.cut_table import item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Cut, Item, choose_cut
-from engine.compaction.sources import SOURCES, Source
+from engine.compaction.source import Source
 from engine.compaction.structured import structured_summary
 from engine.config import LLMSettings
 from engine.editing import actions
 from engine.editing.atomic import write_new
 from engine.editing.fork import changed_since_read, read_back, read_session_bytes, state_of
 from engine.editing.preview import ShownContext, priced_rewrite, sections, whole_context
-from engine.editing.writers.codex import is_codex
 from engine.errors import CtxtopError, InputError
 from engine.safety.secrets import SecretMasker
 from engine.sessions.model import SessionState
@@ -85,9 +86,10 @@ def _load(path: Path, data: bytes) -> Loaded:
         if not is_codex(data):
             raise
         state, agent = None, "codex"  # until ctxtop reads Codex sessions itself
-    source_class = SOURCES.get(agent)
-    if source_class is None:
+    plugin = AGENTS.get(agent)
+    if plugin is None or plugin.source is None:
         raise InputError(str(path), f"compacting {agent} sessions is not supported yet")
+    source_class = plugin.source
     source = source_class(path, data, state)
     model = source.model()
     if state is not None:

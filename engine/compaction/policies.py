@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engine.agents.claude_code.reader import claude_autocompact_at
 from engine.errors import CtxtopError
-from engine.sessions.adapters.claude_code import claude_autocompact_at
 from engine.sessions.model import SessionState
 from engine.sessions.reader import read_session
 from engine.sessions.report import context_tokens, model_info

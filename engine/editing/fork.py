@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from engine.agents import AGENTS
 from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
 from engine.editing import actions
@@ -30,7 +31,7 @@ from engine.editing.preview import (
     sections,
     whole_context,
 )
-from engine.editing.writers import WRITERS, Writer
+from engine.editing.writer import Writer
 from engine.errors import CtxtopError, InputError
 from engine.sessions.model import SessionState
 from engine.sessions.reader import read_session
@@ -150,9 +151,10 @@ def edit_session(
     data = read_session_bytes(source, upto)
     source_hash = hashlib.sha256(data).hexdigest()
     state = state_of(source, data)
-    writer_class = WRITERS.get(state.agent)
-    if writer_class is None:
+    agent = AGENTS.get(state.agent)
+    if agent is None or agent.writer is None:
         raise InputError(str(source), f"editing {state.agent} sessions is not supported yet")
+    writer_class = agent.writer
     writer = writer_class(source, data)
     encoding = encoding_for(state)
     scan = writer.scan()

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.agents import ADAPTERS, detect
+from engine.agents.discovery import discover
 from engine.errors import InputError
-from engine.sessions.adapters import ADAPTERS, detect
-from engine.sessions.adapters.base import DETECT_RECORDS
-from engine.sessions.discovery import discover
+from engine.sessions.adapter import DETECT_RECORDS
 from engine.sessions.reader import decode_line
 from engine.sessions.tail import read_head
 

@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engine.sessions.discovery import discover
+    from engine.agents.discovery import discover
     from engine.sessions.model import SessionState
     from engine.sessions.reader import SessionReader, read_all, read_session
     from engine.sessions.report import build_report, context_tokens
@@ -27,7 +27,7 @@ _HOMES = {
     "SessionState": "engine.sessions.model",
     "build_report": "engine.sessions.report",
     "context_tokens": "engine.sessions.report",
-    "discover": "engine.sessions.discovery",
+    "discover": "engine.agents.discovery",
     "follow": "engine.sessions.watch",
     "follow_with": "engine.sessions.watch",
     "read_all": "engine.sessions.reader",

@@ -19,9 +19,9 @@ from typing import Any
 
 import msgspec
 
+from engine.agents import detect
 from engine.errors import InputError
-from engine.sessions.adapters import detect
-from engine.sessions.adapters.base import DETECT_RECORDS, Adapter
+from engine.sessions.adapter import DETECT_RECORDS, Adapter
 from engine.sessions.model import SessionState, SkippedLine
 from engine.sessions.tail import Batch, LineTailer, open_regular
 

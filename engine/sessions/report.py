@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engine.models.registry import ModelInfo, Registry, default_registry
-from engine.sessions.adapters.base import Adapter
+from engine.sessions.adapter import Adapter
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 from engine.tokens import get_encoding
 from engine.tokens.cache import CachedCounter, default_disk_cache

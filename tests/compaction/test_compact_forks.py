@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from chat_files import fork_messages, write_chat
 
+from engine.agents.codex.writer import CodexWriter
 from engine.cli.main import main
 from engine.compaction.compact import compact_session
 from engine.compaction.structured import TITLES
 from engine.editing import actions
-from engine.editing.writers.codex import CodexWriter
 from engine.errors import CtxtopError
 from engine.sessions.reader import read_session
 

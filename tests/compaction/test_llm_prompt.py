@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from engine.agents.openai_messages.source import OpenAIMessagesSource
 from engine.compaction.items import choose_cut
 from engine.compaction.prompt import anthropic_messages, openai_messages, transcript
-from engine.compaction.sources.openai_messages import OpenAIMessagesSource
 
 
 def conversation(tmp_path: Path, rounds: int) -> Any:

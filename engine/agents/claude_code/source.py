@@ -15,10 +15,11 @@ import json
 import uuid
 from typing import Any
 
+from engine.agents.claude_code.writer import ClaudeCodeWriter
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import file_placeholder, image_placeholder
-from engine.compaction.sources.base import Source, is_overflow_text, now_iso, shifted, text_of
-from engine.editing.writers.base import jsonl_bytes, jsonl_records
+from engine.compaction.source import Source, is_overflow_text, now_iso, shifted, text_of
+from engine.editing.writer import jsonl_bytes, jsonl_records
 
 # Attachments that carry standing context (rules, memory, tool and skill listings, the
 # environment): Claude Code itself re-attaches these after a compaction.
@@ -58,6 +59,7 @@ def _attachment_file(attachment: dict[str, Any]) -> str | None:
 
 class ClaudeCodeSource(Source):
     agent = "claude-code"
+    writer_class = ClaudeCodeWriter
 
     def _records(self) -> list[Any]:
         """The file's records, parsed once (``render`` copies what it changes)."""

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.sessions.adapters import ADAPTERS, Adapter
+from engine.agents import ADAPTERS, Adapter
 
 
 @dataclass(frozen=True, slots=True)

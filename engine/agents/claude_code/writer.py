@@ -13,7 +13,7 @@ import shlex
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writers.base import Writer, jsonl_bytes, jsonl_records, text_id
+from engine.editing.writer import Writer, jsonl_bytes, jsonl_records, text_id
 
 
 def _starts_cycle(record: dict[str, Any], content: Any) -> bool:

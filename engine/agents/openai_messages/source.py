@@ -7,12 +7,12 @@ import copy
 import json
 from typing import Any
 
+from engine.agents.openai_messages.writer import OpenAIMessagesWriter
 from engine.compaction.handoff import OPENING
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import file_placeholder, image_placeholder
-from engine.compaction.sources.base import Source, is_overflow_text, text_of
-from engine.editing.writers.base import list_of
-from engine.editing.writers.openai_messages import OpenAIMessagesWriter
+from engine.compaction.source import Source, is_overflow_text, text_of
+from engine.editing.writer import list_of
 
 _IMAGE_PARTS = ("image_url", "input_image", "image")
 _FILE_PARTS = ("file", "input_file")
@@ -29,6 +29,7 @@ def _file_name(part: dict[str, Any]) -> str:
 
 class OpenAIMessagesSource(Source):
     agent = "openai-messages"
+    writer_class = OpenAIMessagesWriter
 
     def _document(self) -> tuple[Any, list[Any]]:
         """(the object holding ``messages`` or None, the messages), as the edit writer reads it."""

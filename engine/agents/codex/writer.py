@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writers.base import Writer, dumps, jsonl_bytes, jsonl_records, text_id
+from engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
 
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")

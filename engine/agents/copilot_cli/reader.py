@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Truncation, Usage
 
 PRODUCER = "copilot-agent"

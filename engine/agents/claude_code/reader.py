@@ -25,9 +25,9 @@ from collections.abc import Container, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.sessions.adapters import claude_subagent
-from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
-from engine.sessions.adapters.claude_process import ProcessStarts
+from engine.agents.claude_code import subagent as claude_subagent
+from engine.agents.claude_code.process import ProcessStarts
+from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
 from engine.sessions.tail import read_head
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.paths import is_plain_name
-from engine.sessions.adapters.base import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 from engine.sessions.tail import read_head
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.sessions.adapters.base import (
+from engine.sessions.adapter import (
     CERTAIN,
     LIKELY,
     MAX_TOTAL_TOKENS,

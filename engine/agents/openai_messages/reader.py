@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from engine.sessions.adapters.base import GENERIC, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Message, Role, Usage
 
 _ROLES = {"system", "developer", "user", "assistant", "tool"}

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writers.base import Writer, dumps, jsonl_records, list_of, text_id
+from engine.editing.writer import Writer, dumps, jsonl_records, list_of, text_id
 
 
 class OpenAIMessagesWriter(Writer):

@@ -11,7 +11,7 @@ How it flows:
 1. **Detection** (from content, never from the file name alone). The reader parses the first
    records of the file (up to ``DETECT_RECORDS`` JSON lines; for a file that is one JSON document,
    the elements of a top-level array, or the document itself) and calls ``detect(head)`` on every
-   class in ``engine.sessions.adapters.ADAPTERS``. Each returns a score: 0 = not mine, 1 = could be
+   class in ``engine.agents.ADAPTERS``. Each returns a score: 0 = not mine, 1 = could be
    (a generic format), 10 = typical fields, 100 = unmistakable (e.g. Codex ``session_meta``). The
    highest score wins; ties go to the earlier entry in ``ADAPTERS``. ``detect`` must be cheap and
    must not raise.

@@ -8,12 +8,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from engine.agents.codex.writer import CodexWriter
 from engine.compaction.handoff import OPENING
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import image_placeholder
-from engine.compaction.sources.base import Source, is_overflow_text, now_iso, text_of
-from engine.editing.writers.base import jsonl_bytes, jsonl_records
-from engine.editing.writers.codex import CodexWriter
+from engine.compaction.source import Source, is_overflow_text, now_iso, text_of
+from engine.editing.writer import jsonl_bytes, jsonl_records
 
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
@@ -30,6 +30,7 @@ def _output_text(output: Any) -> str:
 
 class CodexSource(Source):
     agent = "codex"
+    writer_class = CodexWriter
 
     def _context(self) -> list[dict[str, Any]]:
         writer = self.writer

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from engine.compaction.items import Call, Cut, Item
 from engine.editing.placeholder import as_object as parse_input
-from engine.editing.writers import WRITERS, Writer
+from engine.editing.writer import Writer
 from engine.sessions.model import SessionState
 
 OVERFLOW_SIGNS = (
@@ -61,12 +61,13 @@ class Source(ABC):
     its ``SessionState``; ``render`` returns the compacted fork's bytes."""
 
     agent: ClassVar[str]
+    writer_class: ClassVar[type[Writer]]  # the fork writer of the same format
 
     def __init__(self, path: Path, data: bytes, state: SessionState | None) -> None:
         self.path = path
         self.data = data
         self.state = state
-        self.writer: Writer = WRITERS[self.agent](path, data)
+        self.writer: Writer = self.writer_class(path, data)
         self.calls: dict[str, Call] = {}
         self._parsed: list[Any] | None = None
 

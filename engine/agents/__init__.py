@@ -1,0 +1,64 @@
+"""The registry of agent plugins, in detection-tie order.
+
+To add an agent: make a package ``engine/agents/<agent>/`` with its reader (an ``Adapter``
+subclass, see ``engine/sessions/adapter.py`` for the contract) and, if ctxtop can write its
+format, a fork writer (``engine/editing/writer.py``) and a compaction source
+(``engine/compaction/source.py``); then add an ``Agent`` to ``AGENTS`` below. Keep the generic
+OpenAI-messages format last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine.agents.base import Agent
+from engine.agents.claude_code.reader import ClaudeCodeAdapter
+from engine.agents.claude_code.source import ClaudeCodeSource
+from engine.agents.claude_code.writer import ClaudeCodeWriter
+from engine.agents.codex.reader import CodexAdapter
+from engine.agents.codex.source import CodexSource
+from engine.agents.codex.writer import CodexWriter
+from engine.agents.copilot_cli.reader import CopilotCliAdapter
+from engine.agents.gemini_cli.reader import GeminiCliAdapter
+from engine.agents.openai_messages.reader import OpenAIMessagesAdapter
+from engine.agents.openai_messages.source import OpenAIMessagesSource
+from engine.agents.openai_messages.writer import OpenAIMessagesWriter
+from engine.sessions.adapter import NOT_MINE, Adapter
+
+AGENTS: dict[str, Agent] = {
+    agent.name: agent
+    for agent in (
+        Agent(ClaudeCodeAdapter, ClaudeCodeWriter, ClaudeCodeSource),
+        Agent(CodexAdapter, CodexWriter, CodexSource),
+        Agent(GeminiCliAdapter),
+        Agent(CopilotCliAdapter),
+        Agent(OpenAIMessagesAdapter, OpenAIMessagesWriter, OpenAIMessagesSource),  # keep last
+    )
+}
+ADAPTERS: list[type[Adapter]] = [agent.reader for agent in AGENTS.values()]
+
+
+def by_agent(agent: str) -> type[Adapter]:
+    """The adapter class for an agent name such as ``claude-code``."""
+    for cls in ADAPTERS:
+        if cls.agent == agent:
+            return cls
+    raise KeyError(agent)
+
+
+def detect(head: Sequence[Any]) -> type[Adapter] | None:
+    """The adapter with the best detection score for these first records (None if no one)."""
+    best: type[Adapter] | None = None
+    best_score = NOT_MINE
+    for cls in ADAPTERS:
+        try:
+            score = cls.detect(head)
+        except Exception:  # a detector must not take the reader down
+            score = NOT_MINE
+        if score > best_score:
+            best, best_score = cls, score
+    return best
+
+
+__all__ = ["ADAPTERS", "AGENTS", "Adapter", "Agent", "by_agent", "detect"]

@@ -1,0 +1,1 @@
+"""claude_code: everything ctxtop knows of this agent (see engine/agents/base.py)."""

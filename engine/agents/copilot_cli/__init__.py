@@ -1,0 +1,1 @@
+"""copilot_cli: everything ctxtop knows of this agent (see engine/agents/base.py)."""

@@ -1,0 +1,1 @@
+"""gemini_cli: everything ctxtop knows of this agent (see engine/agents/base.py)."""

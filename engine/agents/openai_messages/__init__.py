@@ -1,0 +1,1 @@
+"""openai_messages: everything ctxtop knows of this agent (see engine/agents/base.py)."""
