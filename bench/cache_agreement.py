@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import engine.analysis.analyze as analyze_module  # noqa: E402
+from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
 from engine.analysis.analyze import Analyzer  # noqa: E402
 from engine.analysis.cache_sim import CacheSimulator  # noqa: E402
 from engine.analysis.profiles import load_profile, profile_for_agent  # noqa: E402
 from engine.analysis.setup import setup_for  # noqa: E402
 from engine.config import Thresholds  # noqa: E402
-from engine.sessions.reader import SessionReader, read_all  # noqa: E402
 from engine.sessions.report import encoding_for  # noqa: E402
 
 

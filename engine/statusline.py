@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from engine.agents.session_reader import SessionReader
 from engine.config import Thresholds
-from engine.sessions.reader import SessionReader
 from engine.sessions.report import build_report
 
 # Enough of the transcript's end for the latest request and the context since the last compaction.

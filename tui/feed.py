@@ -15,10 +15,10 @@ from collections.abc import Callable
 
 from textual.message import Message
 
+from engine.agents.session_reader import read_all
 from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.view import LiveView
-from engine.sessions.reader import read_all
-from engine.sessions.watch import _waiter as wake_ups
+from engine.live.watch import wake_ups
 from tui.messages import FeedProblem, LoadProgress, SessionUpdated
 
 PROGRESS_INTERVAL = 0.1

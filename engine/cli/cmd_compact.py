@@ -17,10 +17,10 @@ import argparse
 import json
 from typing import Any
 
+from engine.agents.policies import simulate_file
 from engine.cli.arguments import add_count_option
 from engine.compaction.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
-from engine.compaction.policies import simulate_file
 from engine.config import load_settings
 from engine.safety.terminal import printable
 

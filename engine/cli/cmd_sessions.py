@@ -23,7 +23,7 @@ def _row(found: Found) -> dict[str, Any]:
         "modified": datetime.fromtimestamp(found.mtime, UTC).isoformat(timespec="seconds"),
         "size": found.size,
     }
-    from engine.sessions.reader import SessionReader, read_all
+    from engine.agents.session_reader import SessionReader, read_all
     from engine.sessions.report import build_report
 
     try:

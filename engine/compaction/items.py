@@ -2,9 +2,10 @@
 
 Each agent's compaction source (engine/agents/<agent>/source.py) turns its records into
 ``Item``s; the cut (``choose_cut``) then decides what is summarised and what is kept, the same
-way for every format. A *turn* is one user request and everything that answered it; a *round* is one model
-response and the tool calls and results it produced. The cut counts rounds, so it can fall inside
-one long agentic turn (the commonest case: a single prompt answered by dozens of tool calls).
+way for every format. A *turn* is one user request and everything that answered it; a *round*
+is one model response and the tool calls and results it produced. The cut counts rounds, so it
+can fall inside one long agentic turn (the commonest case: one prompt answered by dozens of tool
+calls).
 """
 
 from __future__ import annotations

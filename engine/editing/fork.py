@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
+from engine.agents.session_reader import read_session
 from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
 from engine.editing import actions
@@ -34,7 +35,6 @@ from engine.editing.preview import (
 from engine.editing.writer import Writer
 from engine.errors import CtxtopError, InputError
 from engine.sessions.model import SessionState
-from engine.sessions.reader import read_session
 from engine.sessions.report import encoding_for, model_info
 from engine.sessions.tail import open_regular
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from engine.agents import ADAPTERS, detect
 from engine.agents.discovery import discover
+from engine.agents.session_reader import decode_line
 from engine.errors import InputError
 from engine.sessions.adapter import DETECT_RECORDS
-from engine.sessions.reader import decode_line
 from engine.sessions.tail import read_head
 
 # Where each agent keeps its sessions (shown when none is found): the agent's home variable

@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.agents.session_reader import SessionReader
 from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile, profile_for_agent
 from engine.analysis.prompt_outline import Outliner
@@ -15,7 +16,6 @@ from engine.errors import CtxtopError
 from engine.live.actions import ActionWatch
 from engine.live.categories import CategoryTotals
 from engine.live.view import LiveView, build_view
-from engine.sessions.reader import SessionReader
 from engine.sessions.report import build_report, encoding_for
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from engine.agents import AGENTS, detect
+from engine.agents.session_reader import read_session
 from engine.compaction.compact import compact_session
 from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
 from engine.sessions.adapter import DETECT_RECORDS
-from engine.sessions.reader import read_session
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"

@@ -17,7 +17,7 @@ from analysis_expect import (
     section,
 )
 
-from engine.sessions.reader import read_session
+from engine.agents.session_reader import read_session
 
 
 def claude_usage_after_boundary(path: Path) -> tuple[str, int]:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from analysis_expect import ROOT
 
+from engine.agents.session_reader import SessionReader, read_all
 from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile, profile_for_agent
 from engine.analysis.setup import setup_for
 from engine.config import Thresholds
-from engine.sessions.reader import SessionReader, read_all
 from engine.sessions.report import encoding_for
 
 REAL = ROOT / "tests/sessions/data/real/claude-code/public-d-kimuson-claude-code-viewer"

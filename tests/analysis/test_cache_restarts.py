@@ -7,9 +7,9 @@ from pathlib import Path
 
 from analysis_expect import CALC_MAIN, report_json
 
+from engine.agents.session_reader import read_session
 from engine.analysis.cache_shapes import new_system_restarts
 from engine.sessions.model import SessionState
-from engine.sessions.reader import read_session
 
 EDITS = ("Edit", "Write")
 

@@ -6,12 +6,12 @@ import json
 
 from analysis_expect import ROOT
 
+from engine.agents.session_reader import SessionReader, read_all
 from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile
 from engine.analysis.setup import setup_for
 from engine.config import Thresholds
 from engine.sessions.model import SessionState
-from engine.sessions.reader import SessionReader, read_all
 from engine.sessions.report import encoding_for
 
 LEGACY = ROOT / "tests/sessions/data/generated/claude-code/calc-legacy-2-0-77"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.agents.session_reader import SessionReader, read_all
 from engine.analysis.profiles import load_profile
 from engine.analysis.prompt_outline import Outline, prompt_outline
 from engine.analysis.report import analyze_session
 from engine.analysis.snapshot import Analysis
 from engine.live.demo import demo_lines
 from engine.sessions.model import SessionState
-from engine.sessions.reader import SessionReader, read_all
 
 
 def outline_of(

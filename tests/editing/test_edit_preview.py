@@ -6,10 +6,10 @@ import math
 import shutil
 from pathlib import Path
 
+from engine.agents.session_reader import read_session
 from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
 from engine.models.registry import lookup
-from engine.sessions.reader import read_session
 from engine.tokens.encoding import get_encoding
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from engine.agents.session_reader import SessionReader, read_all, read_session
 from engine.analysis.profiles import load_profile
 from engine.analysis.prompt_outline import prompt_outline
 from engine.analysis.report import analyze_session
@@ -17,7 +18,6 @@ from engine.editing.fork import edit_session
 from engine.editing.placeholder import MARK, cleared_by_ctxtop
 from engine.editing.policy import Policy
 from engine.editing.truncate import truncate
-from engine.sessions.reader import SessionReader, read_all, read_session
 from engine.tokens.encoding import get_encoding
 
 SOURCES = Path(__file__).parent / "skeleton_sources"

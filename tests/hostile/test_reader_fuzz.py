@@ -14,7 +14,7 @@ from cli_run import SAMPLES, assert_clean_end, run_cli
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from engine.sessions.reader import read_session
+from engine.agents.session_reader import read_session
 from engine.sessions.report import build_report
 
 FUZZ = settings(
@@ -51,7 +51,7 @@ def test_the_first_lines_cut_at_every_byte(tmp_path: Path, name: str) -> None:
 
 
 def state_adapter(path: Path) -> Any:
-    from engine.sessions.reader import SessionReader, read_all
+    from engine.agents.session_reader import SessionReader, read_all
 
     reader = SessionReader(path)
     read_all(reader)

@@ -20,8 +20,8 @@ import test_sessions_tail as tail
 from sessions_expect import ENC, records, report
 from test_sessions_tail import _report
 
+from engine.agents.session_reader import SessionReader
 from engine.cli.main import main
-from engine.sessions.reader import SessionReader
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = (

@@ -9,9 +9,9 @@ from typing import Any
 
 from sessions_expect import records, report
 
+from engine.agents.session_reader import SessionReader, read_all
 from engine.config import Thresholds
 from engine.live.view import build_view, short_tokens
-from engine.sessions.reader import SessionReader, read_all
 from engine.sessions.report import build_report
 
 REAL = (

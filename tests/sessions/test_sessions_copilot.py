@@ -17,11 +17,11 @@ from sessions_expect import ENC, records, report
 from test_sessions_tail import _append
 from test_sessions_tail import _report as _reader_report
 
+from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
 from engine.config import Thresholds
 from engine.live.locate import where
 from engine.live.view import build_view, short_tokens
-from engine.sessions.reader import SessionReader, read_all
 from engine.sessions.report import build_report
 
 SESSION_ID = "244e876e-1a43-4419-88f6-972d1b6e8877"

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from sessions_expect import ENC, claude_responses, records, result_text
 
+from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
+from engine.live.watch import follow
 from engine.sessions.model import SessionState
-from engine.sessions.reader import SessionReader, read_all
 from engine.sessions.report import build_report
-from engine.sessions.watch import follow
 
 DATA = Path(__file__).parent / "data" / "real" / "claude-code"
 PROJECT = DATA / "generated-cli-2.1.330" / "projects" / "-home-dev-demo-project"
@@ -293,7 +293,7 @@ def test_a_file_rewritten_in_place_and_grown_is_read_again(tmp_path: Path) -> No
 def test_reading_a_big_file_in_slices_loses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.sessions import reader as reader_module
+    from engine.agents import session_reader as reader_module
 
     target, data = _session_copy(tmp_path)
     target.write_bytes(data)

@@ -10,12 +10,12 @@ from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
 from rich.text import Text
 from textual.message import Message
 
+from engine.agents.session_reader import SessionReader, read_all
 from engine.analysis.profiles import available_profiles
 from engine.analysis.report import analyze_session
 from engine.config import Settings
 from engine.editing import actions
 from engine.live.demo import demo_lines
-from engine.sessions.reader import SessionReader, read_all
 from tui import format as fmt
 from tui.app import CtxtopApp
 from tui.components.prompt_tree import PRUNED_MARK

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents.claude_code.reader import claude_autocompact_at
+from engine.agents.session_reader import read_session
 from engine.errors import CtxtopError
 from engine.sessions.model import SessionState
-from engine.sessions.reader import read_session
 from engine.sessions.report import context_tokens, model_info
 from engine.sessions.tail import open_regular
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine.agents.session_reader import SessionReader, read_all
 from engine.sessions.model import SessionState
-from engine.sessions.reader import SessionReader, read_all
 
 DEFAULT_POLL_INTERVAL = 0.5
 
@@ -34,7 +34,7 @@ def _watched_dirs(reader: SessionReader) -> tuple[Path, ...]:
     return tuple(sorted(path for path in dirs if path.is_dir()))
 
 
-def _waiter(
+def wake_ups(
     reader: SessionReader, stop: threading.Event, interval: float, use_watchfiles: bool
 ) -> Iterator[None]:
     """Yields once per wake-up: a change notification or, at the latest, every ``interval``."""
@@ -81,7 +81,7 @@ def follow(
     stop = stop or threading.Event()
     if _has_content(reader.path) or reader.path.is_dir():
         yield read_all(reader)
-    for _ in _waiter(reader, stop, poll_interval, use_watchfiles):
+    for _ in wake_ups(reader, stop, poll_interval, use_watchfiles):
         if stop.is_set():
             return
         known = reader.state is not None
