@@ -19,9 +19,9 @@ from typing import Any
 
 from engine.agents.policies import simulate_file
 from engine.cli.arguments import add_count_option
-from engine.compaction.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
+from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
 from engine.safety.terminal import printable
 
 

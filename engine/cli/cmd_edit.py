@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.arguments import add_count_option, count_arg
-from engine.editing.fork import edit_session
 from engine.editing.limits import Limit
 from engine.editing.policy import (
     DEFAULT_EXCLUDE,
@@ -35,6 +34,7 @@ from engine.editing.policy import (
     Policy,
 )
 from engine.errors import CtxtopError
+from engine.forks.edit import edit_session
 from engine.safety.terminal import printable
 
 

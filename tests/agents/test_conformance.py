@@ -12,9 +12,9 @@ import pytest
 
 from engine.agents import AGENTS, detect
 from engine.agents.session_reader import read_session
-from engine.compaction.compact import compact_session
-from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
+from engine.forks.compact import compact_session
+from engine.forks.edit import edit_session
 from engine.sessions.adapter import DETECT_RECORDS
 
 ROOT = Path(__file__).resolve().parents[2]

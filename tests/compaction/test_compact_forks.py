@@ -16,10 +16,10 @@ from chat_files import fork_messages, write_chat
 from engine.agents.codex.writer import CodexWriter
 from engine.agents.session_reader import read_session
 from engine.cli.main import main
-from engine.compaction.compact import compact_session
 from engine.compaction.structured import TITLES
 from engine.editing import actions
 from engine.errors import CtxtopError
+from engine.forks.compact import compact_session
 
 ROOT = Path(__file__).resolve().parents[2]
 CALC_MAIN = (

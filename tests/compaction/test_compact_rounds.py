@@ -11,8 +11,8 @@ import pytest
 from chat_files import fork_messages, write_chat
 
 from engine.cli.main import main
-from engine.compaction.compact import compact_session
 from engine.errors import CtxtopError
+from engine.forks.compact import compact_session
 
 REQUEST = "Find why the build fails and fix it."
 

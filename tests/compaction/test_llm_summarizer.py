@@ -16,9 +16,9 @@ from llm_server import SummaryServer
 
 from engine.agents.session_reader import read_session
 from engine.cli.main import main
-from engine.compaction.compact import compact_session
 from engine.config import LLMSettings, config_path
 from engine.editing import actions
+from engine.forks.compact import compact_session
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (

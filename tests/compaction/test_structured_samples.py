@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from engine.compaction.compact import compact_session
+from engine.forks.compact import compact_session
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = sorted(

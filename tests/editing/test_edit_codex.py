@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.main import main
-from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = next((ROOT / "tests/sessions/data/real/codex").rglob("rollout-*.jsonl"))

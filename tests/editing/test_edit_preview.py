@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 from engine.agents.session_reader import read_session
-from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
 from engine.models.registry import lookup
 from engine.tokens.encoding import get_encoding
 

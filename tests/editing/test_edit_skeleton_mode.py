@@ -14,10 +14,10 @@ from engine.analysis.profiles import load_profile
 from engine.analysis.prompt_outline import prompt_outline
 from engine.analysis.report import analyze_session
 from engine.cli.main import main
-from engine.editing.fork import edit_session
 from engine.editing.placeholder import MARK, cleared_by_ctxtop
 from engine.editing.policy import Policy
 from engine.editing.truncate import truncate
+from engine.forks.edit import edit_session
 from engine.tokens.encoding import get_encoding
 
 SOURCES = Path(__file__).parent / "skeleton_sources"

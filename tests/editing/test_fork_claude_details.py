@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.cli.main import main
-from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (

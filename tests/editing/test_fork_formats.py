@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine.agents.session_reader import read_session
-from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
 from engine.sessions.report import encoding_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from engine.cli.main import main
-from engine.editing.fork import edit_session
 from engine.editing.json_schema import schema_of
 from engine.editing.limits import Limit
 from engine.editing.offload import OFFLOADED_MARK, Offloader
@@ -21,6 +20,7 @@ from engine.editing.policy import Policy
 from engine.editing.truncate import TRUNCATED_MARK, truncate
 from engine.editing.undo import undo
 from engine.errors import CtxtopError
+from engine.forks.edit import edit_session
 from engine.tokens.encoding import get_encoding
 
 COUNT = get_encoding("o200k_base").count

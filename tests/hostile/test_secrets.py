@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from cli_run import ROOT, run_cli, run_offload_edit, run_subprocess
 
-from engine.compaction.compact import compact_session
 from engine.config import LLMSettings
+from engine.forks.compact import compact_session
 from engine.safety.secrets import PATTERNS, mask_secrets
 
 sys.path.insert(0, str(ROOT / "tests/compaction"))

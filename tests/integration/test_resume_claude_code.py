@@ -14,8 +14,8 @@ from pathlib import Path
 
 from agents import CLAUDE_CODE_VERSION, ClaudeProject, claude_bin, claude_main_request
 
-from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
 
 CLEARED_LINE = "a78de21 Handle division by zero in div() and the CLI"
 PROMPT = "What did git log show?"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from agents import BIG_LINE, codex_home
 
-from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
 
 
 def test_codex_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:

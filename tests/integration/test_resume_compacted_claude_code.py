@@ -15,8 +15,8 @@ from typing import Any
 
 from agents import ClaudeProject, claude_bin, claude_main_request
 
-from engine.compaction.compact import compact_session
 from engine.compaction.handoff import OPENING
+from engine.forks.compact import compact_session
 
 KEPT_REQUEST = "What have we changed so far? Keep it short."
 # Only in the dropped history: a re-attached file's body, and the agent's own earlier summary's

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from agents import BIG_LINE, codex_home
 
-from engine.compaction.compact import compact_session
 from engine.compaction.handoff import OPENING
+from engine.forks.compact import compact_session
 
 
 def test_codex_resumes_the_compacted_session_from_the_summary(tmp_path: Path) -> None:

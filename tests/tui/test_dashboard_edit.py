@@ -14,8 +14,8 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
 from engine.editing import actions
-from engine.editing.fork import edit_session
 from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
 from engine.live.demo import demo_lines
 from tui import format as fmt
 from tui.app import CtxtopApp

@@ -28,11 +28,11 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Select, Static
 
 from engine.agents.policies import schedule, simulate_file
-from engine.compaction.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, Prepared, compact_session
 from engine.compaction.cut_table import cut_lines, requests_by_turn
 from engine.compaction.items import plural
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
+from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, Prepared, compact_session
 from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, Sample, context_text, written_text
 

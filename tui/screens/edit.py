@@ -16,9 +16,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Select, Static
 
-from engine.editing.fork import edit_session
 from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
 from engine.errors import CtxtopError
+from engine.forks.edit import edit_session
 from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, context_text, written_text
 

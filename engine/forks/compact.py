@@ -26,9 +26,9 @@ from engine.compaction.structured import structured_summary
 from engine.config import LLMSettings
 from engine.editing import actions
 from engine.editing.atomic import write_new
-from engine.editing.fork import changed_since_read, read_back, read_session_bytes, state_of
 from engine.editing.preview import ShownContext, priced_rewrite, sections, whole_context
 from engine.errors import CtxtopError, InputError
+from engine.forks.edit import changed_since_read, read_back, read_session_bytes, state_of
 from engine.safety.secrets import SecretMasker
 from engine.sessions.model import SessionState
 from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
