@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from engine.errors import InputError
+from engine.files import open_regular
 from engine.paths import config_dir
-from engine.sessions.tail import open_regular
 from engine.yaml_text import load_yaml
 
 CONFIG_NAME = "config.yaml"

@@ -21,9 +21,10 @@ import msgspec
 
 from engine.agents import detect
 from engine.errors import InputError
+from engine.files import open_regular
 from engine.sessions.adapter import DETECT_RECORDS, Adapter
 from engine.sessions.model import SessionState, SkippedLine
-from engine.sessions.tail import Batch, LineTailer, open_regular
+from engine.sessions.tail import Batch, LineTailer
 
 # The first scan of a big file goes in slices of this many bytes (bounded memory for raw lines).
 BATCH_BYTES = 8 << 20

@@ -34,9 +34,9 @@ from engine.editing.preview import (
 )
 from engine.editing.writer import Writer
 from engine.errors import CtxtopError, InputError
+from engine.files import open_regular
 from engine.sessions.model import SessionState
 from engine.sessions.report import encoding_for, model_info
-from engine.sessions.tail import open_regular
 
 
 def sha256(path: Path) -> str:

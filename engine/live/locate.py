@@ -12,8 +12,8 @@ from engine.agents import ADAPTERS, detect
 from engine.agents.discovery import discover
 from engine.agents.session_reader import decode_line
 from engine.errors import InputError
+from engine.files import read_head
 from engine.sessions.adapter import DETECT_RECORDS
-from engine.sessions.tail import read_head
 
 # Where each agent keeps its sessions (shown when none is found): the agent's home variable
 # (when it has one), its default home and the files below it. The generic OpenAI-format logs

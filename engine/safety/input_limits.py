@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from engine.errors import CtxtopError, InputError
-from engine.sessions.tail import open_regular
+from engine.files import open_regular
 
 LIMIT_VARIABLE = "CTXTOP_MAX_INPUT_MB"
 DEFAULT_LIMIT_MB = 64

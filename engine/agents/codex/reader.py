@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from engine.files import open_regular, read_head
 from engine.sessions.adapter import (
     CERTAIN,
     LIKELY,
@@ -32,7 +33,6 @@ from engine.sessions.adapter import (
     token_count,
 )
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
-from engine.sessions.tail import open_regular, read_head
 
 ROLLOUT_TYPES = {
     "session_meta",
