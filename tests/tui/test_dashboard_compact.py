@@ -90,10 +90,11 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         assert before > after
         shown = figures(screen)
         # The whole context, the gauge's figure, less the saving; the log's part below it.
-        whole = app.view.gauge.tokens  # type: ignore[union-attr]
+        gauge = app.view.gauge  # type: ignore[union-attr]
+        whole, mark = gauge.tokens, fmt.mark(gauge.source)  # with the gauge's provenance mark
         assert outcome["context_before"] == whole
         whole_after = fmt.tokens(whole - (before - after))
-        assert f"whole context {fmt.tokens(whole)}~ -> {whole_after}~" in shown
+        assert f"whole context {fmt.tokens(whole)}{mark} -> {whole_after}{mark}" in shown
         assert f"of which messages {fmt.tokens(before)}≈ -> {fmt.tokens(after)}≈" in shown
         assert "summary by structured" in shown
         # Which rounds of which turn go, in the panel's words (as ``ctxtop compact`` says).
