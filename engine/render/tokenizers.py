@@ -89,11 +89,27 @@ class BpeTokenizer:
     openai_mode = True
 
     def __init__(self, name: str) -> None:
-        from engine.tokens.encoding import get_encoding
-
         self.name = name
-        self._encoding = get_encoding(name)
+        self._encoding: Any = None  # loaded on the first text no count is known for
         self._counts: dict[str, int] = {}
+        # Counts remembered from an earlier render of the same tree (by a digest of the text),
+        # and those this render worked out (see engine/render/count_memory.py).
+        self.known: dict[bytes, int] = {}
+        self.learned: dict[bytes, int] = {}
+
+    def _encode_count(self, text: str) -> int:
+        from engine.tokens.cache import content_digest
+
+        key = content_digest(self.name, text)
+        found = self.known.get(key)
+        if found is None:
+            if self._encoding is None:
+                from engine.tokens.encoding import get_encoding
+
+                self._encoding = get_encoding(self.name)
+            found = self._encoding.count(text)
+        self.learned[key] = found
+        return int(found)
 
     def text_tokens(self, text: str) -> int:
         if not text:
@@ -103,7 +119,7 @@ class BpeTokenizer:
         if found is None:
             if len(counts) >= TEXT_CACHE_LIMIT:
                 counts.clear()
-            found = counts[text] = self._encoding.count(text)
+            found = counts[text] = self._encode_count(text)
         return found
 
     def part_tokens(self, part: dict[str, Any]) -> int:
