@@ -25,9 +25,9 @@ Fill per request
   ~N requests left (low–high) before the agent compacts, from the
   growth of the latest requests (mean, and mean ± one deviation)
 Sections (layout profile: p)
-  each section's tokens against the budget the profile's flex rules
-  give it; red: over its budget. b: what-if budget (the window in
-  tokens; empty: the model's own)
+  each section's tokens against the budget the profile's flex
+  rules give it; red: over its budget. b: what-if budget (the
+  window in tokens; empty: the model's own)
 Prompt tree (v; / searches, enter: next match, n: next)
   tokens, pN priority (lower goes first), ⚑ a cache breakpoint
   follows this node, ✂ struck through: pruned at this budget
@@ -58,4 +58,6 @@ class HelpScreen(ModalScreen[None]):
         text.append(LEGEND)
         with VerticalScroll() as scroll:
             scroll.border_title = "Help (esc closes)"
+            # At 80x24 the legend is below the fold: say that it is there.
+            scroll.border_subtitle = "↑↓ pgup pgdn: scroll"
             yield Static(text)

@@ -1,0 +1,212 @@
+"""Issue 15, what a newcomer sees: a what-if window and the demo named where the figures are,
+paused panels that preview the frozen sample, the demo's sub-agent in its panel, every key
+discoverable from the footer or the palette, help that scrolls at 80x24, panel hints in the
+panel's own words."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
+from textual.pilot import Pilot
+from textual.widgets import Input, Static
+from textual.widgets._footer import FooterKey
+
+from engine.live.demo import demo_lines
+from tui import format as fmt
+from tui.app import CtxtopApp
+from tui.launch import build_app
+from tui.screens.compact import CompactScreen
+from tui.screens.edit import EditScreen
+from tui.screens.help import HelpScreen
+
+
+def whole_sample(tmp_path: Path, count: int | None = None) -> Path:
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()) if count is None else count)
+    return session
+
+
+def analysed(app: CtxtopApp) -> bool:
+    return app.view is not None and app.view.analysis is not None
+
+
+def header_text(app: CtxtopApp) -> str:
+    return str(app.header.render())
+
+
+def gauge_text(app: CtxtopApp) -> str:
+    return str(app.gauge.render())
+
+
+async def panel_preview(
+    pilot: Pilot[None], app: CtxtopApp, key: str, figures: str
+) -> tuple[dict[str, Any], str]:
+    """Open the edit (e) or compaction (c) panel; its first preview and the figures shown."""
+    await pilot.press(key)
+    panel = app.screen
+    assert isinstance(panel, EditScreen | CompactScreen)
+    await wait_until(pilot, lambda: panel.outcome is not None)
+    assert panel.outcome is not None
+    return panel.outcome, str(panel.query_one(figures, Static).render())
+
+
+@synchronous
+async def test_a_what_if_window_shows_in_the_gauge_and_the_header(tmp_path: Path) -> None:
+    """Case 3: the gauge measured the fill against the model's window while the sections used
+    the what-if one, and nothing on top said a what-if was on."""
+    app = CtxtopApp(whole_sample(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        own = app.view.gauge  # type: ignore[union-attr]
+        assert f"/ {fmt.tokens(own.window)} " in gauge_text(app)
+        assert "WHAT-IF" not in header_text(app)
+
+        await pilot.press("b", *"64000", "enter")
+        await wait_until(pilot, lambda: analysed(app) and app.view.analysis.budget_overridden)  # type: ignore[union-attr]
+        gauge = gauge_text(app)
+        assert f"{fmt.tokens(own.tokens)}" in gauge and "/ 64.0k " in gauge
+        assert "what-if window" in gauge
+        assert "WHAT-IF window 64.0k" in header_text(app)
+        # The percentage is of the what-if window, not of the model's.
+        assert f"{100 * own.tokens / 64000:.1f} %" in gauge
+
+        await pilot.press("b", "ctrl+u", "enter")  # empty: the model's own window again
+        await wait_until(pilot, lambda: analysed(app) and not app.view.analysis.budget_overridden)  # type: ignore[union-attr]
+        assert f"/ {fmt.tokens(own.window)} " in gauge_text(app)
+        assert "WHAT-IF" not in header_text(app)
+
+
+@synchronous
+async def test_paused_panels_preview_the_frozen_sample(tmp_path: Path) -> None:
+    """Case 5: while paused, the edit and compaction panels read the file as it is now, so
+    their figures moved under a frozen gauge."""
+    session = whole_sample(tmp_path, 50)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        await pilot.press("space")
+        frozen = app.view.gauge.tokens  # type: ignore[union-attr]
+        write_lines(session, 14, start=50)  # the requests before the /compact: more context
+        await wait_until(pilot, lambda: app._held is not None)
+        newer = app._held.gauge.tokens  # type: ignore[union-attr]
+        assert newer > frozen
+
+        # Each panel previews the frozen bytes and starts from the frozen gauge's figure.
+        for key, figures in (("e", "#edit-preview"), ("c", "#compact-figures")):
+            outcome, shown = await panel_preview(pilot, app, key, figures)
+            assert outcome["context_before"] == frozen
+            assert f"whole context {fmt.tokens(frozen)}" in shown
+            await pilot.press("escape")
+
+        await pilot.press("space")  # resumed: the panels start from the newer figure
+        outcome, _ = await panel_preview(pilot, app, "e", "#edit-preview")
+        assert outcome["context_before"] == newer
+
+
+@synchronous
+async def test_the_demo_fills_the_sub_agents_panel_and_says_demo_with_one_clock(
+    tmp_path: Path,
+) -> None:
+    """Cases 7 and 10: the demo's Agent call ran a sub-agent whose log never appeared (an empty
+    panel beside its result in the tree); the demo was labelled LIVE, with two clocks."""
+    app = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
+    assert isinstance(app, CtxtopApp) and app.demo is not None
+    demo = app.demo
+    demo.interval, demo.pause = 0.002, 600.0  # the whole sample, then it stays on screen
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: demo.finished and app.view is not None)
+        await wait_until(pilot, lambda: app.view.lines_read == len(demo_lines()))  # type: ignore[union-attr]
+        header = header_text(app)
+        assert "DEMO loop 1" in header and "LIVE" not in header
+        # One clock, in local time, and the agent's last write (the demo's, just now) as an age.
+        assert len(re.findall(r"\d\d:\d\d", header)) == 1
+        assert re.search(r"updated \d\d:\d\d:\d\d, agent wrote \d+ s ago", header), header
+
+        await wait_until(pilot, lambda: app.subagents.row_count > 0)
+        assert app.subagents.display  # shown at this size
+        names = [str(app.subagents.get_row_at(i)[0]) for i in range(app.subagents.row_count)]
+        assert all(names)
+
+
+@synchronous
+async def test_every_key_is_in_the_footer_or_the_palette_at_80_columns(tmp_path: Path) -> None:
+    """Case 8: the footer never named c and dropped space in the tree view; t said nothing of
+    the theme it chose."""
+    app = CtxtopApp(whole_sample(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        for keys in ((), ("v",)):  # the overview, then the tree view
+            await pilot.press(*keys)
+            await pilot.pause()
+            footer = {
+                key.key_display or key.key: key
+                for key in app.screen.query(FooterKey)
+                if key.display
+            }
+            for shown in ("q", "?", "space", "v", "e", "c", "^p"):
+                assert shown in footer, (keys, shown, sorted(footer))
+                assert footer[shown].region.right <= 80, (keys, shown)  # not cut off
+        # The keys the footer leaves out are in the palette, by the name the help gives them.
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        for action in ("cycle_profile", "search", "sort_tools", "cycle_theme", "budget"):
+            assert app.ACTIONS[action][0] in titles
+        await pilot.press("t")
+        await pilot.pause()
+        last = list(app._notifications)[-1]
+        assert last.title == "Theme" and last.message.startswith(app.theme + " (2 of ")
+
+
+@synchronous
+async def test_the_help_scrolls_to_its_last_line_at_80x24_and_nothing_wraps(
+    tmp_path: Path,
+) -> None:
+    """Case 6: at 80x24 the help looked cut after its first section (nothing said it scrolls)
+    and a legend line wrapped mid-phrase."""
+    app = CtxtopApp(whole_sample(tmp_path, 10), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        await pilot.pause()
+        scroll = help_screen.query_one("VerticalScroll")
+        text = help_screen.query_one(Static)
+        assert scroll.max_scroll_y > 0  # more than fits: it must scroll, and say so
+        assert "scroll" in str(scroll.border_subtitle)
+        # Each line of the text is one line on screen: none wraps at 80 columns.
+        assert text.size.height == len(str(text.render()).split("\n"))
+        await pilot.press("end")
+        await pilot.pause(0.5)
+        assert scroll.scroll_y == scroll.max_scroll_y
+
+
+@synchronous
+async def test_panel_hints_use_the_panels_words(tmp_path: Path) -> None:
+    """Case 11: hints named CLI flags (--keep-rounds, --keep-cycles) where the fields on screen
+    are labelled differently; the words a panel counts in are explained on screen."""
+    app = CtxtopApp(whole_sample(tmp_path, 50), clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        await pilot.press("c")
+        compact = app.screen
+        assert isinstance(compact, CompactScreen)
+        keep = compact.query_one("#compact-keep-rounds", Input)
+        keep.value = "99"  # more rounds than the session has: nothing to summarise
+        figures = compact.query_one("#compact-figures", Static)
+        await wait_until(pilot, lambda: "nothing to compact" in str(figures.render()))
+        said = str(figures.render())
+        assert "keep fewer rounds" in said and "--" not in said
+        subtitle = str(compact.query_one("#compact-cut-box").border_subtitle)
+        assert "round: a model reply + its tool calls" in subtitle
+        await pilot.press("escape")
+
+        await pilot.press("e")
+        edit = app.screen
+        assert isinstance(edit, EditScreen)
+        await wait_until(pilot, lambda: edit.outcome is not None)
+        on_screen = " ".join(str(static.render()) for static in edit.query(Static))
+        assert "turn: a request of the user" in on_screen and "tool use: one tool call" in on_screen
+        assert "--keep" not in on_screen
