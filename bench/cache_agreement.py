@@ -32,7 +32,7 @@ import engine.analysis.analyze as analyze_module  # noqa: E402
 from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
 from engine.analysis.analyze import Analyzer  # noqa: E402
 from engine.analysis.cache_sim import CacheSimulator  # noqa: E402
-from engine.analysis.profiles import load_profile, profile_for_agent  # noqa: E402
+from engine.analysis.profiles import load_profile  # noqa: E402
 from engine.analysis.setup import setup_for  # noqa: E402
 from engine.config import Thresholds  # noqa: E402
 from engine.sessions.report import encoding_for  # noqa: E402
@@ -65,7 +65,7 @@ def tally(files: list[Path], verbose: bool) -> dict[str, list[int]]:
         read_all(reader)
         assert reader.adapter is not None
         state = reader.adapter.snapshot()
-        profile = load_profile(profile_for_agent(state.agent))
+        profile = load_profile(reader.adapter.profile)
         for part in [state, *state.subagents.values()]:
             setup = setup_for(part, reader.adapter.autocompact_at, profile, Thresholds())
             # A sub-agent shares the prompt cache with its parent and the other sub-agents.

@@ -1,10 +1,12 @@
 """The registry of agent plugins, in detection-tie order.
 
 To add an agent: make a package ``engine/agents/<agent>/`` with its reader (an ``Adapter``
-subclass, see ``engine/sessions/adapter.py`` for the contract) and, if ctxtop can write its
-format, a fork writer (``engine/editing/writer.py``) and a compaction source
-(``engine/compaction/source.py``); then add an ``Agent`` to ``AGENTS`` below. Keep the generic
-OpenAI-messages format last.
+subclass, see ``engine/sessions/adapter.py`` for the contract: detection, records into the
+session model, discovery of its files, its auto-compact point, the name of its layout profile)
+and, if ctxtop can write its format, a fork writer (``engine/editing/writer.py``), a compaction
+source (``engine/compaction/source.py``) and, if the agent compacts on its own, its strategy
+(``rules.py``, an ``AutoCompactRule``); then add an ``Agent`` to ``AGENTS`` below and a sample
+session to ``tests/agents/test_conformance.py``. Keep the generic OpenAI-messages format last.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import Any
 
 from engine.agents.base import Agent
 from engine.agents.claude_code.reader import ClaudeCodeAdapter
+from engine.agents.claude_code.rules import RULE as CLAUDE_CODE_RULE
 from engine.agents.claude_code.source import ClaudeCodeSource
 from engine.agents.claude_code.writer import ClaudeCodeWriter
 from engine.agents.codex.reader import CodexAdapter
+from engine.agents.codex.rules import RULE as CODEX_RULE
 from engine.agents.codex.source import CodexSource
 from engine.agents.codex.writer import CodexWriter
 from engine.agents.copilot_cli.reader import CopilotCliAdapter
@@ -29,8 +33,8 @@ from engine.sessions.adapter import NOT_MINE, Adapter
 AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
-        Agent(ClaudeCodeAdapter, ClaudeCodeWriter, ClaudeCodeSource),
-        Agent(CodexAdapter, CodexWriter, CodexSource),
+        Agent(ClaudeCodeAdapter, ClaudeCodeWriter, ClaudeCodeSource, CLAUDE_CODE_RULE),
+        Agent(CodexAdapter, CodexWriter, CodexSource, CODEX_RULE),
         Agent(GeminiCliAdapter),
         Agent(CopilotCliAdapter),
         Agent(OpenAIMessagesAdapter, OpenAIMessagesWriter, OpenAIMessagesSource),  # keep last
@@ -47,6 +51,12 @@ def by_agent(agent: str) -> type[Adapter]:
     raise KeyError(agent)
 
 
+def profile_of(agent: str) -> str:
+    """The layout profile of an agent's prompts (the default one for a name not registered)."""
+    known = AGENTS.get(agent)
+    return known.profile if known is not None else Adapter.profile
+
+
 def detect(head: Sequence[Any]) -> type[Adapter] | None:
     """The adapter with the best detection score for these first records (None if no one)."""
     best: type[Adapter] | None = None
@@ -61,4 +71,4 @@ def detect(head: Sequence[Any]) -> type[Adapter] | None:
     return best
 
 
-__all__ = ["ADAPTERS", "AGENTS", "Adapter", "Agent", "by_agent", "detect"]
+__all__ = ["ADAPTERS", "AGENTS", "Adapter", "Agent", "by_agent", "detect", "profile_of"]

@@ -1,10 +1,15 @@
-"""What an agent plugin is: the reader of its session logs, and (where ctxtop can write that
-format) the fork writer of ``ctxtop edit`` and the compaction source of ``ctxtop compact``. The
-capability flags say up front what ctxtop can do with a session, before any work is done."""
+"""What an agent plugin is: the reader of its session logs (which also names the agent's layout
+profile, finds its sessions and knows its auto-compact point), and, where ctxtop can write that
+format, the fork writer of ``ctxtop edit`` and the compaction source of ``ctxtop compact``, and
+the agent's own auto-compact strategy as ``ctxtop compact`` compares it. The capability flags say
+up front what ctxtop can do with a session, before any work is done."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from engine.compaction.source import Source
 from engine.editing.writer import Writer
@@ -12,14 +17,38 @@ from engine.sessions.adapter import Adapter
 
 
 @dataclass(frozen=True, slots=True)
+class AutoCompact:
+    """Where the agent compacts on its own in a window, and what it then does."""
+
+    at_tokens: int | None  # None: never (auto-compact turned off)
+    action: str
+    does: str  # the action in a word or two, for a table
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more columns of the strategy
+
+
+@dataclass(frozen=True, slots=True)
+class AutoCompactRule:
+    """The agent's own compaction strategy: ``at(window, model, env, home)``."""
+
+    label: str  # in the strategies' table
+    at: Callable[[int, str | None, Mapping[str, str], Path], AutoCompact]
+
+
+@dataclass(frozen=True, slots=True)
 class Agent:
     reader: type[Adapter]
     writer: type[Writer] | None = None
     source: type[Source] | None = None
+    auto_compact: AutoCompactRule | None = None
 
     @property
     def name(self) -> str:
         return self.reader.agent
+
+    @property
+    def profile(self) -> str:
+        """The layout profile (engine/analysis/profiles/NAME.yaml) of the agent's prompts."""
+        return self.reader.profile
 
     @property
     def can_edit(self) -> bool:
@@ -32,4 +61,8 @@ class Agent:
     @property
     def can_resume(self) -> bool:
         """A fork of it can be resumed by the agent (its writer knows the command)."""
-        return self.writer is not None
+        return self.writer is not None and self.writer.resumable
+
+    def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
+        """Session files in the agent's default location (see ``Adapter.discover``)."""
+        return self.reader.discover(env, home)

@@ -5,24 +5,23 @@
   background summary is dropped if the fill has fallen below 65 % meanwhile.
 - CodeCompanion: context editing at 65 %, compaction at 85 %, skipped when it would save under
   10,000 tokens.
-- Claude Code: its auto-compact point (window − output reserve − 13,000; environment overrides).
-- Codex: ``model_auto_compact_token_limit`` from its config.toml, else 90 % of the window.
+- Each agent with a rule of its own (``Agent.auto_compact``, in engine/agents/<agent>/rules.py):
+  Claude Code at its auto-compact point (window − output reserve − 13,000; environment
+  overrides), Codex at ``model_auto_compact_token_limit`` from its config.toml, else 90 %.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tomllib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.agents.claude_code.reader import claude_autocompact_at
+from engine.agents import AGENTS
 from engine.agents.session_reader import read_session
 from engine.errors import CtxtopError
-from engine.files import open_regular
 from engine.sessions.model import SessionState
 from engine.sessions.report import context_tokens, model_info
 
@@ -33,13 +32,10 @@ COPILOT_DROP_BELOW = 0.65
 CODECOMPANION_EDIT = 0.65
 CODECOMPANION_COMPACT = 0.85
 CODECOMPANION_MIN_SAVING = 10_000
-CODEX_DEFAULT_SHARE = 0.90
 LABELS = {
     "copilot": "Copilot",
     "codecompanion-editing": "CodeCompanion edit",
     "codecompanion-compaction": "CodeCompanion compact",
-    "claude-code": "Claude Code",
-    "codex": "Codex",
 }
 
 
@@ -60,18 +56,6 @@ def cache_warm(state: SessionState, now: datetime) -> bool:
     if last.tzinfo is None:
         last = last.replace(tzinfo=UTC)
     return (now - last).total_seconds() <= CACHE_TTL_SECONDS
-
-
-def codex_limit(env: Mapping[str, str], home: Path) -> int | None:
-    """``model_auto_compact_token_limit`` from Codex's config.toml, if set."""
-    root = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
-    try:
-        with open(open_regular(root / "config.toml"), "rb") as handle:  # never a pipe
-            config = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return None
-    value = config.get("model_auto_compact_token_limit")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _entry(
@@ -108,9 +92,6 @@ def simulate(
     edit_at = int(window * CODECOMPANION_EDIT)
     compact_at = int(window * CODECOMPANION_COMPACT)
     too_small = saving is not None and saving < CODECOMPANION_MIN_SAVING
-    codex_config = codex_limit(env, home or Path.home())
-    claude_at = claude_autocompact_at(window, state.model, env)
-    codex_at = codex_config if codex_config is not None else int(window * CODEX_DEFAULT_SHARE)
     strategies = [
         _entry(
             "copilot",
@@ -141,24 +122,15 @@ def simulate(
             "skip: saves < 10k" if too_small else "compact",
             skipped=too_small,
         ),
-        _entry(
-            "claude-code",
-            claude_at,
-            fill,
-            window,
-            "summarise the whole conversation, then re-attach recently read files",
-            "compact" if claude_at is not None else "never: auto-compact off",
-        ),
-        _entry(
-            "codex",
-            codex_at,
-            fill,
-            window,
-            "replace the history with a summary and the recent user messages",
-            "compact",
-            source="config.toml" if codex_config is not None else "default (90 % of window)",
-        ),
     ]
+    for agent in AGENTS.values():  # each agent's own strategy (engine/agents/<agent>/rules.py)
+        if agent.auto_compact is not None:
+            rule = agent.auto_compact.at(window, state.model, env, home or Path.home())
+            strategies.append(
+                _entry(
+                    agent.name, rule.at_tokens, fill, window, rule.action, rule.does, **rule.extra
+                )
+            )
     strategies[2]["fires"] = strategies[2]["fires"] and not too_small
     return {"window": window, "fill_tokens": fill, "strategies": strategies}
 
@@ -170,6 +142,13 @@ def simulate_file(path: str | Path, saving: int | None = None) -> dict[str, Any]
     except CtxtopError:
         return None
     return simulate(state, saving=saving)
+
+
+def _label(strategy: str) -> str:
+    agent = AGENTS.get(strategy)
+    if agent is not None and agent.auto_compact is not None:
+        return agent.auto_compact.label
+    return LABELS.get(strategy, strategy)
 
 
 def schedule(
@@ -187,7 +166,7 @@ def schedule(
         requests = None
         if away is not None and growing and growth_per_request:
             requests = round(away / growth_per_request, 1)
-        label = LABELS.get(entry["strategy"], entry["strategy"])
+        label = _label(entry["strategy"])
         if entry.get("cache"):
             label += f" ({entry['cache']})"
         rows.append({**entry, "label": label, "tokens_away": away, "requests_away": requests})

@@ -19,9 +19,10 @@ from typing import Any
 
 import msgspec
 
-from engine.agents import detect
+from engine.agents import AGENTS, detect
+from engine.agents.base import Agent
 from engine.errors import InputError
-from engine.files import open_regular
+from engine.files import open_regular, read_head
 from engine.sessions.adapter import DETECT_RECORDS, Adapter
 from engine.sessions.model import SessionState, SkippedLine
 from engine.sessions.tail import Batch, LineTailer
@@ -338,3 +339,32 @@ def read_all(reader: SessionReader) -> SessionState:
 def read_session(path: str | Path) -> SessionState:
     """Read a whole session file once and return its state."""
     return read_all(SessionReader(path))
+
+
+# At most this much of a file is read to tell its agent up front (``agent_of``).
+HEAD_BYTES = 1 << 20
+
+
+def agent_of(path: str | Path) -> Agent | None:
+    """The agent whose reader claims the first lines of a JSONL file, from its first
+    ``HEAD_BYTES`` only, so edit and compact can refuse what the agent's flags rule out before
+    reading the rest. None when those lines do not tell (a JSON document, no agent's records,
+    an unreadable file): the whole read then decides."""
+    try:
+        head = read_head(Path(path), HEAD_BYTES)
+    except OSError:
+        return None
+    lines = head.split(b"\n")[:-1]  # what follows the last newline may be cut short
+    if not lines or not lines[0].lstrip().startswith(b"{"):
+        return None
+    records: list[Any] = []
+    for number, raw in enumerate(lines):
+        record, reason = decode_line(raw)
+        if reason is not None and number == 0:
+            return None  # perhaps a pretty-printed document: the whole read decides
+        if record is not None:  # a bad line further on is skipped, as the reader skips it
+            records.append(record)
+        if len(records) == DETECT_RECORDS:
+            break
+    cls = detect(records)
+    return AGENTS.get(cls.agent) if cls is not None else None

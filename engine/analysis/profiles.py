@@ -1,6 +1,7 @@
 """Layout profiles: how an agent lays a session out in its prompt (sections, flex, caching).
 
-Bundled profiles live in ``profiles/*.yaml`` beside this module; a file ``profiles/NAME.yaml`` in
+Bundled profiles live in ``profiles/*.yaml`` beside this module (each agent names its own:
+``Adapter.profile`` in ``engine/agents/<agent>/reader.py``); a file ``profiles/NAME.yaml`` in
 the user config dir (``ctxtop config --path``) replaces the bundled profile of the same name.
 """
 
@@ -28,10 +29,6 @@ CONTENTS = (
     "current_rounds",  # the tool-call rounds after the newest user message
 )
 BREAKPOINT_RULES = ("system", "last_message", "user_messages", "round_results", "stable_prefix")
-AGENT_PROFILES = {"claude-code": "claude-code", "codex": "codex"}
-# Any other log (OpenAI-format chats and the agents without a profile of their own) is read as a
-# VS Code Copilot Chat prompt.
-DEFAULT_PROFILE = "copilot"
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,8 +257,3 @@ def _load(name: str, user_file: Path | None) -> Profile:
         raise InputError(name, f"no such profile (known: {', '.join(available_profiles())})")
     text = resources.files("engine.analysis").joinpath("profiles", f"{name}.yaml").read_text()
     return parse_profile(_read(None, text, f"engine/analysis/profiles/{name}.yaml"), "bundled")
-
-
-def profile_for_agent(agent: str) -> str:
-    """The profile that matches the agent that wrote the session."""
-    return AGENT_PROFILES.get(agent, DEFAULT_PROFILE)

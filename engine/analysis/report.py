@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.analysis.analyze import Analyzer
-from engine.analysis.profiles import load_profile, profile_for_agent
+from engine.analysis.profiles import load_profile
 from engine.analysis.setup import setup_for
 from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
@@ -25,7 +25,7 @@ def analyze_session(
     """The analysis of the adapter's session (``profile``: by name, else the agent's own;
     ``window``: analyse as if the model's window were this many tokens)."""
     state = adapter.snapshot()
-    chosen = load_profile(profile or profile_for_agent(state.agent))
+    chosen = load_profile(profile or adapter.profile)
     setup = setup_for(state, adapter.autocompact_at, chosen, triggers or Thresholds(), window)
     return (analyzer or Analyzer(renderer=renderer)).analyze(state, setup, encoding_for(state))
 

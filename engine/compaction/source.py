@@ -1,4 +1,5 @@
-"""The contract of a compaction source (one per agent log format), and helpers they share."""
+"""The contract of a compaction source (one per agent, in ``engine/agents/<name>/source.py``),
+and helpers they share."""
 
 from __future__ import annotations
 

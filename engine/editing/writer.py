@@ -52,6 +52,8 @@ class Writer(ABC):
     """Built from the session's bytes (never the open file); ``render`` returns the fork's bytes."""
 
     agent: ClassVar[str]
+    # The agent resumes a fork by a command (``resume_command``); False: the format has none.
+    resumable: ClassVar[bool] = False
 
     def __init__(self, path: Path, data: bytes) -> None:
         self.path = path
@@ -74,4 +76,5 @@ class Writer(ABC):
         return self.path.parent
 
     def resume_command(self, session_id: str, cwd: str | None) -> str | None:
+        """The command that resumes the fork (None when the agent has none)."""
         return None

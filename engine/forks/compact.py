@@ -28,7 +28,13 @@ from engine.editing import actions
 from engine.editing.atomic import write_new
 from engine.editing.preview import ShownContext, priced_rewrite, sections, whole_context
 from engine.errors import CtxtopError, InputError
-from engine.forks.edit import changed_since_read, read_back, read_session_bytes, state_of
+from engine.forks.edit import (
+    changed_since_read,
+    read_back,
+    read_session_bytes,
+    refuse_unsupported,
+    state_of,
+)
 from engine.safety.secrets import SecretMasker
 from engine.sessions.model import SessionState
 from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
@@ -174,6 +180,7 @@ def compact_session(
     if summarizer not in SUMMARIZERS:
         raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
     source_path = Path(path)
+    refuse_unsupported(source_path, "compacting")
     data = read_session_bytes(source_path, upto)
     source_hash = hashlib.sha256(data).hexdigest()
     loaded = _load(source_path, data)

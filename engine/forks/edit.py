@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
-from engine.agents.session_reader import read_session
+from engine.agents.session_reader import agent_of, read_session
 from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
 from engine.editing import actions
@@ -91,6 +91,15 @@ def whole_lines(data: bytes) -> bytes:
     return data[:cut]
 
 
+def refuse_unsupported(source: Path, doing: str) -> None:
+    """One line naming the file when its agent, told from the first lines, cannot be
+    ``doing`` ("editing" or "compacting") by its capability flags: said before the whole session
+    is read (a multi-gigabyte log of such an agent is not read for nothing)."""
+    agent = agent_of(source)
+    if agent is not None and not (agent.can_edit if doing == "editing" else agent.can_compact):
+        raise InputError(str(source), f"{doing} {agent.name} sessions is not supported yet")
+
+
 def read_session_bytes(path: Path, upto: int | None = None) -> bytes:
     """The session's bytes as of now, whole lines only (the agent may be appending); ``upto``:
     only the first that many bytes (the sample a paused dashboard shows)."""
@@ -148,6 +157,7 @@ def edit_session(
     dir's ``results``), in a directory named after the fork's session id. ``upto`` and
     ``shown``: the dashboard's sample (its bytes and its gauge figure), see ``whole_context``."""
     source = Path(path)
+    refuse_unsupported(source, "editing")
     data = read_session_bytes(source, upto)
     source_hash = hashlib.sha256(data).hexdigest()
     state = state_of(source, data)

@@ -6,9 +6,10 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.agents import profile_of
 from engine.agents.session_reader import SessionReader
 from engine.analysis.analyze import Analyzer
-from engine.analysis.profiles import load_profile, profile_for_agent
+from engine.analysis.profiles import load_profile
 from engine.analysis.prompt_outline import Outliner
 from engine.analysis.report import analyze_session
 from engine.config import Thresholds
@@ -106,7 +107,7 @@ class LiveSession:
         state = adapter.snapshot()
         choice = choice or AnalysisChoice()
         try:
-            name = choice.profile or self.default_profile or profile_for_agent(state.agent)
+            name = choice.profile or self.default_profile or profile_of(state.agent)
             analysis = analyze_session(
                 adapter,
                 profile=name,

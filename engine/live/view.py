@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.analysis.profiles import profile_for_agent
+from engine.agents import profile_of
 from engine.analysis.prompt_outline import Outline
 from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
@@ -144,7 +144,7 @@ class LiveView:
         """The layout profile in effect when it is not the one of the agent that wrote the
         session (``p``), else None."""
         analysis = self.analysis
-        if analysis is None or analysis.profile == profile_for_agent(self.agent):
+        if analysis is None or analysis.profile == profile_of(self.agent):
             return None
         return analysis.profile
 

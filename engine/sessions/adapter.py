@@ -41,7 +41,8 @@ How it flows:
 
 5. **Agent facts**. ``autocompact_at(context_window)`` gives the token count at which the agent
    compacts by its documented rule (None if unknown). ``discover(env, home)`` yields the session
-   files in the agent's default location, used by ``ctxtop sessions``.
+   files in the agent's default location, used by ``ctxtop sessions``. ``profile`` names the
+   layout profile of the agent's prompts (``engine/analysis/profiles/<profile>.yaml``).
 
 Normalisation rules (the report relies on them):
 
@@ -108,6 +109,9 @@ class Adapter(ABC):
     # "claude-code" | "codex" | "gemini-cli" | "copilot-cli" | "openai-messages"
     agent: ClassVar[str]
     label: ClassVar[str] = ""  # human name, e.g. "Claude Code"
+    # The layout profile of the agent's prompts (engine/analysis/profiles/NAME.yaml); an agent
+    # without one of its own is read as a VS Code Copilot Chat prompt.
+    profile: ClassVar[str] = "copilot"
 
     def __init__(self, path: Path) -> None:
         self.path = path

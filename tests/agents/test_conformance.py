@@ -1,21 +1,26 @@
 """Every registered agent plugin against the same contract, on a sample session of that agent:
-it detects its own sample (and no other agent claims it), reads it, finds it in a fake HOME at
-its default location, and does what its capability flags promise (edit, compact, resume)."""
+it detects its own sample (and no other agent claims it), reads it, names a layout profile that
+loads, finds it in a fake HOME at its default location, and does what its capability flags
+promise (edit, compact, resume); what they rule out is refused in one line naming the file,
+before the session is read whole."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from engine.agents import AGENTS, detect
-from engine.agents.session_reader import read_session
+from engine.agents.session_reader import agent_of, read_session
+from engine.analysis.profiles import load_profile
 from engine.editing.policy import Policy
+from engine.errors import InputError
 from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
-from engine.sessions.adapter import DETECT_RECORDS
+from engine.sessions.adapter import DETECT_RECORDS, NOT_MINE
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"
@@ -56,10 +61,20 @@ def head_records(path: Path) -> list[object]:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_agent_reads_its_own_sample(name: str) -> None:
     sample = SAMPLES / CASES[name][0]
-    assert detect(head_records(sample)) is AGENTS[name].reader  # and no other agent wins
+    head = head_records(sample)
+    assert detect(head) is AGENTS[name].reader
+    others = {other: agent.reader.detect(head) for other, agent in AGENTS.items() if other != name}
+    assert set(others.values()) == {NOT_MINE}, others  # no other agent claims it at all
+    assert agent_of(sample) is AGENTS[name]  # told from the first lines alone
     state = read_session(sample)
     assert state.agent == name
-    assert state.responses and state.context
+    assert state.responses and state.context  # its requests, and the context the model sees
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_agent_names_a_layout_profile_that_loads(name: str) -> None:
+    profile = load_profile(AGENTS[name].profile)
+    assert profile.name == AGENTS[name].profile and profile.sections
 
 
 @pytest.mark.parametrize("name", sorted(n for n, (_, home) in CASES.items() if home))
@@ -86,32 +101,85 @@ def copy_of(name: str, tmp_path: Path) -> Path:
     return target
 
 
+def refused(session: Path, doing: str, name: str, run: object) -> None:
+    """``run()`` refuses in one line naming the session file."""
+    with pytest.raises(InputError) as caught:
+        run()  # type: ignore[operator]
+    message = str(caught.value)
+    assert message == f"{session}: {doing} {name} sessions is not supported yet"
+
+
+def the_fork_reads_back(name: str, session: Path, outcome: dict[str, object]) -> None:
+    fork = Path(str(outcome["fork"]))
+    assert fork.exists() and fork != session
+    assert read_session(fork).agent == name  # the fork reads back as the same agent's
+    command = outcome["resume_command"]
+    if AGENTS[name].can_resume:
+        assert isinstance(command, str) and str(outcome["session_id"]) in command
+    else:
+        assert command is None
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_editing_does_what_the_flag_says(name: str, tmp_path: Path) -> None:
     session = copy_of(name, tmp_path)
     policy = Policy(keep_cycles=0)
     if not AGENTS[name].can_edit:
-        with pytest.raises(Exception, match=f"editing {name} sessions is not supported"):
-            edit_session(session, policy, dry_run=True)
+        refused(session, "editing", name, lambda: edit_session(session, policy, dry_run=True))
         return
+    preview = edit_session(session, policy, dry_run=True)
+    assert preview["agent"] == name and preview["fork"] is None
+    assert preview["tokens_after"] < preview["tokens_before"]  # it clears something
+    assert sorted(tmp_path.iterdir()) == [session]  # a dry run writes nothing
     outcome = edit_session(session, policy)
-    fork = Path(outcome["fork"])
-    assert fork.exists() and fork != session
-    assert read_session(fork).agent == name  # the fork reads back as the same agent's
-    if AGENTS[name].can_resume and outcome["resume_command"]:
-        assert outcome["session_id"] in outcome["resume_command"]
+    assert outcome["tokens_after"] == preview["tokens_after"]  # the preview was the fork's
+    the_fork_reads_back(name, session, outcome)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_compaction_does_what_the_flag_says(name: str, tmp_path: Path) -> None:
     session = copy_of(name, tmp_path)
     if not AGENTS[name].can_compact:
-        with pytest.raises(Exception, match=f"compacting {name} sessions is not supported"):
-            compact_session(session, keep_rounds=0, dry_run=True)
+        refused(
+            session,
+            "compacting",
+            name,
+            lambda: compact_session(session, keep_rounds=0, dry_run=True),
+        )
         return
+    preview = compact_session(session, keep_rounds=1, dry_run=True)
+    assert preview["fork"] is None and preview["summarised_rounds"] > 0
+    assert sorted(tmp_path.iterdir()) == [session]
     outcome = compact_session(session, keep_rounds=1)
-    fork = Path(outcome["fork"])
-    assert fork.exists() and fork != session
-    assert read_session(fork).agent == name
-    if outcome["resume_command"]:
-        assert outcome["session_id"] in outcome["resume_command"]
+    assert outcome["tokens_after"] == preview["tokens_after"]
+    the_fork_reads_back(name, session, outcome)
+
+
+PADDING_MB = 16
+
+
+@pytest.mark.parametrize(
+    ("name", "doing"),
+    [(n, "editing") for n in sorted(CASES) if not AGENTS[n].can_edit]
+    + [(n, "compacting") for n in sorted(CASES) if not AGENTS[n].can_compact],
+)
+def test_what_the_flags_rule_out_is_refused_before_the_session_is_read(
+    name: str, doing: str, tmp_path: Path
+) -> None:
+    # A long session of an agent ctxtop cannot write: its sample's lines over and over.
+    sample = (SAMPLES / CASES[name][0]).read_bytes()
+    session = tmp_path / Path(CASES[name][0]).name
+    with session.open("wb") as out:
+        while out.tell() < PADDING_MB << 20:
+            out.write(sample)
+    run = {
+        "editing": lambda: edit_session(session, Policy(keep_cycles=0), dry_run=True),
+        "compacting": lambda: compact_session(session, keep_rounds=0, dry_run=True),
+    }[doing]
+    tracemalloc.start()
+    try:
+        refused(session, doing, name, run)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < (PADDING_MB << 20) // 4  # the first lines told, not the whole file

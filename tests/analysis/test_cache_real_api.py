@@ -10,7 +10,7 @@ from analysis_expect import ROOT
 
 from engine.agents.session_reader import SessionReader, read_all
 from engine.analysis.analyze import Analyzer
-from engine.analysis.profiles import load_profile, profile_for_agent
+from engine.analysis.profiles import load_profile
 from engine.analysis.setup import setup_for
 from engine.config import Thresholds
 from engine.sessions.report import encoding_for
@@ -25,7 +25,7 @@ def cache_rows(path: Path) -> dict[int, tuple[int, int, int, int, int]]:
     assert reader.adapter is not None
     state = reader.adapter.snapshot()
     setup = setup_for(
-        state, reader.adapter.autocompact_at, load_profile(profile_for_agent(state.agent)),
+        state, reader.adapter.autocompact_at, load_profile(reader.adapter.profile),
         Thresholds(),
     )  # fmt: skip
     cache = Analyzer().analyze(state, setup, encoding_for(state)).cache

@@ -27,6 +27,7 @@ from typing import Any
 
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
+from engine.agents.claude_code.rules import claude_autocompact_at
 from engine.files import read_head
 from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
@@ -76,40 +77,6 @@ _API_REQUEST = b'{"type":"api-request",'
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
 LONG_CONTEXT_WINDOW = 1_000_000
-
-# Auto-compact rule, agent-log-formats.md §1.6 (cc2.1.112 ``Yn``/``v38``/``UM6``):
-#   effectiveWindow = window - min(maxOutputTokens, 20000); threshold = effectiveWindow - 13000.
-AUTOCOMPACT_OUTPUT_RESERVE_CAP = 20_000
-AUTOCOMPACT_BUFFER = 13_000
-
-
-def claude_autocompact_at(
-    context_window: int, model: str | None, env: Mapping[str, str]
-) -> int | None:
-    """The prompt size at which Claude Code compacts on its own (None when it is disabled).
-
-    effectiveWindow = window - min(maxOutputTokens, 20000); threshold = effectiveWindow - 13000;
-    ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` replaces the window, ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=p``
-    gives min(floor(effectiveWindow * p / 100), threshold), ``DISABLE_AUTO_COMPACT`` /
-    ``DISABLE_COMPACT`` turn it off (cc2.1.112 ``Yn``, ``v38``, ``UM6``).
-    """
-    from engine.sessions.report import model_info
-
-    if env.get("DISABLE_AUTO_COMPACT") or env.get("DISABLE_COMPACT"):
-        return None
-    window_override = env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "")
-    if window_override.isdigit() and int(window_override) > 0:
-        context_window = int(window_override)
-    max_output = model_info(model).max_output
-    effective = context_window - min(max_output, AUTOCOMPACT_OUTPUT_RESERVE_CAP)
-    threshold = effective - AUTOCOMPACT_BUFFER
-    try:
-        percent = float(env.get("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", ""))
-    except ValueError:
-        return threshold
-    if 0 < percent <= 100:
-        return min(int(effective * percent / 100), threshold)
-    return threshold
 
 
 def usage_from(raw: Any) -> Usage:
@@ -441,6 +408,7 @@ def _session_id_of(line: bytes) -> Any:
 class ClaudeCodeAdapter(Adapter):
     agent = "claude-code"
     label = "Claude Code"
+    profile = "claude-code"
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)

@@ -44,6 +44,7 @@ def _drop_replacements(record: dict[str, Any], cleared: set[str]) -> None:
 
 class ClaudeCodeWriter(Writer):
     agent = "claude-code"
+    resumable = True
 
     def _records(self) -> list[Any]:
         return jsonl_records(self.path, self.data)

@@ -543,6 +543,7 @@ def _thread_spawn(meta: Any) -> dict[str, Any] | None:
 class CodexAdapter(Adapter):
     agent = "codex"
     label = "Codex CLI"
+    profile = "codex"
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)

@@ -39,6 +39,7 @@ def _session_id(records: list[Any]) -> str | None:
 
 class CodexWriter(Writer):
     agent = "codex"
+    resumable = True
 
     def _records(self) -> list[Any]:
         return jsonl_records(self.path, self.data)
