@@ -272,7 +272,8 @@ class CtxtopApp(App[None]):
     def _wrote(self, view: LiveView, now: datetime) -> str:
         """When the agent last wrote: the demo's last line, else the log's last timestamp."""
         if self.demo is not None and self.demo.last_write is not None:
-            return f"agent wrote {fmt.ago(datetime.fromtimestamp(self.demo.last_write), now)}"
+            wrote = datetime.fromtimestamp(self.demo.last_write, now.tzinfo)  # as aware as now
+            return f"agent wrote {fmt.ago(wrote, now)}"
         stamp = fmt.log_time(view.last_activity or "")
         if stamp is None:
             return ""

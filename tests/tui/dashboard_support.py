@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable, Coroutine
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec
 
@@ -13,7 +13,9 @@ from textual.pilot import Pilot
 
 from engine.live.demo import demo_lines
 
-FROZEN = datetime(2026, 1, 2, 3, 4, 5)
+# 42 s after the demo sample's last record (2026-11-22T14:04:41Z): "agent wrote 42 s ago" in
+# every time zone; the header's clock shows it in UTC.
+FROZEN = datetime(2026, 11, 22, 14, 5, 23, tzinfo=UTC)
 # The demo sample's /compact: the compaction record is on this line (1-based).
 COMPACTION_LINE = 65
 

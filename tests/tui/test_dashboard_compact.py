@@ -95,7 +95,7 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         assert outcome["context_before"] == whole
         whole_after = fmt.tokens(whole - (before - after))
         assert f"whole context {fmt.tokens(whole)}{mark} -> {whole_after}{mark}" in shown
-        assert f"of which messages {fmt.tokens(before)}≈ -> {fmt.tokens(after)}≈" in shown
+        assert f"of which in the log {fmt.tokens(before)}≈ -> {fmt.tokens(after)}≈" in shown
         assert "summary by structured" in shown
         # Which rounds of which turn go, in the panel's words (as ``ctxtop compact`` says).
         cut = str(screen.query_one("#compact-cut", Static).render())

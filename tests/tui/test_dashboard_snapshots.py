@@ -1,10 +1,12 @@
-"""Snapshots of the main screen at 80x24 and 120x40 in two themes (fixed data, frozen clock).
+"""Snapshots of the main screen at 80x24 and 120x40 in two themes and at 200x60, and of the
+edit, compaction, what-if and help screens at 80x24 and 120x40 (fixed data, frozen clock).
 
 Update after an intended change with ``pytest tests/tui --snapshot-update`` and review the SVGs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from engine.config import Settings
-from engine.live.demo import demo_lines
+from engine.live.demo import demo_companions, demo_lines
 from tui.app import CtxtopApp
 
 
@@ -29,11 +31,22 @@ def settled(table: DataTable[Any]) -> bool:
     )
 
 
-def loaded_app(tmp_path: Path, theme: str, keys: tuple[str, ...] = ()) -> tuple[CtxtopApp, Any]:
+def loaded_app(
+    tmp_path: Path,
+    theme: str,
+    keys: tuple[str, ...] = (),
+    ready: Callable[[CtxtopApp], bool] = lambda app: True,
+) -> tuple[CtxtopApp, Any]:
     """The app on the whole sample, and a ``run_before`` that waits until every panel holds
-    its figures (and presses ``keys``)."""
+    its figures (and presses ``keys``, then waits until ``ready``: a panel's preview)."""
     session = tmp_path / "session.jsonl"
     write_lines(session, len(demo_lines()))
+    # The sub-agent's log and the persisted tool output, beside the session as the demo has them.
+    for files in demo_companions(demo_lines()).values():
+        for relative, data in files:
+            path = session.with_suffix("").joinpath(*relative.parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
     app = CtxtopApp(session, settings=Settings(theme=theme), clock=frozen_clock)
 
     async def loaded(pilot: Pilot[None]) -> None:
@@ -41,6 +54,7 @@ def loaded_app(tmp_path: Path, theme: str, keys: tuple[str, ...] = ()) -> tuple[
         # The figures come first, their analysis (sections, tree, forecast) right after.
         await wait_until(pilot, lambda: app.sections.analysis is not None)
         await pilot.press(*keys)
+        await wait_until(pilot, lambda: ready(app))
         # Tables size their columns to new rows when idle: wait until all of them have, and until
         # nothing changes any more (a late update, e.g. the events' row, would be drawn before its
         # column is resized).
@@ -59,6 +73,9 @@ def loaded_app(tmp_path: Path, theme: str, keys: tuple[str, ...] = ()) -> tuple[
         for _ in range(3):
             await wait_until(pilot, still)
             await pilot.pause(0.05)
+        for table in app.query(DataTable):  # a column widened after its last paint: paint again
+            table.refresh(layout=True)
+        await pilot.pause(0.05)
 
     return app, loaded
 
@@ -73,3 +90,30 @@ def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[
 def test_tree_view_at_80x24(snap_compare: Any, tmp_path: Path) -> None:
     app, loaded = loaded_app(tmp_path, "ctxtop-dark", ("v",))
     assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
+
+
+def test_main_screen_at_200x60(snap_compare: Any, tmp_path: Path) -> None:
+    app, loaded = loaded_app(tmp_path, "ctxtop-dark")
+    assert snap_compare(app, terminal_size=(200, 60), run_before=loaded)
+
+
+def previewed(app: CtxtopApp) -> bool:
+    """The edit or compaction panel shows its first preview."""
+    return getattr(app.screen, "outcome", None) is not None
+
+
+PANELS = {
+    "edit": (("e",), previewed),
+    # The sample ends 3 rounds after its /compact: keep 1 round, summarise 2.
+    "compact": (("c", "backspace", "1"), previewed),
+    "what-if": (("b",), lambda app: True),
+    "help": (("question_mark",), lambda app: True),
+}
+
+
+@pytest.mark.parametrize("panel", list(PANELS))
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_panel(snap_compare: Any, tmp_path: Path, panel: str, size: tuple[int, int]) -> None:
+    keys, ready = PANELS[panel]
+    app, loaded = loaded_app(tmp_path, "ctxtop-dark", keys, ready)
+    assert snap_compare(app, terminal_size=size, run_before=loaded)

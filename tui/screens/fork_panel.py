@@ -43,7 +43,7 @@ def context_text(outcome: dict[str, Any]) -> Text:
     text.append(f" ({fmt.tokens(saving)} fewer)" if saving > 0 else " (no fewer)")
     text.append(" · the gauge's figure\n")
     text.append(
-        f"  of which messages {fmt.tokens(outcome['tokens_before'])}≈ ->"
+        f"  of which in the log {fmt.tokens(outcome['tokens_before'])}≈ ->"
         f" {fmt.tokens(outcome['tokens_after'])}≈"
     )
     outside = outcome["context_outside_log"]
