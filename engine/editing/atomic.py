@@ -79,13 +79,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_new(directory: Path, name: str, data: bytes, role: str | None = "fork") -> Path:
+def write_new(
+    directory: Path,
+    name: str,
+    data: bytes,
+    role: str | None = "fork",
+    names: Path | None = None,
+) -> Path:
     """Create ``directory/name`` holding ``data``, atomically; error if it already exists.
 
     ``role``: what ``ctxtop undo`` may remove the file as ("fork", or "result" for a large-result
     file): its absolute path, size and hash are logged before it gets its name, and temporaries
     a killed ctxtop left in ``directory`` are removed first. None (a settings file), or a
-    scratch directory: nothing is logged. The returned path is absolute."""
+    scratch directory: nothing is logged. ``names``: the path an error names instead (a
+    scratch copy stands for the fork the user asked for). The returned path is absolute."""
     directory = directory.resolve()
     target = directory / safe_name(name)
     logged = role is not None and not _is_scratch(directory)
@@ -93,7 +100,7 @@ def write_new(directory: Path, name: str, data: bytes, role: str | None = "fork"
         remove_stale_temps(directory)
         actions.record_intent(target, str(role), data)
     try:
-        _write(directory, target, data)
+        _write(directory, target, data, names or target)
     except CtxtopError:
         if logged:
             actions.forget_intent(target)
@@ -101,13 +108,13 @@ def write_new(directory: Path, name: str, data: bytes, role: str | None = "fork"
     return target
 
 
-def _write(directory: Path, target: Path, data: bytes) -> None:
+def _write(directory: Path, target: Path, data: bytes, names: Path) -> None:
     try:
         # The pid in the name tells a later run whether the writer is still there.
         prefix = f".ctxtop-{os.getpid()}-"
         handle, temp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
     except OSError as error:
-        raise not_written(target, error) from None
+        raise not_written(names, error) from None
     try:
         try:
             with os.fdopen(handle, "wb") as out:
@@ -116,7 +123,7 @@ def _write(directory: Path, target: Path, data: bytes) -> None:
                 os.fsync(out.fileno())
             os.chmod(temp, 0o600)
         except OSError as error:  # a full disk shows here
-            raise not_written(target, error) from None
+            raise not_written(names, error) from None
         _publish(temp, target)
     finally:
         with contextlib.suppress(OSError):

@@ -122,7 +122,8 @@ def _read_fork(loaded: Loaded, data: bytes, session_id: str) -> tuple[Source, Se
     """The fork read back as the agent (and ctxtop) will see it."""
     writer = loaded.source.writer
     with tempfile.TemporaryDirectory(prefix="ctxtop-compact-") as scratch:
-        path = write_new(Path(scratch), writer.fork_name(session_id), data)
+        name = writer.fork_name(session_id)
+        path = write_new(Path(scratch), name, data, names=writer.fork_dir() / name)
         state = read_back(loaded.source.path, path) if loaded.state is not None else None
         return type(loaded.source)(path, data, state), state
 

@@ -112,7 +112,14 @@ def state_of(source: Path, data: bytes) -> SessionState:
     appends meanwhile), through a private copy; errors name the agent's file."""
     with tempfile.TemporaryDirectory(prefix="ctxtop-read-") as scratch:
         suffix = source.suffix if source.suffix in (".json", ".jsonl") else ""
-        copy = write_new(Path(scratch), f"session{suffix}", data)
+        try:
+            copy = write_new(Path(scratch), f"session{suffix}", data)
+        except CtxtopError as error:  # a full disk: name the session, not the scratch copy
+            reason = str(error).split(" (", 1)[-1].split(")", 1)[0]
+            raise InputError(
+                str(source),
+                f"ctxtop's private copy of it could not be written ({reason}); nothing was written",
+            ) from None
         try:
             return read_session(copy)
         except InputError as error:
@@ -130,8 +137,11 @@ def read_back(source: Path, path: Path) -> SessionState:
 
 
 def _read_back(writer: Writer, data: bytes, session_id: str) -> SessionState:
+    name = writer.fork_name(session_id)
     with tempfile.TemporaryDirectory(prefix="ctxtop-preview-") as scratch:
-        return read_back(writer.path, write_new(Path(scratch), writer.fork_name(session_id), data))
+        # A full disk fails here first: the error names the fork, not the scratch copy.
+        copy = write_new(Path(scratch), name, data, names=writer.fork_dir() / name)
+        return read_back(writer.path, copy)
 
 
 def relevance_scores(state: SessionState) -> dict[str, float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,10 +81,10 @@ def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
     source = tmp_path / "agent-loop.jsonl"
     shutil.copyfile(SAMPLE, source)
 
-    def agent_appends_then_write(directory: Path, name: str, data: bytes) -> Path:
+    def agent_appends_then_write(directory: Path, name: str, data: bytes, **how: Any) -> Path:
         with open(source, "a", encoding="utf-8") as handle:  # the agent, still running
             handle.write('{"role": "user", "content": "one more thing"}\n')
-        return write_new(directory, name, data)
+        return write_new(directory, name, data, **how)
 
     monkeypatch.setattr(fork_module, "write_new", agent_appends_then_write)
     assert main(["edit", str(source), "--keep-cycles", "0"]) == 0
@@ -103,9 +104,9 @@ def test_an_agent_file_gone_meanwhile_is_reported_and_the_fork_is_logged(
     source = tmp_path / "agent-loop.jsonl"
     shutil.copyfile(SAMPLE, source)
 
-    def agent_removes_then_write(directory: Path, name: str, data: bytes) -> Path:
+    def agent_removes_then_write(directory: Path, name: str, data: bytes, **how: Any) -> Path:
         source.unlink(missing_ok=True)  # the agent (or a log rotation) removed its file
-        return write_new(directory, name, data)
+        return write_new(directory, name, data, **how)
 
     monkeypatch.setattr(fork_module, "write_new", agent_removes_then_write)
     assert main(["edit", str(source), "--keep-cycles", "0"]) == 0

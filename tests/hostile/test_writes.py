@@ -59,7 +59,8 @@ def test_a_full_disk_changes_nothing(tmp_path: Path, command: str) -> None:
     args = ["--keep-cycles", "0"] if command == "edit" else ["--keep-rounds", "0"]
     ended = run_subprocess(command, str(source), *args, file_size_limit=1024)
     assert ended.code == 2
-    assert "not written" in _one_error_line(ended.err)
+    line = _one_error_line(ended.err)
+    assert "not written" in line or "nothing was written" in line
     assert {path: _digest(path) for path in _files(source.parent)} == before
     assert fork in before
     assert actions.log_path().read_bytes() == log_before
@@ -78,7 +79,8 @@ def test_a_failed_link_and_rename_leave_no_file(
     monkeypatch.setattr(atomic.os, "replace", _fail)
     ended = run_cli("edit", str(source), "--keep-cycles", "0")
     assert ended.code == 2
-    assert "not written" in _one_error_line(ended.err)
+    line = _one_error_line(ended.err)
+    assert "not written" in line or "nothing was written" in line
     assert _files(source.parent) == before
     assert not actions.log_path().exists() or not actions.live_forks()
 
@@ -258,3 +260,20 @@ def test_the_disk_fills_up_in_the_middle_of_the_action_log_line(tmp_path: Path) 
     fork = json.loads(again.out)["fork"]
     assert next(entry["id"] for entry in actions.read_actions()) == "earlier"
     assert [entry["fork"] for entry in actions.live_forks()] == [fork]
+
+
+@pytest.mark.parametrize("command", ["edit", "compact"])
+@pytest.mark.parametrize("limit", [64, 1024])
+def test_a_full_disk_error_names_the_session_or_the_fork(
+    tmp_path: Path, command: str, limit: int
+) -> None:
+    """Wherever the disk fills up (the private copy read first, the fork's preview copy, the
+    fork itself), the one error line names the user's files, never ctxtop's scratch copies."""
+    source = _session(tmp_path)
+    args = ["--keep-cycles", "0"] if command == "edit" else ["--keep-rounds", "0"]
+    ended = run_subprocess(command, str(source), *args, file_size_limit=limit)
+    assert ended.code == 2
+    line = _one_error_line(ended.err)
+    assert "ctxtop-read-" not in line and "ctxtop-preview-" not in line
+    assert "ctxtop-compact-" not in line
+    assert str(source.parent) in line or str(source) in line, line
