@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from dashboard_support import frozen_clock, wait_until, write_lines
 from textual.pilot import Pilot
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from engine.config import Settings
 from engine.live.demo import demo_companions, demo_lines
@@ -55,6 +55,11 @@ def loaded_app(
         await wait_until(pilot, lambda: app.sections.analysis is not None)
         await pilot.press(*keys)
         await wait_until(pilot, lambda: ready(app))
+        # What the preview told the app (the prompt tree's marks behind the panel) is handled.
+        for field in app.screen.query(Input):  # a blinking cursor would be drawn either way
+            field.cursor_blink = False
+        await pilot.pause()
+        await pilot.pause()
         # Tables size their columns to new rows when idle: wait until all of them have, and until
         # nothing changes any more (a late update, e.g. the events' row, would be drawn before its
         # column is resized).
