@@ -32,7 +32,7 @@ from textual.widgets import Footer, Static
 from engine.analysis.profiles import available_profiles
 from engine.config import Settings
 from engine.live.demo import DemoReplay
-from engine.live.locate import newest_session
+from engine.live.locate import newest_sessions
 from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.view import LiveView
 from themes.loader import all_themes
@@ -53,6 +53,7 @@ from tui.messages import (
     LoadProgress,
     NewerSession,
     SessionUpdated,
+    SkippedFiles,
     ViewApplied,
 )
 from tui.screens.budget import MODELS_OWN, BudgetScreen
@@ -148,6 +149,7 @@ class CtxtopApp(App[None]):
         self.view: LiveView | None = None
         self.paused = False
         self.pinned = not follow_newest
+        self.skipped_seen: set[Path] = set()  # junk files already said to be passed over
         self.feed: Feed | None = None
         self._held: LiveView | None = None
         self._demo_stop = threading.Event()
@@ -207,6 +209,7 @@ class CtxtopApp(App[None]):
             )
         if self.follow_newest:
             self.set_interval(self.newer_check, self._check_newer)
+            self._check_newer()  # says now if newer files were passed over
         self._show_session(self.path)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -303,9 +306,25 @@ class CtxtopApp(App[None]):
             self.run_worker(self._look_for_newer, thread=True, exclusive=True, group="discover")
 
     def _look_for_newer(self) -> None:
-        path = newest_session(self.agent)
+        path, skipped = newest_sessions(self.agent)
+        if skipped:
+            self.post_message(SkippedFiles(skipped))
         if path is not None and path != self.path:
             self.post_message(NewerSession(path))
+
+    def on_skipped_files(self, message: SkippedFiles) -> None:
+        new = [path for path in message.paths if path not in self.skipped_seen]
+        if not new:
+            return
+        self.skipped_seen.update(new)
+        names = ", ".join(fmt.shown(path.name) for path in new[:3])
+        more = f" and {len(new) - 3} more" if len(new) > 3 else ""
+        self.notify(  # file names are never markup
+            f"{names}{more}: not a session of any known agent; following the newest session",
+            title="Skipped newer files",
+            severity="warning",
+            markup=False,
+        )
 
     def on_cut_previewed(self, message: CutPreviewed) -> None:
         """A panel's preview: the prompt tree shows what it would change (until the next one,

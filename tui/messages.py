@@ -51,6 +51,15 @@ class NewerSession(Message):
         self.path = path
 
 
+class SkippedFiles(Message):
+    """Newer files in the agents' folders that are not sessions of any known agent: passed over
+    while following the newest session (said once per file)."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        super().__init__()
+        self.paths = paths
+
+
 class CutPreviewed(Message):
     """A panel previewed an action on ``source``: the tool calls it would change, and how the
     prompt tree names that (``note``), so the tree shows the cut before anything is written."""

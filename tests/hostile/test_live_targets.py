@@ -59,3 +59,36 @@ def test_the_dashboard_says_what_a_path_that_is_no_session_is(
         ended.err
         == f"ctxtop: {path}: {said}, not a session file (name a session's .jsonl or .json file)\n"
     )
+
+
+def test_the_dashboard_says_it_passed_over_newer_junk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Following the newest session past newer files that are none: the screen says so, once,
+    naming them, and shows the real session."""
+    import asyncio
+
+    from tui.app import CtxtopApp
+
+    project = tmp_path / "claude/projects/-work-demo"
+    project.mkdir(parents=True)
+    real = project / "1af70000-0000-4000-8000-000000000001.jsonl"
+    real.write_bytes(SAMPLES["claude-code"].read_bytes())
+    junk = project / "2bf70000-0000-4000-8000-000000000002.jsonl"
+    junk.write_text('{"not": "a session"}\n' * 50)
+    os.utime(real, (1_700_000_000, 1_700_000_000))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+
+    async def run() -> list[str]:
+        app = CtxtopApp(real, follow_newest=True, agent="claude-code", newer_check=0.2)
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(300):
+                await pilot.pause(0.02)
+                if any(n.title == "Skipped newer files" for n in app._notifications):
+                    break
+            await pilot.pause(0.5)  # more checks: still said once
+            assert app.path == real
+            return [n.message for n in app._notifications if n.title == "Skipped newer files"]
+
+    said = asyncio.run(run())
+    assert len(said) == 1 and junk.name in said[0] and "not a session" in said[0]
