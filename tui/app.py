@@ -50,6 +50,7 @@ from tui.feed import Feed
 from tui.messages import (
     CutPreviewed,
     FeedProblem,
+    FeedStale,
     LoadProgress,
     NewerSession,
     SessionUpdated,
@@ -72,6 +73,8 @@ ROOMY = (110, 34)
 class CtxtopApp(App[None]):
     TITLE = "ctxtop"
     CSS = """
+    /* The file is gone, unreadable or truncated: the figures shown are from before. */
+    CtxtopApp.stale ContextGauge, CtxtopApp.stale SectionsPanel { text-opacity: 50%; }
     #dashboard { height: 1fr; }
     #panels { height: 1fr; layout: grid; grid-size: 2 2; grid-columns: 3fr 2fr; }
     #sections { row-span: 2; }
@@ -295,6 +298,13 @@ class CtxtopApp(App[None]):
 
     def on_feed_problem(self, message: FeedProblem) -> None:
         self._set_status(message.text)
+
+    def on_feed_stale(self, message: FeedStale) -> None:
+        """The figures on screen are no longer the file's (or are again): header and status."""
+        self.header.stale = message.reason
+        self.set_class(bool(message.reason), "stale")
+        if message.reason:
+            self._set_status(f"{self.path}: {message.reason}; the figures shown are from before")
 
     def _set_status(self, text: str) -> None:
         status = self.status

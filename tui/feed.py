@@ -9,6 +9,7 @@ worker thread; one lock keeps the reader and the analyzer to one thread at a tim
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -16,10 +17,11 @@ from collections.abc import Callable
 from textual.message import Message
 
 from engine.agents.session_reader import read_all
+from engine.files import open_regular
 from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.view import LiveView
 from engine.live.watch import wake_ups
-from tui.messages import FeedProblem, LoadProgress, SessionUpdated
+from tui.messages import FeedProblem, FeedStale, LoadProgress, SessionUpdated
 
 PROGRESS_INTERVAL = 0.1
 ANALYSIS_MAX_AGE = 2.0  # seconds the analysis may lag the figures while the agent writes
@@ -40,6 +42,7 @@ class Feed:
         self._session_lock = threading.Lock()
         self._post = post
         self.poll_interval = poll_interval
+        self._stale = ""  # what the app was last told of the file ("": all well)
         self.use_watchfiles = use_watchfiles
         self.stop = threading.Event()
         self._lock = threading.Lock()
@@ -144,8 +147,26 @@ class Feed:
                     # another terminal) shows without waiting for the agent's next line.
                     if self.session.poll() or self.session.actions.changed():
                         self.sample()
+                    self._say_staleness()
         finally:
             self.loaded.set()
+
+    def _say_staleness(self) -> None:
+        """Tell the app when the figures on screen stop being the file's, and when they are
+        again (posted only on a change). The tailer takes a missing file as nothing new, so the
+        file itself is looked at."""
+        try:
+            os.close(open_regular(self.session.path))
+            reason = ""
+        except FileNotFoundError:
+            reason = "file gone"
+        except OSError as error:
+            reason = f"file unreadable ({error.strerror or error})"
+        if not reason and self.session.reader.adapter is None:
+            reason = "file truncated: waiting for the agent to write"
+        if reason != self._stale:
+            self._stale = reason
+            self._post(FeedStale(reason))
 
     def _problem(self) -> str:
         if self.session.error:

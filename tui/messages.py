@@ -51,6 +51,15 @@ class NewerSession(Message):
         self.path = path
 
 
+class FeedStale(Message):
+    """What happened to the file since the figures on screen were read (gone, unreadable,
+    truncated and waiting), or "" once new data has arrived: the figures are stale meanwhile."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
 class SkippedFiles(Message):
     """Newer files in the agents' folders that are not sessions of any known agent: passed over
     while following the newest session (said once per file)."""

@@ -31,6 +31,7 @@ class SessionHeader(Static):
     pinned: reactive[bool] = reactive(False)
     updated: reactive[str] = reactive("")
     demo_loop: reactive[int | None] = reactive(None)  # the demo's replay (1, 2, …), else None
+    stale: reactive[str] = reactive("")  # why the figures shown are no longer the file's
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("ctxtop", **kwargs)  # type: ignore[arg-type]
@@ -50,7 +51,10 @@ class SessionHeader(Static):
         if view is None:
             return [Text("ctxtop", style="bold"), Text(self.note)]
         state = Text()
-        if self.paused:
+        if self.stale:
+            state.append("STALE", style="bold reverse")
+            state.append(f" {self.stale}")
+        elif self.paused:
             state.append("PAUSED", style="bold reverse")
         elif self.demo_loop is not None:
             state.append("DEMO", style="bold reverse")
