@@ -1,4 +1,4 @@
-"""The prompt as a tree to browse: sections > rounds > messages > tool calls and results.
+"""The prompt as a tree to browse: sections > turns (or tool-call rounds) > messages > tools.
 
 Built from the session's context and its ``Analysis`` (in the same thread, after the analysis has
 counted every block): each node carries its tokens, the priority of the prompt node it is, whether
@@ -292,7 +292,9 @@ def prompt_outline(
             round_id = f"{spec.name}/round-{number}"
             pruned = round_id in pruned_ids
             first = next((context[i] for i in group if is_typed_user_message(context[i])), None)
-            label = f"round {number}"
+            # A group from a message the user typed is a turn; the current tool-call rounds are
+            # rounds (one model response and its results each).
+            label = f"{'round' if spec.content == 'current_rounds' else 'turn'} {number}"
             if first is not None:
                 text = next((b.text for b in first.blocks if b.kind == "text"), "")
                 label += f": {_one_line(text)}"

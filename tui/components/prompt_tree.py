@@ -1,4 +1,4 @@
-"""The prompt tree: sections > rounds > messages > tool calls and results, collapsible.
+"""The prompt tree: sections > turns (or tool-call rounds) > messages > tools, collapsible.
 
 Each node shows its tokens (with their provenance mark: ``≈`` estimated, ``*`` inferred) and
 priority; nodes the layout prunes at the analysed budget are struck through and marked ``✂``; a
