@@ -79,7 +79,7 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
         return Settings()
     if not isinstance(data, dict):
         raise InputError(where, "the settings file must be a mapping of keys to values")
-    known = {"profile", "theme", "refresh", "thresholds", "llm"}
+    known = {"profile", "theme", "refresh", "thresholds", "llm", "proxy"}  # proxy: engine.proxy
     unknown = tuple(sorted(str(key) for key in data if key not in known))
     raw_thresholds = data.get("thresholds") or {}
     if not isinstance(raw_thresholds, dict):
@@ -155,11 +155,18 @@ def parse_llm(raw: Any, where: str = CONFIG_NAME) -> LLMSettings:
 def load_settings(path: Path | None = None) -> Settings:
     """The settings file's values over the defaults; an invalid file is an ``InputError``."""
     path = path or config_path()
+    return parse_settings(read_config_data(path), str(path))
+
+
+def read_config_data(path: Path | None = None) -> Any:
+    """The settings file decoded (None when there is none); an unreadable file is an
+    ``InputError``. Blocks other packages own (``proxy:``) are parsed by them."""
+    path = path or config_path()
     try:
         with open(open_regular(path), "rb") as handle:  # never waits on a named pipe
             raw = handle.read()
     except FileNotFoundError:
-        return Settings()
+        return None
     except OSError as error:
         raise InputError(str(path), error.strerror or str(error)) from error
     try:
@@ -168,10 +175,9 @@ def load_settings(path: Path | None = None) -> Settings:
         line = raw[: error.start].count(b"\n") + 1
         raise InputError(str(path), "not valid UTF-8", line) from None
     try:
-        data = load_yaml(text)
+        return load_yaml(text)
     except yaml.YAMLError as error:
         raise InputError(str(path), f"not valid YAML: {error}") from error
-    return parse_settings(data, str(path))
 
 
 def settings_yaml(settings: Settings | None = None) -> str:

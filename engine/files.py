@@ -28,3 +28,20 @@ def read_head(path: Path, limit: int) -> bytes:
         return os.read(fd, limit)
     finally:
         os.close(fd)
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one whole line (ending in a newline) to ``path`` (created 0600, its directory
+    too); ``OSError`` when it cannot be written whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line  # an earlier line was torn by a full disk: end it first
+        # One write of the whole line: appends never interleave. A full disk may take part
+        # of it and report the rest only on the next write: a short write is a failure.
+        if os.write(fd, line) != len(line):
+            raise OSError(errno.ENOSPC, "the disk is full (the line was cut short)")
+    finally:
+        os.close(fd)

@@ -26,6 +26,7 @@ LAYERS = {
     "engine.analysis": 4,
     "engine.agents": 5,
     "engine.forks": 6,
+    "engine.proxy": 6,
     "engine.statusline": 7,
     "engine.live": 7,
     "engine.cli": 8,

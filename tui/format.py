@@ -15,6 +15,7 @@ PROVENANCE_MARK = {
     "calibrated": "~",
     "estimated": "≈",
     "inferred": "*",
+    "measured": "=",
 }
 
 
@@ -31,7 +32,8 @@ def tokens(value: int | None) -> str:
 
 def mark(source: str) -> str:
     """The provenance mark of a figure: none when reported, ~ calibrated, ≈ estimated,
-    * inferred (what is left of a reported total after the parts the log shows)."""
+    * inferred (what is left of a reported total after the parts the log shows), = measured
+    (counted from the request itself, as ctxtop's proxy forwarded it)."""
     return PROVENANCE_MARK.get(source, "?")
 
 

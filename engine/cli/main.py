@@ -27,6 +27,7 @@ COMMANDS = (
     "engine.cli.cmd_undo",
     "engine.cli.cmd_render",
     "engine.cli.cmd_compact",
+    "engine.cli.cmd_proxy",
 )
 
 Launcher = Callable[[argparse.Namespace], int]

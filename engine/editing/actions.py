@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import CtxtopError
+from engine.files import append_line
 from engine.paths import data_dir
 
 LOG_NAME = "actions.jsonl"
@@ -106,18 +106,7 @@ def _append(fields: dict[str, Any], written: Sequence[Path] = ()) -> dict[str, A
     path = log_path()
     line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line  # an earlier line was torn by a full disk: end it first
-            # One write of the whole line: appends never interleave. A full disk may take part
-            # of it and report the rest only on the next write: a short write is a failure.
-            if os.write(fd, line) != len(line):
-                raise OSError(errno.ENOSPC, "the disk is full (the line was cut short)")
-        finally:
-            os.close(fd)
+        append_line(path, line)
     except OSError as error:
         for written_path in written:
             with contextlib.suppress(OSError):

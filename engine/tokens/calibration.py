@@ -29,6 +29,7 @@ class Provenance(StrEnum):
     ESTIMATED = "estimated"  # the tokenizer (or the character rule), corrected by the factor
     INFERRED = "inferred"  # derived by subtraction, e.g. a system prompt the log does not hold
     COMPACTION = "compaction"  # the agent's own post-compaction figure
+    MEASURED = "measured"  # counted from the request itself as ctxtop's proxy forwarded it
 
 
 class Method(StrEnum):

@@ -20,6 +20,7 @@ Gauge
 Figures
   no mark: reported by the API    ~ calibrated
   ≈ estimated by the tokenizer    * inferred (the rest of a total)
+  = measured: counted from the request itself (ctxtop proxy)
   ? unknown (no request reported a figure yet)
 Fill per request
   ~N requests left (low–high) before the agent compacts, from the

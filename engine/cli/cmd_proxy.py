@@ -1,0 +1,84 @@
+"""``ctxtop proxy``: live mode's loopback proxy without the dashboard; one line per model
+request (whose session, what the prompt held, what the answer reported)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import sys
+from typing import Any
+
+from engine.errors import CtxtopError
+from engine.proxy.server import ProxyServer
+from engine.proxy.settings import ProxySettings, load_proxy_settings
+from engine.proxy.store import measurements_dir
+
+
+def start_lines(port: int) -> list[str]:
+    """How to start each agent through the proxy on ``port``."""
+    url = f"http://127.0.0.1:{port}"
+    return [
+        f"  Claude Code:  ANTHROPIC_BASE_URL={url} claude",
+        f"  Codex:        OPENAI_BASE_URL={url}/v1 codex",
+        f"  Gemini CLI:   GOOGLE_GEMINI_BASE_URL={url} gemini",
+    ]
+
+
+def request_line(line: dict[str, Any]) -> str:
+    """One measured request as the headless proxy prints it."""
+    usage = line.get("usage") or {}
+    reported = f"reported {usage['input_tokens']}" if "input_tokens" in usage else "no usage"
+    return (
+        f"{line.get('session_id') or 'unknown'} {line['protocol']} {line['status']}: "
+        f"system {line['system']['tokens']}, tools {line['tools']['tokens']} "
+        f"({line['tools']['count']}), messages {line['messages']['tokens']} "
+        f"({line['messages']['count']}), breakpoints {len(line['breakpoints'])}; {reported}"
+    )
+
+
+def settings_from(args: argparse.Namespace) -> ProxySettings:
+    settings = load_proxy_settings()
+    if args.port is not None:
+        settings = dataclasses.replace(settings, port=args.port)
+    return settings
+
+
+async def serve(settings: ProxySettings) -> None:
+    server = ProxyServer(settings, on_measured=lambda line: print(request_line(line), flush=True))
+    try:
+        port = await server.start()
+    except OSError as error:
+        await server.stop()
+        raise CtxtopError(
+            f"127.0.0.1:{settings.port}: cannot listen ({error.strerror or error})"
+        ) from None
+    print(f"ctxtop proxy on http://127.0.0.1:{port} (loopback only); start an agent through it:")
+    print("\n".join(start_lines(port)))
+    print(f"measurements: {measurements_dir()}/<session>.jsonl", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        asyncio.run(serve(settings_from(args)))
+    except KeyboardInterrupt:
+        print("ctxtop proxy stopped", file=sys.stderr)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "proxy",
+        help="live mode's loopback proxy: measure every request an agent sends",
+        description=(
+            "Forward the agent's model requests (Anthropic Messages, OpenAI Responses and Chat "
+            "Completions, Gemini) to the provider, measuring each one's exact composition into "
+            "the data dir. Loopback clients only; upstreams from the settings' proxy: block."
+        ),
+    )
+    parser.add_argument("--port", type=int, help="port on 127.0.0.1 (default 8787; 0: any free)")
+    parser.set_defaults(func=run)

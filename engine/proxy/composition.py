@@ -1,0 +1,24 @@
+"""What one model request holds, measured from its bytes: the system prompt's blocks, each
+tool's schema, the messages by kind, images, and the cache breakpoints as sent (where, and the
+tokens of the prefix they close). Figures and hashes only: no text of the request is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.proxy import measure_anthropic, measure_gemini, measure_openai
+from engine.proxy.tally import Tally
+
+
+def measure(protocol: str, body: Any) -> dict[str, Any]:
+    """The composition of a decoded request body of ``protocol``."""
+    if not isinstance(body, dict):
+        return Tally("openai").figures()
+    if protocol == "anthropic":
+        return measure_anthropic.measure(body, Tally("anthropic"))
+    if protocol == "gemini":
+        return measure_gemini.measure(body, Tally("gemini"))
+    if protocol == "openai-chat":
+        return measure_openai.measure_chat(body, Tally("openai"))
+    return measure_openai.measure_responses(body, Tally("openai"))

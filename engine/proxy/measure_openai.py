@@ -1,0 +1,100 @@
+"""OpenAI requests: the Responses API (``instructions``, ``tools``, ``input`` items) and Chat
+Completions (``messages`` with system/developer ones as the system prompt, ``tools``). OpenAI
+caches prefixes itself: there are no breakpoints to report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.proxy.tally import Tally, _json
+
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+
+
+def _tools(tally: Tally, tools: Any) -> None:
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        holder = function if isinstance(function, dict) else tool
+        name = holder.get("name") or holder.get("type") if isinstance(holder, dict) else None
+        tally.tool(str(name or "?"), tool)
+
+
+def _parts(tally: Tally, kind: str, content: Any) -> None:
+    if isinstance(content, str):
+        tally.text(kind, content)
+        return
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            tally.text("other", _json(part))
+        elif part.get("type") in ("input_image", "image_url"):
+            image = part.get("image_url")
+            detail = image.get("detail") if isinstance(image, dict) else part.get("detail")
+            tally.image(detail=str(detail or "auto"))
+        elif isinstance(part.get("text"), str):
+            tally.text(kind, part["text"])
+        elif part.get("type") == "input_file":
+            tally.text("document", _json(part))
+        else:
+            tally.text("other", _json(part))
+
+
+def _item(tally: Tally, item: dict[str, Any]) -> None:
+    kind = item.get("type", "message")
+    if kind == "message":
+        tally.message()
+        _parts(tally, f"{item.get('role', 'user')}_text", item.get("content"))
+    elif kind in _CALLS:
+        tally.text(
+            "tool_use",
+            str(item.get("name") or "") + str(item.get("arguments") or item.get("input") or ""),
+        )
+    elif kind in _OUTPUTS:
+        output = item.get("output")
+        if isinstance(output, list):
+            _parts(tally, "tool_result", output)
+        else:
+            tally.text("tool_result", output if isinstance(output, str) else _json(output))
+    elif kind == "reasoning":
+        summary = item.get("summary")
+        texts = (
+            [s.get("text", "") for s in summary if isinstance(s, dict)]
+            if isinstance(summary, list)
+            else []
+        )
+        tally.text("thinking", "\n".join(str(t) for t in texts))
+    else:
+        tally.text("other", _json(item))
+
+
+def measure_responses(body: dict[str, Any], tally: Tally) -> dict[str, Any]:
+    _tools(tally, body.get("tools"))
+    instructions = body.get("instructions")
+    if isinstance(instructions, str):
+        tally.system_block(instructions)
+    items = body.get("input")
+    if isinstance(items, str):
+        tally.message()
+        tally.text("user_text", items)
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict):
+            _item(tally, item)
+    return tally.figures()
+
+
+def measure_chat(body: dict[str, Any], tally: Tally) -> dict[str, Any]:
+    _tools(tally, body.get("tools"))
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for message in messages:
+        if message.get("role") in ("system", "developer"):
+            content = message.get("content")
+            tally.system_block(content if isinstance(content, str) else _json(content))
+    for message in messages:
+        role = message.get("role")
+        if role in ("system", "developer"):
+            continue
+        tally.message()
+        _parts(tally, "tool_result" if role == "tool" else f"{role}_text", message.get("content"))
+        for call in message.get("tool_calls") or []:
+            tally.text("tool_use", _json(call))
+    return tally.figures()

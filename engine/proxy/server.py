@@ -1,0 +1,265 @@
+"""``ProxyServer``: the loopback proxy live mode runs (aiohttp server and client).
+
+Only clients on the loopback interface are served (the server binds 127.0.0.1, and a request
+from any other address, from a browser page (``Origin``), for another host, or in proxy form
+(``GET http://host/…``, ``CONNECT``) is refused), and each request goes to the one upstream its
+API is configured with: never anywhere the request names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+import msgspec
+from aiohttp import web
+
+from engine.proxy.composition import measure
+from engine.proxy.forward import Exchange, error_response, forward
+from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
+from engine.proxy.routes import Route, route_of
+from engine.proxy.session_id import session_id
+from engine.proxy.settings import ProxySettings
+from engine.proxy.store import append_measurement
+
+HOST = "127.0.0.1"
+METHODS = ("GET", "POST", "HEAD")
+
+
+def is_loopback(address: str | None) -> bool:
+    """True for 127.0.0.0/8 and ::1 (and ::ffff:127.x), the only clients served."""
+    if not address:
+        return False
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return False
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return (mapped or ip).is_loopback
+
+
+def refusal(request: web.Request) -> str | None:
+    """Why the proxy will not serve ``request``, or None."""
+    if not is_loopback(request.remote):
+        return "only clients on this machine's loopback interface are served"
+    if request.method not in METHODS:
+        return f"method {request.method} is not forwarded"
+    if not request.raw_path.startswith("/"):
+        return "not an open proxy: requests in proxy form are refused"
+    if "Origin" in request.headers:
+        return "requests from web pages are refused"
+    host = (request.host or "").rsplit(":", 1)[0].strip("[]")
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return "not an open proxy: only requests for this loopback address are served"
+    return None
+
+
+def _decode(body: bytes) -> Any:
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+
+
+def _measured(
+    route: Route, headers: dict[str, str], body: bytes
+) -> tuple[str | None, dict[str, Any]]:
+    """(session id, the composition of the body): run in a worker thread."""
+    decoded = _decode(body)
+    figures = measure(route.protocol, decoded)
+    if isinstance(decoded, dict):
+        figures["model"] = str(decoded.get("model") or "") or None
+        figures["stream"] = bool(decoded.get("stream")) or route.streamed_by_path
+    return session_id(headers, decoded), figures
+
+
+class ProxyServer:
+    """The proxy. ``await start()`` (in a running loop) or ``start_in_thread()``."""
+
+    def __init__(
+        self,
+        settings: ProxySettings,
+        rewriter: Rewriter | None = None,
+        on_measured: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        """``on_measured`` is called (in the proxy's loop) with each request's line once
+        stored."""
+        self.settings = settings
+        self.on_measured = on_measured
+        self.hook = RewriteHook(rewriter)
+        self.port = 0
+        self.served = 0  # model requests measured
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def set_rewriter(self, rewriter: Rewriter | None) -> None:
+        """From any thread; the next request on uses it (None: the agent's own bytes again)."""
+        self.hook.set(rewriter)
+
+    def make_app(self) -> web.Application:
+        app = web.Application(
+            client_max_size=self.settings.max_request_bytes, middlewares=[self._guard]
+        )
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        return app
+
+    async def start(self, host: str = HOST) -> int:
+        """Serve on ``host`` (127.0.0.1; tests bind other addresses to see them refused)."""
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=self.settings.connect_timeout, sock_read=self.settings.read_timeout
+        )
+        self._session = aiohttp.ClientSession(
+            timeout=timeout,
+            auto_decompress=False,
+            trust_env=False,  # never send the agent's requests through another proxy
+            cookie_jar=aiohttp.DummyCookieJar(),
+            skip_auto_headers=("User-Agent", "Content-Type"),
+            connector=aiohttp.TCPConnector(limit=0),
+        )
+        self._runner = web.AppRunner(self.make_app(), handler_cancellation=True, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, self.settings.port)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        self.port = int(sockets[0].getsockname()[1]) if sockets else self.settings.port
+        return self.port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._session is not None:
+            await self._session.close()
+
+    def start_in_thread(self) -> RunningProxy:
+        return RunningProxy(self)
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        reason = refusal(request)
+        if reason is not None:
+            return error_response("openai", 403, f"ctxtop proxy: {reason}")
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        route = route_of(request.method, request.path, request.headers)
+        if route is None:
+            return error_response("openai", 404, f"ctxtop proxy: no API at {request.path}")
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            limit = self.settings.max_request_bytes // (1024 * 1024)
+            return error_response(route.upstream, 413, f"ctxtop proxy: request over {limit} MB")
+        url = self.settings.upstreams[route.upstream] + request.path_qs
+        assert self._session is not None
+        exchange = Exchange()
+        if not route.model_call:
+            return await forward(
+                request, self._session, url, body, route, self.settings.max_response_bytes, exchange
+            )
+        headers = dict(request.headers)
+        rewriter = self.hook.current()
+        sent, rewrite_error = body, None
+        if rewriter is not None:  # the id first: the rewriter is told whose request it is
+            sid = await asyncio.to_thread(lambda: session_id(headers, _decode(body)))
+            sent, rewrite_error = await asyncio.to_thread(
+                rewritten, rewriter, route.protocol, sid, body
+            )
+        measuring = asyncio.ensure_future(asyncio.to_thread(_measured, route, headers, sent))
+        try:
+            return await forward(
+                request, self._session, url, sent, route, self.settings.max_response_bytes, exchange
+            )
+        finally:
+            exchange.total_ms = exchange.elapsed_ms()
+            extra = {"agent_sha256": hashlib.sha256(body).hexdigest()} if sent is not body else {}
+            if rewrite_error:
+                extra["rewrite_error"] = rewrite_error
+            task = asyncio.ensure_future(
+                self._record(route, request.path, measuring, sent, exchange, extra)
+            )
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _record(
+        self,
+        route: Route,
+        path: str,
+        measuring: asyncio.Future[tuple[str | None, dict[str, Any]]],
+        sent: bytes,
+        exchange: Exchange,
+        extra: dict[str, Any],
+    ) -> None:
+        sid, figures = await measuring
+        line: dict[str, Any] = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "protocol": route.protocol,
+            "path": path,
+            "session_id": sid,
+            "request_bytes": len(sent),
+            "sent_sha256": hashlib.sha256(sent).hexdigest(),
+            "rewritten": bool(extra.get("agent_sha256")),
+            **extra,
+            **figures,
+            "status": exchange.status,
+            "outcome": exchange.outcome,
+            "usage": exchange.usage or None,
+            "first_byte_ms": exchange.first_byte_ms,
+            "total_ms": exchange.total_ms,
+        }
+        try:
+            await asyncio.to_thread(append_measurement, sid, line)
+        except OSError:
+            return  # a full disk loses the figure, never the agent's request
+        self.served += 1
+        if self.on_measured is not None:
+            self.on_measured(line)
+
+
+class RunningProxy:
+    """The proxy on its own event loop in a daemon thread (the dashboard's ``--proxy``)."""
+
+    def __init__(self, server: ProxyServer) -> None:
+        self.server = server
+        self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="ctxtop-proxy", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self.server.start())
+        except BaseException as error:  # reported to the starting thread
+            self._error = error
+            self._ready.set()
+            return
+        self._ready.set()
+        self.loop.run_forever()
+
+    def stop(self) -> None:
+        if self._error is not None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop)
+        future.result(timeout=10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=10)
+        self.loop.close()

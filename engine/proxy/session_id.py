@@ -1,0 +1,56 @@
+"""Whose session a model request belongs to, from what the agent sends with it.
+
+- Claude Code puts its session id (the name of its ``<session>.jsonl``) in the Messages body's
+  ``metadata.user_id`` (``user_<hash>_account_<uuid>_session_<uuid>``, or a JSON object with a
+  ``session_id``), and newer releases also in an ``x-claude-code-session-id`` header;
+- Codex sends a ``session_id`` header (the rollout's session id);
+- others: a ``session_id``-like header when there is one, else nothing (the measurements go to
+  ``unknown``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from engine.paths import is_plain_name
+
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_SESSION_IN_USER_ID = re.compile(rf"session_({_UUID})")
+_HEADERS = (
+    "x-claude-code-session-id",
+    "session_id",
+    "session-id",
+    "x-session-id",
+    "conversation_id",
+)
+
+
+def _from_user_id(user_id: str) -> str | None:
+    found = _SESSION_IN_USER_ID.search(user_id)
+    if found:
+        return found.group(1)
+    if user_id.startswith("{"):
+        try:
+            value = json.loads(user_id)
+        except ValueError:
+            return None
+        session = value.get("session_id") if isinstance(value, dict) else None
+        return session if isinstance(session, str) else None
+    return None
+
+
+def session_id(headers: Mapping[str, str], body: Any) -> str | None:
+    """The agent's session id for this request, or None; only a plain file-name-safe id (it
+    names the measurement file)."""
+    found: str | None = None
+    metadata = body.get("metadata") if isinstance(body, dict) else None
+    user_id = metadata.get("user_id") if isinstance(metadata, dict) else None
+    if isinstance(user_id, str):
+        found = _from_user_id(user_id)
+    if found is None:
+        lowered = {key.lower(): value for key, value in headers.items()}
+        found = next((lowered[name] for name in _HEADERS if lowered.get(name)), None)
+    return found if found is not None and is_plain_name(found) else None

@@ -1,0 +1,120 @@
+"""The proxy's settings: the ``proxy:`` block of the settings file, then the environment.
+
+```yaml
+proxy:
+  port: 8787
+  upstreams:            # where each protocol goes; the providers' public APIs by default
+    anthropic: https://api.anthropic.com
+    openai: https://api.openai.com
+    gemini: https://generativelanguage.googleapis.com
+  max_request_mb: 64
+  max_response_mb: 64
+  connect_timeout: 10   # seconds to reach the upstream
+  read_timeout: 300     # seconds the upstream may stay silent (before and between bytes)
+```
+``CTXTOP_PROXY_PORT``, ``CTXTOP_PROXY_ANTHROPIC_URL``, ``CTXTOP_PROXY_OPENAI_URL`` and
+``CTXTOP_PROXY_GEMINI_URL`` override it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from engine.config import config_path, read_config_data, url_problem
+from engine.errors import InputError
+
+DEFAULT_PORT = 8787
+DEFAULT_UPSTREAMS = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ProxySettings:
+    port: int = DEFAULT_PORT  # 0: any free port
+    upstreams: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_UPSTREAMS))
+    max_request_bytes: int = 64 * MB
+    max_response_bytes: int = 64 * MB
+    connect_timeout: float = 10.0
+    read_timeout: float = 300.0
+
+    def with_upstreams(self, **urls: str) -> ProxySettings:
+        return replace(self, upstreams={**self.upstreams, **urls})
+
+
+def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise InputError(where, f"proxy.{key} must be a positive number")
+    return float(value)
+
+
+def _port(value: Any, where: str) -> int:
+    try:
+        port = int(value)
+    except (TypeError, ValueError):
+        port = -1
+    if isinstance(value, bool) or not 0 <= port <= 65535:
+        raise InputError(where, f"proxy.port must be a port number (0-65535), not {value!r}")
+    return port
+
+
+def _upstream(name: str, url: Any, where: str) -> str:
+    if name not in DEFAULT_UPSTREAMS:
+        raise InputError(
+            where, f"proxy.upstreams: unknown protocol {name!r} (anthropic, openai, gemini)"
+        )
+    if not isinstance(url, str) or (problem := url_problem(url)):
+        raise InputError(
+            where, f"proxy.upstreams.{name}: {problem if isinstance(url, str) else 'must be a URL'}"
+        )
+    return url.rstrip("/")
+
+
+def parse_proxy(raw: Any, where: str) -> ProxySettings:
+    """The ``proxy:`` block (a mapping; every key optional)."""
+    if raw is None:
+        return ProxySettings()
+    if not isinstance(raw, dict):
+        raise InputError(where, "proxy must be a mapping (port, upstreams, …)")
+    ups = raw.get("upstreams") or {}
+    if not isinstance(ups, dict):
+        raise InputError(where, "proxy.upstreams must be a mapping (anthropic, openai, gemini)")
+    defaults = ProxySettings()
+    return ProxySettings(
+        port=_port(raw.get("port", DEFAULT_PORT), where),
+        upstreams={
+            **DEFAULT_UPSTREAMS,
+            **{str(k): _upstream(str(k), v, where) for k, v in ups.items()},
+        },
+        max_request_bytes=int(
+            _number(raw, "max_request_mb", defaults.max_request_bytes / MB, where) * MB
+        ),
+        max_response_bytes=int(
+            _number(raw, "max_response_mb", defaults.max_response_bytes / MB, where) * MB
+        ),
+        connect_timeout=_number(raw, "connect_timeout", defaults.connect_timeout, where),
+        read_timeout=_number(raw, "read_timeout", defaults.read_timeout, where),
+    )
+
+
+def load_proxy_settings(path: Path | None = None) -> ProxySettings:
+    """The settings file's ``proxy:`` block, then the ``CTXTOP_PROXY_*`` variables."""
+    path = path or config_path()
+    data = read_config_data(path)
+    settings = parse_proxy(data.get("proxy") if isinstance(data, dict) else None, str(path))
+    env_port = os.environ.get("CTXTOP_PROXY_PORT")
+    if env_port:
+        settings = replace(settings, port=_port(env_port, "CTXTOP_PROXY_PORT"))
+    overrides = {
+        name: _upstream(name, os.environ[var], var)
+        for name in DEFAULT_UPSTREAMS
+        if os.environ.get(var := f"CTXTOP_PROXY_{name.upper()}_URL")
+    }
+    return settings.with_upstreams(**overrides)
