@@ -12,6 +12,7 @@ import hashlib
 import json
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -160,12 +161,15 @@ def edit_session(
     results_dir: Path | None = None,
     upto: int | None = None,
     shown: ShownContext | None = None,
+    on_plan: Callable[[dict[str, str], dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Plan, preview and (unless ``dry_run``) write the fork: what ``ctxtop edit --json`` prints.
 
     With ``policy.offload``, large results go to files in ``results_dir`` (default: the data
     dir's ``results``), in a directory named after the fork's session id. ``upto`` and
-    ``shown``: the dashboard's sample (its bytes and its gauge figure), see ``whole_context``."""
+    ``shown``: the dashboard's sample (its bytes and its gauge figure), see ``whole_context``.
+    ``on_plan``: given the replacement results and inputs by call id (a live plan is made of
+    them: engine/live/apply_plan.py)."""
     source = Path(path)
     refuse_unsupported(source, "editing")
     data = read_session_bytes(source, upto)
@@ -206,6 +210,8 @@ def edit_session(
 
     results = {c.use.call_id: c.new_result for c in plan.changes}
     inputs = {c.use.call_id: c.new_input for c in plan.changes if c.input_changed}
+    if on_plan is not None:
+        on_plan(results, inputs)
     try:
         fork_data = writer.render(results, inputs, session_id)
     except RecursionError:

@@ -1,0 +1,99 @@
+"""Making a live plan: the decisions ``ctxtop edit`` and ``ctxtop compact`` make on the session's
+log (engine/forks, run as a dry run: no fork is written), kept as a ``LivePlan`` the proxy
+applies to the session's requests. Nothing is decided here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engine.compaction.handoff import handoff_message
+from engine.editing.policy import Policy
+from engine.errors import CtxtopError
+from engine.forks.compact import compact_session
+from engine.forks.edit import edit_session
+from engine.proxy.live_plan import CompactCut, LivePlan
+
+FIGURES = (
+    "tokens_before",
+    "tokens_after",
+    "cache_rewrite_tokens",
+    "cache_rewrite_cost_usd",
+    "saving_per_request_usd",
+    "break_even_requests",
+    "priced_by",
+)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _figures(outcome: dict[str, Any]) -> dict[str, Any]:
+    return {name: outcome.get(name) for name in FIGURES}
+
+
+def edit_plan(
+    path: str | Path, policy: Policy, session_id: str, **options: Any
+) -> tuple[LivePlan, dict[str, Any]]:
+    """The edit ``ctxtop edit --dry-run`` previews, as a live plan, and that preview.
+    ``options``: ``edit_session``'s (``relevance``, ``upto``, ``shown``)."""
+    if policy.offload:
+        raise CtxtopError("--offload writes files for a fork; a live edit cannot offload")
+    replaced: dict[str, Any] = {}
+
+    def keep(results: dict[str, str], inputs: dict[str, Any]) -> None:
+        replaced.update(results=results, inputs=inputs)
+
+    outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options)
+    plan = LivePlan(
+        kind="edit",
+        session_id=session_id,
+        agent=outcome["agent"],
+        source=outcome["source"],
+        source_sha256=outcome["source_sha256"],
+        created=_now(),
+        results=dict(replaced.get("results") or {}),
+        inputs=dict(replaced.get("inputs") or {}),
+        figures=_figures(outcome),
+    )
+    return plan, outcome
+
+
+def compact_cut(outcome: dict[str, Any]) -> CompactCut:
+    """The rounds a compaction's outcome summarises and keeps, by their call ids."""
+    rows = outcome["round_table"]
+    summarised = [row for row in rows if not row["kept"]]
+    with_calls = [i for i, row in enumerate(summarised) if row["call_ids"]]
+    trailing = len(summarised) - (with_calls[-1] + 1) if with_calls else len(summarised)
+    message = handoff_message(
+        outcome["summary"], int(outcome["kept_rounds"]), bool(outcome["kept_request"])
+    )
+    return CompactCut(
+        message=message,
+        summarised_rounds=len(summarised),
+        summarised_calls=tuple(c for row in summarised for c in row["call_ids"]),
+        kept_calls=tuple(c for row in rows if row["kept"] for c in row["call_ids"]),
+        trailing_rounds=trailing,
+        kept_request=bool(outcome["kept_request"]),
+    )
+
+
+def compact_plan(
+    path: str | Path, session_id: str, **options: Any
+) -> tuple[LivePlan, dict[str, Any]]:
+    """The compaction ``ctxtop compact --dry-run`` previews, as a live plan, and that preview.
+    ``options``: ``compact_session``'s (``summarizer``, ``keep_rounds``, ``prepared`` ...)."""
+    outcome = compact_session(path, dry_run=True, **options)
+    plan = LivePlan(
+        kind="compact",
+        session_id=session_id,
+        agent=outcome["agent"],
+        source=outcome["source"],
+        source_sha256=outcome["source_sha256"],
+        created=_now(),
+        compact=compact_cut(outcome),
+        figures=_figures(outcome),
+    )
+    return plan, outcome

@@ -1,0 +1,188 @@
+"""Live plans: what the proxy rewrites in a proxied session's requests, one file per session.
+
+A plan is written by the dashboard's "Apply live" (or ``ctxtop edit --live`` / ``ctxtop compact
+--live``) into ``<data dir>/live/<session id>.json``: a temp file renamed over the old plan, so
+the proxy never reads half a plan. The proxy's rewriter looks at the file's mtime and size on
+every request (one ``stat``) and parses it again only when they change. Stopping is removing
+the file: the next request is the agent's own again.
+
+The plan holds the decisions of ``ctxtop edit`` / ``ctxtop compact`` (made by engine/forks on
+the session's log), never new ones: for an edit, the replacement text of each cleared tool
+result (and input) by call id; for a compaction, the hand-off message (the summary) and which
+rounds it replaces, by their call ids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.errors import CtxtopError
+from engine.paths import data_dir, is_plain_name
+
+VERSION = 1
+KINDS = ("edit", "compact")
+
+
+@dataclass(frozen=True, slots=True)
+class CompactCut:
+    """Which rounds of the conversation the summary replaces, as the requests will show them.
+
+    ``summarised_calls``: the call ids of every summarised round; ``kept_calls``: of every kept
+    round; ``trailing_rounds``: the summarised rounds after the last one that made a call (text
+    answers), counted as model messages past it; ``kept_request``: the cut fell inside a turn,
+    whose request stays verbatim after the summary."""
+
+    message: str
+    summarised_rounds: int
+    summarised_calls: tuple[str, ...]
+    kept_calls: tuple[str, ...]
+    trailing_rounds: int
+    kept_request: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LivePlan:
+    kind: str  # "edit" or "compact"
+    session_id: str
+    agent: str
+    source: str  # the session log the decisions were made on
+    source_sha256: str
+    created: str  # ISO-8601
+    results: dict[str, str] = field(default_factory=dict)  # call id -> replacement text
+    inputs: dict[str, Any] = field(default_factory=dict)  # call id -> replacement input
+    compact: CompactCut | None = None
+    figures: dict[str, Any] = field(default_factory=dict)  # tokens before/after, cache cost
+
+    def as_json(self) -> dict[str, Any]:
+        return {"version": VERSION, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, value: Any) -> LivePlan:
+        """The plan a file holds; ``ValueError`` if it is not one (another version, damaged)."""
+        if not isinstance(value, dict) or value.get("version") != VERSION:
+            raise ValueError("not a live plan of this ctxtop")
+        if value.get("kind") not in KINDS:
+            raise ValueError(f"unknown kind {value.get('kind')!r}")
+        cut = value.get("compact")
+        compact = None
+        if isinstance(cut, dict):
+            compact = CompactCut(
+                str(cut["message"]),
+                int(cut["summarised_rounds"]),
+                tuple(str(c) for c in cut["summarised_calls"]),
+                tuple(str(c) for c in cut["kept_calls"]),
+                int(cut["trailing_rounds"]),
+                bool(cut["kept_request"]),
+            )
+        results = value.get("results") or {}
+        inputs = value.get("inputs") or {}
+        if not isinstance(results, dict) or not isinstance(inputs, dict):
+            raise ValueError("results and inputs must be objects")
+        return cls(
+            kind=str(value["kind"]),
+            session_id=str(value["session_id"]),
+            agent=str(value.get("agent") or ""),
+            source=str(value.get("source") or ""),
+            source_sha256=str(value.get("source_sha256") or ""),
+            created=str(value.get("created") or ""),
+            results={str(k): str(v) for k, v in results.items()},
+            inputs={str(k): v for k, v in inputs.items()},
+            compact=compact,
+            figures=dict(value.get("figures") or {}),
+        )
+
+
+def plans_dir() -> Path:
+    return data_dir() / "live"
+
+
+def plan_path(session_id: str) -> Path:
+    """Where the plan of ``session_id`` lives; an id that is not a plain name is refused (ids
+    come from request headers and bodies, which any local client writes)."""
+    if not is_plain_name(session_id):
+        raise CtxtopError(f"refusing unsafe session id {session_id!r}")
+    return plans_dir() / f"{session_id}.json"
+
+
+def save_plan(plan: LivePlan) -> Path:
+    """Write (or replace) the session's plan atomically: complete and flushed in a temp file of
+    the same directory before it takes the plan's name."""
+    target = plan_path(plan.session_id)
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data = json.dumps(plan.as_json(), ensure_ascii=False, indent=1).encode("utf-8")
+    fd, temp = tempfile.mkstemp(prefix=f".ctxtop-{os.getpid()}-", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise CtxtopError(f"{target}: not written ({error.strerror or error})") from None
+    return target
+
+
+def stop_plan(session_id: str) -> bool:
+    """Stop applying: remove the session's plan. False if there was none."""
+    try:
+        plan_path(session_id).unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise CtxtopError(f"{plan_path(session_id)}: not removed ({error.strerror})") from None
+    return True
+
+
+def live_sessions() -> list[str]:
+    """The session ids that have a plan applied."""
+    try:
+        names = os.listdir(plans_dir())
+    except OSError:
+        return []
+    return sorted(name[: -len(".json")] for name in names if name.endswith(".json"))
+
+
+class PlanCache:
+    """The plans the proxy applies, read again only when a plan file's mtime or size changes
+    (one ``stat`` per request otherwise). Thread-safe: the proxy rewrites requests in worker
+    threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[str, tuple[tuple[int, int], LivePlan | None]] = {}
+
+    def get(self, session_id: str) -> LivePlan | None:
+        """The plan in force for ``session_id``, or None (none, or one that cannot be read:
+        then the agent's requests pass unchanged)."""
+        try:
+            path = plan_path(session_id)
+            info = os.stat(path)
+        except (CtxtopError, OSError):
+            with self._lock:
+                self._seen.pop(session_id, None)
+            return None
+        stamp = (info.st_mtime_ns, info.st_size)
+        with self._lock:
+            known = self._seen.get(session_id)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        plan = read_plan(path)
+        with self._lock:
+            self._seen[session_id] = (stamp, plan)
+        return plan
+
+
+def read_plan(path: Path) -> LivePlan | None:
+    try:
+        return LivePlan.from_json(json.loads(path.read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None

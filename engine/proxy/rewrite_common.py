@@ -1,0 +1,111 @@
+"""What the request rewriters of every protocol share: the conversation as a list of entries
+(a message, or a Responses item) with the call ids they hold, where a compaction cuts it, and the
+checks that a rewrite keeps every tool call paired with its result.
+
+A rewrite never changes the turn in progress: the entries after the model's last message (the
+results or the prompt being sent now) stay as the agent sent them, and a compaction keeps the
+last entry whatever its plan says. When a request does not match the plan (a side request such
+as a title, a sub-agent's conversation, a session that moved on past a later compaction), the
+rewriter leaves it alone: None, the agent's own bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.proxy.live_plan import CompactCut
+
+
+@dataclass(slots=True)
+class Entry:
+    """One entry of a request's conversation, as the rewriters see it."""
+
+    role: str  # "assistant" (a model message or call), "user", "tool" (results), "standing"
+    calls: set[str] = field(default_factory=set)  # call ids of tool calls it makes
+    results: set[str] = field(default_factory=set)  # call ids of tool results it carries
+    typed: bool = False  # text the user typed (a request), not only results or injected text
+
+    @property
+    def ids(self) -> set[str]:
+        return self.calls | self.results
+
+
+def tail_start(entries: Sequence[Entry]) -> int:
+    """Index of the turn in progress: the entries after the model's last message (the results
+    or the prompt being sent now), and at least the last entry. Nothing from here is changed."""
+    last_model = max((i for i, e in enumerate(entries) if e.role == "assistant"), default=-1)
+    return min(last_model + 1, max(len(entries) - 1, 0))
+
+
+def _after_model_run(entries: Sequence[Entry], start: int) -> int | None:
+    """The index after the next run of model entries from ``start`` (one model response may be
+    several entries: reasoning, text, calls), or None if there is none."""
+    first = next((i for i in range(start, len(entries)) if entries[i].role == "assistant"), None)
+    if first is None:
+        return None
+    end = first
+    while end < len(entries) and entries[end].role == "assistant":
+        end += 1
+    return end
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    keep_from: int  # the first entry kept verbatim
+    request: int | None  # the kept request of the turn the cut fell in (before keep_from)
+
+
+def compaction_boundary(entries: Sequence[Entry], cut: CompactCut) -> Boundary | None:
+    """Where the summary's rounds end in this request, found by their call ids (then the text
+    answers after the last call, counted), or None when the request does not hold them as the
+    plan says (then nothing is replaced)."""
+    summarised, kept = set(cut.summarised_calls), set(cut.kept_calls)
+    last = max((i for i, e in enumerate(entries) if e.ids & summarised), default=-1)
+    if summarised and last < 0:
+        return None  # another conversation (a side request, a sub-agent)
+    keep_from: int | None = last + 1
+    for _ in range(cut.trailing_rounds if summarised else cut.summarised_rounds):
+        keep_from = _after_model_run(entries, keep_from) if keep_from is not None else None
+    if keep_from is None or keep_from >= tail_start(entries) + 1 or keep_from >= len(entries):
+        return None  # the summarised part reaches the turn in progress
+    before, after = entries[:keep_from], entries[keep_from:]
+    if any(e.ids & kept for e in before) or any(e.ids & summarised for e in after):
+        return None  # the rounds are not where the plan saw them
+    if kept and not any(e.ids & kept for e in after):
+        return None
+    request = None
+    if cut.kept_request:
+        request = max((i for i in range(keep_from) if entries[i].typed), default=None)
+        if request is None:
+            return None
+    return Boundary(keep_from, request)
+
+
+def pairs_intact(entries: Sequence[Entry]) -> bool:
+    """Every result follows its call, and every call has its result (but those of the model's
+    last message when the request ends with it)."""
+    seen: set[str] = set()
+    answered: set[str] = set()
+    for entry in entries:
+        if not entry.results <= seen:
+            return False
+        answered |= entry.results
+        seen |= entry.calls
+    open_calls = seen - answered
+    last_run = len(entries)
+    while last_run > 0 and entries[last_run - 1].role == "assistant":
+        last_run -= 1
+    pending = {c for e in entries[last_run:] for c in e.calls}
+    return open_calls <= pending
+
+
+def encode(body: Any) -> bytes:
+    """The rewritten body as compact JSON (as the agents send theirs); the same bytes for the
+    same body every time, so the prompt cache warms again after one write."""
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate the agent escaped: keep it escaped
+        return json.dumps(body, separators=(",", ":")).encode("ascii")

@@ -1,0 +1,63 @@
+"""The proxy's rewriter for live plans: ``LiveRewriter()(protocol, session_id, body)`` returns
+the request the model receives under the session's plan, or None (no plan, nothing of the plan
+in this request, a body that is not JSON): then the agent's bytes go upstream unchanged.
+
+The same request under the same plan gives the same bytes every time (pure functions of the
+body and the plan), so after the one request that writes the new prefix to the prompt cache,
+the following requests read it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from engine.proxy import rewrite_anthropic, rewrite_openai
+from engine.proxy.live_plan import CompactCut, LivePlan, PlanCache
+from engine.proxy.rewrite_common import encode
+
+Edit = Callable[[dict[str, Any], LivePlan], bool]
+Compact = Callable[[dict[str, Any], CompactCut], bool]
+
+# protocol (the proxy's names) -> how an edit and a compaction rewrite its body
+PROTOCOLS: dict[str, tuple[Edit, Compact]] = {
+    "anthropic": (rewrite_anthropic.edit, rewrite_anthropic.compact),
+    "openai-responses": (rewrite_openai.edit_responses, rewrite_openai.compact_responses),
+    "openai-chat": (rewrite_openai.edit_chat, rewrite_openai.compact_chat),
+}
+
+
+def rewrite_body(protocol: str, body: bytes, plan: LivePlan) -> bytes | None:
+    """``body`` rewritten under ``plan`` for ``protocol``, or None if nothing changes."""
+    handlers = PROTOCOLS.get(protocol)
+    if handlers is None:
+        return None
+    try:
+        request = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(request, dict):
+        return None
+    edit, compact = handlers
+    if plan.kind == "compact" and plan.compact is not None:
+        changed = compact(request, plan.compact)
+    else:
+        changed = edit(request, plan)
+    return encode(request) if changed else None
+
+
+class LiveRewriter:
+    """The rewriter to register with the proxy (``ProxyServer(rewriter=LiveRewriter())``):
+    looks up the session's plan (one ``stat`` when it has not changed) and applies it."""
+
+    def __init__(self) -> None:
+        self.plans = PlanCache()
+
+    def __call__(self, protocol: str, session_id: str | None, body: bytes) -> bytes | None:
+        if not session_id:
+            return None
+        plan = self.plans.get(session_id)
+        if plan is None:
+            return None
+        return rewrite_body(protocol, body, plan)

@@ -1,0 +1,148 @@
+"""Live rewrite of OpenAI requests: the Responses API (Codex CLI) and Chat Completions.
+
+Edit: each cleared call output (``function_call_output`` / ``custom_tool_call_output`` items;
+``tool`` messages) becomes the plan's text. Compaction: the entries before the first kept round
+become the standing context (developer and system messages, the context Codex injects as user
+messages) and one user message with the summary, then, when the cut fell inside a turn, that
+turn's request, as the ``replacement_history`` of a compacted Codex fork holds. Reasoning items
+(with their encrypted content) are never changed; those of summarised rounds go with them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.agents.codex.writer import _INJECTED as CODEX_INJECTED
+from engine.proxy.live_plan import CompactCut, LivePlan
+from engine.proxy.rewrite_common import Entry, compaction_boundary, pairs_intact, tail_start
+
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
+CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+MODEL_ITEMS = (*CALLS, "reasoning", "web_search_call")
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+
+
+def response_entry(item: Any) -> Entry:
+    if not isinstance(item, dict):
+        return Entry("user")
+    kind, role = item.get("type", "message"), item.get("role")
+    if kind in OUTPUTS:
+        return Entry("tool", results={str(item.get("call_id"))})
+    if kind in MODEL_ITEMS:
+        calls = {str(item.get("call_id"))} if kind in CALLS else set()
+        return Entry("assistant", calls=calls)
+    if role == "assistant":
+        return Entry("assistant")
+    if role in ("system", "developer") or _text(item.get("content")).lstrip().startswith(
+        CODEX_INJECTED
+    ):
+        return Entry("standing")
+    return Entry("user", typed=True)
+
+
+def chat_entry(message: Any) -> Entry:
+    if not isinstance(message, dict):
+        return Entry("user")
+    role = message.get("role")
+    if role == "tool":
+        return Entry("tool", results={str(message.get("tool_call_id"))})
+    if role == "assistant":
+        calls = message.get("tool_calls")
+        ids = (
+            {str(c.get("id")) for c in calls if isinstance(c, dict)}
+            if isinstance(calls, list)
+            else set()
+        )
+        return Entry("assistant", calls=ids)
+    if role in ("system", "developer"):
+        return Entry("standing")
+    return Entry("user", typed=True)
+
+
+def edit_responses(body: dict[str, Any], plan: LivePlan) -> bool:
+    items = body.get("input")
+    if not isinstance(items, list):
+        return False
+    changed = False
+    for item in items[: tail_start([response_entry(i) for i in items])]:
+        if not isinstance(item, dict) or item.get("type") not in OUTPUTS:
+            continue
+        new = plan.results.get(str(item.get("call_id")))
+        if new is not None and item.get("output") != new:
+            item["output"] = new
+            changed = True
+    return changed
+
+
+def edit_chat(body: dict[str, Any], plan: LivePlan) -> bool:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return False
+    changed = False
+    for message in messages[: tail_start([chat_entry(m) for m in messages])]:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool":
+            new = plan.results.get(str(message.get("tool_call_id")))
+            if new is not None and message.get("content") != new:
+                message["content"] = new
+                changed = True
+        for call in message.get("tool_calls") or [] if message.get("role") == "assistant" else []:
+            new_input = plan.inputs.get(str(call.get("id"))) if isinstance(call, dict) else None
+            function = call.get("function") if isinstance(call, dict) else None
+            if new_input is not None and isinstance(function, dict):
+                arguments = json.dumps(new_input, ensure_ascii=False)
+                if function.get("arguments") != arguments:
+                    function["arguments"] = arguments
+                    changed = True
+    return changed
+
+
+def _compact_list(
+    entries_of: list[Any], entries: list[Entry], cut: CompactCut, summary: dict[str, Any]
+) -> list[Any] | None:
+    boundary = compaction_boundary(entries, cut)
+    if boundary is None:
+        return None
+    head = entries_of[: boundary.keep_from]
+    standing = [item for item, e in zip(head, entries, strict=False) if e.role == "standing"]
+    new = [*standing, summary]
+    if boundary.request is not None:
+        new.append(entries_of[boundary.request])
+    new += entries_of[boundary.keep_from :]
+    return new
+
+
+def compact_responses(body: dict[str, Any], cut: CompactCut) -> bool:
+    items = body.get("input")
+    if not isinstance(items, list) or not items:
+        return False
+    summary = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": cut.message}],
+    }
+    new = _compact_list(items, [response_entry(i) for i in items], cut, summary)
+    if new is None or not pairs_intact([response_entry(i) for i in new]):
+        return False
+    body["input"] = new
+    return True
+
+
+def compact_chat(body: dict[str, Any], cut: CompactCut) -> bool:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return False
+    summary = {"role": "user", "content": cut.message}
+    new = _compact_list(messages, [chat_entry(m) for m in messages], cut, summary)
+    if new is None or not pairs_intact([chat_entry(m) for m in new]):
+        return False
+    body["messages"] = new
+    return True
