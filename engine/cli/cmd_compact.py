@@ -60,7 +60,29 @@ def _text(outcome: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def run_live(args: argparse.Namespace) -> int:
+    """``--live``: the same compaction, applied by the proxy to the running agent's requests."""
+    from engine.cli.cmd_live import applied_lines
+    from engine.live.apply_plan import apply_compact
+
+    plan, outcome, path = apply_compact(
+        args.session,
+        summarizer=args.summarizer,
+        keep_rounds=args.keep_rounds,
+        before=args.before,
+        budget=args.budget,
+        llm=load_settings().llm,
+    )
+    if args.json:
+        print(json.dumps({**outcome, "live_plan": str(path)}, ensure_ascii=False, indent=2))
+    else:
+        print(printable("\n".join(applied_lines(plan, str(path)))))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.live:
+        return run_live(args)
     outcome = compact_session(
         args.session,
         summarizer=args.summarizer,
@@ -108,5 +130,10 @@ def register(subparsers: Any) -> None:
         metavar="TOKENS",
     )
     parser.add_argument("--dry-run", action="store_true", help="show the summary, write nothing")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="apply the compaction to the running agent through ctxtop's proxy instead of a fork",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)

@@ -109,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         truncate_at=truncate_at,
         offload=offload,
     )
+    if args.live:
+        return run_live(args, policy)
     outcome = edit_session(
         args.session, policy, dry_run=args.dry_run, results_dir=args.large_results_dir
     )
@@ -116,6 +118,19 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:
         print(printable(_text(outcome)))
+    return 0
+
+
+def run_live(args: argparse.Namespace, policy: Policy) -> int:
+    """``--live``: the same edit, applied by the proxy to the running agent's requests."""
+    from engine.cli.cmd_live import applied_lines
+    from engine.live.apply_plan import apply_edit
+
+    plan, outcome, path = apply_edit(args.session, policy)
+    if args.json:
+        print(json.dumps({**outcome, "live_plan": str(path)}, ensure_ascii=False, indent=2))
+    else:
+        print(printable("\n".join(applied_lines(plan, str(path)))))
     return 0
 
 
@@ -215,5 +230,10 @@ def register(subparsers: Any) -> None:
         help="which results go first (relevance: least relevant to the recent conversation)",
     )
     parser.add_argument("--dry-run", action="store_true", help="preview only, write nothing")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="apply the edit to the running agent through ctxtop's proxy instead of a fork",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)

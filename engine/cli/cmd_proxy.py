@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from engine.errors import CtxtopError
+from engine.proxy.rewrite_live import LiveRewriter
 from engine.proxy.server import ProxyServer
 from engine.proxy.settings import ProxySettings, load_proxy_settings
 from engine.proxy.store import measurements_dir
@@ -45,7 +46,11 @@ def settings_from(args: argparse.Namespace) -> ProxySettings:
 
 
 async def serve(settings: ProxySettings) -> None:
-    server = ProxyServer(settings, on_measured=lambda line: print(request_line(line), flush=True))
+    server = ProxyServer(
+        settings,
+        rewriter=LiveRewriter(),  # live plans (ctxtop edit --live ...) apply from the next request
+        on_measured=lambda line: print(request_line(line), flush=True),
+    )
     try:
         port = await server.start()
     except OSError as error:

@@ -28,6 +28,7 @@ COMMANDS = (
     "engine.cli.cmd_render",
     "engine.cli.cmd_compact",
     "engine.cli.cmd_proxy",
+    "engine.cli.cmd_live",
 )
 
 Launcher = Callable[[argparse.Namespace], int]

@@ -8,12 +8,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engine.agents.session_reader import read_session
 from engine.compaction.handoff import handoff_message
 from engine.editing.policy import Policy
 from engine.errors import CtxtopError
 from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
-from engine.proxy.live_plan import CompactCut, LivePlan
+from engine.proxy.live_plan import CompactCut, LivePlan, save_plan
 
 FIGURES = (
     "tokens_before",
@@ -97,3 +98,29 @@ def compact_plan(
         figures=_figures(outcome),
     )
     return plan, outcome
+
+
+def session_id_of(path: str | Path) -> str:
+    """The id the agent sends with its requests: the session id its log records (Claude Code's
+    file name, Codex's ``session_meta``), else the file's name."""
+    found = read_session(path).session_id
+    return found if found else Path(path).stem
+
+
+def apply_edit(
+    path: str | Path, policy: Policy, session_id: str | None = None, **options: Any
+) -> tuple[LivePlan, dict[str, Any], Path]:
+    """Plan the edit and put it in force (the proxy applies it from the session's next
+    request); the plan, the edit's preview and the plan's file."""
+    plan, outcome = edit_plan(path, policy, session_id or session_id_of(path), **options)
+    if not plan.results and not plan.inputs:
+        raise CtxtopError(f"{path}: nothing to clear, so nothing to apply live")
+    return plan, outcome, save_plan(plan)
+
+
+def apply_compact(
+    path: str | Path, session_id: str | None = None, **options: Any
+) -> tuple[LivePlan, dict[str, Any], Path]:
+    """Plan the compaction and put it in force; the plan, its preview and the plan's file."""
+    plan, outcome = compact_plan(path, session_id or session_id_of(path), **options)
+    return plan, outcome, save_plan(plan)

@@ -1,0 +1,88 @@
+"""``ctxtop live``: the sessions ctxtop edits or compacts live through its proxy (``ctxtop edit
+--live``, ``ctxtop compact --live``, the dashboard's "Apply live"), with what the agent holds and
+what the model receives; ``--stop ID`` stops applying (the next request is the agent's own)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from engine.errors import CtxtopError
+from engine.live.live_status import live_status
+from engine.proxy.live_plan import LivePlan, live_sessions, stop_plan
+
+
+def plan_line(plan: LivePlan) -> str:
+    """What a plan does, in a few words."""
+    if plan.kind == "edit":
+        count = len(plan.results)
+        what = f"{count} old tool result{'s' if count != 1 else ''} cleared"
+    else:
+        rounds = plan.compact.summarised_rounds if plan.compact else 0
+        what = f"{rounds} round{'s' if rounds != 1 else ''} summarised"
+    figures = plan.figures
+    before, after = figures.get("tokens_before"), figures.get("tokens_after")
+    size = f" ({before:,} -> {after:,} tokens, estimate)" if isinstance(before, int) else ""
+    return f"{plan.kind}: {what}{size}, since {plan.created}"
+
+
+def applied_lines(plan: LivePlan, path: str) -> list[str]:
+    """What ``edit --live`` / ``compact --live`` print after putting a plan in force."""
+    lines = [f"applied live to session {plan.session_id}: {plan_line(plan)}"]
+    figures = plan.figures
+    if figures.get("break_even_requests") is not None:
+        lines.append(
+            f"cache rewrite: {figures['cache_rewrite_tokens']} tokens (estimate) on the next "
+            f"request (${figures['cache_rewrite_cost_usd']:.4f}, {figures['priced_by']}); pays "
+            f"off after {figures['break_even_requests']} requests"
+        )
+    lines.append(f"plan: {path}")
+    lines.append(
+        "the proxy (ctxtop proxy, or the dashboard's --proxy) rewrites the session's requests "
+        "from the next one on; the agent's log keeps the originals"
+    )
+    lines.append(f"stop with: ctxtop live --stop {plan.session_id}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.stop:
+        if not stop_plan(args.stop):
+            raise CtxtopError(f"session {args.stop} is not edited live (ctxtop live lists them)")
+        print(f"stopped: the next request of {args.stop} is the agent's own again")
+        return 0
+    statuses = [live_status(session) for session in live_sessions()]
+    if args.json:
+        rows: list[dict[str, Any]] = [
+            {
+                "session_id": s.session_id,
+                "plan": s.plan.as_json() if s.plan else None,
+                "received": None if s.received is None else vars_of(s.received),
+                "summary": s.summary(),
+            }
+            for s in statuses
+        ]
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    if not statuses:
+        print("no session is edited live (ctxtop edit --live, ctxtop compact --live)")
+    for status in statuses:
+        print(status.session_id)
+        if status.plan is not None:
+            print(f"  {plan_line(status.plan)}")
+        print(f"  {status.summary()}")
+    return 0
+
+
+def vars_of(value: Any) -> dict[str, Any]:
+    return {name: getattr(value, name) for name in value.__slots__}
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "live", help="sessions edited or compacted live through the proxy", description=__doc__
+    )
+    parser.add_argument("--stop", metavar="SESSION_ID", help="stop applying to this session")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)
