@@ -51,6 +51,9 @@ class Settings:
     profile: str = "default"
     theme: str = "ctxtop-dark"
     refresh: float = 0.5  # seconds between polls when file notifications are unavailable
+    # Sessions written within this many minutes are on the sessions table; with more than
+    # one, ``ctxtop`` opens on it.
+    active_minutes: float = 30.0
     thresholds: Thresholds = field(default_factory=Thresholds)
     llm: LLMSettings = field(default_factory=LLMSettings)
     unknown: tuple[str, ...] = ()
@@ -79,7 +82,7 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
         return Settings()
     if not isinstance(data, dict):
         raise InputError(where, "the settings file must be a mapping of keys to values")
-    known = {"profile", "theme", "refresh", "thresholds", "llm", "proxy"}  # proxy: engine.proxy
+    known = {"profile", "theme", "refresh", "active_minutes", "thresholds", "llm", "proxy"}
     unknown = tuple(sorted(str(key) for key in data if key not in known))
     raw_thresholds = data.get("thresholds") or {}
     if not isinstance(raw_thresholds, dict):
@@ -97,8 +100,12 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
     refresh = data.get("refresh", defaults_all.refresh)
     if isinstance(refresh, bool) or not isinstance(refresh, int | float) or refresh <= 0:
         raise InputError(where, "refresh must be a positive number of seconds")
+    minutes = data.get("active_minutes", defaults_all.active_minutes)
+    if isinstance(minutes, bool) or not isinstance(minutes, int | float) or minutes <= 0:
+        raise InputError(where, "active_minutes must be a positive number of minutes")
     return Settings(
         llm=parse_llm(data.get("llm"), where),
+        active_minutes=float(minutes),
         profile=str(data.get("profile") or defaults_all.profile),
         theme=str(data.get("theme") or defaults_all.theme),
         refresh=float(refresh),

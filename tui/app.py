@@ -63,9 +63,12 @@ from tui.screens.edit import EditScreen
 from tui.screens.fork_panel import Sample
 from tui.screens.help import HelpScreen
 from tui.screens.nosession import NoSession
+from tui.screens.sessions import sessions_screen
 
 NEWER_CHECK_SECONDS = 3.0
 KEY_NAMES = {"question_mark": "?", "slash": "/"}
+# The app's keys that work on the sessions screen too (the others type into its filter).
+SESSIONS_KEEPS = {"quit", "help", "command_palette"}
 # From this size on, the prompt tree sits beside the sections and the sub-agents are shown.
 ROOMY = (110, 34)
 
@@ -102,6 +105,7 @@ class CtxtopApp(App[None]):
         Binding("e", "edit", "Edit"),
         Binding("c", "compact", "Compact"),
         Binding("f", "pin", "Pin"),
+        Binding("a", "sessions", "Sessions"),
         # Not in the footer (80 columns hold the rest and "^p keys"): in the help and the
         # command palette, which the footer names.
         Binding("p", "cycle_profile", "Profile", show=False),
@@ -124,6 +128,7 @@ class CtxtopApp(App[None]):
         "sort_tools": ("Sort tools", "Sort the tools by tokens, calls or name"),
         "cycle_theme": ("Next theme", "Cycle the dark, light, high-contrast and user themes"),
         "help": ("Help", "Keys and what the gauge's marks mean"),
+        "sessions": ("All sessions", "Every agent session active lately, live; enter opens one"),
     }
 
     def __init__(
@@ -138,6 +143,7 @@ class CtxtopApp(App[None]):
         clock: Callable[[], datetime] = datetime.now,
         use_watchfiles: bool = True,
         newer_check: float = NEWER_CHECK_SECONDS,
+        start_on_sessions: bool = False,
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -149,6 +155,7 @@ class CtxtopApp(App[None]):
         self.clock = clock
         self.use_watchfiles = use_watchfiles
         self.newer_check = newer_check
+        self.start_on_sessions = start_on_sessions
         self.view: LiveView | None = None
         self.paused = False
         self.pinned = not follow_newest
@@ -214,6 +221,8 @@ class CtxtopApp(App[None]):
             self.set_interval(self.newer_check, self._check_newer)
             self._check_newer()  # says now if newer files were passed over
         self._show_session(self.path)
+        if self.start_on_sessions:
+            self.action_sessions()
 
     def on_resize(self, event: events.Resize) -> None:
         roomy = event.size.width >= ROOMY[0] and event.size.height >= ROOMY[1]
@@ -351,6 +360,8 @@ class CtxtopApp(App[None]):
     # -- actions -----------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.screen.id == "sessions" and action not in SESSIONS_KEEPS:
+            return False  # the dashboard's keys act on the dashboard; there they filter
         # Pinning means something only when following the newest session: else not in the footer.
         return action != "pin" or self.follow_newest
 
@@ -362,6 +373,22 @@ class CtxtopApp(App[None]):
         ]
         keys.append(("ctrl+p", "Command palette: every action by name"))
         self.push_screen(HelpScreen(keys))
+
+    def action_sessions(self) -> None:
+        """The sessions screen (one, kept while the app runs: its table stays current)."""
+        if not self.is_screen_installed("sessions"):
+            self.install_screen(sessions_screen(self), "sessions")
+        if self.screen.id != "sessions":
+            self.push_screen("sessions")
+
+    def open_session(self, path: Path) -> None:
+        """Show ``path`` on the dashboard, pinned (chosen on the sessions screen)."""
+        self.pinned = True
+        self.header.pinned = self.follow_newest
+        if path != self.path:
+            self._show_session(path)
+        if self.screen.id == "sessions":
+            self.pop_screen()
 
     def action_pause(self) -> None:
         self.paused = not self.paused

@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.config import load_settings
 from engine.live.demo import DEMO_SESSION, DemoReplay
 from engine.live.locate import choose, searched
+from engine.live.sessions_table import active_sessions
 
 
 def build_app(args: argparse.Namespace, demo_dir: Path | None = None) -> object:
@@ -23,12 +24,15 @@ def build_app(args: argparse.Namespace, demo_dir: Path | None = None) -> object:
         demo = DemoReplay(folder / DEMO_SESSION[-1])
         return CtxtopApp(demo.target, settings=settings, demo=demo)
     target = choose(args.session, args.agent)
+    # With no file named and several sessions active lately, the sessions table comes first.
+    several = target.follow_newest and len(active_sessions(settings.active_minutes, args.agent)) > 1
     return CtxtopApp(
         target.path,
         settings=settings,
         follow_newest=target.follow_newest,
         agent=target.agent,
         places=searched(target.agent),
+        start_on_sessions=several,
     )
 
 

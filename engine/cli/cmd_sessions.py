@@ -51,6 +51,8 @@ def _row(found: Found) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.watch:
+        return watch(args)
     found = discover(args.agent)
     if args.limit:
         found = found[: args.limit]
@@ -82,6 +84,39 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def watch(args: argparse.Namespace) -> int:
+    """The live sessions table, refreshed in place (``--json``: one JSON array a line per
+    refresh) until interrupted."""
+    import shutil
+    import sys
+    import time
+
+    from engine.config import load_settings
+    from engine.live.sessions_table import SessionsTable
+    from engine.live.sessions_text import sort_rows, text_table
+    from engine.live.sessions_watch import watch_rows
+
+    settings = load_settings()
+    minutes = args.minutes or settings.active_minutes
+    table = SessionsTable(active_minutes=minutes, agent=args.agent, settings=settings)
+    in_place = sys.stdout.isatty() and not args.json
+    try:
+        for rows in watch_rows(table):
+            ordered = sort_rows(rows)
+            if args.json:
+                print(json.dumps([row.to_json() for row in ordered], ensure_ascii=False))
+            else:
+                width = shutil.get_terminal_size((160, 50)).columns
+                lines = text_table(ordered, time.time(), width)
+                title = f"ctxtop sessions: active in the last {minutes:g} min (ctrl+c: quit)"
+                # Home, the table, then clear what an older, longer table left below it.
+                text = "\n".join([title, *lines])
+                print("\x1b[H" + text + "\x1b[J" if in_place else text + "\n", flush=True)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "sessions", help="list agent sessions found on this machine", description=__doc__
@@ -90,5 +125,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--limit", type=int, default=50, help="at most this many sessions (0: all; default 50)"
+    )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="the live table of sessions active lately, refreshed in place (ctrl+c: quit)",
+    )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="with --watch: sessions written in the last N minutes (default: the settings'"
+        " active_minutes, 30)",
     )
     parser.set_defaults(func=run)

@@ -159,6 +159,10 @@ class Adapter(ABC):
         """The prompt size at which the agent compacts on its own, or None if unknown."""
         return None
 
+    def compacting(self) -> bool:
+        """Whether the log shows a compaction started and not finished (default: it cannot)."""
+        return False
+
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
         """Session files in the agent's default location (honouring its home variable)."""

@@ -674,6 +674,17 @@ class ClaudeCodeAdapter(Adapter):
         environment; ctxtop usually runs in the same one, so the same variables are honoured."""
         return claude_autocompact_at(context_window, self.state.model, os.environ)
 
+    def compacting(self) -> bool:
+        """The compaction agent (``agent-acompact-*``) wrote after the last compact boundary:
+        Claude Code is summarising the conversation and has not logged the result yet."""
+        state = self.state
+        done = state.compactions[-1].timestamp or "" if state.compactions else ""
+        return any(
+            (child.subagent_id or "").startswith(claude_subagent.COMPACTION_AGENT_PREFIX)
+            and (child.last_activity or "") > done
+            for child in state.subagents.values()
+        )
+
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
         root = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"

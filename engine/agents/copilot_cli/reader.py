@@ -316,6 +316,10 @@ class CopilotCliAdapter(Adapter):
             window.answers[key] = answer
             window.append(answer)
 
+    def compacting(self) -> bool:
+        """A ``session.compaction_start`` of the main window without its ``_complete`` yet."""
+        return bool(self._main.compaction_starts)
+
     def _compaction_start(
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
     ) -> None:

@@ -1,0 +1,193 @@
+"""One row of the sessions table (``ctxtop sessions --watch``, the dashboard's sessions screen):
+a session's figures as ``ctxtop report`` gives them, and what it is doing now.
+
+The figures are computed once per change of the session's file (``session_figures``); the state
+(working, waiting for the user, idle, ended, compacting) also depends on the clock, so it is
+worked out on every tick from what the figures remembered (``state_of``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from engine.analysis.snapshot import Analysis
+from engine.sessions.model import SessionState
+from engine.sessions.report import context_tokens, encoding_for, model_info
+
+WORKING, WAITING, IDLE, ENDED, COMPACTING = (
+    "working",
+    "waiting",
+    "idle",
+    "ended",
+    "compacting",
+)
+# What each state is called on screen: "waiting" is for the user.
+STATE_LABEL = {
+    WORKING: "working",
+    WAITING: "waiting for you",
+    IDLE: "idle",
+    ENDED: "ended",
+    COMPACTING: "compacting",
+}
+# A session not written for this long is idle, whatever it was doing (the agent is gone or
+# stuck); until then it is working or waiting for the user.
+IDLE_AFTER_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A session (or a sub-agent, with ``parent`` set) as the table shows it."""
+
+    key: str  # the session file (a sub-agent's: its parent's file and its id)
+    agent: str
+    project: str  # the working directory, the home directory shown as ~
+    model: str | None
+    fill_percent: float | None  # as ``ctxtop report``: context tokens / the window
+    context_tokens: int
+    context_source: str  # reported | calibrated | estimated | compaction
+    window: int | None
+    growth: float | None  # mean context growth per request (the forecast's)
+    requests_left: float | None  # before auto-compaction (or a full budget), the forecast's
+    cost: float | None  # USD so far, where the model's prices are known
+    requests: int
+    last_write: float  # epoch seconds: when the agent last wrote the session's files
+    state: str = WORKING
+    answered: bool = False  # the last message is the model's answer: the user's turn
+    compacting: bool = False
+    session_id: str | None = None
+    title: str | None = None
+    parent: str | None = None  # the parent row's key, for a sub-agent
+    children: tuple[SessionRow, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        hidden = ("children", "answered", "compacting")
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
+        data["children"] = [child.to_json() for child in self.children]
+        return data
+
+
+def short_project(cwd: str | None, home: Path) -> str:
+    """The working directory with the home directory as ``~`` (``-`` when unknown)."""
+    if not cwd:
+        return "-"
+    text = str(home)
+    if cwd == text:
+        return "~"
+    if text not in ("", "/") and cwd.startswith(text + "/"):
+        return "~" + cwd[len(text) :]
+    return cwd
+
+
+def answered(state: SessionState) -> bool:
+    """The last message on the context is the model's answer with no tool call pending: the
+    agent waits for the user (a prompt, tool results or a call mean the model is at work)."""
+    if not state.context:
+        return False
+    last = state.context[-1]
+    if last.role != "assistant":
+        return False
+    kinds = {block.kind for block in last.blocks}
+    return "text" in kinds and "tool_use" not in kinds
+
+
+def log_seconds(stamp: str | None) -> float | None:
+    """A log's ISO timestamp as epoch seconds (None when absent or unreadable)."""
+    if not stamp:
+        return None
+    with contextlib.suppress(ValueError):
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    return None
+
+
+def _cost(analysis: Analysis | None) -> float | None:
+    """The cost of the requests so far: priced from the log's own cache figures where it has
+    them (``analysis.cache.logged_cost`` of ``ctxtop report --json``), else the simulation's."""
+    if analysis is None:
+        return None
+    cache = analysis.cache
+    return cache.logged_cost if cache.logged_cost is not None else cache.cost
+
+
+def session_figures(
+    report: dict[str, Any], analysis: Analysis | None, state: SessionState, home: Path
+) -> SessionRow:
+    """The row of a session from its report and analysis (``last_write`` still to be set)."""
+    forecast = analysis.forecast if analysis is not None else None
+    context = report["context_tokens"]
+    parent = SessionRow(
+        key=report["file"],
+        agent=report["agent"],
+        project=short_project(report["cwd"], home),
+        model=report["model"],
+        fill_percent=report["fill_percent"],
+        context_tokens=int(context["value"]),
+        context_source=str(context["source"]),
+        window=report["context_window"],
+        growth=forecast.growth_per_request if forecast is not None else None,
+        requests_left=forecast.requests_left if forecast is not None else None,
+        cost=_cost(analysis),
+        requests=int(report["api_requests"]),
+        last_write=0.0,
+        answered=answered(state),
+        session_id=report["session_id"],
+        title=report["title"],
+    )
+    children = tuple(_subagent_row(parent, key, child) for key, child in state.subagents.items())
+    return replace(parent, children=children)
+
+
+def _subagent_row(parent: SessionRow, key: str, child: SessionState) -> SessionRow:
+    """A sub-agent's own context against its model's window (no forecast, no cost: those are
+    the parent session's)."""
+    encoding = encoding_for(child)
+    context = context_tokens(child, encoding)
+    window = child.context_window or model_info(child.model or parent.model).context_window
+    written = _written(child.path) if child.path != Path(parent.key) else None
+    return SessionRow(
+        key=f"{parent.key}#{key}",
+        agent=parent.agent,
+        project=child.description or key,
+        model=child.model or parent.model,
+        fill_percent=round(100 * context.value / window, 1) if window else None,
+        context_tokens=context.value,
+        context_source=context.source,
+        window=window,
+        growth=None,
+        requests_left=None,
+        cost=None,
+        requests=child.api_requests,
+        last_write=written or log_seconds(child.last_activity) or 0.0,
+        answered=answered(child),
+        session_id=child.subagent_id,
+        title=child.description,
+        parent=parent.key,
+    )
+
+
+def _written(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def state_of(row: SessionRow, now: float, gone: bool = False) -> str:
+    """What the session is doing at ``now``: ended (its file is gone), compacting, idle (not
+    written for ``IDLE_AFTER_SECONDS``), else waiting for the user or working."""
+    if gone:
+        return ENDED
+    if row.compacting:
+        return COMPACTING
+    if now - row.last_write > IDLE_AFTER_SECONDS:
+        return IDLE
+    return WAITING if row.answered else WORKING
+
+
+def at(row: SessionRow, now: float, gone: bool = False) -> SessionRow:
+    """``row`` (and its sub-agents) with the state at ``now``."""
+    children = tuple(at(child, now) for child in row.children)
+    return replace(row, state=state_of(row, now, gone), children=children)

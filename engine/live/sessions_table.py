@@ -1,0 +1,258 @@
+"""The sessions table: every agent session active in the last N minutes, kept current by reading
+only what changed.
+
+``SessionsTable.start()`` lists each agent's sessions once (a glob and a ``stat`` per file) and
+reads those written in the last ``active_minutes``; after that nothing is listed again: the
+watcher (``engine/live/sessions_watch.py``) hands ``changed()`` the paths that changed, and
+only those sessions' readers read their new bytes. A new session file becomes a row when it is
+first written; a session not written for ``active_minutes`` leaves the table (and its memory is
+freed), a deleted one shows as ended for ``ENDED_KEEP_SECONDS``. Figures are ``ctxtop report``'s:
+``build_report`` and ``analyze_session`` with a per-session ``Analyzer`` that keeps its work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.agents.discovery import Found, discover
+from engine.agents.session_reader import SessionReader
+from engine.analysis.analyze import Analyzer
+from engine.analysis.report import analyze_session
+from engine.config import Settings
+from engine.errors import CtxtopError
+from engine.live.locate import LOCATIONS
+from engine.live.sessions_row import SessionRow, at, session_figures
+from engine.sessions.report import build_report
+
+DEFAULT_ACTIVE_MINUTES = 30
+# A deleted session stays on the table, marked ended, this long.
+ENDED_KEEP_SECONDS = 60.0
+# File names that match an agent's pattern but are not sessions of their own (Claude Code 2.0.x
+# keeps sub-agents' files beside the sessions; they are read with their parent).
+NOT_SESSIONS = {"claude-code": "agent-*"}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRoot:
+    """Where one agent keeps its sessions: the directory watched and the pattern below it."""
+
+    agent: str
+    directory: Path
+    pattern: tuple[str, ...]
+
+    def holds_session(self, path: Path) -> bool:
+        try:
+            parts = path.relative_to(self.directory).parts
+        except ValueError:
+            return False
+        excluded = NOT_SESSIONS.get(self.agent)
+        if excluded and fnmatch.fnmatchcase(path.name, excluded):
+            return False
+        return _matches(parts, self.pattern)
+
+
+def _matches(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_matches(parts[start:], pattern[1:]) for start in range(len(parts) + 1))
+    return (
+        bool(parts)
+        and fnmatch.fnmatchcase(parts[0], pattern[0])
+        and _matches(parts[1:], pattern[1:])
+    )
+
+
+def agent_roots(
+    env: Mapping[str, str], home: Path, agent: str | None = None
+) -> tuple[AgentRoot, ...]:
+    """Each agent's session directory (its home variable honoured) and the pattern below it."""
+    roots = []
+    for name, (variable, default, pattern) in LOCATIONS.items():
+        if agent not in (None, name):
+            continue
+        base = env.get(variable) if variable else None
+        directory = Path(base) if base else home / default.removeprefix("~").lstrip("/")
+        parts = pattern.split("/")
+        while parts and not any(char in parts[0] for char in "*?["):
+            directory = directory / parts.pop(0)
+        roots.append(AgentRoot(name, directory, tuple(parts)))
+    return tuple(roots)
+
+
+def active_sessions(
+    minutes: float,
+    agent: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    now: float | None = None,
+) -> list[Found]:
+    """Sessions written in the last ``minutes``, newest first."""
+    since = (time.time() if now is None else now) - minutes * 60
+    return [found for found in discover(agent, env, home) if found.mtime >= since]
+
+
+class TrackedSession:
+    """One session followed by byte offset, with its last row (None until it reads as one)."""
+
+    def __init__(self, path: Path, settings: Settings, home: Path, written: float) -> None:
+        self.path = path
+        self.reader = SessionReader(path)
+        self.analyzer = Analyzer()  # keeps counts and the cache simulation between updates
+        self.settings = settings
+        self.home = home
+        self.row: SessionRow | None = None
+        self.last_write = written
+        self.gone_since: float | None = None
+
+    def update(self) -> bool:
+        """Read what was appended (all of it) and recompute the figures if anything was."""
+        changed = False
+        while self.reader.poll():  # companions found on one poll are read by the next
+            changed = True
+        adapter = self.reader.adapter
+        if not changed or adapter is None:
+            return False
+        profile = self.settings.profile
+        try:
+            report = build_report(adapter)
+            analysis = analyze_session(
+                adapter,
+                profile=None if profile == "default" else profile,
+                triggers=self.settings.thresholds,
+                analyzer=self.analyzer,
+            )
+        except CtxtopError:
+            analysis = None  # e.g. a profile file that does not parse: figures without it
+            report = build_report(adapter)
+        row = session_figures(report, analysis, adapter.snapshot(), self.home)
+        self.row = dataclasses.replace(row, compacting=adapter.compacting())
+        return True
+
+
+class SessionsTable:
+    """The sessions active in the last ``active_minutes``, as rows (``rows()``)."""
+
+    def __init__(
+        self,
+        *,
+        active_minutes: float = DEFAULT_ACTIVE_MINUTES,
+        agent: str | None = None,
+        settings: Settings | None = None,
+        env: Mapping[str, str] | None = None,
+        home: Path | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.active_seconds = active_minutes * 60
+        self.agent = agent
+        self.settings = settings or Settings()
+        self.env = os.environ if env is None else env
+        self.home = Path.home() if home is None else home
+        self.clock = clock
+        self.roots = agent_roots(self.env, self.home, agent)
+        self.tracked: dict[Path, TrackedSession] = {}
+
+    def watched(self) -> tuple[Path, ...]:
+        """The agents' session directories that exist now (watched recursively)."""
+        return tuple(root.directory for root in self.roots if root.directory.is_dir())
+
+    def start(self) -> None:
+        """List the sessions once and read those active now."""
+        now = self.clock()
+        for found in discover(self.agent, self.env, self.home):
+            if now - found.mtime <= self.active_seconds:
+                self._track(found.path, found.mtime)
+
+    def _track(self, path: Path, written: float) -> TrackedSession:
+        session = self.tracked.get(path)
+        if session is None:
+            session = self.tracked[path] = TrackedSession(path, self.settings, self.home, written)
+        session.update()
+        return session
+
+    def changed(self, paths: Iterable[Path]) -> None:
+        """Notified changes: read the sessions they belong to; a new session file is tracked."""
+        polled: set[Path] = set()
+        for path in paths:
+            written = _mtime(path)
+            session = self.tracked.get(path)
+            if session is None and written is not None and self._is_session(path):
+                self._track(path, written)
+                polled.add(path)
+                continue
+            owners = [session] if session is not None else self._owners(path)
+            for owner in owners:
+                if written is not None:
+                    owner.last_write = max(owner.last_write, written)
+                if owner.path not in polled:
+                    polled.add(owner.path)
+                    owner.update()
+        self._note_gone()
+
+    def _is_session(self, path: Path) -> bool:
+        return any(root.holds_session(path) for root in self.roots)
+
+    def _owners(self, path: Path) -> list[TrackedSession]:
+        """Tracked sessions a changed companion file may belong to (a sub-agent's file, a
+        persisted tool output): those whose directory holds it. Polling one costs a ``stat``
+        when nothing of it changed."""
+        return [s for s in self.tracked.values() if s.path.parent in path.parents]
+
+    def poll_all(self) -> None:
+        """Without change notifications: read every tracked session's new bytes, if any."""
+        for session in self.tracked.values():
+            written = _mtime(session.path)
+            if written is not None and written > session.last_write:
+                session.last_write = written
+                session.update()
+        self._note_gone()
+
+    def rescan(self) -> None:
+        """Without change notifications: list the sessions again to find new ones."""
+        now = self.clock()
+        for found in discover(self.agent, self.env, self.home):
+            if found.path not in self.tracked and now - found.mtime <= self.active_seconds:
+                self._track(found.path, found.mtime)
+
+    def _note_gone(self) -> None:
+        now = self.clock()
+        for session in self.tracked.values():
+            exists = session.path.exists()
+            if not exists and session.gone_since is None:
+                session.gone_since = now
+            elif exists:
+                session.gone_since = None
+
+    def tick(self) -> None:
+        """Forget sessions that went quiet (or were deleted a while ago)."""
+        now = self.clock()
+        for path, session in list(self.tracked.items()):
+            quiet = now - session.last_write > self.active_seconds
+            ended = session.gone_since is not None and now - session.gone_since > ENDED_KEEP_SECONDS
+            if quiet or ended:
+                del self.tracked[path]
+
+    def rows(self) -> tuple[SessionRow, ...]:
+        """One row per session read so far (sub-agents under their parent), with the state now."""
+        now = self.clock()
+        rows = []
+        for session in self.tracked.values():
+            if session.row is None:
+                continue
+            row = dataclasses.replace(session.row, last_write=session.last_write)
+            rows.append(at(row, now, gone=session.gone_since is not None))
+        return tuple(rows)
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None

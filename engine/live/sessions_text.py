@@ -1,0 +1,199 @@
+"""The sessions table as text: its columns, each row's cells, sorting, filtering and folding.
+
+Shared by ``ctxtop sessions --watch`` and the dashboard's sessions screen, so both show the same
+cells; the screen only adds colour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engine.config import Thresholds
+from engine.live.sessions_row import STATE_LABEL, SessionRow
+from engine.safety.terminal import one_line
+
+# Provenance marks, as on the dashboard's gauge: none when reported, ~ calibrated, ≈ estimated.
+MARKS = {"calibrated": "~", "estimated": "≈"}
+BAR_WIDTH = 5
+EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    title: str
+    width: int  # the widest cell shown (longer text is cut)
+    sort: Callable[[SessionRow], Any]  # None sorts last either way
+    right: bool = False  # numbers are right-aligned
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("agent", "agent", 13, lambda row: row.agent),
+    Column("project", "project", 28, lambda row: row.project.lower()),
+    Column("model", "model", 18, lambda row: (row.model or "").lower() or None),
+    Column("fill", "fill", 13, lambda row: row.fill_percent, right=True),
+    Column("context", "context", 8, lambda row: row.context_tokens, right=True),
+    Column("growth", "growth", 7, lambda row: row.growth, right=True),
+    Column("left", "left", 6, lambda row: row.requests_left, right=True),
+    Column("cost", "cost", 7, lambda row: row.cost, right=True),
+    Column("last", "last", 8, lambda row: -row.last_write, right=True),
+    Column("state", "state", 15, lambda row: row.state),
+)
+COLUMN_KEYS = tuple(column.key for column in COLUMNS)
+DEFAULT_SORT = "fill"
+# Columns whose natural order is largest first (fill, tokens, cost): the default direction.
+DESCENDING_FIRST = {"fill", "context", "growth", "cost"}
+
+
+def short_tokens(tokens: float) -> str:
+    """12345 -> 12.3k, 1234567 -> 1.23M."""
+    size = abs(tokens)
+    if size >= 1_000_000:
+        return f"{tokens / 1_000_000:.2f}M"
+    if size >= 1000:
+        return f"{tokens / 1000:.1f}k"
+    return f"{tokens:.0f}"
+
+
+def bar(percent: float, width: int = BAR_WIDTH) -> str:
+    """A bar of ``width`` cells, filled to ``percent`` in eighths of a cell."""
+    eighths = round(max(0.0, min(percent, 100.0)) / 100 * width * 8)
+    full, part = divmod(eighths, 8)
+    text = "█" * full + (EIGHTHS[part] if part else "")
+    return text.ljust(width)
+
+
+def level(row: SessionRow, thresholds: Thresholds) -> str:
+    """ok, warning (past the editing trigger) or critical (past the compaction trigger), as the
+    dashboard's gauge colours its fill."""
+    fill = (row.fill_percent or 0) / 100
+    if fill >= thresholds.compaction:
+        return "critical"
+    return "warning" if fill >= thresholds.editing else "ok"
+
+
+def ago(seconds: float) -> str:
+    seconds = max(seconds, 0)
+    if seconds < 60:
+        return f"{seconds:.0f}s ago"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f}m ago"
+    if seconds < 86400:
+        return f"{seconds // 3600:.0f}h ago"
+    return f"{seconds // 86400:.0f}d ago"
+
+
+def cut_left(text: str, width: int) -> str:
+    """The end of ``text`` in ``width`` cells (a path's last parts say the most)."""
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def cells(row: SessionRow, now: float, depth: int = 0, folded: bool = False) -> dict[str, str]:
+    """Each column's text for ``row`` (``depth`` 1: a sub-agent under its parent; ``folded``:
+    the row hides sub-agents)."""
+    mark = MARKS.get(row.context_source, "")
+    if depth:
+        agent = "└ sub-agent"
+    elif row.children:
+        agent = f"{'▸' if folded else '▾'}{row.agent}"
+    else:
+        agent = f" {row.agent}"
+    fill = "-" if row.fill_percent is None else f"{bar(row.fill_percent)} {row.fill_percent:.1f}%"
+    text = {
+        "agent": agent,
+        "project": row.project,
+        "model": row.model or "-",
+        "fill": fill + (mark if row.fill_percent is not None else ""),
+        "context": short_tokens(row.context_tokens) + mark,
+        "growth": "-" if row.growth is None else "+" + short_tokens(row.growth),
+        "left": "-" if row.requests_left is None else f"{row.requests_left:.0f}",
+        "cost": "-" if row.cost is None else f"${row.cost:.2f}",
+        "last": ago(now - row.last_write) if row.last_write else "-",
+        "state": STATE_LABEL.get(row.state, row.state),
+    }
+    return {key: one_line(value) for key, value in text.items()}  # log text: shown, never obeyed
+
+
+def sort_rows(
+    rows: Sequence[SessionRow], column: str = DEFAULT_SORT, descending: bool = True
+) -> list[SessionRow]:
+    """Rows by one column (sub-agents too, under their parent); empty figures last."""
+    key = next(c.sort for c in COLUMNS if c.key == column)
+
+    def ordered(items: Sequence[SessionRow]) -> list[SessionRow]:
+        known = [row for row in items if key(row) is not None]
+        unknown = [row for row in items if key(row) is None]
+        known.sort(key=lambda row: (key(row), row.key), reverse=descending)
+        return known + sorted(unknown, key=lambda row: row.key)
+
+    return [
+        _with_children(row, tuple(ordered(row.children))) if row.children else row
+        for row in ordered(rows)
+    ]
+
+
+def _with_children(row: SessionRow, children: tuple[SessionRow, ...]) -> SessionRow:
+    return replace(row, children=children)
+
+
+def matches(row: SessionRow, text: str) -> bool:
+    """Whether the filter text is in any of the row's cells, its title or its session id."""
+    needle = text.casefold()
+    words = [row.agent, row.project, row.model or "", row.state, STATE_LABEL.get(row.state, "")]
+    words += [row.title or "", row.session_id or "", row.key]
+    return any(needle in word.casefold() for word in words)
+
+
+def filter_rows(rows: Sequence[SessionRow], text: str) -> list[SessionRow]:
+    """The rows that match ``text``, or one of whose sub-agents does (then with those only)."""
+    if not text:
+        return list(rows)
+    kept = []
+    for row in rows:
+        children = tuple(child for child in row.children if matches(child, text))
+        if matches(row, text):
+            kept.append(row)
+        elif children:
+            kept.append(_with_children(row, children))
+    return kept
+
+
+def flatten(
+    rows: Sequence[SessionRow], unfolded: Collection[str] | None = None
+) -> list[tuple[SessionRow, int]]:
+    """Rows in display order with their depth; a parent's sub-agents follow it when its key is
+    in ``unfolded`` (None: every parent unfolded)."""
+    shown: list[tuple[SessionRow, int]] = []
+    for row in rows:
+        shown.append((row, 0))
+        if row.children and (unfolded is None or row.key in unfolded):
+            shown.extend((child, 1) for child in row.children)
+    return shown
+
+
+def text_table(rows: Sequence[SessionRow], now: float, width: int = 160) -> list[str]:
+    """The table as lines of at most ``width`` characters (sub-agents unfolded)."""
+    spare = width - sum(c.width + 1 for c in COLUMNS if c.key != "project") - 1
+    widths = {c.key: c.width for c in COLUMNS}
+    widths["project"] = max(8, min(spare, 40))
+    header = _line({c.key: c.title for c in COLUMNS}, widths)
+    lines = [header]
+    for row, depth in flatten(rows):
+        lines.append(_line(cells(row, now, depth), widths))
+    if not rows:
+        lines.append("no sessions active")
+    return [line[:width] for line in lines]
+
+
+def _line(text: dict[str, str], widths: dict[str, int]) -> str:
+    parts = []
+    for column in COLUMNS:
+        width = widths[column.key]
+        value = text[column.key]
+        # A path's last parts say the most; a sub-agent's description, its first words.
+        path = column.key == "project" and value[:1] in "/~"
+        value = cut_left(value, width) if path else value[:width]
+        parts.append(value.rjust(width) if column.right else value.ljust(width))
+    return " ".join(parts).rstrip()

@@ -1,0 +1,103 @@
+"""Keeping the sessions table current: change notifications on the agents' session directories
+(watchfiles, recursive), with polling as the fallback.
+
+``watch_rows(table, stop)`` yields the rows after the first listing, then after each wake-up
+that changed them, and at least every ``heartbeat`` seconds (the "last activity" ages move on).
+A wake-up reads only the sessions whose files were notified; polling (no notification backend)
+checks each tracked session's ``mtime`` and lists the directories again every
+``RESCAN_SECONDS`` to find new sessions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from engine.live.sessions_row import SessionRow
+from engine.live.sessions_table import SessionsTable
+
+TICK_SECONDS = 1.0  # how often states (idle, quiet) are looked at without a change
+HEARTBEAT_SECONDS = 5.0
+RESCAN_SECONDS = 30.0  # polling only: how often new session files are looked for
+
+
+def _notified(
+    table: SessionsTable, stop: threading.Event, interval: float
+) -> Iterator[set[Path] | None]:
+    """Sets of changed paths (empty on a timeout); None once notifications are unavailable."""
+    try:
+        import watchfiles
+    except ImportError:
+        yield None
+        return
+    while not stop.is_set():
+        roots = table.watched()
+        if not roots:
+            stop.wait(interval)  # no agent directory yet: look again for one
+            yield set()
+            continue
+        try:
+            changes: Iterator[set[tuple[Any, str]]] = watchfiles.watch(
+                *roots,
+                stop_event=stop,
+                debounce=50,
+                step=20,
+                rust_timeout=max(1, int(interval * 1000)),
+                yield_on_timeout=True,
+                raise_interrupt=False,
+                recursive=True,
+            )
+            for batch in changes:
+                yield {Path(path) for _, path in batch}
+                if table.watched() != roots:
+                    break  # an agent's directory appeared (or went): watch the new set
+        except (OSError, RuntimeError):
+            yield None
+            return
+
+
+def _polled(stop: threading.Event, interval: float) -> Iterator[None]:
+    while not stop.is_set():
+        stop.wait(interval)
+        yield None
+
+
+def watch_rows(
+    table: SessionsTable,
+    stop: threading.Event | None = None,
+    *,
+    interval: float = TICK_SECONDS,
+    heartbeat: float = HEARTBEAT_SECONDS,
+    use_watchfiles: bool = True,
+) -> Iterator[tuple[SessionRow, ...]]:
+    """The table's rows now, then again whenever they change (or ``heartbeat`` passed)."""
+    stop = stop or threading.Event()
+    table.start()
+    rows = table.rows()
+    shown_at = time.monotonic()
+    yield rows
+    wake_ups: Iterator[set[Path] | None] = (
+        _notified(table, stop, interval) if use_watchfiles else _polled(stop, interval)
+    )
+    rescanned = time.monotonic()
+    while not stop.is_set():
+        paths = next(wake_ups, None)
+        if stop.is_set():
+            return
+        if paths is None:  # polling: no notification backend, or it failed
+            if use_watchfiles:
+                wake_ups, use_watchfiles = _polled(stop, interval), False
+            table.poll_all()
+            if time.monotonic() - rescanned > RESCAN_SECONDS:
+                table.rescan()
+                rescanned = time.monotonic()
+        elif paths:
+            table.changed(paths)
+        table.tick()
+        now_rows = table.rows()
+        if now_rows != rows or time.monotonic() - shown_at >= heartbeat:
+            rows, shown_at = now_rows, time.monotonic()
+            yield rows

@@ -1,0 +1,315 @@
+"""The sessions screen: every agent session active lately in one table, kept live ("top").
+
+The rows come from the engine (``engine/live/sessions_table.py``, kept current by
+``engine/live/sessions_watch.py`` in a worker thread); their cells, order, filter and folding
+from ``engine/live/sessions_text.py``. This screen only lays them out and colours them.
+Keys: enter opens the session in the dashboard, esc goes back to it, typing (or ``/``) filters,
+``s`` sorts by the next column (``S`` the one before), ``r`` reverses, space folds or unfolds a
+session's sub-agents.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from engine.config import Thresholds
+from engine.live.sessions_row import COMPACTING, ENDED, IDLE, WAITING, WORKING, SessionRow
+from engine.live.sessions_table import SessionsTable
+from engine.live.sessions_text import (
+    COLUMN_KEYS,
+    COLUMNS,
+    DEFAULT_SORT,
+    DESCENDING_FIRST,
+    cells,
+    cut_left,
+    filter_rows,
+    flatten,
+    level,
+    sort_rows,
+)
+from engine.live.sessions_watch import watch_rows
+
+# Below this width the table leaves out model, growth and cost.
+WIDE = 120
+NARROW_COLUMNS = ("agent", "project", "fill", "context", "left", "last", "state")
+STATE_STYLE = {
+    WORKING: "success",
+    WAITING: "warning",
+    COMPACTING: "error",
+    IDLE: "foreground-muted",
+    ENDED: "foreground-muted",
+}
+LEVEL_STYLE = {"ok": "success", "warning": "warning", "critical": "error"}
+ARROW = {True: "▼", False: "▲"}
+
+
+class RowsUpdated(Message):
+    def __init__(self, rows: tuple[SessionRow, ...]) -> None:
+        super().__init__()
+        self.rows = rows
+
+
+class SessionsScreen(Screen[None]):
+    DEFAULT_CSS = """
+    SessionsScreen #sessions-title { height: 1; padding: 0 1; background: $panel; }
+    SessionsScreen #sessions-table { height: 1fr; }
+    SessionsScreen #sessions-filter { display: none; height: 1; border: none; padding: 0 1; }
+    SessionsScreen #sessions-filter.shown { display: block; }
+    """
+    AUTO_FOCUS = "#sessions-table"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open"),
+        Binding("escape", "back", "Dashboard"),
+        Binding("slash", "filter", "Filter"),
+        Binding("s", "sort(1)", "Sort"),
+        Binding("S", "sort(-1)", "Sort back", show=False),
+        Binding("r", "reverse", "Reverse", show=False),
+        Binding("space", "fold", "Sub-agents"),
+        Binding("a", "back", "Dashboard", show=False),
+    ]
+
+    def __init__(
+        self,
+        table: SessionsTable,
+        open_session: Callable[[Path], None],
+        *,
+        use_watchfiles: bool = True,
+        thresholds: Thresholds | None = None,
+    ) -> None:
+        super().__init__(id="sessions")
+        self.table = table
+        self.open_session = open_session
+        self.use_watchfiles = use_watchfiles
+        self.thresholds = thresholds or Thresholds()
+        self.rows: tuple[SessionRow, ...] = ()
+        self.loaded = False
+        self.sort_by = DEFAULT_SORT
+        self.descending = True
+        self.unfolded: set[str] = set()
+        self.stop = threading.Event()
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="sessions-title")
+        grid: DataTable[Text] = DataTable(id="sessions-table", cursor_type="row", cell_padding=0)
+        yield grid
+        hint = "filter: type to narrow, enter: keep, esc: clear"
+        yield Input(placeholder=hint, id="sessions-filter", select_on_focus=False)
+        yield Footer(compact=True)
+
+    @property
+    def grid(self) -> DataTable[Text]:
+        return self.query_one("#sessions-table", DataTable)
+
+    @property
+    def filter_input(self) -> Input:
+        return self.query_one("#sessions-filter", Input)
+
+    def on_mount(self) -> None:
+        self.follow()
+        self.render_rows()
+
+    def on_unmount(self) -> None:
+        self.stop.set()
+
+    @work(thread=True, exclusive=True, group="sessions")
+    def follow(self) -> None:
+        """Keep the table current (a worker thread: reading and figures never block the UI)."""
+        for rows in watch_rows(self.table, self.stop, use_watchfiles=self.use_watchfiles):
+            self.post_message(RowsUpdated(rows))
+
+    def on_rows_updated(self, message: RowsUpdated) -> None:
+        self.rows = message.rows
+        self.loaded = True
+        self.render_rows()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.render_rows()
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def shown(self) -> list[tuple[SessionRow, int]]:
+        """The rows on screen, in order, with their depth (1: a sub-agent)."""
+        ordered = sort_rows(self.rows, self.sort_by, self.descending)
+        return flatten(filter_rows(ordered, self.filter_input.value), self.unfolded)
+
+    def _widths(self) -> dict[str, int]:
+        wide = self.size.width >= WIDE
+        keys = COLUMN_KEYS if wide else NARROW_COLUMNS
+        widths = {c.key: c.width for c in COLUMNS if c.key in keys}
+        widths["state"], widths["agent"] = 10, 12
+        others = sum(width + 1 for key, width in widths.items() if key != "project")
+        widths["project"] = max(10, min(self.size.width - 3 - others, 40))
+        return widths
+
+    def render_rows(self) -> None:
+        if not self.is_mounted:
+            return
+        grid = self.grid
+        selected = self._selected_key()
+        widths = self._widths()
+        grid.clear(columns=True)
+        for column in COLUMNS:
+            if column.key in widths:
+                arrow = ARROW[self.descending] if column.key == self.sort_by else ""
+                title = f"{column.title}{arrow}"
+                grid.add_column(self._cell(title, widths[column.key], column.right), key=column.key)
+        now = self.table.clock()
+        for row, depth in self.shown():
+            text = cells(row, now, depth, folded=row.key not in self.unfolded)
+            grid.add_row(*self._styled(row, text, widths), key=row.key)
+        if selected is not None and selected in grid.rows:
+            grid.move_cursor(row=grid.get_row_index(selected))
+        self._title()
+
+    def _cell(self, text: str, width: int, right: bool, style: str = "") -> Text:
+        text = text[:width]
+        return Text(" " + (text.rjust(width) if right else text.ljust(width)), style=style)
+
+    def _styled(self, row: SessionRow, text: dict[str, str], widths: dict[str, int]) -> list[Text]:
+        colours = self.app.theme_variables
+        styles = {
+            "fill": colours.get(LEVEL_STYLE[level(row, self.thresholds)], ""),
+            "state": colours.get(STATE_STYLE.get(row.state, ""), ""),
+        }
+        shown = []
+        for column in COLUMNS:
+            if column.key not in widths:
+                continue
+            value = text[column.key]
+            width = widths[column.key]
+            if column.key == "project" and value[:1] in "/~":
+                value = cut_left(value, width)  # a path's end says the most
+            shown.append(self._cell(value, width, column.right, styles.get(column.key, "")))
+        return shown
+
+    def _title(self) -> None:
+        sessions = len(self.rows)
+        minutes = self.table.active_seconds / 60
+        order = f"sorted by {self.sort_by} {ARROW[self.descending]}"
+        typed = self.filter_input.value
+        if not self.loaded:
+            head = "reading the sessions…"
+        else:
+            plural = "" if sessions == 1 else "s"
+            head = f"{sessions} session{plural} active in the last {minutes:g} min"
+        parts = [head, order] + ([f"filter: {typed}"] if typed else [])
+        self.query_one("#sessions-title", Static).update(Text(" · ".join(parts)))
+
+    def _selected_key(self) -> str | None:
+        grid = self.grid
+        if not grid.row_count:
+            return None
+        try:
+            key = grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key
+        except Exception:
+            return None
+        return key.value
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def action_open(self) -> None:
+        key = self._selected_key()
+        if key is None:
+            return
+        self.open_session(Path(key.split("#", 1)[0]))  # a sub-agent: its parent's dashboard
+
+    def action_back(self) -> None:
+        if self.filter_input.value or self.focused is self.filter_input:
+            self._set_filter("")
+            return
+        if getattr(self.app, "path", None) is None:
+            self.notify("No session open yet: enter opens the selected one.")
+            return
+        self.dismiss()
+
+    def action_filter(self) -> None:
+        field = self.filter_input
+        field.add_class("shown")
+        field.focus()
+
+    def action_sort(self, step: int) -> None:
+        index = (COLUMN_KEYS.index(self.sort_by) + step) % len(COLUMN_KEYS)
+        self.sort_by = COLUMN_KEYS[index]
+        self.descending = self.sort_by in DESCENDING_FIRST
+        self.render_rows()
+
+    def action_reverse(self) -> None:
+        self.descending = not self.descending
+        self.render_rows()
+
+    def action_fold(self) -> None:
+        key = self._selected_key()
+        if key is None:
+            return
+        parent = key.split("#", 1)[0]
+        self.unfolded.symmetric_difference_update({parent})
+        self.render_rows()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        key = str(event.column_key.value)
+        if key == self.sort_by:
+            self.descending = not self.descending
+        else:
+            self.sort_by, self.descending = key, key in DESCENDING_FIRST
+        self.render_rows()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that is no key of this screen starts the filter with it."""
+        char = event.character
+        if self.focused is not self.grid or not char or not char.isprintable() or char == " ":
+            return
+        if char in "/sSra" or event.key in ("q", "question_mark"):
+            return
+        event.stop()
+        event.prevent_default()
+        field = self.filter_input
+        field.add_class("shown")
+        field.focus()
+        field.value += char
+        field.cursor_position = len(field.value)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.render_rows()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not event.value:
+            self.filter_input.remove_class("shown")
+        self.grid.focus()
+
+    def _set_filter(self, text: str) -> None:
+        field = self.filter_input
+        field.value = text
+        field.set_class(bool(text), "shown")
+        self.grid.focus()
+        self.render_rows()
+
+
+def sessions_screen(app: Any) -> SessionsScreen:
+    """The screen for ``app`` (a ``CtxtopApp``): its settings, agent and clock."""
+    settings = app.settings
+    table = SessionsTable(
+        active_minutes=settings.active_minutes,
+        agent=app.agent,
+        settings=settings,
+        clock=lambda: app.clock().timestamp(),
+    )
+    return SessionsScreen(
+        table,
+        app.open_session,
+        use_watchfiles=app.use_watchfiles,
+        thresholds=settings.thresholds,
+    )
