@@ -105,7 +105,7 @@ class CtxtopApp(App[None]):
         Binding("e", "edit", "Edit"),
         Binding("c", "compact", "Compact"),
         Binding("f", "pin", "Pin"),
-        Binding("a", "sessions", "Sessions"),
+        Binding("a", "sessions", "Sessions", show=False),
         # Not in the footer (80 columns hold the rest and "^p keys"): in the help and the
         # command palette, which the footer names.
         Binding("p", "cycle_profile", "Profile", show=False),

@@ -28,7 +28,7 @@ WORKING, WAITING, IDLE, ENDED, COMPACTING = (
 # What each state is called on screen: "waiting" is for the user.
 STATE_LABEL = {
     WORKING: "working",
-    WAITING: "waiting for you",
+    WAITING: "waiting",  # for the user: the model answered
     IDLE: "idle",
     ENDED: "ended",
     COMPACTING: "compacting",

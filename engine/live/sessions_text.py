@@ -39,7 +39,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("left", "left", 6, lambda row: row.requests_left, right=True),
     Column("cost", "cost", 7, lambda row: row.cost, right=True),
     Column("last", "last", 8, lambda row: -row.last_write, right=True),
-    Column("state", "state", 15, lambda row: row.state),
+    Column("state", "state", 10, lambda row: row.state),
 )
 COLUMN_KEYS = tuple(column.key for column in COLUMNS)
 DEFAULT_SORT = "fill"
@@ -100,7 +100,7 @@ def cells(row: SessionRow, now: float, depth: int = 0, folded: bool = False) -> 
         agent = f"{'▸' if folded else '▾'}{row.agent}"
     else:
         agent = f" {row.agent}"
-    fill = "-" if row.fill_percent is None else f"{bar(row.fill_percent)} {row.fill_percent:.1f}%"
+    fill = "-" if row.fill_percent is None else f"{bar(row.fill_percent)} {row.fill_percent:5.1f}%"
     text = {
         "agent": agent,
         "project": row.project,

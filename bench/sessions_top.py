@@ -1,0 +1,148 @@
+"""Benchmark of the sessions table (``ctxtop sessions --watch``, the dashboard's sessions screen):
+idle CPU and the refresh after an append, with many sessions on disk.
+
+Lays out a temp home as Claude Code's (``~/.claude/projects/*/``) with ``--active`` sessions
+written now (the bundled demo session) and ``--old`` sessions last written two days ago, starts
+the engine's table and its watcher (``watch_rows``, as the screen and ``--watch`` run it) in a
+thread, then:
+
+- idle: measures the process's CPU time (all threads) over ``--idle`` seconds with no writes;
+- appends: appends one assistant response (a bigger prompt) to a random active session, one at a
+  time, and measures the time from the write to the watcher yielding rows that carry the
+  response's figure (file notification + reading the new bytes + figures + every row), and
+  separately the refresh work alone: ``changed()`` on that file, then every row, sorted and
+  formatted as the table shows them.
+
+Usage: python bench/sessions_top.py [--active 50] [--old 2000] [--appends 30] [--idle 10]
+Targets (issue 19): idle CPU < 3 %, a full refresh of the visible rows <= 100 ms after an append.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from live import response_lines  # noqa: E402
+
+from engine.live.demo import demo_lines  # noqa: E402
+from engine.live.sessions_row import SessionRow  # noqa: E402
+from engine.live.sessions_table import SessionsTable  # noqa: E402
+from engine.live.sessions_text import sort_rows, text_table  # noqa: E402
+from engine.live.sessions_watch import watch_rows  # noqa: E402
+
+
+def lay_out(home: Path, active: int, old: int) -> list[Path]:
+    """The sessions on disk; returns the active ones."""
+    data = b"".join(demo_lines())
+    small = b"".join(demo_lines()[:40])
+    two_days_ago = time.time() - 2 * 86400
+    for index in range(old):
+        project = home / ".claude" / "projects" / f"-home-dev-old-{index // 50:03d}"
+        project.mkdir(parents=True, exist_ok=True)
+        path = project / f"00000000-0000-4000-8000-{index:012d}.jsonl"
+        path.write_bytes(small)
+        os.utime(path, (two_days_ago, two_days_ago))
+    paths = []
+    for index in range(active):
+        project = home / ".claude" / "projects" / f"-home-dev-live-{index // 5:02d}"
+        project.mkdir(parents=True, exist_ok=True)
+        path = project / f"11111111-0000-4000-8000-{index:012d}.jsonl"
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--active", type=int, default=50)
+    parser.add_argument("--old", type=int, default=2000)
+    parser.add_argument("--appends", type=int, default=30)
+    parser.add_argument("--idle", type=float, default=10.0)
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()} on {os.cpu_count()} cores (a shared machine)")
+    with tempfile.TemporaryDirectory(prefix="ctxtop-top-") as folder:
+        home = Path(folder)
+        active = lay_out(home, args.active, args.old)
+        table = SessionsTable(active_minutes=30, env={}, home=home)
+        stop = threading.Event()
+        latest: list[tuple[float, tuple[SessionRow, ...]]] = []
+        started = time.perf_counter()
+
+        def follow() -> None:
+            for rows in watch_rows(table, stop, heartbeat=3600):
+                latest.append((time.perf_counter(), rows))
+
+        worker = threading.Thread(target=follow)
+        worker.start()
+        while not latest:
+            time.sleep(0.01)
+        print(
+            f"start: {time.perf_counter() - started:.2f} s to list {args.active + args.old}"
+            f" sessions and read the {len(latest[0][1])} active ones"
+        )
+        time.sleep(2)  # let the watcher settle
+        cpu, wall = time.process_time(), time.perf_counter()
+        time.sleep(args.idle)
+        idle = 100 * (time.process_time() - cpu) / (time.perf_counter() - wall)
+        print(f"idle CPU: {idle:.2f} % of one core over {args.idle:g} s (goal < 3 %)")
+
+        lines, tokens = response_lines(args.appends)
+        latencies = []
+        for line, expected in zip(lines, tokens, strict=True):
+            path = random.choice(active)
+            seen = len(latest)
+            written = time.perf_counter()
+            with path.open("ab") as out:
+                out.write(line)
+            while True:
+                rows = latest[-1][1] if len(latest) > seen else ()
+                row = next((r for r in rows if r.key == str(path)), None)
+                if row is not None and row.context_tokens == expected:
+                    latencies.append(1000 * (latest[-1][0] - written))
+                    break
+                time.sleep(0.002)
+            time.sleep(0.2)
+        stop.set()
+        worker.join()
+        print(
+            f"append -> rows yielded (notification, 50 ms debounce included): median"
+            f" {statistics.median(latencies):.0f} ms, p95 {percentile(latencies, 0.95):.0f} ms,"
+            f" max {max(latencies):.0f} ms over {len(latencies)} appends"
+        )
+        # The refresh work alone: read the append, figures, every row sorted and formatted.
+        work = []
+        more, _ = response_lines(args.appends * 2)
+        for line in more[args.appends :]:
+            path = random.choice(active)
+            with path.open("ab") as out:
+                out.write(line)
+            begun = time.perf_counter()
+            table.changed([path])
+            text_table(sort_rows(table.rows()), time.time())
+            work.append(1000 * (time.perf_counter() - begun))
+        print(
+            f"refresh of all {len(table.rows())} rows after an append (read, figures, sort,"
+            f" format): median {statistics.median(work):.1f} ms, p95"
+            f" {percentile(work, 0.95):.1f} ms, max {max(work):.1f} ms (goal <= 100 ms)"
+        )
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The sessions screen ("top"): the sample sessions of every agent in one live table, sorted,
+filtered, opened, and kept current as a session file grows and a new one starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dashboard_support import synchronous, wait_until
+from sessions_home import NEW_SESSION, cost_of, report_json, sample_home
+from textual.pilot import Pilot
+
+from engine.agents.discovery import discover
+from engine.config import Settings
+from engine.live.demo import demo_lines
+from engine.live.locate import newest_session
+from engine.live.sessions_row import SessionRow
+from engine.live.sessions_text import sort_rows
+from tui.app import CtxtopApp
+from tui.screens.sessions import SessionsScreen
+
+
+def shown_keys(screen: SessionsScreen) -> list[str]:
+    """The row keys in the table's order, as drawn."""
+    grid = screen.grid
+    return [str(grid.coordinate_to_cell_key((index, 0)).row_key.value) for index in
+            range(grid.row_count)]  # fmt: skip
+
+
+def shown_text(screen: SessionsScreen, key: str) -> str:
+    """One drawn row's cells as text."""
+    return " ".join(str(cell) for cell in screen.grid.get_row(key))
+
+
+def row_of(screen: SessionsScreen, path: Path) -> SessionRow | None:
+    return next((row for row in screen.rows if row.key == str(path)), None)
+
+
+def agrees(row: SessionRow | None, report: dict[str, Any]) -> bool:
+    """The row's figures are the report's."""
+    if row is None:
+        return False
+    forecast = report["analysis"]["forecast"]
+    return (
+        row.context_tokens == report["context_tokens"]["value"]
+        and row.context_source == report["context_tokens"]["source"]
+        and row.fill_percent == report["fill_percent"]
+        and row.requests == report["api_requests"]
+        and row.growth == forecast["growth_per_request"]
+        and row.requests_left == forecast["requests_left"]
+        and row.cost == cost_of(report)
+    )
+
+
+async def on_sessions(pilot: Pilot[None]) -> SessionsScreen:
+    app = pilot.app
+    await wait_until(pilot, lambda: app.screen.id == "sessions" and app.screen.loaded)
+    screen = app.screen
+    assert isinstance(screen, SessionsScreen)
+    return screen
+
+
+@synchronous
+async def test_table_lists_sorts_filters_opens_and_follows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = sample_home(tmp_path / "home", monkeypatch)
+    sessions = discover()
+    assert len(sessions) > 1
+    app = CtxtopApp(newest_session(), settings=Settings(), follow_newest=True,
+                    start_on_sessions=True)  # fmt: skip
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await on_sessions(pilot)
+        # Every session of every agent is a row, sub-agents folded under their parent.
+        assert {row.key for row in screen.rows} == {str(found.path) for found in sessions}
+        assert {row.agent for row in screen.rows} >= {"claude-code", "codex", "gemini-cli",
+                                                      "copilot-cli"}  # fmt: skip
+        assert shown_keys(screen) == [row.key for row in sort_rows(screen.rows, "fill")]
+        fills = [row.fill_percent or 0 for row in sort_rows(screen.rows, "fill")]
+        assert fills == sorted(fills, reverse=True)  # fill, largest first, by default
+        codex = next(row for row in screen.rows if row.agent == "codex")
+        assert "codex" in shown_text(screen, codex.key)
+        assert f"{codex.fill_percent:.1f}%" in shown_text(screen, codex.key)
+
+        # Sorting by the next column (context tokens), then reversed.
+        await pilot.press("s")
+        tokens = [next(r for r in screen.rows if r.key == key).context_tokens
+                  for key in shown_keys(screen)]  # fmt: skip
+        assert tokens == sorted(tokens, reverse=True)
+        await pilot.press("r")
+        tokens = [next(r for r in screen.rows if r.key == key).context_tokens
+                  for key in shown_keys(screen)]  # fmt: skip
+        assert tokens == sorted(tokens)
+
+        # Typing filters; esc clears the filter.
+        await pilot.press(*"gemini")
+        assert [key for key in shown_keys(screen)] == [
+            row.key for row in screen.rows if row.agent == "gemini-cli"
+        ]
+        await pilot.press("escape")
+        assert len(shown_keys(screen)) == len(sessions)
+
+        # Space unfolds a session's sub-agents under it.
+        parent = next(row for row in screen.rows if row.children)
+        screen.grid.move_cursor(row=shown_keys(screen).index(parent.key))
+        await pilot.press("space")
+        keys = shown_keys(screen)
+        start = keys.index(parent.key) + 1
+        assert keys[start : start + len(parent.children)] == [c.key for c in parent.children]
+
+        # A new session file becomes a row, with the figures `ctxtop report` gives.
+        new = home / NEW_SESSION
+        new.parent.mkdir(parents=True)
+        lines = demo_lines()
+        new.write_bytes(b"".join(lines[:40]))
+        report = report_json(new)
+        await wait_until(pilot, lambda: agrees(row_of(screen, new), report))
+        assert new.name.split(".")[0] in report["file"]
+
+        # An append moves the row's figures to the report's new values.
+        with new.open("ab") as out:
+            out.write(b"".join(lines[40:70]))
+        grown = report_json(new)
+        assert grown["context_tokens"]["value"] != report["context_tokens"]["value"]
+        await wait_until(pilot, lambda: agrees(row_of(screen, new), grown))
+        text = shown_text(screen, str(new))
+        assert f"{grown['fill_percent']:.1f}%" in text
+
+        # Enter opens the selected session on the dashboard; `a` comes back to the table.
+        screen.grid.move_cursor(row=shown_keys(screen).index(str(new)))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen.id != "sessions")
+        assert app.path == new
+        await wait_until(pilot, lambda: app.view is not None and app.view.file == str(new))
+        await pilot.press("a")
+        await wait_until(pilot, lambda: app.screen.id == "sessions")
+        assert str(new) in shown_keys(screen)
+
+
+@synchronous
+async def test_one_active_session_opens_the_dashboard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sessions screen comes first only when more than one session was active lately."""
+    from argparse import Namespace
+
+    from tui.launch import build_app
+
+    home = tmp_path / "home"
+    session = home / NEW_SESSION
+    session.parent.mkdir(parents=True)
+    session.write_bytes(b"".join(demo_lines()[:40]))
+    monkeypatch.setenv("HOME", str(home))
+    args = Namespace(demo=False, session=None, agent=None)
+    app = build_app(args)
+    assert isinstance(app, CtxtopApp) and not app.start_on_sessions
+    sample_home(home, monkeypatch)  # now several sessions, all written just now
+    app = build_app(args)
+    assert isinstance(app, CtxtopApp) and app.start_on_sessions
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_sessions(pilot)
