@@ -82,6 +82,7 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
         return Settings()
     if not isinstance(data, dict):
         raise InputError(where, "the settings file must be a mapping of keys to values")
+    # proxy: read by engine.proxy
     known = {"profile", "theme", "refresh", "active_minutes", "thresholds", "llm", "proxy"}
     unknown = tuple(sorted(str(key) for key in data if key not in known))
     raw_thresholds = data.get("thresholds") or {}
