@@ -83,10 +83,16 @@ def watch_rows(
         _notified(table, stop, interval) if use_watchfiles else _polled(stop, interval)
     )
     rescanned = time.monotonic()
+    first = True
     while not stop.is_set():
         paths = next(wake_ups, None)
         if stop.is_set():
             return
+        if first and paths is not None:
+            # A file written between the first listing and the watch's start was notified to
+            # nobody: list once more, now that the watch is in place.
+            table.rescan()
+            first = False
         if paths is None:  # polling: no notification backend, or it failed
             if use_watchfiles:
                 wake_ups, use_watchfiles = _polled(stop, interval), False
