@@ -62,6 +62,7 @@ from tui.screens.compact import CompactScreen
 from tui.screens.edit import EditScreen
 from tui.screens.fork_panel import Sample
 from tui.screens.help import HelpScreen
+from tui.screens.measured import MeasuredScreen
 from tui.screens.nosession import NoSession
 from tui.screens.sessions import sessions_screen
 
@@ -112,6 +113,7 @@ class CtxtopApp(App[None]):
         Binding("slash", "search", "Search", show=False),
         Binding("s", "sort_tools", "Sort", show=False),
         Binding("t", "cycle_theme", "Theme", show=False),
+        Binding("m", "measured", "Measured", show=False),
     ]
     ACTIONS: ClassVar[dict[str, tuple[str, str]]] = {
         "pause": ("Pause / resume", "Freeze the screen; updates wait until resumed"),
@@ -129,6 +131,10 @@ class CtxtopApp(App[None]):
         "cycle_theme": ("Next theme", "Cycle the dark, light, high-contrast and user themes"),
         "help": ("Help", "Keys and what the gauge's marks mean"),
         "sessions": ("All sessions", "Every agent session active lately, live; enter opens one"),
+        "measured": (
+            "Measured prompt",
+            "System prompt, each tool's cost and the cache breakpoints as sent (live mode)",
+        ),
     }
 
     def __init__(
@@ -144,8 +150,10 @@ class CtxtopApp(App[None]):
         use_watchfiles: bool = True,
         newer_check: float = NEWER_CHECK_SECONDS,
         start_on_sessions: bool = False,
+        proxy_port: int | None = None,
     ) -> None:
         super().__init__()
+        self.proxy_port = proxy_port  # live mode: ctxtop's proxy runs beside the dashboard
         self.settings = settings or Settings()
         self.path = path
         self.follow_newest = follow_newest
@@ -205,6 +213,9 @@ class CtxtopApp(App[None]):
         for theme in themes:
             self.register_theme(theme)
         self.theme_names = [theme.name for theme in themes]
+        if self.proxy_port:
+            url = f"http://127.0.0.1:{self.proxy_port}"
+            self.notify(f"ctxtop proxy on {url}: ANTHROPIC_BASE_URL={url} claude", timeout=15)
         wanted = self.settings.theme
         self.theme = wanted if wanted in self.theme_names else self.theme_names[0]
         if self.theme_errors:
@@ -389,6 +400,10 @@ class CtxtopApp(App[None]):
             self._show_session(path)
         if self.screen.id == "sessions":
             self.pop_screen()
+
+    def action_measured(self) -> None:
+        measured = self.view.measured if self.view is not None else None
+        self.push_screen(MeasuredScreen(measured, self.proxy_port))
 
     def action_pause(self) -> None:
         self.paused = not self.paused

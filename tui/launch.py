@@ -10,12 +10,17 @@ import tempfile
 from pathlib import Path
 
 from engine.config import load_settings
+from engine.errors import CtxtopError
 from engine.live.demo import DEMO_SESSION, DemoReplay
 from engine.live.locate import choose, searched
 from engine.live.sessions_table import active_sessions
+from engine.proxy.server import ProxyServer, RunningProxy
+from engine.proxy.settings import load_proxy_settings
 
 
-def build_app(args: argparse.Namespace, demo_dir: Path | None = None) -> object:
+def build_app(
+    args: argparse.Namespace, demo_dir: Path | None = None, proxy_port: int | None = None
+) -> object:
     from tui.app import CtxtopApp
 
     settings = load_settings()
@@ -33,6 +38,7 @@ def build_app(args: argparse.Namespace, demo_dir: Path | None = None) -> object:
         agent=target.agent,
         places=searched(target.agent),
         start_on_sessions=several,
+        proxy_port=proxy_port,
     )
 
 
@@ -55,6 +61,21 @@ def run_dashboard(args: argparse.Namespace) -> int:
             app = build_app(args, Path(folder))
             app.run()  # type: ignore[attr-defined]
         return 0
-    app = build_app(args)
-    app.run()  # type: ignore[attr-defined]
+    proxy = start_proxy() if getattr(args, "proxy", False) else None
+    try:
+        app = build_app(args, proxy_port=proxy.port if proxy else None)
+        app.run()  # type: ignore[attr-defined]
+    finally:
+        if proxy is not None:
+            proxy.stop()
     return 0
+
+
+def start_proxy() -> RunningProxy:
+    """Live mode: the proxy on its own loop in a thread while the dashboard runs."""
+    settings = load_proxy_settings()
+    try:
+        return ProxyServer(settings).start_in_thread()
+    except OSError as error:
+        where = f"127.0.0.1:{settings.port}"
+        raise CtxtopError(f"{where}: cannot listen ({error.strerror or error})") from None

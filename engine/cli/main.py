@@ -63,6 +63,11 @@ def build_dashboard_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ctxtop {__version__}")
     parser.add_argument("--demo", action="store_true", help="replay a bundled sample session")
     parser.add_argument("--agent", help="follow the newest session of this agent only")
+    parser.add_argument(
+        "--proxy",
+        action="store_true",
+        help="live mode: run ctxtop's loopback proxy beside the dashboard (see ctxtop proxy)",
+    )
     parser.add_argument("session", nargs="?", help="a session file to follow")
     return parser
 

@@ -16,6 +16,7 @@ from engine.config import Thresholds
 from engine.errors import CtxtopError
 from engine.live.actions import ActionWatch
 from engine.live.categories import CategoryTotals
+from engine.live.measured import with_measured
 from engine.live.view import LiveView, build_view
 from engine.sessions.report import build_report, encoding_for
 
@@ -88,6 +89,7 @@ class LiveSession:
             analysis=last.analysis,
             outline=last.outline,
             analysis_error=last.analysis_error,
+            measured=last.measured,
         )
 
     def _outside_log(self) -> int | None:
@@ -95,7 +97,7 @@ class LiveSession:
         gauge after a compaction is the sections' sum), else the last request's."""
         analysis = self._last.analysis if self._last is not None else None
         for section in analysis.sections if analysis is not None else ():
-            if section.name == "system" and section.provenance == "inferred":
+            if section.name == "system" and section.provenance in ("inferred", "measured"):
                 return section.tokens
         return self.outside_log
 
@@ -121,6 +123,7 @@ class LiveSession:
             )
         except CtxtopError as error:  # e.g. a user's profile file that does not parse
             view = dataclasses.replace(view, analysis=None, outline=None, analysis_error=str(error))
+        view = with_measured(view)
         self._last = view
         return view
 

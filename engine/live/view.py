@@ -14,6 +14,7 @@ from engine.agents import profile_of
 from engine.analysis.prompt_outline import Outline
 from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
+from engine.proxy.measured import MeasuredPrompt
 from engine.sessions.model import SessionState
 
 OK, WARNING, CRITICAL = "ok", "warning", "critical"
@@ -128,6 +129,8 @@ class LiveView:
     analysis: Analysis | None = field(default=None, compare=False, repr=False)
     outline: Outline | None = field(default=None, compare=False, repr=False)
     analysis_error: str | None = None
+    # The prompt as ctxtop's proxy measured it (live mode), None when not proxied.
+    measured: MeasuredPrompt | None = field(default=None, compare=False, repr=False)
 
     @property
     def compactions(self) -> int:

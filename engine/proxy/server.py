@@ -67,16 +67,21 @@ def _decode(body: bytes) -> Any:
         return None
 
 
+def _session_of(headers: dict[str, str], body: bytes) -> str | None:
+    return session_id(headers, _decode(body))
+
+
 def _measured(
-    route: Route, headers: dict[str, str], body: bytes
+    route: Route, headers: dict[str, str], body: bytes, known: str | None
 ) -> tuple[str | None, dict[str, Any]]:
-    """(session id, the composition of the body): run in a worker thread."""
+    """(session id, the composition of the body): run in a worker thread. ``known``: the id
+    the agent's own body gave (a rewritten body may not hold it)."""
     decoded = _decode(body)
     figures = measure(route.protocol, decoded)
     if isinstance(decoded, dict):
         figures["model"] = str(decoded.get("model") or "") or None
         figures["stream"] = bool(decoded.get("stream")) or route.streamed_by_path
-    return session_id(headers, decoded), figures
+    return known or session_id(headers, decoded), figures
 
 
 class ProxyServer:
@@ -167,15 +172,22 @@ class ProxyServer:
             return await forward(
                 request, self._session, url, body, route, self.settings.max_response_bytes, exchange
             )
+        return await self._model_call(request, route, url, body, exchange)
+
+    async def _model_call(
+        self, request: web.Request, route: Route, url: str, body: bytes, exchange: Exchange
+    ) -> web.StreamResponse:
+        """Offer the body to the rewriter, forward it, and measure it on the side."""
+        assert self._session is not None
         headers = dict(request.headers)
         rewriter = self.hook.current()
-        sent, rewrite_error = body, None
+        sent, rewrite_error, sid = body, None, None
         if rewriter is not None:  # the id first: the rewriter is told whose request it is
-            sid = await asyncio.to_thread(lambda: session_id(headers, _decode(body)))
+            sid = await asyncio.to_thread(_session_of, headers, body)
             sent, rewrite_error = await asyncio.to_thread(
                 rewritten, rewriter, route.protocol, sid, body
             )
-        measuring = asyncio.ensure_future(asyncio.to_thread(_measured, route, headers, sent))
+        measuring = asyncio.ensure_future(asyncio.to_thread(_measured, route, headers, sent, sid))
         try:
             return await forward(
                 request, self._session, url, sent, route, self.settings.max_response_bytes, exchange

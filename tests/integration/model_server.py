@@ -52,7 +52,9 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = {"unparsed": raw.decode("utf-8", "replace")}
         with self.server.lock:
-            self.server.requests.append({"path": self.path, "body": body})
+            self.server.requests.append(
+                {"path": self.path, "body": body, "raw": raw, "headers": dict(self.headers.items())}
+            )
         path = self.path.split("?")[0]
         if path.endswith("/count_tokens"):
             self._json(200, {"input_tokens": max(len(raw) // 4, 1)})
