@@ -82,8 +82,8 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
         return Settings()
     if not isinstance(data, dict):
         raise InputError(where, "the settings file must be a mapping of keys to values")
-    # proxy: read by engine.proxy
-    known = {"profile", "theme", "refresh", "active_minutes", "thresholds", "llm", "proxy"}
+    # proxy: engine.proxy; live: engine.live.auto_live
+    known = {"profile", "theme", "refresh", "active_minutes", "thresholds", "llm", "proxy", "live"}
     unknown = tuple(sorted(str(key) for key in data if key not in known))
     raw_thresholds = data.get("thresholds") or {}
     if not isinstance(raw_thresholds, dict):

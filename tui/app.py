@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.screen import Screen
@@ -47,6 +47,7 @@ from tui.components.sections import SectionsPanel
 from tui.components.subagents import SubagentsTable
 from tui.components.tools import ToolsTable
 from tui.feed import Feed
+from tui.live_apply import LiveApplyApp
 from tui.messages import (
     CutPreviewed,
     FeedProblem,
@@ -74,7 +75,7 @@ SESSIONS_KEEPS = {"quit", "help", "command_palette"}
 ROOMY = (110, 34)
 
 
-class CtxtopApp(App[None]):
+class CtxtopApp(LiveApplyApp):
     TITLE = "ctxtop"
     CSS = """
     /* The file is gone, unreadable or truncated: the figures shown are from before. */
@@ -114,6 +115,7 @@ class CtxtopApp(App[None]):
         Binding("s", "sort_tools", "Sort", show=False),
         Binding("t", "cycle_theme", "Theme", show=False),
         Binding("m", "measured", "Measured", show=False),
+        Binding("l", "stop_live", "Stop live"),  # in the footer only while a plan is in force
     ]
     ACTIONS: ClassVar[dict[str, tuple[str, str]]] = {
         "pause": ("Pause / resume", "Freeze the screen; updates wait until resumed"),
@@ -134,6 +136,10 @@ class CtxtopApp(App[None]):
         "measured": (
             "Measured prompt",
             "System prompt, each tool's cost and the cache breakpoints as sent (live mode)",
+        ),
+        "stop_live": (
+            "Stop applying live",
+            "The proxy sends the agent's own requests again (after Apply live)",
         ),
     }
 
@@ -232,6 +238,7 @@ class CtxtopApp(App[None]):
             self.set_interval(self.newer_check, self._check_newer)
             self._check_newer()  # says now if newer files were passed over
         self._show_session(self.path)
+        self.start_live_checks()
         if self.start_on_sessions:
             self.action_sessions()
 
@@ -374,6 +381,8 @@ class CtxtopApp(App[None]):
         if self.screen.id == "sessions" and action not in SESSIONS_KEEPS:
             return False  # the dashboard's keys act on the dashboard; there they filter
         # Pinning means something only when following the newest session: else not in the footer.
+        if action == "stop_live":
+            return self.live is not None and self.live.plan is not None
         return action != "pin" or self.follow_newest
 
     def action_help(self) -> None:
@@ -468,9 +477,9 @@ class CtxtopApp(App[None]):
             self.notify("No session to edit yet.")
             return
         path = self.path
-        self.push_screen(
-            EditScreen(path, self._sample()), lambda outcome: self._edited(outcome, path)
-        )
+        panel = EditScreen(path, self._sample())
+        panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
     def action_compact(self) -> None:
         if self.path is None or self.view is None:
@@ -479,10 +488,9 @@ class CtxtopApp(App[None]):
         path = self.path
         analysis = self.view.analysis
         growth = analysis.forecast.growth_per_request if analysis is not None else None
-        self.push_screen(
-            CompactScreen(path, self.settings.llm, growth, self._sample()),
-            lambda outcome: self._edited(outcome, path),
-        )
+        panel = CompactScreen(path, self.settings.llm, growth, self._sample())
+        panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
     def _sample(self) -> Sample:
         """What the dashboard shows (frozen while paused): the panels preview the same bytes

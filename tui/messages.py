@@ -78,3 +78,11 @@ class CutPreviewed(Message):
         self.source = source
         self.note = note
         self.call_ids = call_ids
+
+
+class LiveChanged(Message):
+    """A live plan was put in force or stopped for ``session_id``: the header looks again."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id

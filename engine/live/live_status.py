@@ -5,13 +5,16 @@ reported usage), beside what the agent holds (the plan's figures, made from the 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
+from engine.files import open_regular
 from engine.proxy.live_plan import LivePlan, PlanCache
-from engine.proxy.store import read_measurements
+from engine.proxy.store import measurement_path
 
 _PLANS = PlanCache()
+TAIL_BYTES = 64 * 1024  # the session's latest measurement lines are in its file's last bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,16 +59,35 @@ class LiveStatus:
             how = "reported" if received.reported is not None else "measured"
             model = f"the model receives {figure:,} ({how})"
         if self.plan is None:
-            return f"not edited live; {model}"
+            return f"proxied: {model}"
         held = self.plan.figures.get("tokens_before")
         agent = f"the agent holds ~{held:,} tokens" if isinstance(held, int) else "the agent"
         state = "edited live" if self.plan.kind == "edit" else "compacted live"
         return f"{state}: {agent}, {model}"
 
 
+def last_measurement(session_id: str) -> dict[str, Any] | None:
+    """The session's latest measurement line, read from the end of its file (the dashboard
+    asks every few seconds; a long session's file is not read whole)."""
+    try:
+        with open(open_regular(measurement_path(session_id)), "rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(size - TAIL_BYTES, 0))
+            tail = handle.read()
+    except OSError:
+        return None
+    for raw in reversed(tail.split(b"\n")):
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue  # a torn first line of the tail, or the empty last one
+        if isinstance(line, dict):
+            return line
+    return None
+
+
 def live_status(session_id: str) -> LiveStatus:
-    """The session's plan and its latest measured request (only the last line counts)."""
-    lines = read_measurements(session_id)
-    models = [line for line in lines if line.get("status") is not None]
-    received = Received.from_line(models[-1]) if models else None
+    """The session's plan and its latest measured request."""
+    line = last_measurement(session_id)
+    received = Received.from_line(line) if line is not None else None
     return LiveStatus(session_id, _PLANS.get(session_id), received)

@@ -32,6 +32,8 @@ class SessionHeader(Static):
     updated: reactive[str] = reactive("")
     demo_loop: reactive[int | None] = reactive(None)  # the demo's replay (1, 2, …), else None
     stale: reactive[str] = reactive("")  # why the figures shown are no longer the file's
+    # "edited live: the agent holds …, the model receives …" while the session is proxied
+    live: reactive[str] = reactive("")
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("ctxtop", **kwargs)  # type: ignore[arg-type]
@@ -68,6 +70,8 @@ class SessionHeader(Static):
             Text(fmt.shown(view.model or "unknown model", limit=MODEL_WIDTH)),
             state,
         ]
+        if self.live:
+            parts.append(Text(self.live, style="bold"))
         if view.what_if is not None:
             parts.append(Text(f"WHAT-IF window {fmt.tokens(view.what_if)}", style="bold reverse"))
         if view.foreign_profile is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,6 +34,8 @@ from engine.compaction.items import plural
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
 from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, Prepared, compact_session
+from engine.live.apply_plan import apply_compact
+from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, Sample, context_text, written_text
 
@@ -332,6 +335,22 @@ class CompactScreen(ForkPanel):
         self.query_one("#compact-cut-box").display = False
         self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
         self.lock_policy()
+
+    def live_job(self) -> Callable[[], LivePlan] | None:
+        choice, session, sample = self.choice(), self.live_session, self.sample
+        if choice is None or session is None or self.outcome is None:
+            return None
+        prepared = Prepared.from_outcome(self.outcome)  # the summary shown is the one applied
+        return lambda: apply_compact(
+            self.path,
+            session,
+            summarizer=choice[0],
+            keep_rounds=choice[1],
+            llm=self.llm,
+            prepared=prepared,
+            upto=sample.upto,
+            shown=sample.shown,
+        )[0]
 
     @on(Button.Pressed, "#compact-close")
     def _close_pressed(self) -> None:

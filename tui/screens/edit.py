@@ -7,6 +7,7 @@ change of the policy starts a new preview and an older one that finishes late is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -19,6 +20,8 @@ from textual.widgets import Button, Input, Select, Static
 from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
 from engine.errors import CtxtopError
 from engine.forks.edit import edit_session
+from engine.live.apply_plan import apply_edit
+from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, context_text, written_text
 
@@ -236,6 +239,14 @@ class EditScreen(ForkPanel):
             return
         self.query_one("#edit-preview", Static).update(written_text(outcome))
         self.lock_policy()
+
+    def live_job(self) -> Callable[[], LivePlan] | None:
+        policy, session, sample = self.policy(), self.live_session, self.sample
+        if policy is None or session is None:
+            return None
+        return lambda: apply_edit(self.path, policy, session, upto=sample.upto, shown=sample.shown)[
+            0
+        ]
 
     @on(Button.Pressed, "#edit-close")
     def action_close(self) -> None:

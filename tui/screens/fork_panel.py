@@ -3,19 +3,22 @@ the write and close buttons, and the lines that say where the fork went."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual import on, work
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Label, Select
 
+from engine.errors import CtxtopError
+from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
-from tui.messages import CutPreviewed
+from tui.messages import CutPreviewed, LiveChanged
 
 CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared (or would clear)
 
@@ -58,6 +61,9 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
     tool calls it would change (``planned``), for the prompt tree."""
 
     PLANNED_NOTE = f"{CLEARED_MARK} would clear"
+    # The session's id when its requests go through ctxtop's proxy (set by the app): then
+    # "Apply live" is offered beside "Write fork".
+    live_session: str | None = None
 
     DEFAULT_CSS = """
     ForkPanel { align: center middle; }
@@ -92,6 +98,11 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         if outcome is not None and self.written is None:
             note, ids = self.PLANNED_NOTE, self.planned(outcome)
             self.app.post_message(CutPreviewed(self.path, note, ids))
+        ready = outcome is not None and bool(
+            outcome.get("changed") or outcome.get("summarised_rounds")
+        )
+        for button in self.query(".apply-live"):
+            button.disabled = not ready
 
     @staticmethod
     def planned(outcome: dict[str, Any]) -> frozenset[str]:
@@ -109,14 +120,55 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         select = Select([(o, o) for o in options], value=value, allow_blank=False, id=widget_id)
         return cls.field(label, select)
 
-    @staticmethod
-    def buttons(prefix: str) -> Horizontal:
-        """``#<prefix>-write`` (off until a preview is shown) and ``#<prefix>-close``."""
-        return Horizontal(
-            Button("Write fork", variant="primary", id=f"{prefix}-write", disabled=True),
-            Button("Close", id=f"{prefix}-close"),
-            classes="buttons",
+    def buttons(self, prefix: str) -> Horizontal:
+        """``#<prefix>-write`` (off until a preview is shown), ``#<prefix>-live`` when the
+        session is proxied (off until a preview changes something) and ``#<prefix>-close``."""
+        buttons = [Button("Write fork", variant="primary", id=f"{prefix}-write", disabled=True)]
+        if self.live_session:
+            live = Button("Apply live", id=f"{prefix}-live", classes="apply-live", disabled=True)
+            buttons.append(live)
+        buttons.append(Button("Close", id=f"{prefix}-close"))
+        return Horizontal(*buttons, classes="buttons")
+
+    def live_job(self) -> Callable[[], LivePlan] | None:
+        """What "Apply live" runs (in a worker): the panel's choices as a live plan put in
+        force; None while the choices are incomplete."""
+        return None
+
+    @on(Button.Pressed, ".apply-live")
+    def _apply_live_pressed(self) -> None:
+        job = self.live_job()
+        if job is None:
+            return
+        for button in self.query(".apply-live"):
+            button.disabled = True
+        self._apply_live(job)
+
+    @work(thread=True, exclusive=True, group="apply-live")
+    def _apply_live(self, job: Callable[[], LivePlan]) -> None:
+        try:
+            plan = job()
+        except CtxtopError as error:
+            self.app.call_from_thread(self._live_failed, str(error))
+            return
+        self.app.call_from_thread(self._live_applied, plan)
+
+    def _live_failed(self, problem: str) -> None:
+        self.app.notify(
+            fmt.shown(problem), title="Not applied live", severity="error", markup=False
         )
+
+    def _live_applied(self, plan: LivePlan) -> None:
+        self.app.post_message(LiveChanged(plan.session_id))
+        self.app.notify(
+            "from the next request the proxy sends the model the "
+            + ("placeholders" if plan.kind == "edit" else "summary")
+            + "; the agent's log keeps the originals. l stops it.",
+            title=f"Applied live: {'edited' if plan.kind == 'edit' else 'compacted'}",
+            timeout=10,
+            markup=False,
+        )
+        self.dismiss(self.written)
 
     def lock_policy(self) -> None:
         """The fork is written: its choices can no longer change."""
