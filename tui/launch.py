@@ -14,6 +14,7 @@ from engine.errors import CtxtopError
 from engine.live.demo import DEMO_SESSION, DemoReplay
 from engine.live.locate import choose, searched
 from engine.live.sessions_table import active_sessions
+from engine.proxy.rewrite_live import LiveRewriter
 from engine.proxy.server import ProxyServer, RunningProxy
 from engine.proxy.settings import load_proxy_settings
 
@@ -75,7 +76,8 @@ def start_proxy() -> RunningProxy:
     """Live mode: the proxy on its own loop in a thread while the dashboard runs."""
     settings = load_proxy_settings()
     try:
-        return ProxyServer(settings).start_in_thread()
+        # Live plans (Apply live, ctxtop edit --live) apply from the session's next request.
+        return ProxyServer(settings, rewriter=LiveRewriter()).start_in_thread()
     except OSError as error:
         where = f"127.0.0.1:{settings.port}"
         raise CtxtopError(f"{where}: cannot listen ({error.strerror or error})") from None
