@@ -11,15 +11,20 @@ thread, then:
   time, and measures the time from the write to the watcher yielding rows that carry the
   response's figure (file notification + reading the new bytes + figures + every row), and
   separately the refresh work alone: ``changed()`` on that file, then every row, sorted and
-  formatted as the table shows them.
+  formatted as the table shows them;
+- then the same in the dashboard (headless, 160x50, the sessions screen on top of the dashboard
+  following one of the sessions): the whole app's idle CPU, and the time from an append to the
+  screen's table holding every row again with the new figure (``render_rows`` done; the paint
+  follows on the next frame).
 
-Usage: python bench/sessions_top.py [--active 50] [--old 2000] [--appends 30] [--idle 10]
+Usage: python bench/sessions_top.py [--active 50] [--old 2000] [--appends 30] [--idle 10] [--no-tui]
 Targets (issue 19): idle CPU < 3 %, a full refresh of the visible rows <= 100 ms after an append.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import random
 import statistics
@@ -68,12 +73,62 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+async def measure_tui(home: Path, active: list[Path], appends: int, idle: float) -> None:
+    """The app with the sessions screen: idle CPU, append -> the table redrawn with it."""
+    os.environ["HOME"] = str(home)
+    os.environ["CTXTOP_CONFIG_DIR"] = str(home / "ctxtop-config")
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME"):
+        os.environ.pop(name, None)
+    from tui.app import CtxtopApp
+    from tui.screens.sessions import SessionsScreen
+
+    drawn: list[tuple[float, dict[str, int]]] = []
+    render = SessionsScreen.render_rows
+
+    spent: list[float] = []
+
+    def timed(screen: SessionsScreen) -> None:
+        begun = time.perf_counter()
+        render(screen)
+        drawn.append((time.perf_counter(), {r.key: r.context_tokens for r in screen.rows}))
+        spent.append(1000 * (drawn[-1][0] - begun))
+
+    SessionsScreen.render_rows = timed  # type: ignore[method-assign]
+    app = CtxtopApp(active[0], follow_newest=True, start_on_sessions=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        while not (isinstance(app.screen, SessionsScreen) and len(app.screen.rows) == len(active)):
+            await pilot.pause(0.05)
+        await asyncio.sleep(3)  # the dashboard's first analysis, the watcher settling
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.sleep(idle)
+        used = 100 * (time.process_time() - cpu) / (time.perf_counter() - wall)
+        print(f"dashboard idle CPU (sessions screen shown): {used:.2f} % of one core (goal < 3 %)")
+        lines, tokens = response_lines(appends * 3)
+        latencies = []
+        for line, expected in list(zip(lines, tokens, strict=True))[appends * 2 :]:
+            path = random.choice(active[1:])  # not the session the dashboard follows
+            written = time.perf_counter()
+            with path.open("ab") as out:
+                out.write(line)
+            while not (drawn and drawn[-1][1].get(str(path)) == expected):
+                await asyncio.sleep(0.002)
+            latencies.append(1000 * (drawn[-1][0] - written))
+            await asyncio.sleep(0.2)
+        print(
+            f"append -> sessions screen redrawn with it: median {statistics.median(latencies):.0f}"
+            f" ms, p95 {percentile(latencies, 0.95):.0f} ms, max {max(latencies):.0f} ms over"
+            f" {len(latencies)} appends (goal <= 100 ms); drawing the table itself: median"
+            f" {statistics.median(spent):.1f} ms, max {max(spent):.1f} ms"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--active", type=int, default=50)
     parser.add_argument("--old", type=int, default=2000)
     parser.add_argument("--appends", type=int, default=30)
     parser.add_argument("--idle", type=float, default=10.0)
+    parser.add_argument("--no-tui", action="store_true", help="the engine's figures only")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()} on {os.cpu_count()} cores (a shared machine)")
     with tempfile.TemporaryDirectory(prefix="ctxtop-top-") as folder:
@@ -141,6 +196,8 @@ def main() -> None:
             f" format): median {statistics.median(work):.1f} ms, p95"
             f" {percentile(work, 0.95):.1f} ms, max {max(work):.1f} ms (goal <= 100 ms)"
         )
+        if not args.no_tui:
+            asyncio.run(measure_tui(home, active, args.appends, args.idle))
     print(f"load average after: {os.getloadavg()}")
 
 

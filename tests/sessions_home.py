@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,9 @@ def sample_home(root: Path, monkeypatch: pytest.MonkeyPatch, written: float | No
         shutil.copytree(SAMPLES / source, root / target, dirs_exist_ok=True)
     for path in root.rglob("PROVENANCE.md"):
         path.unlink()
-    if written is not None:
-        for path in root.rglob("*"):
-            os.utime(path, (written, written))
+    written = time.time() if written is None else written  # copies keep the samples' times
+    for path in root.rglob("*"):
+        os.utime(path, (written, written))
     monkeypatch.setenv("HOME", str(root))
     for name in HOME_VARIABLES:
         monkeypatch.delenv(name, raising=False)

@@ -98,6 +98,10 @@ class SessionsScreen(Screen[None]):
         self.descending = True
         self.unfolded: set[str] = set()
         self.stop = threading.Event()
+        # What the table holds now: its columns (key, width, sorted, descending) and rows.
+        self._heads: tuple[tuple[str, int, bool, bool], ...] = ()
+        self._drawn: dict[str, list[Text]] = {}
+        self._built: dict[str, tuple[list[tuple[str, str]], list[Text]]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("", id="sessions-title")
@@ -153,45 +157,81 @@ class SessionsScreen(Screen[None]):
         return widths
 
     def render_rows(self) -> None:
+        """Draw the rows, changing only what changed: rows added or gone, changed cells, the
+        order (an append changes one row's figures; rebuilding 50 rows costs far more)."""
         if not self.is_mounted:
             return
         grid = self.grid
-        selected = self._selected_key()
         widths = self._widths()
-        grid.clear(columns=True)
-        for column in COLUMNS:
-            if column.key in widths:
-                arrow = ARROW[self.descending] if column.key == self.sort_by else ""
-                title = f"{column.title}{arrow}"
-                grid.add_column(self._cell(title, widths[column.key], column.right), key=column.key)
+        heads = tuple((key, width, key == self.sort_by, self.descending) for key, width in
+                      widths.items())  # fmt: skip
+        if heads != self._heads:
+            self._heads, self._drawn, self._built = heads, {}, {}
+            grid.clear(columns=True)
+            for column in COLUMNS:
+                if column.key in widths:
+                    arrow = ARROW[self.descending] if column.key == self.sort_by else ""
+                    title = self._cell(f"{column.title}{arrow}", widths[column.key], column.right)
+                    grid.add_column(title, key=column.key)
         now = self.table.clock()
-        for row, depth in self.shown():
-            text = cells(row, now, depth, folded=row.key not in self.unfolded)
-            grid.add_row(*self._styled(row, text, widths), key=row.key)
-        if selected is not None and selected in grid.rows:
-            grid.move_cursor(row=grid.get_row_index(selected))
+        rows = {row.key: self._texts(row, depth, now, widths) for row, depth in self.shown()}
+        selected = self._selected_key()
+        order = [key for key in self._drawn if key in rows]
+        for key in self._drawn.keys() - rows.keys():
+            grid.remove_row(key)
+        columns = list(grid.columns)
+        for key, texts in rows.items():
+            old = self._drawn.get(key)
+            if old is None:
+                grid.add_row(*texts, key=key)
+                order.append(key)
+            elif old is not texts:
+                for column, was, now_text in zip(columns, old, texts, strict=True):
+                    if was is not now_text:
+                        grid.update_cell(key, column, now_text, update_width=False)
+        if order != list(rows):
+            place = {id(texts[0]): index for index, texts in enumerate(rows.values())}
+            grid.sort(key=lambda values: place[id(values[0])])
+        self._drawn = rows
+        self._built = {key: self._built[key] for key in rows}
+        if selected is not None and selected in rows:
+            index = grid.get_row_index(selected)
+            if index != grid.cursor_row:
+                grid.move_cursor(row=index)
         self._title()
+
+    def _texts(self, row: SessionRow, depth: int, now: float, widths: dict[str, int]) -> list[Text]:
+        """The row's cells, the same objects as last time for the cells whose text is the same
+        (building rich Texts is most of a redraw's cost)."""
+        text = cells(row, now, depth, folded=row.key not in self.unfolded)
+        styles = self._styles(row)
+        plain = [(text[key], styles.get(key, "")) for key in widths]
+        built = self._built.get(row.key)
+        if built is not None and built[0] == plain:
+            return built[1]
+        old = built[1] if built is not None else None
+        texts = []
+        for index, (key, (value, style)) in enumerate(zip(widths, plain, strict=True)):
+            if built is not None and old is not None and built[0][index] == (value, style):
+                texts.append(old[index])
+                continue
+            column = COLUMNS[COLUMN_KEYS.index(key)]
+            if key == "project" and value[:1] in "/~":
+                value = cut_left(value, widths[key])  # a path's end says the most
+            texts.append(self._cell(value, widths[key], column.right, style))
+        self._built[row.key] = (plain, texts)
+        return texts
 
     def _cell(self, text: str, width: int, right: bool, style: str = "") -> Text:
         text = text[:width]
         return Text(" " + (text.rjust(width) if right else text.ljust(width)), style=style)
 
-    def _styled(self, row: SessionRow, text: dict[str, str], widths: dict[str, int]) -> list[Text]:
+    def _styles(self, row: SessionRow) -> dict[str, str]:
         colours = self.app.theme_variables
-        styles = {
+        return {
             "fill": colours.get(LEVEL_STYLE[level(row, self.thresholds)], ""),
             "state": colours.get(STATE_STYLE.get(row.state, ""), ""),
         }
-        shown = []
-        for column in COLUMNS:
-            if column.key not in widths:
-                continue
-            value = text[column.key]
-            width = widths[column.key]
-            if column.key == "project" and value[:1] in "/~":
-                value = cut_left(value, width)  # a path's end says the most
-            shown.append(self._cell(value, width, column.right, styles.get(column.key, "")))
-        return shown
 
     def _title(self) -> None:
         sessions = len(self.rows)
