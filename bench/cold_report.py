@@ -1,7 +1,10 @@
 """Cold `ctxtop report --json` on big Claude Code sessions: a scaling table beside the goals.
 
 For each size, builds a Claude Code session in a temp dir from the bundled real Claude Code logs
-(bench/tail.py's generator: fresh uuids, message and tool call ids per copy, one parentUuid chain),
+(bench/tail.py's generator: fresh uuids, message and tool call ids per copy, one parentUuid chain,
+an auto-compaction each time the chain since the last one holds about a 200k-token window of lines,
+as Claude Code compacts; ``--no-compactions`` builds one chain of the whole file instead, a context
+no agent could send),
 then runs `ctxtop report --json FILE` as a whole process, ``--runs`` times, each with an empty
 token-count cache, config and data dir (a cold open: the first time a file is opened), then
 ``--runs`` times more with the count cache the first run left (a re-open: the tokenizer's counts
@@ -12,6 +15,7 @@ ccusage 17 (into the temp dir, before any timing), the same file is also given t
 and timed the same way; it runs offline on loopback-free local files.
 
 Usage: python bench/cold_report.py [--sizes 10,100,1000] [--runs 3] [--no-ccusage] [--no-reopen]
+       [--no-compactions]
 The files (1 GB for 1000) are deleted at the end.
 Goals (issue 16): 100 MB <= 1.5 s and <= 300 MB peak RSS; 1 GB <= 12 s; time per MB flat.
 """
@@ -31,7 +35,7 @@ from time import perf_counter
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from tail import build  # noqa: E402
+from tail import WINDOW_BYTES, build  # noqa: E402
 
 CTXTOP = Path(sys.executable).parent / "ctxtop"
 GOALS = {100: "<= 1.5 s, <= 300 MB", 1000: "<= 12 s"}
@@ -116,6 +120,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-ccusage", action="store_true")
     parser.add_argument("--no-reopen", action="store_true", help="skip the warm-cache runs")
+    parser.add_argument("--no-compactions", action="store_true", help="one chain, no compaction")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -133,7 +138,7 @@ def main() -> int:
         print(header)
         for size in sizes:
             session = scratch / f"session-{size}mb.jsonl"
-            build(session, size << 20)
+            build(session, size << 20, compact_every=None if args.no_compactions else WINDOW_BYTES)
             megabytes = session.stat().st_size / 2**20
             with session.open("rb") as lines:
                 count = sum(1 for _ in lines)

@@ -41,6 +41,14 @@ from engine.tokens import get_encoding  # noqa: E402
 
 SAMPLE = ROOT / "sample_sessions" / "claude-code"
 APPENDS = 1000
+# The summary Claude Code writes after a compaction (the bundled demo session's opening words).
+COMPACT_SUMMARY = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier portion of the conversation.\n\nSummary:\n"
+    "1. Primary Request and Intent: keep working on the calculator."
+)
+# About a 200k-token window of log lines (~4 bytes a token): where Claude Code auto-compacts.
+WINDOW_BYTES = 640 << 10
 
 
 def template_records() -> list[dict[str, Any]]:
@@ -60,18 +68,69 @@ def template_records() -> list[dict[str, Any]]:
 class Generator:
     """Endless Claude Code lines: the template repeated with fresh ids on one chain."""
 
-    def __init__(self) -> None:
+    def __init__(self, compact_every: int | None = None) -> None:
         self.template = template_records()
         self.round = 0
         self.index = 0
         self.leaf: str | None = None
         self.uuid_map: dict[str, str] = {}
+        # Auto-compaction as Claude Code does it: once the chain since the last compaction holds
+        # about a window's worth of lines (``compact_every`` bytes), a boundary and a summary.
+        self.compact_every = compact_every
+        self.since_compaction = 0
+        self.compactions = 0
+        self.queued: list[bytes] = []
 
     def next_line(self) -> bytes:
+        if self.queued:
+            return self.queued.pop(0)
         if self.index == len(self.template):
             self.index = 0
             self.round += 1
             self.uuid_map = {}
+            if self.compact_every and self.since_compaction >= self.compact_every:
+                self.since_compaction = 0
+                self.queued = self._compaction()
+                return self.queued.pop(0)
+        line = self._template_line()
+        self.since_compaction += len(line)
+        return line
+
+    def _compaction(self) -> list[bytes]:
+        """A compact_boundary (a new root) and the summary that starts the next chain, shaped
+        like the boundary and summary of the bundled demo session (Claude Code 2.1)."""
+        self.compactions += 1
+        suffix = f"{self.compactions:012x}"
+        boundary = f"c0c0c0c0-0000-4000-8000-{suffix}"
+        summary = f"5c5c5c5c-0000-4000-8000-{suffix}"
+        meta = {"trigger": "auto", "preTokens": 167_000, "durationMs": 1080}
+        records = [
+            {
+                "parentUuid": None,
+                "logicalParentUuid": self.leaf,
+                "isSidechain": False,
+                "type": "system",
+                "subtype": "compact_boundary",
+                "content": "Conversation compacted",
+                "isMeta": False,
+                "uuid": boundary,
+                "level": "info",
+                "compactMetadata": meta,
+            },
+            {
+                "parentUuid": boundary,
+                "isSidechain": False,
+                "type": "user",
+                "message": {"role": "user", "content": f"{COMPACT_SUMMARY} (#{self.compactions})"},
+                "isVisibleInTranscriptOnly": True,
+                "isCompactSummary": True,
+                "uuid": summary,
+            },
+        ]
+        self.leaf = summary
+        return [json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in records]
+
+    def _template_line(self) -> bytes:
         record = dict(self.template[self.index])
         self.index += 1
         suffix = f"{self.round:08x}"
@@ -119,8 +178,14 @@ class Generator:
         return block
 
 
-def build(path: Path, size: int, make: Callable[[], Generator] = Generator) -> Generator:
+def build(
+    path: Path,
+    size: int,
+    make: Callable[[], Generator] = Generator,
+    compact_every: int | None = None,
+) -> Generator:
     generator = make()
+    generator.compact_every = compact_every
     written = 0
     with path.open("wb") as handle:
         while written < size:
