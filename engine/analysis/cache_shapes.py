@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import islice
 
 from engine.analysis.cache_sim import Boundary, RequestShape
 from engine.analysis.placement import OnContext
 from engine.analysis.sections import content_kind, is_typed_user_message
 from engine.analysis.setup import Setup
 from engine.analysis.snapshot import Breakpoint
-from engine.sessions.model import Message, Response, SessionState
+from engine.sessions.model import Message, Response, SessionState, Usage
 
 SYSTEM_KEY = "system"
 LOOKBACK = 20  # earlier prompts a request is checked against (Anthropic looks 20 blocks back)
@@ -26,8 +28,70 @@ LOOKBACK = 20  # earlier prompts a request is checked against (Anthropic looks 2
 RESULT_FRAMING = 20
 
 
+@dataclass(slots=True)
+class _Walk:
+    """Where the walk over a session's responses stands: its epoch (a run of requests that may
+    read each other's prefixes), the ends of that run's latest prompts, the shapes so far."""
+
+    logged: bool = False  # any response has cache figures
+    epoch: int = 0
+    compactions: int = 0
+    systems: int = 0  # system prompts sent so far besides the first, at a restart
+    previous_prompt: int = 0
+    prompt_ends: list[Boundary] = field(default_factory=list)  # this epoch's, newest last
+    ends_digest: int = 0  # a hash of all of them, for the memo
+    after: int = 0  # the line of the last response walked
+    last: tuple[Response, Usage] | None = None  # that response and its usage then
+    shapes: list[RequestShape] = field(default_factory=list)
+
+    def new_epoch(self) -> None:
+        self.epoch, self.prompt_ends, self.ends_digest = self.epoch + 1, [], 0
+
+    def copy(self) -> _Walk:
+        return replace(self, prompt_ends=list(self.prompt_ends), shapes=list(self.shapes))
+
+    def still_first(self, state: SessionState, count: int) -> bool:
+        """Whether the session's first ``count`` responses are still the ones walked (the
+        newest of them the same object, with the same usage)."""
+        if count == 0 or self.last is None:
+            return count == 0
+        response = next(islice(state.responses.values(), count - 1, None), None)
+        return response is self.last[0] and response.usage is self.last[1]
+
+
+class _EditLines:
+    """The sorted lines of a session's calls to some tools, taken in as calls arrive (the
+    session's calls only grow), for ``new_system_restarts``."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, Sequence[str]] | None = None
+        self._seen = 0
+        self._lines: list[int] = []
+        self._found: tuple[tuple[int, int], list[int]] = ((0, 0), [])
+
+    def of(self, state: SessionState, tools: Sequence[str]) -> list[int]:
+        if not tools or not state.process_starts:
+            return []
+        if self._key != (id(state), tools) or self._seen > len(state.tools):
+            self._key, self._seen, self._lines = (id(state), tools), 0, []
+            self._found = ((-1, -1), [])
+        for call in islice(state.tools.values(), self._seen, None):
+            if call.name in tools:
+                bisect.insort(self._lines, call.line)
+        self._seen = len(state.tools)
+        counts = (len(state.process_starts), len(self._lines))
+        if self._found[0] != counts:  # worked out again only when starts or edits came
+            self._found = (counts, restarts_after_edits(state.process_starts, self._lines))
+        return self._found[1]
+
+
 class ShapeBuilder:
     def __init__(self) -> None:
+        self._restarts = _EditLines()
+        # The walk up to the last response that is final (before the last compaction and off
+        # the context), with what it was made on and how many responses it took in: a live
+        # session's next update walks only what came after it.
+        self._checkpoint: tuple[tuple[object, ...], int, _Walk] | None = None
         self._shape_memo: dict[str, tuple[tuple[object, ...], RequestShape]] = {}
         self._first: tuple[tuple[str, int, int], str] | None = None
         # The context's stable instructions (how many lead it) and typed user messages, worked
@@ -59,102 +123,144 @@ class ShapeBuilder:
         cumulative: Sequence[int],
         system: int,
     ) -> list[RequestShape]:
-        logged = any(
-            r.usage.cache_read_tokens or r.usage.cache_write_tokens
-            for r in state.responses.values()
-        )
-        placed = {item.response.key: item for item in on_context}
         rules = setup.cache.breakpoints
         automatic = setup.cache.style == "automatic"
-        compaction_lines = sorted(c.line for c in state.compactions)
-        summaries = self._summary_requests(state) if setup.cache.summary_request_uncached else set()
-        shapes: list[RequestShape] = []
+        restarts = self._restarts.of(state, setup.cache.process_start_new_system_after)
+        key = (id(state), system, rules, automatic, setup.cache, tuple(restarts))
+        walk, start = self._resume(state, key)
+        responses: Iterator[Response] = islice(state.responses.values(), start, None)
+        if not walk.logged:
+            ahead = list(responses)
+            walk.logged = any(u.cache_read_tokens or u.cache_write_tokens for u in _usages(ahead))
+            if walk.logged and start:  # the checkpoint was made on other terms: start over
+                self._checkpoint = None
+                return self.shapes(state, setup, on_context, context, cumulative, system)
+            responses = iter(ahead)
+        placed = {item.response.key: item for item in on_context}
+        compaction_lines = sorted(c.line for c in state.compactions if c.line >= walk.after)
+        summaries = (
+            self._summary_requests(state, start, compaction_lines)
+            if setup.cache.summary_request_uncached
+            else set()
+        )
+        frozen_until = state.last_rewrite_line
+        restarts = [line for line in restarts if line >= walk.after]
+        shapes = walk.shapes
         self._marks = None
-        epoch = 0
-        compactions = 0
         new_system = setup.cache.compaction_changes_system
-        previous_prompt = 0
-        prompt_ends: list[Boundary] = []  # earlier prompts of this epoch, newest last
-        ends_digest = 0  # a hash of all of them, for the memo
-        restarts = new_system_restarts(state, setup.cache.process_start_new_system_after)
-        systems = 0  # system prompts sent so far besides the first, at a restart
-        for response in state.responses.values():
+        for response in responses:
+            item = placed.get(response.key)
+            if item is None and response.line < frozen_until:
+                # Before the last compaction and off the context: its shape is final, and so is
+                # the walk up to it (the next call starts from here).
+                self._checkpoint = (key, start, walk.copy())
+            start += 1
             usage = response.usage
             prompt = usage.input_tokens_total
             while compaction_lines and compaction_lines[0] < response.line:
                 compaction_lines.pop(0)
-                epoch, prompt_ends, ends_digest = epoch + 1, [], 0
-                compactions += 1
+                walk.new_epoch()
+                walk.compactions += 1
             while restarts and restarts[0] < response.line:
                 restarts.pop(0)
-                epoch, prompt_ends, ends_digest = epoch + 1, [], 0
-                systems += 1
-            item = placed.get(response.key)
-            if item is None and prompt < previous_prompt:
+                walk.new_epoch()
+                walk.systems += 1
+            if item is None and prompt < walk.previous_prompt:
                 # The prompt shrank without a compaction: its history was rewritten.
-                epoch, prompt_ends, ends_digest = epoch + 1, [], 0
-            previous_prompt = prompt
+                walk.new_epoch()
+            walk.previous_prompt = prompt
+            walk.after, walk.last = response.line, (response, usage)
             if response.key in summaries:
-                shapes.append(self._summary_shape(response, logged))
+                shapes.append(self._summary_shape(response, walk.logged))
                 continue
             if not shapes and item is not None and item.index > 0:
                 end_key = self._first_key(response.key, context[: item.index], prompt)
             elif item is not None and item.index > 0:
                 end_key = f"m:{context[item.index - 1].id}"
             else:
-                end_key = f"r:{epoch}:{response.key}"
-            system_key = f"{SYSTEM_KEY}:{compactions if new_system else 0}:{systems}"
-            # A request whose inputs did not change keeps its shape object, so that the
-            # simulation sees at a glance that it need not run again.
-            memo_key = (
-                response.line,
-                response.timestamp,
-                prompt,
-                usage.output_tokens,
-                usage.input_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                logged,
-                end_key,
-                system,
-                system_key,
-                None if item is None else (item.index, cumulative[item.index]),
-                rules,
-                automatic,
-                setup.cache.marks_last_arrived_result,
-                # The earlier prompts it may read from (their ends), as they are now.
-                ends_digest,
+                end_key = f"r:{walk.epoch}:{response.key}"
+            system_key = f"{SYSTEM_KEY}:{walk.compactions if new_system else 0}:{walk.systems}"
+            shape = self._memo_shape(
+                response, walk, item, end_key, (system_key, system), setup, context, cumulative
             )
-            known = self._shape_memo.get(response.key)
-            if known is not None and known[0] == memo_key:
-                shape = known[1]
-            else:
-                shape = self._shape(
-                    response,
-                    logged,
-                    item,
-                    end_key,
-                    (system_key, system),
-                    rules,
-                    automatic,
-                    setup.cache.marks_last_arrived_result,
-                    prompt_ends,
-                    context,
-                    cumulative,
-                )
-                self._shape_memo[response.key] = (memo_key, shape)
             shapes.append(shape)
-            prompt_ends.append(Boundary(end_key, prompt, False))
-            ends_digest = hash((ends_digest, end_key, prompt))
-        return shapes
+            walk.prompt_ends.append(Boundary(end_key, prompt, False))
+            del walk.prompt_ends[:-LOOKBACK]
+            walk.ends_digest = hash((walk.ends_digest, end_key, prompt))
+        return list(shapes)
+
+    def _resume(self, state: SessionState, key: tuple[object, ...]) -> tuple[_Walk, int]:
+        """The walk at the last checkpoint made on the same terms, and how many responses it
+        took in; a fresh walk when there is none or the responses before it changed."""
+        saved = self._checkpoint
+        if saved is not None and saved[0] == key:
+            _, count, walk = saved
+            if count <= len(state.responses) and walk.still_first(state, count):
+                return walk.copy(), count
+        self._checkpoint = None
+        return _Walk(), 0
+
+    def _memo_shape(
+        self,
+        response: Response,
+        walk: _Walk,
+        item: OnContext | None,
+        end_key: str,
+        system_prefix: tuple[str, int],
+        setup: Setup,
+        context: Sequence[Message],
+        cumulative: Sequence[int],
+    ) -> RequestShape:
+        """The request's shape; one whose inputs did not change keeps its shape object, so
+        that the simulation sees at a glance that it need not run again."""
+        usage = response.usage
+        rules = setup.cache.breakpoints
+        automatic = setup.cache.style == "automatic"
+        memo_key = (
+            response.line,
+            response.timestamp,
+            usage.input_tokens_total,
+            usage.output_tokens,
+            usage.input_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            walk.logged,
+            end_key,
+            system_prefix,
+            None if item is None else (item.index, cumulative[item.index]),
+            rules,
+            automatic,
+            setup.cache.marks_last_arrived_result,
+            # The earlier prompts it may read from (their ends), as they are now.
+            walk.ends_digest,
+        )
+        known = self._shape_memo.get(response.key)
+        if known is not None and known[0] == memo_key:
+            return known[1]
+        shape = self._shape(
+            response,
+            walk.logged,
+            item,
+            end_key,
+            system_prefix,
+            rules,
+            automatic,
+            setup.cache.marks_last_arrived_result,
+            walk.prompt_ends,
+            context,
+            cumulative,
+        )
+        self._shape_memo[response.key] = (memo_key, shape)
+        return shape
 
     @staticmethod
-    def _summary_requests(state: SessionState) -> set[str]:
-        """The last response before each compaction: the agent's summarising request."""
+    def _summary_requests(state: SessionState, start: int, lines: list[int]) -> set[str]:
+        """The last response before each compaction (of ``lines``, those after the ``start``
+        responses already walked): the agent's summarising request."""
         keys: set[str] = set()
-        lines = sorted(c.line for c in state.compactions)
+        lines = list(lines)
         last: Response | None = None
-        for response in state.responses.values():
+        for response in islice(state.responses.values(), start, None):
             while lines and lines[0] < response.line:
                 if last is not None:
                     keys.add(last.key)
@@ -290,14 +396,23 @@ def new_system_restarts(state: SessionState, tools: Sequence[str]) -> list[int]:
     if not tools or not state.process_starts:
         return []
     edits = sorted(call.line for call in state.tools.values() if call.name in tools)
+    return restarts_after_edits(state.process_starts, edits)
+
+
+def restarts_after_edits(process_starts: Sequence[int], edits: Sequence[int]) -> list[int]:
+    """The process starts with an edit (of the sorted lines ``edits``) since the one before."""
     found: list[int] = []
     began = 0
-    for start in state.process_starts:
+    for start in process_starts:
         index = bisect.bisect_right(edits, began)
         if index < len(edits) and edits[index] < start:
             found.append(start)
         began = start
     return found
+
+
+def _usages(responses: Iterable[Response]) -> Iterator[Usage]:
+    return (response.usage for response in responses)
 
 
 def first_prompt_key(messages: Sequence[Message], prompt: int) -> str:

@@ -26,7 +26,7 @@ prompt, and from tokenizer estimates scaled to the reported size otherwise (see 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from engine.analysis.cache_tails import RunningMedian
@@ -121,6 +121,91 @@ def _fresh_state() -> _CacheState:
     return _CacheState({}, RunningMedian())
 
 
+# A live session re-simulates from the newest snapshot before its first changed request; a few
+# are kept, each a copy of the cache state, taken among the newest SNAPSHOTS * SNAPSHOT_EVERY
+# requests only (a copy grows with the session: a cold run makes at most SNAPSHOTS of them).
+SNAPSHOT_EVERY = 16
+SNAPSHOTS = 8
+
+
+@dataclass(slots=True)
+class _Totals:
+    """The summary's running sums over the rows so far (summed in row order, as ``sum`` would)."""
+
+    read: int = 0
+    write: int = 0
+    uncached: int = 0
+    cost: float = 0
+    costs: int = 0
+    logged_cost: float = 0
+    logged_costs: int = 0
+    # (known, true) for each agreement flag: both, read, write.
+    flags: tuple[tuple[int, int], ...] = ((0, 0), (0, 0), (0, 0))
+
+    def add(self, row: CacheRequest) -> None:
+        self.read += row.read
+        self.write += row.write
+        self.uncached += row.uncached
+        if row.cost is not None:
+            self.cost, self.costs = self.cost + row.cost, self.costs + 1
+        if row.logged_cost is not None:
+            self.logged_cost += row.logged_cost
+            self.logged_costs += 1
+        self.flags = tuple(
+            (known + (flag is not None), true + bool(flag))
+            for (known, true), flag in zip(
+                self.flags,
+                (row.within_5pct, row.read_within_5pct, row.write_within_5pct),
+                strict=True,
+            )
+        )
+
+    def copy(self) -> _Totals:
+        return replace(self)
+
+    def summary(self, style: str, ttl: float, rows: list[CacheRequest]) -> CacheSummary:
+        def share(index: int) -> float | None:
+            known, true = self.flags[index]
+            return round(100 * true / known, 1) if known else None
+
+        return CacheSummary(
+            style=style,
+            ttl_seconds=ttl,
+            requests=tuple(rows),
+            read=self.read,
+            write=self.write,
+            uncached=self.uncached,
+            cost=round(self.cost, 6) if self.costs else None,
+            logged_cost=round(self.logged_cost, 6) if self.logged_costs else None,
+            agreement_pct=share(0),
+            read_agreement_pct=share(1),
+            write_agreement_pct=share(2),
+        )
+
+
+@dataclass(slots=True)
+class _Snapshot:
+    count: int  # requests simulated before it
+    state: _CacheState
+    applied: int
+    totals: _Totals
+
+
+def _common_prefix(new: Sequence[RequestShape], old: list[RequestShape]) -> int:
+    """How many leading shapes the two lists share (the same object or an equal one), found by
+    bisection over whole-slice comparisons, which run at C speed."""
+    if len(new) >= len(old) and list(new[: len(old)]) == old:
+        return len(old)
+    low, high = 0, min(len(new), len(old))  # a prefix of ``low`` is shared, of ``high + 1`` not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if list(new[:middle]) == old[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 class CacheSimulator:
     """Runs the simulation incrementally: requests already simulated are not simulated again
     (except the newest, whose usage the log may still revise)."""
@@ -146,6 +231,8 @@ class CacheSimulator:
         self._shapes: list[RequestShape] = []
         self._shared: tuple[SharedEvidence, ...] = ()
         self._applied = 0  # how many of ``_shared`` the state has taken in
+        self._totals = _Totals()  # of ``_done``
+        self._snapshots: list[_Snapshot] = []
 
     def _alive(self, entry: tuple[int, float | None], now: float | None) -> bool:
         used = entry[1]
@@ -287,31 +374,55 @@ class CacheSimulator:
         """``shared``: what other conversations on the same cache showed, in time order; each
         request sees what was logged before it went out."""
         # A request whose shape changed (the system prefix became known, a compaction took its
-        # messages off the context) is simulated again, with everything after it.
-        done = len(self._shapes)
+        # messages off the context) is simulated again, with everything after it: from the
+        # newest snapshot before it (a live session changes only its newest requests).
         shared = tuple(shared)
-        if (
-            done > len(shapes)
-            or shared != self._shared
-            or any(
-                shapes[i] is not self._shapes[i] and shapes[i] != self._shapes[i]
-                for i in range(done)
-            )
-        ):
-            self._state, self._done, self._shapes, done = _fresh_state(), [], [], 0
-            self._shared, self._applied = shared, 0
+        if shared != self._shared:
+            self._restart()
+            self._shared = shared
+        same = _common_prefix(shapes, self._shapes)
+        if same < len(self._shapes):
+            self._rewind(same)
         # Every request but the newest is final; the newest is simulated on a copy.
-        for shape in shapes[done : max(len(shapes) - 1, done)]:
+        recent = len(shapes) - SNAPSHOTS * SNAPSHOT_EVERY
+        for shape in shapes[len(self._shapes) : max(len(shapes) - 1, len(self._shapes))]:
+            if len(self._done) % SNAPSHOT_EVERY == 0 and len(self._done) >= recent:
+                self._snapshots = [*self._snapshots[-(SNAPSHOTS - 1) :], self._snapshot()]
             self._apply_shared(shape, self._state)
-            self._done.append(self._simulate(shape, self._state))
+            row = self._simulate(shape, self._state)
+            self._done.append(row)
+            self._totals.add(row)
             self._shapes.append(shape)
         rows = list(self._done)
+        totals = self._totals
         if len(shapes) > len(self._done):
             state, applied = self._state.copy(), self._applied
             self._apply_shared(shapes[-1], state)
             rows.append(self._simulate(shapes[-1], state))
             self._applied = applied
-        return self._summary(rows)
+            totals = totals.copy()
+            totals.add(rows[-1])
+        return totals.summary(self.style, self.ttl, rows)
+
+    def _restart(self) -> None:
+        self._state, self._done, self._shapes = _fresh_state(), [], []
+        self._applied, self._totals, self._snapshots = 0, _Totals(), []
+
+    def _snapshot(self) -> _Snapshot:
+        return _Snapshot(len(self._done), self._state.copy(), self._applied, self._totals.copy())
+
+    def _rewind(self, count: int) -> None:
+        """Back to the newest snapshot taken at or before ``count`` requests simulated."""
+        while self._snapshots and self._snapshots[-1].count > count:
+            self._snapshots.pop()
+        if not self._snapshots:
+            self._restart()
+            return
+        snapshot = self._snapshots[-1]
+        self._state, self._applied = snapshot.state.copy(), snapshot.applied
+        self._totals = snapshot.totals.copy()
+        del self._done[snapshot.count :]
+        del self._shapes[snapshot.count :]
 
     def _apply_shared(self, shape: RequestShape, state: _CacheState) -> None:
         """Take in what other conversations logged before this request went out."""
@@ -338,24 +449,3 @@ class CacheSimulator:
                 tokens = whole - self._tail(state)
             if tokens >= self.min_cacheable:
                 state.entries[key] = (tokens, evidence.time)
-
-    def _summary(self, rows: list[CacheRequest]) -> CacheSummary:
-        def share(flags: list[bool | None]) -> float | None:
-            known = [flag for flag in flags if flag is not None]
-            return round(100 * sum(known) / len(known), 1) if known else None
-
-        costs = [row.cost for row in rows if row.cost is not None]
-        logged_costs = [row.logged_cost for row in rows if row.logged_cost is not None]
-        return CacheSummary(
-            style=self.style,
-            ttl_seconds=self.ttl,
-            requests=tuple(rows),
-            read=sum(row.read for row in rows),
-            write=sum(row.write for row in rows),
-            uncached=sum(row.uncached for row in rows),
-            cost=round(sum(costs), 6) if costs else None,
-            logged_cost=round(sum(logged_costs), 6) if logged_costs else None,
-            agreement_pct=share([row.within_5pct for row in rows]),
-            read_agreement_pct=share([row.read_within_5pct for row in rows]),
-            write_agreement_pct=share([row.write_within_5pct for row in rows]),
-        )

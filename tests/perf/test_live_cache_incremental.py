@@ -1,0 +1,123 @@
+"""A live session's cache simulation after each append: the same figures whether or not it
+resumes from its checkpoints (the shapes' walk up to the last compaction, the simulation's
+snapshots), and work that does not grow with the history before the last compaction.
+
+The sessions are the bundled Claude Code logs with a compaction, repeated with fresh ids (each
+copy ends in its own compaction). Work is counted, never timed: the requests whose shape is
+worked out and the requests simulated per update.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from engine.agents.session_reader import SessionReader
+from engine.analysis.analyze import Analyzer
+from engine.analysis.cache_sim import CacheSimulator
+from engine.analysis.report import analyze_session
+
+ROOT = Path(__file__).resolve().parents[2] / "sample_sessions" / "claude-code" / "projects"
+COMPACTED = [
+    ROOT / "-home-dev-demo-project" / "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl",
+    ROOT / "-home-dev-a-projects-calc-legacy-2-0-77" / "b8dbf70f-8fe2-45d4-ad75-7bda748cad44.jsonl",
+]
+UUID = re.compile(rb"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{12}")
+APPENDS = 12
+IDS = re.compile(rb"((?:msg|toolu|req)_[A-Za-z0-9]+)")
+
+
+def copies(path: Path, count: int) -> list[bytes]:
+    """The log's lines ``count`` times, each copy with its own uuids and message/tool ids."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    out: list[bytes] = []
+    for copy in range(count):
+        suffix = f"{copy:012x}".encode()
+        for line in lines:
+            line = UUID.sub(rb"\g<1>" + suffix, line)
+            out.append(IDS.sub(rb"\g<1>_c" + suffix, line))
+    return out
+
+
+class Counter:
+    """Counts calls of a method on one object, still running the real method."""
+
+    def __init__(self, owner: object, name: str) -> None:
+        self.calls = 0
+        real = getattr(owner, name)
+
+        def counted(*args: object, **kwargs: object) -> object:
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        setattr(owner, name, counted)
+
+
+def follow(tmp_path: Path, lines: list[bytes], appends: int) -> tuple[SessionReader, Analyzer]:
+    """A reader and analyzer that have taken in all but the last ``appends`` lines."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines[: len(lines) - appends]))
+    reader = SessionReader(path)
+    reader.poll()
+    analyzer = Analyzer()
+    assert reader.adapter is not None
+    analyze_session(reader.adapter, analyzer=analyzer)
+    return reader, analyzer
+
+
+@pytest.mark.parametrize("sample", COMPACTED, ids=lambda path: path.stem[:8])
+def test_resuming_from_checkpoints_gives_the_figures_of_a_whole_walk(
+    tmp_path: Path, sample: Path
+) -> None:
+    lines = copies(sample, 3)
+    appends = len(lines) // 3 + 5  # the last copy, across its compaction, and before it
+    reader, analyzer = follow(tmp_path, lines, appends)
+    whole = Analyzer()
+    path = tmp_path / "session.jsonl"
+    compared = 0
+    for line in lines[len(lines) - appends :]:
+        with path.open("ab") as handle:
+            handle.write(line)
+        reader.poll()
+        assert reader.adapter is not None
+        live = analyze_session(reader.adapter, analyzer=analyzer)
+        # The same updates without resuming: every response walked, every request simulated.
+        whole._shapes._checkpoint = None
+        if whole._simulator is not None:
+            whole._simulator._restart()
+        reference = analyze_session(reader.adapter, analyzer=whole)
+        assert live.cache == reference.cache
+        compared += live.cache is not None and len(live.cache.requests) > 0
+    assert compared == appends
+
+
+def append_work(tmp_path: Path, count: int) -> int:
+    """Shapes worked out plus requests simulated by the updates after each of the last 12
+    lines of a session of ``count`` copies (lines after its last compaction's first request,
+    which tells the analysis the system prompt's size and so changes every request's shape)."""
+    tmp_path.mkdir()
+    lines = copies(COMPACTED[0], count)
+    reader, analyzer = follow(tmp_path, lines, APPENDS)
+    simulator = analyzer._simulator
+    assert isinstance(simulator, CacheSimulator)
+    work = [Counter(analyzer._shapes, "_memo_shape"), Counter(simulator, "_simulate")]
+    path = tmp_path / "session.jsonl"
+    for line in lines[len(lines) - APPENDS :]:
+        with path.open("ab") as handle:
+            handle.write(line)
+        reader.poll()
+        assert reader.adapter is not None
+        analyze_session(reader.adapter, analyzer=analyzer)
+    assert analyzer._simulator is simulator
+    return sum(counter.calls for counter in work)
+
+
+def test_append_work_does_not_grow_with_the_history_before_the_last_compaction(
+    tmp_path: Path,
+) -> None:
+    small = append_work(tmp_path / "small", 10)
+    big = append_work(tmp_path / "big", 40)
+    assert small > 0
+    assert big <= 1.2 * small, (small, big)
