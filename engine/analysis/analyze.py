@@ -3,6 +3,11 @@
 An ``Analyzer`` lives beside one session's reader. Counting is what costs: block token counts are
 cached on the blocks (engine/sessions/report.py), JSON audits and relevance terms by tool call,
 the cache simulation by request; each call then only walks the context's per-message sums.
+
+``Analyzer.analyze`` is a pipeline: count the context (``_count``), take the figure the gauge
+shows (``_context_figure``) and the limits (``_thresholds``), lay the profile's prompt tree out
+with the prompt renderer (``_lay_out``: the sections' budgets, what is pruned and the nodes a
+smaller budget would prune), then the sections, the cache simulation and the rest.
 """
 
 from __future__ import annotations
@@ -10,53 +15,76 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from engine.analysis.accuracy import RequestPoint, accuracy
 from engine.analysis.cache_shapes import ShapeBuilder
 from engine.analysis.cache_shared import shared_evidence
 from engine.analysis.cache_sim import CacheSimulator, SharedEvidence
 from engine.analysis.forecast import forecast
+from engine.analysis.placement import OnContext
 from engine.analysis.placement import on_context as find_on_context
-from engine.analysis.profiles import CacheSpec, Profile
+from engine.analysis.profiles import CacheSpec
 from engine.analysis.relevance import RelevanceIndex
-from engine.analysis.render_tree import RENDERER, build_tree, render_tree
-from engine.analysis.sections import (
-    CONVERSATION,
-    Allocation,
-    allocate,
-    content_kind,
-    is_typed_user_message,
-    last_user_index,
-    section_of,
+from engine.analysis.render_tree import (
+    RENDERER,
+    ElementCache,
+    PromptTree,
+    Rendered,
+    build_tree,
+    prompt_nodes,
+    render_tree,
 )
+from engine.analysis.sections import content_names, last_user_index
 from engine.analysis.setup import Setup
-from engine.analysis.snapshot import (
-    Analysis,
-    Section,
-    Thresholds,
-)
+from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section, Thresholds
 from engine.analysis.tools import ToolAudit
-from engine.analysis.tree import NodeInput, lay_out, truncated
 from engine.sessions.model import Message, SessionState
 from engine.sessions.report import (
     BULK,
+    ContextTokens,
     cached,
     context_tokens,
     count_blocks,
 )
 from engine.tokens.encoding import Encoding
 
-HISTORY_PRIORITY_STEP = 1  # PrioritizedList: each older round one priority lower
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """The context counted: per message, running sums, and the system prompt inferred from the
+    first request on the context."""
+
+    context: Sequence[Message]
+    tokens: list[int]
+    cumulative: list[int]  # tokens before each message (and after the last)
+    on_context: list[OnContext]
+    system: int
+    system_known: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The prompt tree as the renderer laid it out, and what each content holds."""
+
+    used: Counter[str]  # content name -> ctxtop's tokens
+    tree: PromptTree
+    rendered: Rendered
+    nodes: tuple[PromptNode, ...]
+
+
+def _share(tokens: int, window: int) -> float:
+    return round(tokens / window, 4) if window else 0.0
 
 
 class Analyzer:
-    """``renderer``: lay the profile's tree out with the prompt renderer (engine/render), for
-    its budgets, pruning and reasons; otherwise ctxtop's section allocation and pruning order
-    (fast enough for every live update)."""
+    """Keeps what an analysis counted and simulated between the updates of one session."""
 
-    def __init__(self, *, renderer: bool = False) -> None:
-        self.renderer = renderer
+    def __init__(self) -> None:
         self._system: int | None = None
+        self._elements = ElementCache()
+        self._rendered: tuple[list[object], Rendered] | None = None  # the last tree's
         self._tools = ToolAudit()
         self._relevance = RelevanceIndex()
         self._shapes = ShapeBuilder()
@@ -66,11 +94,22 @@ class Analyzer:
 
     # --- counting -------------------------------------------------------------------------
 
-    def _message_tokens(self, context: Sequence[Message], encoding: Encoding) -> list[int]:
+    def _count(self, state: SessionState, encoding: Encoding) -> Counts:
+        context = state.context
         fresh = [b for m in context for b in m.blocks if b.tokens is None]
         if fresh:
             count_blocks(fresh, cached(encoding) if len(fresh) >= BULK else encoding)
-        return [sum(block.tokens or 0 for block in message.blocks) for message in context]
+        tokens = [sum(block.tokens or 0 for block in message.blocks) for message in context]
+        cumulative = [0]
+        for value in tokens:
+            cumulative.append(cumulative[-1] + value)
+        on_context = find_on_context(state, context, tokens)
+        if on_context:
+            first = on_context[0]
+            self._system = max(first.response.usage.input_tokens_total - first.before, 0)
+        return Counts(
+            context, tokens, cumulative, on_context, self._system or 0, self._system is not None
+        )
 
     # --- parts ----------------------------------------------------------------------------
 
@@ -86,6 +125,27 @@ class Analyzer:
             if response.line > since:
                 recent.append(size)
         return every, recent
+
+    # --- the layout -----------------------------------------------------------------------
+
+    def _lay_out(self, setup: Setup, counts: Counts, budget: int) -> Layout:
+        """The profile's prompt tree rendered to the budget: its budgets and pruning (rendered
+        again only when the tree changed)."""
+        profile = setup.profile
+        names = content_names(profile, counts.context)
+        used: Counter[str] = Counter()
+        for name, size in zip(names, counts.tokens, strict=True):
+            used[name] += size
+        used["system"] = counts.system
+        tree = build_tree(
+            profile, counts.context, names, counts.tokens, budget, counts.system, self._elements
+        )
+        if self._rendered is not None and self._rendered[0] == tree.key:
+            rendered = self._rendered[1]
+        else:
+            rendered = render_tree(tree, budget)
+            self._rendered = (tree.key, rendered)
+        return Layout(used, tree, rendered, prompt_nodes(tree, rendered, budget, setup.window))
 
     # --- the cache --------------------------------------------------------------------------
 
@@ -113,7 +173,7 @@ class Analyzer:
             self._shared = (key, shared_evidence(related))
         return self._shared[1]
 
-    # --- the whole ----------------------------------------------------------------------------
+        # --- the whole ----------------------------------------------------------------------------
 
     def analyze(
         self,
@@ -125,124 +185,60 @@ class Analyzer:
     ) -> Analysis:
         """``related``: other conversations on the same prompt cache (a sub-agent's parent
         session and its other sub-agents), for the cache simulation."""
-        profile = setup.profile
-        context = state.context
-        tokens = self._message_tokens(context, encoding)
-        cumulative = [0]
-        for value in tokens:
-            cumulative.append(cumulative[-1] + value)
-        on_context = find_on_context(state, context, tokens)
-        if on_context:
-            first = on_context[0]
-            self._system = max(first.response.usage.input_tokens_total - first.before, 0)
-        system = self._system or 0
-        system_known = self._system is not None
-
-        # Sections.
-        contents = frozenset(spec.content for spec in profile.sections)
-        user_index = last_user_index(context)
-        used: Counter[str] = Counter()
-        kinds = [content_kind(message) for message in context]
-        for index, kind in enumerate(kinds):
-            name = section_of(kind, index, user_index, contents)
-            if name not in contents and kind != CONVERSATION:
-                name = "messages" if "messages" in contents else "history"
-            used[name] += tokens[index]
-        used["system"] = system
-        figure = context_tokens(state, encoding)
-        if figure.source == "compaction" and system_known and figure.value < system:
-            # An agent's "after" smaller than the system prompt counts only the messages
-            # (Claude Code's postTokens): the next request sends both (engine/live/view.py).
-            figure = dataclasses.replace(figure, value=figure.value + system)
-        reserve = profile.reserve_for(setup.model.max_output)
-        budget = max(setup.window - reserve, 0)
-
-        # The tree: what a full budget would prune.
-        nodes_in, fixed = self._nodes(
-            profile, context, kinds, tokens, user_index, contents, budget, system
-        )
-        nodes, pruned = lay_out(nodes_in, fixed, budget, setup.window)
-        trimmed: Counter[str] = Counter()
-        for node in nodes_in:
-            trimmed[node.section] += node.tokens
-        section_used = [
-            trimmed[spec.name] if spec.priority is not None else used[spec.content]
-            for spec in profile.sections
-        ]
-        allocation = allocate(profile.sections, section_used, budget)
-        rendered = None
-        # Agents that compact instead of pruning (no section has a priority) have nothing for
-        # the renderer to decide.
-        if self.renderer and any(spec.priority is not None for spec in profile.sections):
-            tree = build_tree(profile, context, kinds, tokens, user_index, budget, system)
-            rendered = render_tree(tree, budget)
-            pruned = list(rendered.pruned)
-            allocation = [
-                Allocation(rendered.budgets.get(spec.name, alloc.budget), alloc.used)
-                for spec, alloc in zip(profile.sections, allocation, strict=True)
-            ]
-        sections = [
-            Section(
-                name=spec.name,
-                label=spec.label,
-                budget=alloc.budget,
-                tokens=used[spec.content],
-                share=round(used[spec.content] / setup.window, 4) if setup.window else 0.0,
-                provenance=(
-                    ("inferred" if system_known else "unknown")
-                    if spec.content == "system"
-                    else "estimated"
-                ),
-                limit=spec.limit(budget),
-                priority=spec.priority,
-            )
-            for spec, alloc in zip(profile.sections, allocation, strict=True)
-        ]
-        content_sum = sum(section.tokens for section in sections)
-        residual = figure.value - content_sum if figure.source != "estimated" else 0
-        autocompact = setup.autocompact_at if profile.autocompact == "agent" else None
-        buffer = max(budget - autocompact, 0) if autocompact is not None else None
-        if autocompact is not None:
-            sections.append(
-                Section(
-                    "autocompact_buffer",
-                    "kept free for auto-compaction",
-                    buffer or 0,
-                    buffer or 0,
-                    round((buffer or 0) / setup.window, 4) if setup.window else 0.0,
-                    "inferred",
-                )
-            )
-        free = max(budget - (buffer or 0) - figure.value, 0)
-        sections.append(
-            Section(
-                "free",
-                "free space",
-                free,
-                free,
-                round(free / setup.window, 4) if setup.window else 0.0,
-                "estimated"
-                if figure.source == "estimated"
-                else "calibrated"
-                if figure.estimated
-                else "reported",
-            )
+        counts = self._count(state, encoding)
+        figure = _context_figure(state, encoding, counts)
+        thresholds = _thresholds(setup)
+        layout = self._lay_out(setup, counts, thresholds.budget)
+        sections = _sections(setup, layout, counts, figure, thresholds)
+        content_sum = sum(section.tokens for section in sections[: len(setup.profile.sections)])
+        rendered = layout.rendered
+        return Analysis(
+            profile=setup.profile.name,
+            profile_source=setup.profile.source,
+            budget=thresholds.budget,
+            budget_overridden=setup.window_overridden,
+            context_tokens=figure.value,
+            context_source=figure.source,
+            sections=tuple(sections),
+            residual_tokens=figure.value - content_sum if figure.source != "estimated" else 0,
+            nodes=layout.nodes,
+            pruned=rendered.pruned,
+            render=RENDERER,
+            render_tokens=rendered.token_count,
+            render_error=rendered.error,
+            render_elements=rendered.elements,
+            thresholds=thresholds,
+            breakpoints=self._shapes.next_breakpoints(
+                setup, counts.context, counts.cumulative, counts.system
+            ),
+            cache=self._cache(state, setup, counts, related),
+            tools=self._tools.stats(state, counts.context, setup.window, encoding),
+            **self._trend(state, setup, counts, figure, thresholds, encoding),
         )
 
-        thresholds = Thresholds(
-            window=setup.window,
-            window_source=setup.window_source,
-            budget=budget,
-            output_reserve=reserve,
-            autocompact_at=autocompact,
-            autocompact_buffer=buffer,
-            editing_at=int(setup.window * setup.triggers.editing),
-            compaction_at=int(setup.window * setup.triggers.compaction),
-            editing_fraction=setup.triggers.editing,
-            compaction_fraction=setup.triggers.compaction,
+    def _cache(
+        self,
+        state: SessionState,
+        setup: Setup,
+        counts: Counts,
+        related: Sequence[SessionState],
+    ) -> CacheSummary:
+        shapes = self._shapes.shapes(
+            state, setup, counts.on_context, counts.context, counts.cumulative, counts.system
         )
-        shapes = self._shapes.shapes(state, setup, on_context, context, cumulative, system)
-        cache = self._simulator_for(setup).run(shapes, self._shared_evidence(related))
+        return self._simulator_for(setup).run(shapes, self._shared_evidence(related))
+
+    def _trend(
+        self,
+        state: SessionState,
+        setup: Setup,
+        counts: Counts,
+        figure: ContextTokens,
+        thresholds: Thresholds,
+        encoding: Encoding,
+    ) -> dict[str, Any]:
+        """The context over the requests, the forecast, the estimates' accuracy and the
+        relevance of the results on the context."""
         every, recent = self._history(state)
         points = [
             RequestPoint(
@@ -252,91 +248,96 @@ class Analyzer:
                 item.before,
                 item.answer,
             )
-            for item in on_context
+            for item in counts.on_context
         ]
-        return Analysis(
-            profile=profile.name,
-            profile_source=profile.source,
-            budget=budget,
-            budget_overridden=setup.window_overridden,
-            context_tokens=figure.value,
-            context_source=figure.source,
-            sections=tuple(sections),
-            residual_tokens=residual,
-            nodes=tuple(nodes),
-            pruned=tuple(pruned),
-            render=RENDERER if rendered is not None else "sections",
-            render_tokens=None if rendered is None else rendered.token_count,
-            render_error=None if rendered is None else rendered.error,
-            render_elements=() if rendered is None else rendered.elements,
-            thresholds=thresholds,
-            breakpoints=self._shapes.next_breakpoints(setup, context, cumulative, system),
-            cache=cache,
-            tools=self._tools.stats(state, context, setup.window, encoding),
-            history=tuple(every),
-            history_fill=tuple(
-                round(size / setup.window, 4) if setup.window else 0.0 for size in every
-            ),
+        autocompact = thresholds.autocompact_at
+        return {
+            "history": tuple(every),
+            "history_fill": tuple(_share(size, setup.window) for size in every),
             # An agent without auto-compaction (Copilot) prunes once the budget is full.
-            forecast=forecast(
+            "forecast": forecast(
                 recent,
                 figure.value,
-                autocompact if autocompact is not None else budget,
+                autocompact if autocompact is not None else thresholds.budget,
                 "auto-compaction" if autocompact is not None else "the budget is full",
             ),
-            estimate_accuracy=accuracy(points, system, encoding.name),
-            relevance=self._relevance.rank(state, context, user_index),
-        )
+            "estimate_accuracy": accuracy(points, counts.system, encoding.name),
+            "relevance": self._relevance.rank(
+                state, counts.context, last_user_index(counts.context)
+            ),
+        }
 
-    def _nodes(
-        self,
-        profile: Profile,
-        context: Sequence[Message],
-        kinds: Sequence[str],
-        tokens: Sequence[int],
-        user_index: int | None,
-        contents: frozenset[str],
-        budget: int,
-        system: int,
-    ) -> tuple[list[NodeInput], int]:
-        """Prunable nodes of the profile's tree, and the tokens of everything else."""
-        specs = {spec.content: spec for spec in profile.sections}
-        nodes: list[NodeInput] = []
-        fixed = system
-        rounds: list[list[int]] = []  # history rounds: message indices, each from a user message
-        for index, kind in enumerate(kinds):
-            name = section_of(kind, index, user_index, contents)
-            spec = specs.get(name)
-            if spec is None or spec.priority is None:
-                fixed += tokens[index]
-                continue
-            if spec.prioritized_list:
-                if not rounds or is_typed_user_message(context[index]):
-                    rounds.append([])
-                rounds[-1].append(index)
-                continue
-            size = tokens[index]
-            if spec.truncate_results is not None and any(
-                block.kind == "tool_result" for block in context[index].blocks
-            ):
-                size = truncated(size, int(budget * spec.truncate_results.max_fraction))
-            nodes.append(
-                NodeInput(f"{spec.name}/{context[index].id}", spec.name, size, spec.priority, index)
+
+def _context_figure(state: SessionState, encoding: Encoding, counts: Counts) -> ContextTokens:
+    figure = context_tokens(state, encoding)
+    if figure.source == "compaction" and counts.system_known and figure.value < counts.system:
+        # An agent's "after" smaller than the system prompt counts only the messages
+        # (Claude Code's postTokens): the next request sends both (engine/live/view.py).
+        figure = dataclasses.replace(figure, value=figure.value + counts.system)
+    return figure
+
+
+def _thresholds(setup: Setup) -> Thresholds:
+    reserve = setup.profile.reserve_for(setup.model.max_output)
+    budget = max(setup.window - reserve, 0)
+    autocompact = setup.autocompact_at if setup.profile.autocompact == "agent" else None
+    return Thresholds(
+        window=setup.window,
+        window_source=setup.window_source,
+        budget=budget,
+        output_reserve=reserve,
+        autocompact_at=autocompact,
+        autocompact_buffer=max(budget - autocompact, 0) if autocompact is not None else None,
+        editing_at=int(setup.window * setup.triggers.editing),
+        compaction_at=int(setup.window * setup.triggers.compaction),
+        editing_fraction=setup.triggers.editing,
+        compaction_fraction=setup.triggers.compaction,
+    )
+
+
+def _sections(
+    setup: Setup,
+    layout: Layout,
+    counts: Counts,
+    figure: ContextTokens,
+    thresholds: Thresholds,
+) -> list[Section]:
+    """The profile's sections with the renderer's budgets, then the auto-compaction buffer and
+    the free space."""
+    window, budget = setup.window, thresholds.budget
+    system = "inferred" if counts.system_known else "unknown"
+    sections = [
+        Section(
+            name=spec.name,
+            label=spec.label,
+            budget=layout.rendered.budgets.get(spec.name, 0),
+            tokens=layout.used[spec.content],
+            share=_share(layout.used[spec.content], window),
+            provenance=system if spec.content == "system" else "estimated",
+            limit=spec.limit(budget),
+            priority=spec.priority,
+        )
+        for spec in setup.profile.sections
+    ]
+    buffer = thresholds.autocompact_buffer
+    if buffer is not None:
+        sections.append(
+            Section(
+                "autocompact_buffer",
+                "kept free for auto-compaction",
+                buffer,
+                buffer,
+                _share(buffer, window),
+                "inferred",
             )
-        history = specs.get("history")
-        if history is not None and history.priority is not None:
-            count = len(rounds)
-            for number, indices in enumerate(rounds):
-                # Older rounds rank lower: the newest keeps the list's priority.
-                priority = history.priority - (count - 1 - number) * HISTORY_PRIORITY_STEP
-                nodes.append(
-                    NodeInput(
-                        f"history/round-{number + 1}",
-                        history.name,
-                        sum(tokens[i] for i in indices),
-                        priority,
-                        indices[0],
-                    )
-                )
-        nodes.sort(key=lambda node: node.order)
-        return nodes, fixed
+        )
+    free = max(budget - (buffer or 0) - figure.value, 0)
+    provenance = (
+        "estimated"
+        if figure.source == "estimated"
+        else "calibrated"
+        if figure.estimated
+        else "reported"
+    )
+    sections.append(Section("free", "free space", free, free, _share(free, window), provenance))
+    return sections

@@ -15,12 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.analysis.profiles import Profile, SectionSpec
-from engine.analysis.sections import (
-    content_kind,
-    is_typed_user_message,
-    last_user_index,
-    section_of,
-)
+from engine.analysis.sections import content_names, is_typed_user_message
 from engine.analysis.snapshot import Analysis, Breakpoint
 from engine.editing.placeholder import cleared_by_ctxtop
 from engine.sessions.model import Block, Message, SessionState
@@ -202,15 +197,9 @@ def prompt_outline(
     labels_of: Callable[[Message, dict[str, str]], Labels] = message_labels,
 ) -> Outline:
     context = state.context
-    contents = frozenset(spec.content for spec in profile.sections)
     specs = {spec.content: spec for spec in profile.sections}
-    user_index = last_user_index(context)
     members: dict[str, list[int]] = {spec.content: [] for spec in profile.sections}
-    for index, message in enumerate(context):
-        kind = content_kind(message)
-        content = section_of(kind, index, user_index, contents)
-        if content not in contents:
-            content = "messages" if "messages" in contents else "history"
+    for index, content in enumerate(content_names(profile, context)):
         if content in members:
             members[content].append(index)
     sizes = [sum(block.tokens or 0 for block in message.blocks) for message in context]
@@ -226,18 +215,14 @@ def prompt_outline(
     add = nodes.append
     seen: set[str] = set()
 
-    def prompt_ids(spec: SectionSpec, message: Message) -> tuple[str, str]:
-        # ctxtop's own layout names a message node section/id, the renderer m:id.
-        return f"{spec.name}/{message.id}", f"m:{message.id}"
-
     def add_message(index: int, parent: str, spec: SectionSpec, parent_pruned: bool) -> None:
         message = context[index]
         node_id = f"m:{message.id}"
         if node_id in seen:
             node_id = f"m:{message.id}#{index}"
         seen.add(node_id)
-        own, rendered = prompt_ids(spec, message)
-        pruned = parent_pruned or own in pruned_ids or rendered in pruned_ids
+        rendered = f"m:{message.id}"  # the renderer's element id
+        pruned = parent_pruned or rendered in pruned_ids
         label, block_labels = labels_of(message, tool_names)
         add(
             OutlineNode(
@@ -246,7 +231,7 @@ def prompt_outline(
                 MESSAGE,
                 label,
                 sizes[index],
-                priorities.get(own, priorities.get(rendered)),
+                priorities.get(rendered),
                 pruned,
                 _breakpoint_text(marks.get(index)),
             )
@@ -270,6 +255,7 @@ def prompt_outline(
 
     for spec in profile.sections:
         indices = members.get(spec.content, [])
+        gone = spec.name in pruned_ids  # the renderer emptied the whole section
         nodes.append(
             OutlineNode(
                 spec.name,
@@ -278,7 +264,7 @@ def prompt_outline(
                 spec.label,
                 section_tokens.get(spec.name, sum(sizes[i] for i in indices)),
                 spec.priority,
-                False,
+                gone,
                 _breakpoint_text(marks.get(-1)) if spec.content == "system" else None,
                 provenance=section_provenance.get(spec.name, "estimated"),
             )
@@ -286,11 +272,11 @@ def prompt_outline(
         conversation = spec.content in ("messages", "history", "current_rounds")
         if not conversation:
             for index in indices:
-                add_message(index, spec.name, spec, False)
+                add_message(index, spec.name, spec, gone)
             continue
         for number, group in enumerate(_rounds(spec, indices, context), start=1):
             round_id = f"{spec.name}/round-{number}"
-            pruned = round_id in pruned_ids
+            pruned = gone or round_id in pruned_ids
             first = next((context[i] for i in group if is_typed_user_message(context[i])), None)
             # A group from a message the user typed is a turn; the current tool-call rounds are
             # rounds (one model response and its results each).

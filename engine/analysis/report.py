@@ -20,14 +20,13 @@ def analyze_session(
     window: int | None = None,
     triggers: Thresholds | None = None,
     analyzer: Analyzer | None = None,
-    renderer: bool = False,
 ) -> Analysis:
     """The analysis of the adapter's session (``profile``: by name, else the agent's own;
     ``window``: analyse as if the model's window were this many tokens)."""
     state = adapter.snapshot()
     chosen = load_profile(profile or adapter.profile)
     setup = setup_for(state, adapter.autocompact_at, chosen, triggers or Thresholds(), window)
-    return (analyzer or Analyzer(renderer=renderer)).analyze(state, setup, encoding_for(state))
+    return (analyzer or Analyzer()).analyze(state, setup, encoding_for(state))
 
 
 def _k(tokens: int | None) -> str:

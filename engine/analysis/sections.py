@@ -1,19 +1,16 @@
-"""Sorting the context into a profile's sections, and each section's share of the budget.
+"""Sorting the context into a profile's sections.
 
 Each message of the context is one content kind (``content_kind``); where a profile splits the
 conversation (history / current user message / current tool-call rounds) the split is at the
-newest message the user typed. Budgets follow prompt-tsx's flex rules at the top level
-(``allocate``): siblings without flexGrow first, then by flexGrow from high to low, each group
-splitting what is left by flexBasis after the later groups' flexReserve is set aside, a TokenLimit
-capping its section; every section then takes what it uses out of what is left.
+newest message the user typed. The sections' budgets are the prompt renderer's
+(engine/analysis/render_tree.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from engine.analysis.profiles import SectionSpec
+from engine.analysis.profiles import Profile
 from engine.sessions.model import Message
 
 CONVERSATION = "conversation"
@@ -56,45 +53,15 @@ def section_of(kind: str, index: int, user_index: int | None, contents: frozense
     return "current_user" if index == user_index else "current_rounds"
 
 
-@dataclass(frozen=True, slots=True)
-class Allocation:
-    budget: int
-    used: int
-
-
-def allocate(specs: Sequence[SectionSpec], used: Sequence[int], budget: int) -> list[Allocation]:
-    """Each section's budget under prompt-tsx's flex rules, and what it then uses of it."""
-    infinity = float("inf")
-    keys = sorted({infinity if s.flex_grow is None else s.flex_grow for s in specs}, reverse=True)
-    groups = [
-        [
-            i
-            for i, s in enumerate(specs)
-            if (infinity if s.flex_grow is None else s.flex_grow) == key
-        ]
-        for key in keys
-    ]
-    budgets = [0] * len(specs)
-    remaining = budget
-    for position, group in enumerate(groups):
-        later = [i for g in groups[position + 1 :] for i in g]
-        reserved = sum(specs[i].reserve(remaining) for i in later)
-        available = max(remaining - reserved, 0)
-        basis_sum = sum(specs[i].flex_basis for i in group)
-        constant = 0
-        capped: set[int] = set()
-        for i in group:
-            limit = specs[i].limit(budget)
-            if limit is not None and available * specs[i].flex_basis / basis_sum >= limit:
-                basis_sum -= specs[i].flex_basis
-                constant += limit
-                capped.add(i)
-        for i in group:
-            if i in capped:
-                budgets[i] = specs[i].limit(budget) or 0
-            else:
-                share = (available - constant) * specs[i].flex_basis / basis_sum if basis_sum else 0
-                budgets[i] = max(int(share), 0)
-        for i in group:
-            remaining -= min(used[i], budgets[i])
-    return [Allocation(budgets[i], used[i]) for i in range(len(specs))]
+def content_names(profile: Profile, context: Sequence[Message]) -> list[str]:
+    """Each message's content name, one of the profile's sections' (a conversation the profile
+    does not split goes to its messages or history section; content it has no section for
+    counts as conversation)."""
+    contents = frozenset(spec.content for spec in profile.sections)
+    fallback = "messages" if "messages" in contents else "history"
+    user_index = last_user_index(context)
+    names = []
+    for index, message in enumerate(context):
+        name = section_of(content_kind(message), index, user_index, contents)
+        names.append(name if name in contents else fallback)
+    return names

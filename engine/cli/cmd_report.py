@@ -127,7 +127,6 @@ def run(args: argparse.Namespace) -> int:
         profile=profile,
         window=args.budget,
         triggers=settings.thresholds,
-        renderer=True,
     )
     report["analysis"] = analysis.to_json()
     if args.json:

@@ -79,11 +79,14 @@ def render(
     tokenizer: str | None = None,
     mode: str = "exact",
     indexed: bool = True,
+    prune: bool = True,
 ) -> RenderResult:
     """Renders ``tree`` (a loaded document or a list of root children) to ``budget`` tokens.
 
     ``indexed=False`` prunes with the library's literal scans and whole-tree keep-with walks
-    instead of the candidate heaps and group index: same result, much slower (for checking)."""
+    instead of the candidate heaps and group index: same result, much slower (for checking).
+    ``prune=False`` lays the tree out (budgets, token count) without pruning: a tree over the
+    budget is a ``BudgetExceededError`` (for prompts whose agent compacts instead of pruning)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if isinstance(tree, TreeDocument):
@@ -96,6 +99,7 @@ def render(
         budget_value = MAX_PRIORITY
     tokenizer_name = tokenizer or document.tokenizer or "words"
     run = _Run(get_tokenizer(tokenizer_name), mode == "exact", indexed)
+    run.prune = prune
     result = RenderResult(budget_value, tokenizer_name, mode)
     with collections_paused():
         run.render(document.root, budget_value, result)
@@ -109,6 +113,7 @@ class _Run:
         self.pruner = Pruner(self.counting, fast=indexed)
         self.phase: RenderPhaseResult | None = None
         self.budget: float = 0
+        self.prune = True
 
     def render(self, children: list[Child], budget: int, result: RenderResult) -> None:
         self.budget = budget
@@ -133,8 +138,14 @@ class _Run:
         except TextOutsideMessageError as error:
             result.error = RenderFailure("Error", str(error))
             return
+        if not self.prune:
+            count = root.token_count(self.counting)
+            if count > budget:
+                message = f"{count:g} tokens over the budget of {budget:g}, nothing pruned"
+                result.error = RenderFailure("BudgetExceededError", message, original)
+                return
         try:
-            removed = self._fit(root, budget, phase)
+            removed = self._fit(root, budget, phase) if self.prune else 0
         except BudgetExceededError as error:
             result.error = RenderFailure("BudgetExceededError", str(error), original)
             return

@@ -86,8 +86,9 @@ def test_copilot_profile_lays_out_the_vs_code_prompt() -> None:
     assert attachments["limit"] == budget // 6
     history = next(s for s in analysis["sections"] if s["name"] == "history")
     assert history["priority"] == 700
-    # The one history round keeps the list's priority.
-    assert [n["priority"] for n in analysis["nodes"] if n["section"] == "history"] == [700]
+    # The one history round ranks just under the list's priority (prompt-tsx's PrioritizedList
+    # gives its children the list's priority less the count, plus their index).
+    assert [n["priority"] for n in analysis["nodes"] if n["section"] == "history"] == [699]
 
 
 def test_older_history_rounds_rank_lower(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_older_history_rounds_rank_lower(tmp_path: Path) -> None:
     path.write_text(json.dumps(session))
     analysis = report_json(path, "--profile", "copilot")["analysis"]
     rounds = [n for n in analysis["nodes"] if n["section"] == "history"]
-    assert [n["priority"] for n in rounds] == [699, 700]
+    assert [n["priority"] for n in rounds] == [698, 699]
     # So the older round would be pruned at a larger budget than the newer one.
     assert rounds[0]["pruned_at_budget"] > rounds[1]["pruned_at_budget"]
 

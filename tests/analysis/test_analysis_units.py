@@ -10,26 +10,54 @@ import pytest
 from engine.analysis.accuracy import RequestPoint, accuracy
 from engine.analysis.forecast import forecast
 from engine.analysis.json_audit import compact_json
-from engine.analysis.profiles import SectionSpec
+from engine.analysis.profiles import CacheSpec, Profile, SectionSpec
 from engine.analysis.relevance import Scorer, TermCache, terms
-from engine.analysis.sections import allocate
-from engine.analysis.tree import NodeInput, lay_out
+from engine.analysis.render_tree import (
+    PromptTree,
+    Rendered,
+    build_tree,
+    prompt_nodes,
+    render_tree,
+)
+from engine.analysis.sections import content_names
+from engine.sessions.model import Block, Message
+
+
+def message(number: int, role: str, kind: str = "message") -> Message:
+    return Message(f"m{number}", role, [Block("text", "x")], kind=kind)  # type: ignore[arg-type]
+
+
+def laid_out(
+    specs: list[SectionSpec], context: list[Message], tokens: list[int], budget: int, system: int
+) -> tuple[PromptTree, Rendered]:
+    profile = Profile("test", "", tuple(specs), CacheSpec("breakpoints"))
+    names = content_names(profile, context)
+    tree = build_tree(profile, context, names, tokens, budget, system)
+    return tree, render_tree(tree, budget)
 
 
 def test_flex_allocation_matches_prompt_tsx_worked_example() -> None:
     # prompt-tsx's 'all together now' (budget 100): content1/content2 without flexGrow
     # (basis 1 and 2), grow2a/b (flexGrow 2, reserve 20 each), grow1a/b (flexGrow 1,
     # reserve 10 each, basis 1 and 2). The library gives 13/26, then 25/25, then 11/23 when
-    # the elements use 10, 20, 15, 20 tokens.
+    # the elements use 10, 20, 15, 20 tokens (a message: its words and 3 tokens of framing).
     specs = [
-        SectionSpec("content1", "", "history"),
-        SectionSpec("content2", "", "history", flex_basis=2),
-        SectionSpec("grow2a", "", "history", flex_grow=2, flex_reserve=20),
+        SectionSpec("content1", "", "system"),
+        SectionSpec("content2", "", "instructions", flex_basis=2),
+        SectionSpec("grow2a", "", "attachments", flex_grow=2, flex_reserve=20),
         SectionSpec("grow2b", "", "history", flex_grow=2, flex_reserve=20),
-        SectionSpec("grow1a", "", "history", flex_grow=1, flex_reserve=10),
-        SectionSpec("grow1b", "", "history", flex_grow=1, flex_reserve=10, flex_basis=2),
+        SectionSpec("grow1a", "", "current_user", flex_grow=1, flex_reserve=10),
+        SectionSpec("grow1b", "", "current_rounds", flex_grow=1, flex_reserve=10, flex_basis=2),
     ]
-    budgets = [a.budget for a in allocate(specs, [10, 20, 15, 20, 100, 100], 100)]
+    context = [
+        message(1, "system", "instructions"),
+        message(2, "user", "attachment"),
+        message(3, "user"),
+        message(4, "user"),
+        message(5, "assistant"),
+    ]
+    _, rendered = laid_out(specs, context, [17, 12, 17, 97, 97], 100, 7)
+    budgets = [rendered.budgets[spec.name] for spec in specs]
     assert budgets == [13, 26, 25, 25, 11, 23]
 
 
@@ -38,8 +66,8 @@ def test_token_limit_caps_a_section_and_frees_the_rest_for_its_siblings() -> Non
         SectionSpec("attachments", "", "attachments", token_limit="/6"),
         SectionSpec("history", "", "history"),
     ]
-    budgets = [a.budget for a in allocate(specs, [0, 0], 600)]
-    assert budgets == [100, 500]  # 600/6 cap; the sibling gets the rest of the group's share
+    _, rendered = laid_out(specs, [], [], 600, 0)
+    assert [rendered.budgets[spec.name] for spec in specs] == [100, 500]  # 600/6 cap
 
 
 def test_json_audit_drops_nulls_and_whitespace() -> None:
@@ -105,18 +133,44 @@ def test_relevance_tf_idf_value() -> None:
     assert score == pytest.approx(idf * idf / (math.sqrt(2) * idf * idf), abs=1e-6)
 
 
-def test_pruning_order_and_thresholds() -> None:
-    nodes = [
-        NodeInput("old", "history", 300, 698, 0),
-        NodeInput("newer", "history", 200, 699, 1),
-        NodeInput("user", "current_user", 100, 900, 2),
+def test_pruning_order_and_thresholds_are_the_renderers() -> None:
+    # Copilot's layout: two history rounds (a PrioritizedList, priority 700: the older ranks
+    # lower) and the current user message (900); every message is 3 tokens of framing more.
+    specs = [
+        SectionSpec("system", "", "system"),
+        SectionSpec("history", "", "history", priority=700, prioritized_list=True),
+        SectionSpec("current_user", "", "current_user", priority=900),
     ]
-    laid, pruned = lay_out(nodes, fixed_tokens=400, budget=800, window=1000)
-    # 1000 tokens in all, budget 800: the lowest priority (the oldest round) goes.
-    assert [p.id for p in pruned] == ["old"]
-    by_id = {node.id: node for node in laid}
-    assert by_id["old"].pruned_at_budget == 1000
-    assert by_id["newer"].pruned_at_budget == 700
-    assert by_id["user"].pruned_at_budget == 500
-    # As the context grows, "newer" goes once it reaches the budget plus the 300 already gone.
-    assert by_id["newer"].pruned_at_fill == pytest.approx((800 + 300) / 1000)
+    context = [message(1, "user"), message(2, "assistant"), message(3, "user"), message(4, "user")]
+    tokens = [147, 147, 197, 97]  # rounds of 300 and 200, the user message 100
+    tree, rendered = laid_out(specs, context, tokens, 1000, 397)  # 1000 tokens in all
+    assert not rendered.pruned
+    nodes = {node.id: node for node in prompt_nodes(tree, rendered, 1000, 1000)}
+    assert [(node.id, node.priority) for node in nodes.values()] == [
+        ("history/round-1", 698),
+        ("history/round-2", 699),
+        ("m:m4", 900),
+    ]
+    assert nodes["history/round-1"].pruned_at_budget == 1000
+    assert nodes["history/round-2"].pruned_at_budget == 700
+    assert nodes["m:m4"].pruned_at_budget == 500
+    # As the context grows, round 2 goes once it reaches the budget plus the 300 gone before.
+    assert nodes["history/round-2"].pruned_at_fill == pytest.approx((1000 + 300) / 1000)
+    # The renderer agrees: a node stays at its threshold and goes one token below it.
+    for node in nodes.values():
+        assert node.pruned_at_budget is not None
+        kept = render_tree(tree, node.pruned_at_budget)
+        assert not kept.pruned or node.id not in pruned_units(kept)
+        gone = render_tree(tree, node.pruned_at_budget - 1)
+        assert node.id in pruned_units(gone), (node.id, gone.pruned)
+
+
+def pruned_units(rendered: Rendered) -> set[str]:
+    """The pruned units: listed, inside a listed element, or a round that lost a message."""
+    ids = {item.id for item in rendered.pruned}
+    if "history" in ids:
+        ids |= {"history/round-1", "history/round-2"}
+    if "current_user" in ids:
+        ids.add("m:m4")
+    rounds = {"history/round-1": {"m:m1", "m:m2"}, "history/round-2": {"m:m3"}}
+    return ids | {name for name, members in rounds.items() if members & ids}

@@ -73,17 +73,26 @@ def test_cache_breakpoints_mark_the_node_they_follow(tmp_path: Path) -> None:
 
 
 def test_a_small_budget_prunes_rounds_with_everything_in_them(tmp_path: Path) -> None:
-    full, _, _ = outline_of(tmp_path, "copilot")
-    assert not any(node.pruned for node in full.nodes)
-    small, analysis, _ = outline_of(tmp_path, "copilot", window=20_000)
+    full, whole, _ = outline_of(tmp_path, "copilot")
+    assert not any(node.pruned for node in full.nodes) and whole.render_tokens is not None
+    oldest = next(node for node in full.nodes if node.id.startswith("history/round-"))
+    # A budget that cannot keep the oldest round (the renderer counts 3 tokens of framing more
+    # per message than the outline shows).
+    short = whole.render_tokens - next(
+        e.tokens_before for e in whole.render_elements if e.id == oldest.id
+    )
+    window = whole.thresholds.output_reserve + short - 1
+    small, analysis, _ = outline_of(tmp_path, "copilot", window=window)
     pruned_ids = {item.id for item in analysis.pruned}
+    assert oldest.id in pruned_ids
     rounds = [node for node in small.nodes if node.kind == "round" and node.id in pruned_ids]
     assert rounds
     children = small.children()
     for round_node in rounds:
         assert round_node.pruned and round_node.priority is not None
         assert all(child.pruned for child in children[round_node.id])
-    # What has no priority is never pruned: the system prompt and the attachments.
+    # What has no priority is pruned only after everything that has one: the system prompt and
+    # the attachments stay.
     assert not any(node.pruned for node in small.nodes if node.parent in (None, "attachments"))
 
 

@@ -66,8 +66,9 @@ async def test_a_lower_what_if_budget_strikes_the_oldest_round_and_empty_restore
             figure = str(tree.built[name].label).split()[0]
             assert figure.endswith(mark(marks[name])), (name, figure)
 
-        # A window whose prompt budget is one token short of keeping the oldest round.
-        window = oldest.pruned_at_budget - 1 + first.thresholds.output_reserve  # type: ignore[operator]
+        # A window whose prompt budget has no room for the oldest round (the renderer prunes
+        # it message by message, no more than needed) and all the room for the newer one.
+        window = newer.pruned_at_budget + first.thresholds.output_reserve  # type: ignore[operator]
         await pilot.press("b", *str(window), "enter")
         await wait_until(pilot, lambda: analysed(app) and app.view.analysis.budget_overridden)  # type: ignore[union-attr]
         analysis = app.view.analysis
