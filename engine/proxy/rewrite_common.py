@@ -34,10 +34,14 @@ class Entry:
 
 
 def tail_start(entries: Sequence[Entry]) -> int:
-    """Index of the turn in progress: the entries after the model's last message (the results
-    or the prompt being sent now), and at least the last entry. Nothing from here is changed."""
+    """Index of the round in progress: the model's last message (its thinking, its calls) and
+    what follows it (the results or the prompt being sent now), at least the last entry.
+    Nothing from here is changed."""
     last_model = max((i for i, e in enumerate(entries) if e.role == "assistant"), default=-1)
-    return min(last_model + 1, max(len(entries) - 1, 0))
+    start = last_model
+    while start > 0 and entries[start - 1].role == "assistant":
+        start -= 1  # one response may be several entries (reasoning, text, calls)
+    return min(start, len(entries) - 1) if start >= 0 else max(len(entries) - 1, 0)
 
 
 def _after_model_run(entries: Sequence[Entry], start: int) -> int | None:
@@ -69,8 +73,8 @@ def compaction_boundary(entries: Sequence[Entry], cut: CompactCut) -> Boundary |
     keep_from: int | None = last + 1
     for _ in range(cut.trailing_rounds if summarised else cut.summarised_rounds):
         keep_from = _after_model_run(entries, keep_from) if keep_from is not None else None
-    if keep_from is None or keep_from >= tail_start(entries) + 1 or keep_from >= len(entries):
-        return None  # the summarised part reaches the turn in progress
+    if keep_from is None or keep_from > tail_start(entries) or keep_from >= len(entries):
+        return None  # the summarised part reaches the round in progress
     before, after = entries[:keep_from], entries[keep_from:]
     if any(e.ids & kept for e in before) or any(e.ids & summarised for e in after):
         return None  # the rounds are not where the plan saw them

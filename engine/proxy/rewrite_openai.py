@@ -10,10 +10,10 @@ turn's request, as the ``replacement_history`` of a compacted Codex fork holds. 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from engine.agents.codex.writer import _INJECTED as CODEX_INJECTED
+from engine.editing.writer import dumps
 from engine.proxy.live_plan import CompactCut, LivePlan
 from engine.proxy.rewrite_common import Entry, compaction_boundary, pairs_intact, tail_start
 
@@ -72,13 +72,23 @@ def edit_responses(body: dict[str, Any], plan: LivePlan) -> bool:
         return False
     changed = False
     for item in items[: tail_start([response_entry(i) for i in items])]:
-        if not isinstance(item, dict) or item.get("type") not in OUTPUTS:
+        if not isinstance(item, dict):
             continue
-        new = plan.results.get(str(item.get("call_id")))
-        if new is not None and item.get("output") != new:
-            item["output"] = new
-            changed = True
+        call_id = str(item.get("call_id"))
+        if item.get("type") in OUTPUTS and call_id in plan.results:
+            changed |= _put(item, "output", plan.results[call_id])
+        elif item.get("type") in CALLS and call_id in plan.inputs:
+            key = "arguments" if "arguments" in item else "input"  # as the Codex fork writes it
+            changed |= _put(item, key, dumps(plan.inputs[call_id]))
     return changed
+
+
+def _put(holder: dict[str, Any], key: str, value: Any) -> bool:
+    """Set ``holder[key]``; True if that changed it."""
+    if holder.get(key) == value:
+        return False
+    holder[key] = value
+    return True
 
 
 def edit_chat(body: dict[str, Any], plan: LivePlan) -> bool:
@@ -91,17 +101,13 @@ def edit_chat(body: dict[str, Any], plan: LivePlan) -> bool:
             continue
         if message.get("role") == "tool":
             new = plan.results.get(str(message.get("tool_call_id")))
-            if new is not None and message.get("content") != new:
-                message["content"] = new
-                changed = True
+            if new is not None:
+                changed |= _put(message, "content", new)
         for call in message.get("tool_calls") or [] if message.get("role") == "assistant" else []:
             new_input = plan.inputs.get(str(call.get("id"))) if isinstance(call, dict) else None
             function = call.get("function") if isinstance(call, dict) else None
             if new_input is not None and isinstance(function, dict):
-                arguments = json.dumps(new_input, ensure_ascii=False)
-                if function.get("arguments") != arguments:
-                    function["arguments"] = arguments
-                    changed = True
+                changed |= _put(function, "arguments", dumps(new_input))
     return changed
 
 

@@ -5,6 +5,7 @@ the turn in progress stay as sent, and the same request gives the same bytes eve
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,35 @@ def test_chat_completions_edit_keeps_pairs_and_the_last_results(keep: int) -> No
     assert after[-1] == messages[-1]
     cleared = [m for m in after if m["role"] == "tool" and m["content"].startswith(PLACEHOLDER)]
     assert len(cleared) == min(5 - keep, 4)
+
+
+def test_cleared_inputs_replace_the_calls_arguments_but_not_the_last_ones() -> None:
+    """A plan that also clears inputs (``--clear-inputs``): the calls' arguments become the
+    plan's, as the fork writes them, except in the model's last message."""
+    plan, _ = edit_plan(CODEX_LOG, Policy(keep_tool_uses=0), "codex-session")
+    calls = [i["call_id"] for i in codex_input(request("codex")) if i["type"] == "function_call"]
+    cleared = {call: {"cmd": "[ctxtop: input cleared]"} for call in calls}
+    plan = dataclasses.replace(plan, inputs=cleared)
+    after = codex_input(rewritten("openai-responses", request("codex"), plan))
+    arguments = [i["arguments"] for i in after if i["type"] == "function_call"]
+    assert arguments[:-1] == ['{"cmd":"[ctxtop: input cleared]"}'] * (len(calls) - 1)
+    assert arguments[-1] == '{"cmd": "cat file05.txt"}'  # the round in progress, as sent
+    claude, _ = edit_plan(CLAUDE_LOG, Policy(keep_tool_uses=0), CLAUDE_LOG.stem)
+    uses = [
+        b["id"]
+        for m in claude_messages(request("claude-code"))
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    ]
+    claude = dataclasses.replace(claude, inputs={use: {"command": "[cleared]"} for use in uses})
+    messages = claude_messages(rewritten("anthropic", request("claude-code"), claude))
+    inputs = [
+        b["input"]
+        for m in messages
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    ]
+    assert inputs[:-1] == [{"command": "[cleared]"}] * (len(uses) - 1)
+    assert inputs[-1] != {"command": "[cleared]"}
