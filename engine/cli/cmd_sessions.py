@@ -108,7 +108,10 @@ def watch(args: argparse.Namespace) -> int:
             else:
                 width = shutil.get_terminal_size((160, 50)).columns
                 lines = text_table(ordered, time.time(), width)
-                title = f"ctxtop sessions: active in the last {minutes:g} min (ctrl+c: quit)"
+                title = (
+                    f"ctxtop sessions: {len(ordered)} active in the last {minutes:g} min"
+                    " (ctrl+c: quit)"
+                )
                 # Home, the table, then clear what an older, longer table left below it.
                 text = "\n".join([title, *lines])
                 print("\x1b[H" + text + "\x1b[J" if in_place else text + "\n", flush=True)

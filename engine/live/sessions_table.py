@@ -28,6 +28,7 @@ from engine.config import Settings
 from engine.errors import CtxtopError
 from engine.live.locate import LOCATIONS
 from engine.live.sessions_row import SessionRow, at, session_figures
+from engine.sessions.adapter import COMPANION_RESCAN
 from engine.sessions.report import build_report
 
 DEFAULT_ACTIVE_MINUTES = 30
@@ -158,6 +159,7 @@ class SessionsTable:
         self.clock = clock
         self.roots = agent_roots(self.env, self.home, agent)
         self.tracked: dict[Path, TrackedSession] = {}
+        self.recheck: dict[Path, float] = {}  # session → when to read it again (monotonic)
 
     def watched(self) -> tuple[Path, ...]:
         """The agents' session directories that exist now (watched recursively)."""
@@ -194,6 +196,11 @@ class SessionsTable:
                 if owner.path not in polled:
                     polled.add(owner.path)
                     owner.update()
+                if session is None:
+                    # A new companion file (a sub-agent's) is found by the adapter's next
+                    # listing, at most COMPANION_RESCAN seconds after this read: read again then.
+                    again = time.monotonic() + COMPANION_RESCAN + 0.05
+                    self.recheck.setdefault(owner.path, again)
         self._note_gone()
 
     def _is_session(self, path: Path) -> bool:
@@ -231,7 +238,13 @@ class SessionsTable:
                 session.gone_since = None
 
     def tick(self) -> None:
-        """Forget sessions that went quiet (or were deleted a while ago)."""
+        """Read sessions whose companions changed once more (see ``changed``); forget sessions
+        that went quiet (or were deleted a while ago)."""
+        due = [path for path, at in self.recheck.items() if at <= time.monotonic()]
+        for path in due:
+            del self.recheck[path]
+            if path in self.tracked:
+                self.tracked[path].update()
         now = self.clock()
         for path, session in list(self.tracked.items()):
             quiet = now - session.last_write > self.active_seconds

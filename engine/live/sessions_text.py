@@ -30,7 +30,7 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("agent", "agent", 13, lambda row: row.agent),
+    Column("agent", "agent", 12, lambda row: row.agent),
     Column("project", "project", 28, lambda row: row.project.lower()),
     Column("model", "model", 18, lambda row: (row.model or "").lower() or None),
     Column("fill", "fill", 13, lambda row: row.fill_percent, right=True),
@@ -42,6 +42,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("state", "state", 10, lambda row: row.state),
 )
 COLUMN_KEYS = tuple(column.key for column in COLUMNS)
+# Below this width the table leaves out model, growth and cost.
+WIDE = 120
+NARROW_COLUMNS = ("agent", "project", "fill", "context", "left", "last", "state")
 DEFAULT_SORT = "fill"
 # Columns whose natural order is largest first (fill, tokens, cost): the default direction.
 DESCENDING_FIRST = {"fill", "context", "growth", "cost"}
@@ -173,13 +176,28 @@ def flatten(
     return shown
 
 
+def column_widths(width: int) -> dict[str, int]:
+    """The columns shown in ``width`` cells and each one's width (one space between them): the
+    project takes what the others leave, 10 to 40."""
+    keys = COLUMN_KEYS if width >= WIDE else NARROW_COLUMNS
+    widths = {c.key: c.width for c in COLUMNS if c.key in keys}
+    others = sum(size + 1 for key, size in widths.items() if key != "project")
+    widths["project"] = max(10, min(width - 1 - others, 40))
+    return widths
+
+
+def fit(column: Column, value: str, width: int) -> str:
+    """``value`` cut and aligned to ``width``: a path keeps its end (its last parts say the
+    most), other text its start; numbers to the right."""
+    path = column.key == "project" and value[:1] in "/~"
+    value = cut_left(value, width) if path else value[:width]
+    return value.rjust(width) if column.right else value.ljust(width)
+
+
 def text_table(rows: Sequence[SessionRow], now: float, width: int = 160) -> list[str]:
     """The table as lines of at most ``width`` characters (sub-agents unfolded)."""
-    spare = width - sum(c.width + 1 for c in COLUMNS if c.key != "project") - 1
-    widths = {c.key: c.width for c in COLUMNS}
-    widths["project"] = max(8, min(spare, 40))
-    header = _line({c.key: c.title for c in COLUMNS}, widths)
-    lines = [header]
+    widths = column_widths(width)
+    lines = [_line({c.key: c.title for c in COLUMNS}, widths)]
     for row, depth in flatten(rows):
         lines.append(_line(cells(row, now, depth), widths))
     if not rows:
@@ -188,12 +206,5 @@ def text_table(rows: Sequence[SessionRow], now: float, width: int = 160) -> list
 
 
 def _line(text: dict[str, str], widths: dict[str, int]) -> str:
-    parts = []
-    for column in COLUMNS:
-        width = widths[column.key]
-        value = text[column.key]
-        # A path's last parts say the most; a sub-agent's description, its first words.
-        path = column.key == "project" and value[:1] in "/~"
-        value = cut_left(value, width) if path else value[:width]
-        parts.append(value.rjust(width) if column.right else value.ljust(width))
-    return " ".join(parts).rstrip()
+    shown = [c for c in COLUMNS if c.key in widths]
+    return " ".join(fit(c, text[c.key], widths[c.key]) for c in shown).rstrip()

@@ -17,7 +17,7 @@ from sessions_home import NEW_SESSION, cost_of, report_json, sample_home
 from engine.config import Settings, parse_settings
 from engine.errors import InputError
 from engine.live.demo import demo_lines
-from engine.live.sessions_row import ENDED, IDLE, WAITING, WORKING
+from engine.live.sessions_row import COMPACTING, ENDED, IDLE, WAITING, WORKING
 from engine.live.sessions_table import SessionsTable
 from engine.live.sessions_watch import watch_rows
 
@@ -144,3 +144,82 @@ def test_active_minutes_setting() -> None:
     assert parse_settings({"active_minutes": 5}).active_minutes == 5
     with pytest.raises(InputError, match="active_minutes"):
         parse_settings({"active_minutes": 0})
+
+
+COPILOT = Path(__file__).resolve().parents[1] / (
+    "sessions/data/generated/copilot-cli/session-state/244e876e-1a43-4419-88f6-972d1b6e8877"
+    "/events.jsonl"
+)
+
+
+def test_a_compaction_in_progress_shows_as_compacting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copilot CLI logged ``session.compaction_start`` and not yet its ``_complete``; Claude
+    Code's compaction agent wrote after the last compact boundary."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    lines = COPILOT.read_bytes().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if b"session.compaction_start" in line)
+    copilot = home / ".copilot/session-state/244e876e-1a43-4419-88f6-972d1b6e8877/events.jsonl"
+    copilot.parent.mkdir(parents=True)
+    copilot.write_bytes(b"".join(lines[: start + 1]))
+    claude = home / NEW_SESSION
+    claude.parent.mkdir(parents=True)
+    demo = demo_lines()
+    claude.write_bytes(b"".join(demo[:70]))  # past the sample's /compact (line 65)
+    table = SessionsTable()
+    table.start()
+    states = {row.agent: row.state for row in table.rows()}
+    assert states["copilot-cli"] == COMPACTING
+    assert states["claude-code"] != COMPACTING
+
+    with copilot.open("ab") as out:
+        out.write(b"".join(lines[start + 1 :]))
+    agent = claude.with_suffix("") / "subagents" / "agent-acompact-5f2e9c1d0a7b3e64.jsonl"
+    agent.parent.mkdir(parents=True)
+    prompt = {
+        "type": "user",
+        "isSidechain": True,
+        "agentId": "acompact-5f2e9c1d0a7b3e64",
+        "sessionId": claude.stem,
+        "uuid": "c-1",
+        "parentUuid": None,
+        "timestamp": "2099-01-01T00:00:00.000Z",  # after the last compact boundary
+        "message": {"role": "user", "content": "Summarise the conversation so far."},
+    }
+    agent.write_text(json.dumps(prompt) + "\n")
+    table.changed([copilot, agent])
+    # The adapter lists its sub-agents' directory again a second later: the ticks read it then.
+    deadline = time.monotonic() + 30  # a safety limit, not a timing assertion
+    while table.recheck and time.monotonic() < deadline:
+        time.sleep(0.1)
+        table.tick()
+    states = {row.agent: row.state for row in table.rows()}
+    assert states["copilot-cli"] != COMPACTING
+    assert states["claude-code"] == COMPACTING
+
+
+def test_each_agents_new_session_files_are_recognised(tmp_path: Path) -> None:
+    """A file written where an agent keeps its sessions becomes a row when notified; files
+    beside them that are not sessions of their own (sub-agents, tool outputs) do not."""
+    from engine.live.sessions_table import agent_roots
+
+    roots = agent_roots({}, tmp_path)
+    sessions = [
+        ".claude/projects/-home-dev-x/0b5d6b2c-6a65-4f0e-9d1e-5f0e6c3a9a11.jsonl",
+        ".codex/sessions/2026/11/25/rollout-2026-11-25T09-00-00-01a2.jsonl",
+        ".gemini/tmp/calc/chats/session-2026-11-25T09-00-196d3f0b.jsonl",
+        ".copilot/session-state/244e876e-1a43-4419-88f6-972d1b6e8877/events.jsonl",
+    ]
+    others = [
+        ".claude/projects/-home-dev-x/agent-a580d84.jsonl",
+        ".claude/projects/-home-dev-x/0b5d6b2c/subagents/agent-a1.jsonl",
+        ".codex/config.toml",
+        ".gemini/tmp/calc/chats/196d3f0b/f10f71a1.jsonl",
+        ".copilot/session-state/244e876e/workspace.yaml",
+    ]
+    for relative in sessions:
+        assert [r.agent for r in roots if r.holds_session(tmp_path / relative)], relative
+    for relative in others:
+        assert not any(r.holds_session(tmp_path / relative) for r in roots), relative

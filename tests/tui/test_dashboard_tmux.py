@@ -37,10 +37,12 @@ def wait_for_screen(name: str, wanted: str, limit: float) -> tuple[bool, str]:
 
 
 @contextlib.contextmanager
-def ctxtop_in_tmux(*args: str) -> Iterator[str]:
-    """``ctxtop ARGS`` in a fresh 100x30 tmux session (its name), killed afterwards."""
+def ctxtop_in_tmux(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``ctxtop ARGS`` in a fresh 100x30 tmux session (its name), killed afterwards (``env``:
+    more variables for it)."""
     name = f"ctxtop-e2e-{uuid.uuid4().hex[:8]}"
     ours = {key: value for key, value in os.environ.items() if key.startswith("CTXTOP_")}
+    ours.update(env or {})
     env = " ".join(f"{key}={shlex.quote(value)}" for key, value in ours.items())
     script = Path(sys.executable).parent / "ctxtop"  # the installed command, as a user runs it
     program = shlex.quote(str(script)) if script.exists() else f"{sys.executable} -m tui"

@@ -32,17 +32,15 @@ from engine.live.sessions_text import (
     DEFAULT_SORT,
     DESCENDING_FIRST,
     cells,
-    cut_left,
+    column_widths,
     filter_rows,
+    fit,
     flatten,
     level,
     sort_rows,
 )
 from engine.live.sessions_watch import watch_rows
 
-# Below this width the table leaves out model, growth and cost.
-WIDE = 120
-NARROW_COLUMNS = ("agent", "project", "fill", "context", "left", "last", "state")
 STATE_STYLE = {
     WORKING: "success",
     WAITING: "warning",
@@ -148,13 +146,7 @@ class SessionsScreen(Screen[None]):
         return flatten(filter_rows(ordered, self.filter_input.value), self.unfolded)
 
     def _widths(self) -> dict[str, int]:
-        wide = self.size.width >= WIDE
-        keys = COLUMN_KEYS if wide else NARROW_COLUMNS
-        widths = {c.key: c.width for c in COLUMNS if c.key in keys}
-        widths["state"], widths["agent"] = 10, 12
-        others = sum(width + 1 for key, width in widths.items() if key != "project")
-        widths["project"] = max(10, min(self.size.width - 3 - others, 40))
-        return widths
+        return column_widths(self.size.width - 2)  # the scrollbar's cells
 
     def render_rows(self) -> None:
         """Draw the rows, changing only what changed: rows added or gone, changed cells, the
@@ -171,8 +163,8 @@ class SessionsScreen(Screen[None]):
             for column in COLUMNS:
                 if column.key in widths:
                     arrow = ARROW[self.descending] if column.key == self.sort_by else ""
-                    title = self._cell(f"{column.title}{arrow}", widths[column.key], column.right)
-                    grid.add_column(title, key=column.key)
+                    title = fit(column, f"{column.title}{arrow}", widths[column.key])
+                    grid.add_column(Text(" " + title), key=column.key)
         now = self.table.clock()
         rows = {row.key: self._texts(row, depth, now, widths) for row, depth in self.shown()}
         selected = self._selected_key()
@@ -216,15 +208,9 @@ class SessionsScreen(Screen[None]):
                 texts.append(old[index])
                 continue
             column = COLUMNS[COLUMN_KEYS.index(key)]
-            if key == "project" and value[:1] in "/~":
-                value = cut_left(value, widths[key])  # a path's end says the most
-            texts.append(self._cell(value, widths[key], column.right, style))
+            texts.append(Text(" " + fit(column, value, widths[key]), style=style))
         self._built[row.key] = (plain, texts)
         return texts
-
-    def _cell(self, text: str, width: int, right: bool, style: str = "") -> Text:
-        text = text[:width]
-        return Text(" " + (text.rjust(width) if right else text.ljust(width)), style=style)
 
     def _styles(self, row: SessionRow) -> dict[str, str]:
         colours = self.app.theme_variables
