@@ -108,7 +108,10 @@ async def forward(
     try:
         return await _stream(request, upstream, scanner, limit, exchange)
     finally:
-        upstream.close()  # done or not: never keep a half-read answer (cancels it upstream)
+        if exchange.outcome == "ok" and upstream.content.at_eof():
+            upstream.release()  # read whole: the connection goes back to the pool
+        else:
+            upstream.close()  # never keep a half-read answer: closing cancels it upstream
         if scanner is not None:
             exchange.usage = scanner.usage
 

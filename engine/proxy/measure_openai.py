@@ -1,5 +1,6 @@
 """OpenAI requests: the Responses API (``instructions``, ``tools``, ``input`` items) and Chat
-Completions (``messages`` with system/developer ones as the system prompt, ``tools``). OpenAI
+Completions (``messages``, ``tools``); in both, system and developer messages are system prompt
+blocks (Codex sends its instructions as developer messages). OpenAI
 caches prefixes itself: there are no breakpoints to report."""
 
 from __future__ import annotations
@@ -39,9 +40,24 @@ def _parts(tally: Tally, kind: str, content: Any) -> None:
             tally.text("other", _json(part))
 
 
+def _text_of(content: Any) -> str:
+    """The text of a message's content (a string or parts), for a system block's count."""
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "\n".join(
+        part["text"]
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+        else _json(part)
+        for part in parts
+    )
+
+
 def _item(tally: Tally, item: dict[str, Any]) -> None:
     kind = item.get("type", "message")
-    if kind == "message":
+    if kind == "message" and item.get("role") in ("developer", "system"):
+        tally.system_block(_text_of(item.get("content")))  # Codex's instructions are these
+    elif kind == "message":
         tally.message()
         _parts(tally, f"{item.get('role', 'user')}_text", item.get("content"))
     elif kind in _CALLS:
@@ -87,8 +103,7 @@ def measure_chat(body: dict[str, Any], tally: Tally) -> dict[str, Any]:
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     for message in messages:
         if message.get("role") in ("system", "developer"):
-            content = message.get("content")
-            tally.system_block(content if isinstance(content, str) else _json(content))
+            tally.system_block(_text_of(message.get("content")))
     for message in messages:
         role = message.get("role")
         if role in ("system", "developer"):

@@ -13,6 +13,7 @@ import hashlib
 import ipaddress
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,17 +72,43 @@ def _session_of(headers: dict[str, str], body: bytes) -> str | None:
     return session_id(headers, _decode(body))
 
 
-def _measured(
-    route: Route, headers: dict[str, str], body: bytes, known: str | None
-) -> tuple[str | None, dict[str, Any]]:
-    """(session id, the composition of the body): run in a worker thread. ``known``: the id
-    the agent's own body gave (a rewritten body may not hold it)."""
-    decoded = _decode(body)
-    figures = measure(route.protocol, decoded)
-    if isinstance(decoded, dict):
-        figures["model"] = str(decoded.get("model") or "") or None
-        figures["stream"] = bool(decoded.get("stream")) or route.streamed_by_path
-    return known or session_id(headers, decoded), figures
+@dataclass
+class Sent:
+    """One model request as the agent sent it and as it went upstream."""
+
+    route: Route
+    path: str
+    headers: dict[str, str]
+    agent_body: bytes
+    body: bytes = b""
+    session_id: str | None = None  # known before forwarding when a rewriter needed it
+    rewrite_error: str | None = None
+
+    def __post_init__(self) -> None:
+        self.body = self.body or self.agent_body
+
+    def figures(self) -> dict[str, Any]:
+        """The measurement line's figures (run in a worker thread): the composition of what
+        went upstream, under the session id the agent's own body gave."""
+        decoded = _decode(self.body)
+        line: dict[str, Any] = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "protocol": self.route.protocol,
+            "path": self.path,
+            "session_id": self.session_id or session_id(self.headers, decoded),
+            "request_bytes": len(self.body),
+            "sent_sha256": hashlib.sha256(self.body).hexdigest(),
+            "rewritten": self.body is not self.agent_body,
+        }
+        if self.body is not self.agent_body:
+            line["agent_sha256"] = hashlib.sha256(self.agent_body).hexdigest()
+        if self.rewrite_error:
+            line["rewrite_error"] = self.rewrite_error
+        line.update(measure(self.route.protocol, decoded))
+        if isinstance(decoded, dict):
+            line["model"] = str(decoded.get("model") or "") or None
+            line["stream"] = bool(decoded.get("stream")) or self.route.streamed_by_path
+        return line
 
 
 class ProxyServer:
@@ -177,60 +204,43 @@ class ProxyServer:
     async def _model_call(
         self, request: web.Request, route: Route, url: str, body: bytes, exchange: Exchange
     ) -> web.StreamResponse:
-        """Offer the body to the rewriter, forward it, and measure it on the side."""
+        """Offer the body to the rewriter, forward it, then measure it (after the answer: the
+        measurement's CPU never competes with the bytes on their way)."""
         assert self._session is not None
-        headers = dict(request.headers)
         rewriter = self.hook.current()
-        sent, rewrite_error, sid = body, None, None
+        sent = Sent(route, request.path, dict(request.headers), body)
         if rewriter is not None:  # the id first: the rewriter is told whose request it is
-            sid = await asyncio.to_thread(_session_of, headers, body)
-            sent, rewrite_error = await asyncio.to_thread(
-                rewritten, rewriter, route.protocol, sid, body
+            sent.session_id = await asyncio.to_thread(_session_of, sent.headers, body)
+            sent.body, sent.rewrite_error = await asyncio.to_thread(
+                rewritten, rewriter, route.protocol, sent.session_id, body
             )
-        measuring = asyncio.ensure_future(asyncio.to_thread(_measured, route, headers, sent, sid))
         try:
             return await forward(
-                request, self._session, url, sent, route, self.settings.max_response_bytes, exchange
+                request,
+                self._session,
+                url,
+                sent.body,
+                route,
+                self.settings.max_response_bytes,
+                exchange,
             )
         finally:
             exchange.total_ms = exchange.elapsed_ms()
-            extra = {"agent_sha256": hashlib.sha256(body).hexdigest()} if sent is not body else {}
-            if rewrite_error:
-                extra["rewrite_error"] = rewrite_error
-            task = asyncio.ensure_future(
-                self._record(route, request.path, measuring, sent, exchange, extra)
-            )
+            task = asyncio.ensure_future(self._record(sent, exchange))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _record(
-        self,
-        route: Route,
-        path: str,
-        measuring: asyncio.Future[tuple[str | None, dict[str, Any]]],
-        sent: bytes,
-        exchange: Exchange,
-        extra: dict[str, Any],
-    ) -> None:
-        sid, figures = await measuring
-        line: dict[str, Any] = {
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "protocol": route.protocol,
-            "path": path,
-            "session_id": sid,
-            "request_bytes": len(sent),
-            "sent_sha256": hashlib.sha256(sent).hexdigest(),
-            "rewritten": bool(extra.get("agent_sha256")),
-            **extra,
-            **figures,
-            "status": exchange.status,
-            "outcome": exchange.outcome,
-            "usage": exchange.usage or None,
-            "first_byte_ms": exchange.first_byte_ms,
-            "total_ms": exchange.total_ms,
-        }
+    async def _record(self, sent: Sent, exchange: Exchange) -> None:
+        line = await asyncio.to_thread(sent.figures)
+        line.update(
+            status=exchange.status,
+            outcome=exchange.outcome,
+            usage=exchange.usage or None,
+            first_byte_ms=exchange.first_byte_ms,
+            total_ms=exchange.total_ms,
+        )
         try:
-            await asyncio.to_thread(append_measurement, sid, line)
+            await asyncio.to_thread(append_measurement, line["session_id"], line)
         except OSError:
             return  # a full disk loses the figure, never the agent's request
         self.served += 1

@@ -1,9 +1,10 @@
 """Whose session a model request belongs to, from what the agent sends with it.
 
 - Claude Code puts its session id (the name of its ``<session>.jsonl``) in the Messages body's
-  ``metadata.user_id`` (``user_<hash>_account_<uuid>_session_<uuid>``, or a JSON object with a
-  ``session_id``), and newer releases also in an ``x-claude-code-session-id`` header;
-- Codex sends a ``session_id`` header (the rollout's session id);
+  ``metadata.user_id`` (2.1.x: a JSON object with a ``session_id``; older releases:
+  ``user_<hash>_account_<uuid>_session_<uuid>``) and in an ``X-Claude-Code-Session-Id`` header;
+- Codex (0.169) sends a ``session-id`` header (the id in its rollout's name; older releases
+  ``session_id``);
 - others: a ``session_id``-like header when there is one, else nothing (the measurements go to
   ``unknown``).
 """

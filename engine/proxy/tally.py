@@ -28,17 +28,15 @@ _counter = CachedCounter(ENCODING)  # memory only: the same system prompt is cou
 _counter_lock = threading.Lock()
 
 
-def count(text: str) -> int:
+def count_all(texts: list[str]) -> list[int]:
+    """Tokens of each text, in one batch (most are remembered from the previous request)."""
     with _counter_lock:
-        return _counter.count(text)
+        return _counter.count_batch(texts)
 
 
-def digest(value: Any) -> str:
+def digest(text: str) -> str:
     """A short hash of a part (to see a part change between requests without its text)."""
-    data = (
-        value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-    )
-    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _json(value: Any) -> str:
@@ -47,36 +45,31 @@ def _json(value: Any) -> str:
 
 @dataclass
 class Tally:
-    """The running measurement of one request, filled in prompt order (tools, system,
-    messages), so a breakpoint's prefix is the running total where it is met."""
+    """One request's parts in prompt order (tools, system, messages), counted together at the
+    end: a breakpoint's prefix is the sum of the parts before its position."""
 
     provider: str
     system: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
-    kinds: Counter[str] = field(default_factory=Counter)
     images: int = 0
     messages: int = 0
-    breakpoints: list[dict[str, Any]] = field(default_factory=list)
-    running: int = 0
+    breakpoints: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    parts: list[tuple[str, str | int]] = field(default_factory=list)  # (section or kind, text|n)
 
     def tool(self, name: str, schema: Any) -> None:
-        tokens = TOKENS_PER_TOOL + math.ceil(TOOL_SCHEMA_FACTOR * count(_json(schema)))
-        if not self.tools:
-            tokens += TOOLS_BASE_TOKENS
-        self.tools.append({"name": name, "tokens": tokens, "sha256": digest(schema)})
-        self.running += tokens
+        text = _json(schema)
+        self.tools.append({"name": name, "tokens": 0, "sha256": digest(text)})
+        self.parts.append(("tool", text))
 
     def system_block(self, text: str) -> None:
-        tokens = count(text)
-        self.system.append({"tokens": tokens, "sha256": digest(text)})
-        self.running += tokens
+        self.system.append({"tokens": 0, "sha256": digest(text)})
+        self.parts.append(("system", text))
 
     def add(self, kind: str, tokens: int) -> None:
-        self.kinds[kind] += tokens
-        self.running += tokens
+        self.parts.append((kind, tokens))
 
     def text(self, kind: str, text: str) -> None:
-        self.add(kind, count(text))
+        self.parts.append((kind, text))
 
     def image(
         self, width: int | None = None, height: int | None = None, detail: str = "auto"
@@ -89,25 +82,48 @@ class Tally:
         self.add("framing", MESSAGE_BASE_TOKENS)
 
     def breakpoint(self, where: str, marker: Any) -> None:
-        entry: dict[str, Any] = {"at": where, "prefix_tokens": self.running}
+        """A cache breakpoint after the parts added so far."""
+        entry: dict[str, Any] = {"at": where, "prefix_tokens": 0}
         if isinstance(marker, dict) and isinstance(marker.get("ttl"), str):
             entry["ttl"] = marker["ttl"]
-        self.breakpoints.append(entry)
+        self.breakpoints.append((len(self.parts), entry))
+
+    def _count(self) -> Counter[str]:
+        """Fill in the tools', system blocks' and breakpoints' tokens; the tokens by kind."""
+        counted = iter(count_all([v for _, v in self.parts if isinstance(v, str)]))
+        kinds: Counter[str] = Counter()
+        tools, blocks = iter(self.tools), iter(self.system)
+        marks = iter(self.breakpoints)
+        mark = next(marks, None)
+        running = 0
+        for position, (section, value) in enumerate([*self.parts, ("", 0)]):
+            while mark is not None and mark[0] == position:
+                mark[1]["prefix_tokens"] = running
+                mark = next(marks, None)
+            tokens = next(counted) if isinstance(value, str) else value
+            if section == "tool":
+                tool = next(tools)
+                tokens = TOKENS_PER_TOOL + math.ceil(TOOL_SCHEMA_FACTOR * tokens)
+                tokens += TOOLS_BASE_TOKENS if tool is self.tools[0] else 0
+                tool["tokens"] = tokens
+            elif section == "system":
+                next(blocks)["tokens"] = tokens
+            elif section:
+                kinds[section] += tokens
+            running += tokens
+        return kinds
 
     def figures(self) -> dict[str, Any]:
+        kinds = self._count()
         system_tokens = sum(block["tokens"] for block in self.system)
         tool_tokens = sum(tool["tokens"] for tool in self.tools)
-        message_tokens = sum(self.kinds.values())
+        message_tokens = sum(kinds.values())
         return {
             "encoding": ENCODING,
             "system": {"tokens": system_tokens, "blocks": self.system},
             "tools": {"tokens": tool_tokens, "count": len(self.tools), "per_tool": self.tools},
-            "messages": {
-                "count": self.messages,
-                "tokens": message_tokens,
-                "kinds": dict(self.kinds),
-            },
+            "messages": {"count": self.messages, "tokens": message_tokens, "kinds": dict(kinds)},
             "images": self.images,
-            "breakpoints": self.breakpoints,
+            "breakpoints": [entry for _, entry in self.breakpoints],
             "total_tokens": system_tokens + tool_tokens + message_tokens,
         }

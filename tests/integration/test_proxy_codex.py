@@ -1,0 +1,44 @@
+"""Live mode with the real Codex CLI: codex -> a byte tap -> ctxtop proxy -> the model server
+(Responses API, streaming). A turn of several tool calls completes, the model server receives
+exactly the bytes the CLI sent, and each model request is measured under Codex's session id
+(its ``session_id`` header, the id in its rollout's name)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agents import CODEX_CONFIG, codex_home
+from one_turn import FINAL, PROMPT, codex_replies, project_files
+from tap import Tap, ctxtop_proxy
+
+from engine.proxy.store import read_measurements
+
+ROUNDS = 3
+
+
+def test_codex_runs_a_multi_tool_turn_through_the_proxy(tmp_path: Path) -> None:
+    with codex_home(tmp_path, codex_replies(ROUNDS), project_files(ROUNDS)) as codex:
+        with ctxtop_proxy(codex.server.port) as proxy:
+            tap = Tap(proxy.port)
+            config = CODEX_CONFIG.format(port=tap.port)
+            (codex.home / ".codex" / "config.toml").write_text(config, encoding="utf-8")
+            rollout = codex.first_session(PROMPT)
+            tap.close()
+        received = codex.server.requests
+    events = rollout.read_text(encoding="utf-8")
+    assert FINAL in events
+    calls = [r for r in received if r["path"].split("?")[0].endswith("/responses")]
+    assert len(calls) == ROUNDS + 1
+    sent = b"".join(tap.sent)
+    assert all(request["raw"] in sent for request in received)
+    assert sent.count(b"POST /v1/responses") == len(calls)
+    session = json.loads(events.splitlines()[0])["payload"]["id"]
+    assert session in rollout.name
+    lines = read_measurements(session)
+    assert len(lines) == ROUNDS + 1
+    assert all(line["protocol"] == "openai-responses" for line in lines)
+    assert lines[-1]["system"]["tokens"] > 0  # Codex's instructions
+    assert lines[-1]["tools"]["count"] > 0
+    assert lines[-1]["messages"]["kinds"]["tool_result"] > 0
+    assert all(line["usage"]["input_tokens"] > 0 for line in lines)
