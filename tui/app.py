@@ -27,6 +27,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from engine.analysis.profiles import available_profiles
@@ -73,6 +74,8 @@ KEY_NAMES = {"question_mark": "?", "slash": "/"}
 SESSIONS_KEEPS = {"quit", "help", "command_palette"}
 # From this size on, the prompt tree sits beside the sections and the sub-agents are shown.
 ROOMY = (110, 34)
+# Seconds new figures wait for their analysis before they are shown without it.
+ANALYSIS_HOLD = 0.5
 
 
 class CtxtopApp(LiveApplyApp):
@@ -176,6 +179,8 @@ class CtxtopApp(LiveApplyApp):
         self.skipped_seen: set[Path] = set()  # junk files already said to be passed over
         self.feed: Feed | None = None
         self._held: LiveView | None = None
+        self._hold_timer: Timer | None = None  # set while figures wait for their analysis
+        self._waiting: LiveView | None = None  # the newest of them
         self._demo_stop = threading.Event()
         self.theme_names: list[str] = []
         self.theme_errors: list[str] = []
@@ -282,9 +287,39 @@ class CtxtopApp(LiveApplyApp):
         if self.paused:
             self._held = view
             return
-        self.apply(view)
+        self._show_with_analysis(view)
+
+    def _show_with_analysis(self, view: LiveView) -> None:
+        """New figures come a moment before their analysis (sections, forecast, tree): they
+        wait for it up to ``ANALYSIS_HOLD``, so gauge and sections show the same sample; after
+        that the newest figures are shown, the sections marked as the previous sample's."""
+        if not self._analysis_lags(view):
+            self.apply(view)
+            return
+        self._waiting = view
+        if self._hold_timer is None:  # the first wait counts: the figures are never held longer
+            self._hold_timer = self.set_timer(ANALYSIS_HOLD, self._show_waiting)
+
+    def _show_waiting(self) -> None:
+        view, self._waiting = self._waiting, None
+        if view is not None:
+            self.apply(view)
+
+    def _analysis_lags(self, view: LiveView) -> bool:
+        """``view`` carries the analysis on screen, made for other figures than its own."""
+        shown = self.view
+        return (
+            shown is not None
+            and view.analysis is not None
+            and view.analysis is shown.analysis
+            and view.gauge != shown.gauge
+        )
 
     def apply(self, view: LiveView) -> None:
+        lagging = self._analysis_lags(view)
+        if self._hold_timer is not None:
+            self._hold_timer.stop()
+        self._hold_timer, self._waiting = None, None
         self.view = view
         self._set_status("")
         now = self.clock()
@@ -295,6 +330,7 @@ class CtxtopApp(LiveApplyApp):
         self.history.show(view)
         self.categories.show(view.categories)
         self.sections.show(view.analysis, view.analysis_error, view.foreign_profile is not None)
+        self.sections.mark_lagging(lagging)
         pruned = len(view.analysis.pruned) if view.analysis is not None else 0
         self.prompt_tree.show(view.outline, pruned)
         self.tools.show(view.tools)
@@ -420,7 +456,7 @@ class CtxtopApp(LiveApplyApp):
         self.header.paused = self.paused
         if not self.paused and self._held is not None:
             view, self._held = self._held, None
-            self.apply(view)
+            self._show_with_analysis(view)
 
     def action_pin(self) -> None:
         if not self.follow_newest:

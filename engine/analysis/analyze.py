@@ -272,8 +272,11 @@ def _context_figure(state: SessionState, encoding: Encoding, counts: Counts) -> 
     figure = context_tokens(state, encoding)
     if figure.source == "compaction" and counts.system_known and figure.value < counts.system:
         # An agent's "after" smaller than the system prompt counts only the messages
-        # (Claude Code's postTokens): the next request sends both (engine/live/view.py).
-        figure = dataclasses.replace(figure, value=figure.value + counts.system)
+        # (Claude Code's postTokens): the next request sends both (engine/live/view.py). Once
+        # the log shows more of the new history than the agent counted, what the log shows:
+        # the sections add up to the figure in every sample.
+        messages = max(figure.value, counts.cumulative[-1])
+        figure = dataclasses.replace(figure, value=messages + counts.system)
     return figure
 
 

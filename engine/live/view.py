@@ -239,7 +239,17 @@ def short_tokens(tokens: int | None) -> str:
     return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
-def _events(report: dict[str, Any]) -> tuple[Event, ...]:
+def _whole_after(post: int | None, outside_log: int | None) -> int | None:
+    """A compaction's "after" as the whole context, the gauge's kind of figure: an agent's
+    figure smaller than the system prompt and tools counts only the messages (Claude Code's
+    postTokens); the next request sends both, so they are added (as the session has them now:
+    the gauge's figure then, within the tokenizer's drift)."""
+    if post is None or not outside_log or post >= outside_log:
+        return post
+    return post + outside_log
+
+
+def _events(report: dict[str, Any], outside_log: int | None = None) -> tuple[Event, ...]:
     events = [
         Event(
             "compaction",
@@ -247,7 +257,7 @@ def _events(report: dict[str, Any]) -> tuple[Event, ...]:
             f"{item['trigger']} compaction: {short_tokens(item['pre_tokens'])}"
             # An "after" that is the agent's own estimate carries the estimate mark.
             f" -> {'≈' if item.get('post_tokens_source') == 'estimate' else ''}"
-            f"{short_tokens(item['post_tokens'])}",
+            f"{short_tokens(_whole_after(item['post_tokens'], outside_log))}",
             item["timestamp"],
         )
         for item in report["compactions"]
@@ -276,16 +286,26 @@ def whole_after_compaction(report: dict[str, Any], outside_log: int | None) -> d
     it. An agent's logged "after" that is smaller than what every earlier request sent besides
     the messages (system prompt, tools: ``outside_log``) counts only the messages (Claude
     Code's postTokens); the next request will send both, so the gauge shows both, and the
-    context by kind keeps the part not in the log."""
+    context by kind keeps the part not in the log. Once the log shows more of the new history
+    than the agent counted, the figure is what the log shows (as the sections count it: the
+    panels' parts add up to the gauge in every sample)."""
     context = report["context_tokens"]
     if context["source"] != "compaction" or not outside_log or context["value"] >= outside_log:
         return report
-    whole = {**context, "value": int(context["value"]) + outside_log}
-    adjusted = {**report, "context_tokens": whole}
     breakdown = report.get("context_breakdown")
+    in_log = int(breakdown.get("estimated_total") or 0) if breakdown else 0
+    value = outside_log + max(int(context["value"]), in_log)
+    adjusted = {**report, "context_tokens": {**context, "value": value}}
     if breakdown:
-        adjusted["context_breakdown"] = {**breakdown, "unattributed": outside_log}
+        adjusted["context_breakdown"] = {**breakdown, "unattributed": value - in_log}
     return adjusted
+
+
+def _outside_now(report: dict[str, Any], outside_log: int | None) -> int | None:
+    breakdown = report.get("context_breakdown")
+    if breakdown and report["context_tokens"]["source"] in ("reported", "calibrated"):
+        return int(breakdown["unattributed"]) or outside_log
+    return outside_log
 
 
 def build_view(
@@ -321,7 +341,9 @@ def build_view(
         categories=_categories(report),
         subagents=_subagents(report),
         last_request=_last_request(report),
-        events=_events(report),
+        # Once a request reported it, the system prompt and tools as the report has them:
+        # the same text whichever way the view was built.
+        events=_events(report, _outside_now(report, outside_log)),
         api_requests=int(report["api_requests"]),
         lines_read=int(report["lines_read"]),
         report=report,

@@ -64,3 +64,11 @@ def result_labels(app: Any) -> dict[str | None, str]:
             tree.reveal(node.id)
             labels[node.call_id] = str(tree.built[node.id].label)
     return labels
+
+
+def screen_lines(widget: Any) -> list[str]:
+    """The lines ``widget`` draws now (its border included), as text."""
+    return [
+        "".join(segment.text for segment in widget.render_line(y))
+        for y in range(widget.size.height)
+    ]

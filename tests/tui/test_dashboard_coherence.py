@@ -10,7 +10,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
+from dashboard_support import (
+    COMPACTION_LINE,
+    frozen_clock,
+    screen_lines,
+    synchronous,
+    wait_until,
+    write_lines,
+)
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
@@ -210,3 +217,103 @@ async def test_panel_hints_use_the_panels_words(tmp_path: Path) -> None:
         on_screen = " ".join(str(static.render()) for static in edit.query(Static))
         assert "turn: a request of the user" in on_screen and "tool use: one tool call" in on_screen
         assert "--keep" not in on_screen
+
+
+def shown_tokens(figure: str) -> float:
+    """A figure as the panels print it ("22.0k", "431", "1.2M") in tokens."""
+    number = figure.rstrip("*≈~=").replace(",", "")
+    scale = {"k": 1e3, "M": 1e6}.get(number[-1:], 1.0)
+    return float(number.rstrip("kM")) * scale
+
+
+def gauge_figure(app: CtxtopApp) -> float:
+    match = re.search(r"%\s+(\S+) / ", gauge_text(app))
+    assert match, gauge_text(app)
+    return shown_tokens(match.group(1))
+
+
+def sections_sum(app: CtxtopApp) -> float:
+    """The parts of the prompt the sections panel lists (not what is kept free or left)."""
+    total = 0.0
+    for line in str(app.sections.render()).split("\n"):
+        if line.startswith(("kept free", "free space", "pruned")):
+            continue
+        total += shown_tokens(line.split()[-1] if "/" not in line else line.split()[-3])
+    return total
+
+
+class FrameRecorder(CtxtopApp):
+    """The app, noting the figures every panel shows each time the screen is updated."""
+
+    frames: list[tuple[int, float, float, float, str]]
+
+    def on_view_applied(self) -> None:
+        frames = self.__dict__.setdefault("frames", [])
+        categories = sum(row.tokens for row in self.categories.rows)
+        frames.append(
+            (
+                self.view.lines_read if self.view else 0,
+                gauge_figure(self),
+                sections_sum(self),
+                categories,
+                str(self.sections.render()),
+            )
+        )
+
+
+# Shown figures are rounded to 0.1k each: five parts may add up a few hundred tokens off.
+ROUNDING = 350
+
+
+@synchronous
+async def test_every_frame_through_the_compaction_shows_one_context_figure(
+    tmp_path: Path,
+) -> None:
+    """The demo right after its /compact: the gauge said 22.0k (the agent's count of the new
+    history plus the system prompt) while the sections added up to 19.3k, then 19.7k …: the
+    summary and attachments the log writes after the boundary were not in it yet. One frame
+    before that, the gauge had the new figure and the sections the previous sample's analysis
+    (24.1k). Lines are appended one at a time, as the demo writes them."""
+    session = whole_sample(tmp_path, COMPACTION_LINE - 5)
+    app = FrameRecorder(session, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        for line in range(COMPACTION_LINE - 5, COMPACTION_LINE + 20):
+            write_lines(session, 1, start=line)
+            await wait_until(
+                pilot,
+                lambda end=line + 1: (
+                    app.view is not None
+                    and app.view.lines_read == end
+                    and not app.sections.has_class("lagging")
+                    and getattr(app, "_waiting", None) is None
+                ),
+            )
+        frames = app.frames
+        assert any(line >= COMPACTION_LINE for line, *_ in frames)
+        for line, gauge, sections, categories, text in frames:
+            assert abs(sections - gauge) <= ROUNDING, (line, gauge, sections, text)
+            assert abs(categories - gauge) <= ROUNDING / 7, (line, gauge, categories)
+        # Right after the boundary the part the log does not show yet is a row of its own.
+        right_after = [text for line, *_, text in frames if line == COMPACTION_LINE]
+        assert right_after and "not in the log yet" in right_after[-1]
+        # The events' "after" is the whole context, as the gauge gave it then (was 2.8k, the
+        # agent's count of the messages alone).
+        after = next(gauge for line, gauge, *_ in frames if line == COMPACTION_LINE)
+        event = next(e for e in app.events.events if e.kind == "compaction")
+        assert event.text.endswith(f"-> {after / 1000:.1f}k"), (event.text, after)
+
+
+@synchronous
+async def test_the_events_text_wraps_instead_of_being_cut_at_80x24(tmp_path: Path) -> None:
+    """Case 6: at 80x24 the events row read "manual compaction: 23.9…"."""
+    app = CtxtopApp(whole_sample(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app) and app.events.row_count == 1)
+        await pilot.pause()
+        event = app.events.events[0].text
+        drawn = " ".join(
+            line.strip("│ ").removeprefix(str(COMPACTION_LINE)).strip()
+            for line in screen_lines(app.events)[1:]  # under the header
+        )
+        assert " ".join(drawn.split()).startswith(event), (event, screen_lines(app.events))

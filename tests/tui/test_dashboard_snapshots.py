@@ -13,22 +13,36 @@ from typing import Any
 import pytest
 from dashboard_support import frozen_clock, wait_until, write_lines
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input
+from textual.widgets import Input
 
 from engine.config import Settings
 from engine.live.demo import demo_companions, demo_lines
+from engine.live.session import LiveSession
+from engine.live.view import LiveView
 from tui.app import CtxtopApp
 
 
-def settled(table: DataTable[Any]) -> bool:
-    """Every column is as wide as its widest cell, and no resize is pending (the table measures
-    new rows and changed cells when idle: Textual's private flags say whether it still has to)."""
-    if table._require_update_dimensions or table._updated_cells or table._new_rows:
-        return False
-    return all(
-        column.content_width >= max((len(str(cell)) for cell in table.get_column(key)), default=0)
-        for key, column in table.columns.items()
-    )
+def sample_in(tmp_path: Path) -> Path:
+    """The whole demo sample, with its sub-agent's log and the persisted tool output beside it
+    as the demo has them."""
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    for files in demo_companions(demo_lines()).values():
+        for relative, data in files:
+            path = session.with_suffix("").joinpath(*relative.parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    return session
+
+
+def final_view(session: Path) -> LiveView:
+    """What the dashboard shows once it has read everything: the same file read apart."""
+    live = LiveSession(session)
+    while live.poll():
+        pass
+    view = live.view()
+    assert view is not None
+    return view
 
 
 def loaded_app(
@@ -37,50 +51,31 @@ def loaded_app(
     keys: tuple[str, ...] = (),
     ready: Callable[[CtxtopApp], bool] = lambda app: True,
 ) -> tuple[CtxtopApp, Any]:
-    """The app on the whole sample, and a ``run_before`` that waits until every panel holds
-    its figures (and presses ``keys``, then waits until ``ready``: a panel's preview)."""
-    session = tmp_path / "session.jsonl"
-    write_lines(session, len(demo_lines()))
-    # The sub-agent's log and the persisted tool output, beside the session as the demo has them.
-    for files in demo_companions(demo_lines()).values():
-        for relative, data in files:
-            path = session.with_suffix("").joinpath(*relative.parts)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+    """The app on the whole sample, and a ``run_before`` that waits until every panel shows the
+    whole file with its analysis (and presses ``keys``, then waits until ``ready``: a panel's
+    preview). Tables size their columns when their rows are set (tui/components/fit.py), so
+    nothing is left to settle after that."""
+    session = sample_in(tmp_path)
+    final = final_view(session)
     app = CtxtopApp(session, settings=Settings(theme=theme), clock=frozen_clock)
 
+    def complete() -> bool:
+        view = app.view
+        return (
+            view == final
+            and view.analysis is not None
+            and app.sections.analysis is view.analysis
+            and app._waiting is None
+        )
+
     async def loaded(pilot: Pilot[None]) -> None:
-        await wait_until(pilot, lambda: app.view is not None and app.view.lines_read > 100)
-        # The figures come first, their analysis (sections, tree, forecast) right after.
-        await wait_until(pilot, lambda: app.sections.analysis is not None)
+        await wait_until(pilot, complete)
         await pilot.press(*keys)
         await wait_until(pilot, lambda: ready(app))
-        # What the preview told the app (the prompt tree's marks behind the panel) is handled.
         for field in app.screen.query(Input):  # a blinking cursor would be drawn either way
             field.cursor_blink = False
+        # What the preview told the app (the prompt tree's marks behind the panel) is handled.
         await pilot.pause()
-        await pilot.pause()
-        # Tables size their columns to new rows when idle: wait until all of them have, and until
-        # nothing changes any more (a late update, e.g. the events' row, would be drawn before its
-        # column is resized).
-        shape: list[object] = []
-
-        def still() -> bool:
-            now = (
-                app.view.lines_read if app.view else None,
-                [(table.row_count, [c.content_width for c in table.columns.values()])
-                 for table in app.query(DataTable)],
-            )  # fmt: skip
-            same = bool(shape) and shape[-1] == now
-            shape.append(now)
-            return same and all(settled(table) for table in app.query(DataTable))
-
-        for _ in range(3):
-            await wait_until(pilot, still)
-            await pilot.pause(0.05)
-        for table in app.query(DataTable):  # a column widened after its last paint: paint again
-            table.refresh(layout=True)
-        await pilot.pause(0.05)
 
     return app, loaded
 

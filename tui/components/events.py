@@ -1,15 +1,24 @@
 """Event log: compactions and truncations seen in the log, lines the reader had to skip, and what
-ctxtop did to the session (edit, compact, undo: from its action log)."""
+ctxtop did to the session (edit, compact, undo: from its action log).
+
+An event's text wraps in its column (the panel is 30 columns wide at 80x24): each row is as
+tall as its text, measured when it is added.
+"""
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.text import Text
+from textual import events
 from textual.widgets import DataTable
 
 from engine.live.view import Event
 from tui import format as fmt
+from tui.components.fit import fit_columns
 
 STYLES = {"compaction": "bold", "truncation": "", "action": "italic", "skipped": "dim"}
+MIN_TEXT = 12  # the event column never narrower than this
+_MEASURE = Console(width=200, color_system=None)  # only measures wrapped heights
 
 
 class EventLog(DataTable[Text]):
@@ -21,23 +30,40 @@ class EventLog(DataTable[Text]):
         super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
         self.border_title = "Events"
         self.events: tuple[Event, ...] = ()
+        self._text_width = 0  # the event column's width the rows were wrapped to
 
     def on_mount(self) -> None:
         self.add_column("line", key="line")
         self.add_column("event", key="event")
 
+    def on_resize(self, event: events.Resize) -> None:
+        if self._width_for(self.events) != self._text_width:
+            self._fill(self.events)
+
     def show(self, events: tuple[Event, ...]) -> None:
         if events == self.events:
             return
         self.events = events
+        self._fill(events)
+
+    def _where(self, event: Event) -> str:
+        # An action is not a line of the log: when it happened instead.
+        return str(event.line) if event.line else fmt.clock_time(event.timestamp or "")[:8]
+
+    def _width_for(self, events: tuple[Event, ...]) -> int:
+        """What is left of the panel for the text: the line column, two cells of padding on
+        each column and a scrollbar's column are not."""
+        where = max([len("line"), *(len(self._where(event)) for event in events)])
+        padding = 2 * self.cell_padding
+        return max(MIN_TEXT, self.scrollable_content_region.width - where - 2 * padding - 1)
+
+    def _fill(self, events: tuple[Event, ...]) -> None:
+        width = self._text_width = self._width_for(events)
         self.clear()
         for event in events:
-            # An action is not a line of the log: when it happened instead.
-            where = str(event.line) if event.line else fmt.clock_time(event.timestamp or "")[:8]
-            style = STYLES.get(event.kind, "")
-            self.add_row(
-                Text(where, justify="right"),
-                fmt.plain(event.text, style),  # reasons quote log content: plain text
-            )
+            text = fmt.plain(event.text, STYLES.get(event.kind, ""))  # log content: plain
+            height = len(text.wrap(_MEASURE, width))
+            self.add_row(Text(self._where(event), justify="right"), text, height=height)
+        fit_columns(self, {"event": width})
         if events:
             self.move_cursor(row=len(events) - 1)

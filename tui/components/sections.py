@@ -11,7 +11,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
-from engine.analysis.snapshot import Analysis
+from engine.analysis.snapshot import Analysis, Section
 from tui import format as fmt
 
 LABEL_WIDTH = 12  # at least
@@ -20,11 +20,28 @@ FIGURE_WIDTH = 15
 SHORT_FIGURE_WIDTH = 8
 # Not parts of the prompt: what the agent keeps free and what is left.
 SPARE = ("autocompact_buffer", "free")
+NOT_LOGGED = "not_logged"
+
+
+def shown_sections(analysis: Analysis) -> list[Section]:
+    """The analysis' sections, and after a compaction the part of the agent's "after" figure
+    the log does not show yet (it writes the summary right after): the parts add up to the
+    context figure the gauge shows."""
+    sections = list(analysis.sections)
+    missing = analysis.residual_tokens if analysis.context_source == "compaction" else 0
+    if missing > 0:
+        parts = [index for index, section in enumerate(sections) if section.name not in SPARE]
+        row = Section(
+            NOT_LOGGED, "not in the log yet (after compaction)", 0, missing, 0.0, "reported"
+        )
+        sections.insert(parts[-1] + 1 if parts else 0, row)
+    return sections
 
 
 class SectionsPanel(Static):
     DEFAULT_CSS = """
     SectionsPanel { border: round $primary; height: 1fr; padding: 0 1; }
+    SectionsPanel.lagging { text-opacity: 60%; }
     SectionsPanel > .sections--used { color: $success; }
     SectionsPanel > .sections--over { color: $error; }
     SectionsPanel > .sections--spare { color: $foreground 40%; }
@@ -42,6 +59,7 @@ class SectionsPanel(Static):
         self.border_title = "Sections"
         self.analysis: Analysis | None = None
         self.problem: str | None = None
+        self.budget_text = ""
 
     def show(
         self, analysis: Analysis | None, problem: str | None = None, foreign: bool = False
@@ -58,8 +76,18 @@ class SectionsPanel(Static):
             budget = f"budget {fmt.tokens(analysis.budget)}"
             if analysis.budget_overridden:  # b: the window the user asked about, less the reserve
                 budget = f"what-if window {fmt.tokens(analysis.thresholds.window)} · {budget}"
-            self.border_subtitle = budget
+            self.budget_text = budget
+            if not self.has_class("lagging"):
+                self.border_subtitle = budget
         self.refresh()
+
+    def mark_lagging(self, lagging: bool) -> None:
+        """The figures on screen are newer than this analysis (it is on its way): dimmed, and
+        the subtitle says so."""
+        if lagging == self.has_class("lagging"):
+            return
+        self.set_class(lagging, "lagging")
+        self.border_subtitle = "analysing new lines …" if lagging else self.budget_text
 
     def render(self) -> Text:
         analysis = self.analysis
@@ -67,7 +95,8 @@ class SectionsPanel(Static):
             return Text(self.problem or "analysing …", no_wrap=True, overflow="ellipsis")
         # Whole labels if they fit beside a short bar; else without their parenthesis (the
         # mark says "inferred"); else without the budgets (the bar is the share of it).
-        labels = {section.name: fmt.shown(section.label) for section in analysis.sections}
+        sections = shown_sections(analysis)
+        labels = {section.name: fmt.shown(section.label) for section in sections}
         budgets = True
         room = self.content_size.width - FIGURE_WIDTH - 2
         if max(map(len, labels.values())) > room - MIN_BAR:
@@ -83,10 +112,10 @@ class SectionsPanel(Static):
         spare = self.get_component_rich_style("sections--spare")
         empty = self.get_component_rich_style("sections--budget")
         lines = []
-        for section in analysis.sections:
+        for section in sections:
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{labels[section.name][:label_width]:<{label_width}} ")
-            if section.name in SPARE:
+            if section.name in SPARE or section.name == NOT_LOGGED:
                 # Not a part with a budget of its own: its share of the whole budget.
                 fill = section.tokens / analysis.budget if analysis.budget else 0.0
                 style = spare
@@ -101,7 +130,7 @@ class SectionsPanel(Static):
             line.append("█" * cells, style=style)
             line.append("·" * (width - cells), style=empty)
             figure = f"{fmt.tokens(section.tokens)}{fmt.mark(section.provenance)}"
-            if section.name not in SPARE and budgets:
+            if section.name not in (*SPARE, NOT_LOGGED) and budgets:
                 figure += f" / {fmt.tokens(section.budget)}"
             line.append(f" {figure:>{figure_width}}")
             lines.append(line)

@@ -7,6 +7,7 @@ from textual.widgets import DataTable
 
 from engine.live.view import SubagentRow
 from tui import format as fmt
+from tui.components.fit import fit_columns
 
 
 class SubagentsTable(DataTable[Text]):
@@ -35,3 +36,4 @@ class SubagentsTable(DataTable[Text]):
                 Text(str(row.requests), justify="right"),
                 Text(f"{fmt.tokens(row.tokens)}{fmt.mark(row.source)}", justify="right"),
             )
+        fit_columns(self)

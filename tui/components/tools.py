@@ -7,6 +7,7 @@ from textual.widgets import DataTable
 
 from engine.live.view import ToolRow
 from tui import format as fmt
+from tui.components.fit import fit_columns
 
 SORTS = ("tokens", "calls", "name")
 NAME_WIDTH = 32  # an MCP tool name (mcp__server__tool) fits
@@ -59,3 +60,4 @@ class ToolsTable(DataTable[Text]):
                 Text(f"{100 * row.share:.0f} %", justify="right"),
                 key=row.name,
             )
+        fit_columns(self)
