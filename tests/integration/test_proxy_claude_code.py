@@ -13,6 +13,7 @@ from model_server import ModelServer
 from one_turn import FINAL, PROMPT, claude_script, project_files
 from tap import Tap, ctxtop_proxy
 
+from engine.live.session import LiveSession
 from engine.proxy.store import read_measurements
 
 ROUNDS = 4  # Bash, Bash, Bash, Read, then the answer
@@ -56,3 +57,10 @@ def test_claude_code_runs_a_multi_tool_turn_through_the_proxy(tmp_path: Path) ->
     assert all(line["usage"]["input_tokens"] > 0 for line in tool_rounds)
     assert tool_rounds[-1]["messages"]["kinds"]["tool_result"] > 0
     assert tool_rounds[-1]["breakpoints"]  # Claude Code marks its cache breakpoints
+    # The dashboard's view of the CLI's own log shows the system prompt and tools as measured.
+    live = LiveSession(session)
+    live.poll()
+    view = live.view()
+    assert view is not None and view.analysis is not None and view.measured is not None
+    [system] = [s for s in view.analysis.sections if s.name == "system"]
+    assert system.provenance == "measured" and system.tokens == view.measured.outside_log

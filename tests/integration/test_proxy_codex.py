@@ -12,6 +12,7 @@ from agents import CODEX_CONFIG, codex_home
 from one_turn import FINAL, PROMPT, codex_replies, project_files
 from tap import Tap, ctxtop_proxy
 
+from engine.live.session import LiveSession
 from engine.proxy.store import read_measurements
 
 ROUNDS = 3
@@ -42,3 +43,10 @@ def test_codex_runs_a_multi_tool_turn_through_the_proxy(tmp_path: Path) -> None:
     assert lines[-1]["tools"]["count"] > 0
     assert lines[-1]["messages"]["kinds"]["tool_result"] > 0
     assert all(line["usage"]["input_tokens"] > 0 for line in lines)
+    # The dashboard's view of the CLI's own log shows the system prompt and tools as measured.
+    live = LiveSession(rollout)
+    live.poll()
+    view = live.view()
+    assert view is not None and view.analysis is not None and view.measured is not None
+    [system] = [s for s in view.analysis.sections if s.name == "system"]
+    assert system.provenance == "measured" and system.tokens == view.measured.outside_log
