@@ -8,7 +8,7 @@ no agent could send),
 then runs `ctxtop report --json FILE` as a whole process, ``--runs`` times, each with an empty
 token-count cache, config and data dir (a cold open: the first time a file is opened), then
 ``--runs`` times more with the count cache the first run left (a re-open: the tokenizer's counts
-come from the disk cache). Prints, per size: wall time and peak RSS (ranges over the runs), time
+come from the disk cache). Prints, per size: wall time, CPU time (user + system) and peak RSS (ranges over the runs), time
 per MB, and the goals of issue 16. When ``npm`` can install
 ccusage 17 (into the temp dir, before any timing), the same file is also given to
 `ccusage session --json --offline` in the layout it reads (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl)
@@ -45,6 +45,7 @@ GOALS = {100: "<= 1.5 s, <= 300 MB", 1000: "<= 12 s"}
 class Run:
     seconds: float
     peak_mb: float
+    cpu: float  # user + system seconds: on a shared machine, wall time waits for the others
 
 
 def timed(command: list[str], env: dict[str, str]) -> Run:
@@ -56,7 +57,7 @@ def timed(command: list[str], env: dict[str, str]) -> Run:
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(command)}: exit {child.returncode}")
-    return Run(seconds, usage.ru_maxrss / 1024)
+    return Run(seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
 def ctxtop_report(session: Path, home: Path) -> Run:
@@ -129,7 +130,8 @@ def main() -> int:
         ccusage = None if args.no_ccusage else install_ccusage(scratch)
         if not args.no_ccusage:
             print("ccusage 17:", "installed" if ccusage else "could not be installed (skipped)")
-        header = f"{'size':>8} {'lines':>9} {'ctxtop s':>12} {'peak MB':>10} {'s/MB':>13}"
+        header = f"{'size':>8} {'lines':>9} {'ctxtop s':>12} {'cpu s':>11} {'peak MB':>10}"
+        header += f" {'s/MB':>13}"
         header += f"  {'goal':<20}"
         if not args.no_reopen:
             header += f" {'reopen s':>12} {'reopen MB':>10}"
@@ -146,6 +148,7 @@ def main() -> int:
             seconds = [run.seconds for run in runs]
             row = (
                 f"{megabytes:6.0f}MB {count:>9,} {span(seconds, 2):>12}"
+                f" {span([run.cpu for run in runs], 2):>11}"
                 f" {span([run.peak_mb for run in runs], 0):>10}"
                 f" {span([s / megabytes for s in seconds], 4):>13}  {GOALS.get(size, '-'):<20}"
             )

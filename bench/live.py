@@ -8,10 +8,12 @@ carrying the analysis of it too (sections, prompt tree, forecast: the feed publi
 first, then their analysis). Then it leaves the app idle and measures the process's CPU time (all
 threads: UI, file watcher, feed).
 
-Usage: python bench/live.py [--appends 200] [--idle 10] [--poll] [--session FILE]
+Usage: python bench/live.py [--appends 200] [--idle 10] [--poll] [--session FILE] [--size-mb N]
 (``--session``: start from a copy of FILE instead, e.g. the 100 MB file ``bench/tail.py --keep``
-writes.)
-Targets (issue 6): p95 <= 100 ms, idle CPU < 2 %.
+writes; ``--size-mb``: start from a Claude Code session of that size built by bench/tail.py's
+generator, with Claude Code's auto-compactions.)
+Targets (issue 6, issue 16 on a 100 MB session): first full screen (figures and their analysis)
+<= 2 s, append -> screen p95 <= 100 ms, idle CPU < 2 %.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -29,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from tail import WINDOW_BYTES, build  # noqa: E402
 
 from engine.live.demo import demo_lines  # noqa: E402
 from tui.app import CtxtopApp  # noqa: E402
@@ -80,7 +86,11 @@ async def measure(path: Path, appends: int, idle: float, use_watchfiles: bool) -
         print(f"first figures on screen after {time.perf_counter() - loading:.2f} s")
         while not analysed:
             await pilot.pause(0.01)
-        print(f"first analysis on screen after {time.perf_counter() - loading:.2f} s")
+        first = time.perf_counter() - loading
+        verdict = "ok" if first <= 2 else "MISSED"
+        print(
+            f"first full screen (figures and analysis) after {first:.2f} s (goal <= 2 s: {verdict})"
+        )
         # The file watcher starts once the first figures are out; an append before it is up
         # waits for the next poll (up to the refresh interval). Measure the steady state.
         await pilot.pause(1.0)
@@ -124,14 +134,21 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=10.0, help="seconds of idle to measure")
     parser.add_argument("--poll", action="store_true", help="poll instead of file notifications")
     parser.add_argument("--session", type=Path, help="start from a copy of this session file")
+    parser.add_argument("--size-mb", type=float, help="start from a built session of this size")
     args = parser.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="ctxtop-bench-") as folder:
         path = Path(folder) / "session.jsonl"
+        for name in ("CONFIG", "CACHE", "DATA"):  # a first open: ctxtop's own dirs start empty
+            os.environ[f"CTXTOP_{name}_DIR"] = str(Path(folder) / name.lower())
         if args.session:
             shutil.copyfile(args.session, path)
+        elif args.size_mb:
+            build(path, int(args.size_mb * 2**20), compact_every=WINDOW_BYTES)
         else:
             path.write_bytes(b"".join(demo_lines()))
         asyncio.run(measure(path, args.appends, args.idle, not args.poll))
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":
