@@ -8,8 +8,8 @@ no agent could send),
 then runs `ctxtop report --json FILE` as a whole process, ``--runs`` times, each with an empty
 token-count cache, config and data dir (a cold open: the first time a file is opened), then
 ``--runs`` times more with the count cache the first run left (a re-open: the tokenizer's counts
-come from the disk cache). Prints, per size: wall time, CPU time (user + system) and peak RSS (ranges over the runs), time
-per MB, and the goals of issue 16. When ``npm`` can install
+come from the disk cache). Prints, per size: wall time, CPU time (user + system) and peak RSS
+(ranges over the runs), time per MB, and the goals of issue 16. When ``npm`` can install
 ccusage 17 (into the temp dir, before any timing), the same file is also given to
 `ccusage session --json --offline` in the layout it reads (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl)
 and timed the same way; it runs offline on loopback-free local files.
