@@ -26,18 +26,34 @@ class ProcessStarts:
         self.state = state
         self._turn_open = False  # the model owes a response (a prompt or tool results are out)
         self._queued = 0  # enqueued and not yet dequeued
+        # The records since the last queue record that may open or close the turn: looked at
+        # only when the next queue record comes (most sessions have few), not one by one.
+        self._since: list[Mapping[str, Any]] = []
 
     def feed(self, record: Mapping[str, Any], line: int) -> None:
         kind = record.get("type")
-        message = record.get("message")
-        content = message.get("content") if isinstance(message, Mapping) else None
         if kind == "assistant":
-            self._turn_open = _has_block(content, "tool_use")
-        elif kind == "user" and not record.get("isMeta") and not record.get("isCompactSummary"):
-            if _has_block(content, "tool_result") or _is_prompt(content):
-                self._turn_open = True
+            self._since = [record]  # what came before it no longer matters
+        elif kind == "user":
+            self._since.append(record)
         elif kind == "queue-operation":
+            self._settle()
             self._queue(record, line)
+
+    def _settle(self) -> None:
+        """Whether the turn is open after the records since the last queue record."""
+        for record in self._since:
+            message = record.get("message")
+            content = message.get("content") if isinstance(message, Mapping) else None
+            if record.get("type") == "assistant":
+                self._turn_open = _has_block(content, "tool_use")
+            elif (
+                not record.get("isMeta")
+                and not record.get("isCompactSummary")
+                and (_has_block(content, "tool_result") or _is_prompt(content))
+            ):
+                self._turn_open = True
+        self._since = []
 
     def _queue(self, record: Mapping[str, Any], line: int) -> None:
         operation = record.get("operation")

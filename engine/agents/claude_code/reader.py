@@ -29,7 +29,7 @@ from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
 from engine.files import read_head
-from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import CERTAIN, LIKELY, MAX_TOKENS, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
@@ -86,12 +86,20 @@ def usage_from(raw: Any) -> Usage:
     details = raw.get("output_tokens_details")
     thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
     return Usage(
-        input_tokens=token_count(raw.get("input_tokens")) or 0,
-        output_tokens=token_count(raw.get("output_tokens")) or 0,
-        cache_read_tokens=token_count(raw.get("cache_read_input_tokens")) or 0,
-        cache_write_tokens=token_count(raw.get("cache_creation_input_tokens")) or 0,
-        reasoning_tokens=token_count(thinking) or 0,
+        input_tokens=_tokens(raw.get("input_tokens")),
+        output_tokens=_tokens(raw.get("output_tokens")),
+        cache_read_tokens=_tokens(raw.get("cache_read_input_tokens")),
+        cache_write_tokens=_tokens(raw.get("cache_creation_input_tokens")),
+        reasoning_tokens=_tokens(thinking),
     )
+
+
+def _tokens(value: Any) -> int:
+    """``token_count(value) or 0``, the common case (a whole number in range) first: five of
+    them for every response line of a long log."""
+    if type(value) is int and 0 <= value <= MAX_TOKENS:
+        return value
+    return token_count(value) or 0
 
 
 def _text_of(content: Any) -> str:
