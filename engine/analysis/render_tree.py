@@ -19,6 +19,8 @@ from typing import Any
 from engine.analysis.profiles import Profile, SectionSpec
 from engine.analysis.sections import is_typed_user_message
 from engine.analysis.snapshot import PromptNode, Pruned, RenderedElement
+from engine.render.materialized import Container, Counting, Node
+from engine.render.materialized import Message as RenderedMessage
 from engine.render.model import (
     MAX_PRIORITY,
     Child,
@@ -31,8 +33,9 @@ from engine.render.model import (
 )
 from engine.render.model import token_limit as limit_element
 from engine.render.model import tool as tool_element
-from engine.render.renderer import render
+from engine.render.renderer import RenderResult, render
 from engine.render.report import ElementRow, build_report
+from engine.render.tokenizers import get_tokenizer
 from engine.sessions.model import Message
 
 # The order the parts have in the prompt (prompt-tsx keeps the order it is given).
@@ -278,11 +281,12 @@ def render_tree(tree: PromptTree, budget: int) -> Rendered:
     result = render(
         tree.children, budget=budget, tokenizer="words", mode="exact", prune=tree.prunes
     )
-    report = build_report(result)
+    rows = _fitted_rows(result) if _untouched(result) else build_report(result).elements
+    error = result.error
     return Rendered(
         budgets={key: int(value) for key, value in result.budgets.items()},
-        tokens_before={row.id: int(row.tokens_before) for row in report.elements},
-        pruned=_pruned(report.elements),
+        tokens_before={row.id: int(row.tokens_before) for row in rows},
+        pruned=_pruned(rows),
         elements=tuple(
             RenderedElement(
                 id=row.id,
@@ -292,12 +296,40 @@ def render_tree(tree: PromptTree, budget: int) -> Rendered:
                 pruned=row.pruned,
                 reason=row.reason,
             )
-            for row in report.elements
+            for row in rows
             if not row.id.startswith(("m:", "#"))
         ),
         token_count=None if result.token_count is None else int(result.token_count),
-        error=report.error,
+        error=None if error is None else f"{error.type}: {error.message}",
     )
+
+
+def _untouched(result: RenderResult) -> bool:
+    """Rendered whole: nothing pruned or grown, so the final tree is the whole tree (also
+    when a tree laid out without pruning is over the budget)."""
+    return result.final_tree is not None and not result.removals and not result.expandable_calls
+
+
+def _fitted_rows(result: RenderResult) -> list[ElementRow]:
+    """The render report's rows of a tree rendered whole, from the counts the render kept on
+    its final tree (the full report walks and counts every part of every message again)."""
+    counting = Counting(get_tokenizer(result.tokenizer), result.mode == "exact")
+    rows: list[ElementRow] = []
+    stack: list[tuple[Node, int]] = [(result.final_tree, -1)] if result.final_tree else []
+    while stack:
+        node, depth = stack.pop()
+        if node.json_id is not None and isinstance(node, Container | RenderedMessage):
+            tokens = node.token_count(counting)
+            element_id = node.json_id
+            budget, consumed = result.budgets.get(element_id), result.consumed.get(element_id)
+            kind = "message" if isinstance(node, RenderedMessage) else node.name or ""
+            rows.append(
+                ElementRow(element_id, kind, depth, budget, consumed, tokens, tokens, False, None)
+            )
+        if isinstance(node, Container):  # a message's parts have no rows here
+            step = 1 if node.json_id is not None else 0
+            stack.extend((child, depth + step) for child in reversed(node.children))
+    return rows
 
 
 def _pruned(rows: Sequence[ElementRow]) -> tuple[Pruned, ...]:

@@ -86,7 +86,8 @@ def render(
     ``indexed=False`` prunes with the library's literal scans and whole-tree keep-with walks
     instead of the candidate heaps and group index: same result, much slower (for checking).
     ``prune=False`` lays the tree out (budgets, token count) without pruning: a tree over the
-    budget is a ``BudgetExceededError`` (for prompts whose agent compacts instead of pruning)."""
+    budget is a ``BudgetExceededError`` that keeps the whole tree and its count (for prompts
+    whose agent compacts instead of pruning)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if isinstance(tree, TreeDocument):
@@ -134,6 +135,7 @@ class _Run:
         initial_ids = collect_ids(root)
         result.initial_tree_factory = lambda: materialize(phase.root, None, dict(keep_with_ids))
         try:
+            # (Also fills the messages' text caches, which the library's counting keeps.)
             original = [message.to_raw() for message in iter_messages(root)]
         except TextOutsideMessageError as error:
             result.error = RenderFailure("Error", str(error))
@@ -143,6 +145,8 @@ class _Run:
             if count > budget:
                 message = f"{count:g} tokens over the budget of {budget:g}, nothing pruned"
                 result.error = RenderFailure("BudgetExceededError", message, original)
+                result.token_count = count
+                result.final_tree = root  # laid out whole: nothing was removed
                 return
         try:
             removed = self._fit(root, budget, phase) if self.prune else 0

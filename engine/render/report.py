@@ -89,7 +89,11 @@ def build_report(result: RenderResult) -> RenderReport:
     )
     if result.initial_tree_factory is None:
         return report
-    initial = result.initial_tree_factory()
+    # Nothing removed or grown: the tree before pruning is the final one (counted already).
+    unchanged = result.final_tree is not None and not result.removals
+    unchanged = unchanged and not result.expandable_calls
+    initial = result.final_tree if unchanged else result.initial_tree_factory()
+    assert initial is not None
     final_tokens: dict[str, float] = {}
     if result.final_tree is not None:
         for node, _ in _walk(result.final_tree, 0):
