@@ -9,11 +9,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from engine.errors import CtxtopError
 from engine.files import open_regular
-from engine.proxy.live_plan import LivePlan, PlanCache
+from engine.proxy.live_plan import LivePlan, plan_path, read_plan
 from engine.proxy.store import measurement_path
 
-_PLANS = PlanCache()
 TAIL_BYTES = 64 * 1024  # the session's latest measurement lines are in its file's last bytes
 
 
@@ -90,4 +90,8 @@ def live_status(session_id: str) -> LiveStatus:
     """The session's plan and its latest measured request."""
     line = last_measurement(session_id)
     received = Received.from_line(line) if line is not None else None
-    return LiveStatus(session_id, _PLANS.get(session_id), received)
+    try:
+        plan = read_plan(plan_path(session_id))  # every few seconds: no cache needed
+    except CtxtopError:
+        plan = None
+    return LiveStatus(session_id, plan, received)

@@ -159,12 +159,16 @@ class PlanCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen: dict[str, tuple[tuple[int, int], LivePlan | None]] = {}
+        # Once, when the proxy starts: finding the data dir costs more than the stat.
+        self.directory = plans_dir()
 
     def get(self, session_id: str) -> LivePlan | None:
         """The plan in force for ``session_id``, or None (none, or one that cannot be read:
         then the agent's requests pass unchanged)."""
         try:
-            path = plan_path(session_id)
+            if not is_plain_name(session_id):
+                raise CtxtopError(f"refusing unsafe session id {session_id!r}")
+            path = self.directory / f"{session_id}.json"
             info = os.stat(path)
         except (CtxtopError, OSError):
             with self._lock:

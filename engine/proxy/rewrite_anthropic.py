@@ -13,7 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from engine.proxy.live_plan import CompactCut, LivePlan
-from engine.proxy.rewrite_common import Entry, compaction_boundary, pairs_intact, tail_start
+from engine.proxy.rewrite_common import (
+    Entry,
+    compaction_boundary,
+    pairs_intact,
+    round_in_progress,
+)
 
 REMINDER = "<system-reminder>"
 
@@ -57,7 +62,8 @@ def edit(body: dict[str, Any], plan: LivePlan) -> bool:
     if not isinstance(messages, list):
         return False
     changed = False
-    for message in messages[: tail_start([entry(m) for m in messages])]:
+    model = [isinstance(m, dict) and m.get("role") == "assistant" for m in messages]
+    for message in messages[: round_in_progress(model)]:
         content = message.get("content") if isinstance(message, dict) else None
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):

@@ -9,13 +9,12 @@ the following requests read it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from engine.proxy import rewrite_anthropic, rewrite_openai
 from engine.proxy.live_plan import CompactCut, LivePlan, PlanCache
-from engine.proxy.rewrite_common import encode
+from engine.proxy.rewrite_common import decode, encode
 
 Edit = Callable[[dict[str, Any], LivePlan], bool]
 Compact = Callable[[dict[str, Any], CompactCut], bool]
@@ -28,15 +27,27 @@ PROTOCOLS: dict[str, tuple[Edit, Compact]] = {
 }
 
 
+def mentions_plan(body: bytes, plan: LivePlan) -> bool:
+    """Whether the body names the plan's first or last call: a cheap test before parsing it
+    (one that holds neither is a side request or another conversation; a request that holds
+    the plan's rounds holds both). Two searches, not one per call: a plan may name hundreds."""
+    if plan.compact is not None:
+        ids: tuple[str, ...] = plan.compact.summarised_calls or plan.compact.kept_calls
+        if not ids:
+            return True  # a plan of text rounds only: the parse decides
+    else:
+        ids = (*plan.results, *plan.inputs)
+    return any(call.encode() in body for call in {*ids[:1], *ids[-1:]})
+
+
 def rewrite_body(protocol: str, body: bytes, plan: LivePlan) -> bytes | None:
     """``body`` rewritten under ``plan`` for ``protocol``, or None if nothing changes."""
     handlers = PROTOCOLS.get(protocol)
     if handlers is None:
         return None
-    try:
-        request = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
+    if not mentions_plan(body, plan):
+        return None  # a side request, another conversation: not parsed at all
+    request = decode(body)
     if not isinstance(request, dict):
         return None
     edit, compact = handlers

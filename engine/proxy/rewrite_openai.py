@@ -15,7 +15,12 @@ from typing import Any
 from engine.agents.codex.writer import _INJECTED as CODEX_INJECTED
 from engine.editing.writer import dumps
 from engine.proxy.live_plan import CompactCut, LivePlan
-from engine.proxy.rewrite_common import Entry, compaction_boundary, pairs_intact, tail_start
+from engine.proxy.rewrite_common import (
+    Entry,
+    compaction_boundary,
+    pairs_intact,
+    round_in_progress,
+)
 
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
 CALLS = ("function_call", "custom_tool_call", "local_shell_call")
@@ -27,6 +32,10 @@ def _text(content: Any) -> str:
         return content
     parts = content if isinstance(content, list) else []
     return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+
+
+def _is_model_item(item: dict[str, Any]) -> bool:
+    return item.get("type") in MODEL_ITEMS or item.get("role") == "assistant"
 
 
 def response_entry(item: Any) -> Entry:
@@ -71,7 +80,8 @@ def edit_responses(body: dict[str, Any], plan: LivePlan) -> bool:
     if not isinstance(items, list):
         return False
     changed = False
-    for item in items[: tail_start([response_entry(i) for i in items])]:
+    model = [isinstance(i, dict) and _is_model_item(i) for i in items]
+    for item in items[: round_in_progress(model)]:
         if not isinstance(item, dict):
             continue
         call_id = str(item.get("call_id"))
@@ -96,7 +106,8 @@ def edit_chat(body: dict[str, Any], plan: LivePlan) -> bool:
     if not isinstance(messages, list):
         return False
     changed = False
-    for message in messages[: tail_start([chat_entry(m) for m in messages])]:
+    model = [isinstance(m, dict) and m.get("role") == "assistant" for m in messages]
+    for message in messages[: round_in_progress(model)]:
         if not isinstance(message, dict):
             continue
         if message.get("role") == "tool":
