@@ -116,7 +116,9 @@ def cells(row: SessionRow, now: float, depth: int = 0, folded: bool = False) -> 
         "last": ago(now - row.last_write) if row.last_write else "-",
         "state": STATE_LABEL.get(row.state, row.state),
     }
-    return {key: one_line(value) for key, value in text.items()}  # log text: shown, never obeyed
+    for key in ("project", "model"):  # text from the log: shown, never obeyed
+        text[key] = one_line(text[key])
+    return text
 
 
 def sort_rows(
