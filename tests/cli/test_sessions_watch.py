@@ -223,3 +223,31 @@ def test_each_agents_new_session_files_are_recognised(tmp_path: Path) -> None:
         assert [r.agent for r in roots if r.holds_session(tmp_path / relative)], relative
     for relative in others:
         assert not any(r.holds_session(tmp_path / relative) for r in roots), relative
+
+
+def test_watch_shows_log_text_but_never_sends_it_to_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A working directory holding escape sequences (an OSC 52 clipboard write, a clear screen)
+    is written out as ``\\x1b`` in the table, never sent as is."""
+    home = tmp_path / "home"
+    session = home / NEW_SESSION
+    session.parent.mkdir(parents=True)
+    hostile = json.dumps("/home/dev/\x1b]52;c;ZXZpbA==\x07\x1b[2Jevil")[1:-1].encode()
+    session.write_bytes(b"".join(demo_lines()[:40]).replace(b"/home/dev/demo-project", hostile))
+    env = {**os.environ, "HOME": str(home)}
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME"):
+        env.pop(name, None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tui", "sessions", "--watch"], env=env, stdout=subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]  # title, header, the row
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert b"1 active" in lines[0]
+    row = lines[2]
+    assert b"\\x1b" in row and b"evil" in row
+    assert not any(byte < 0x20 for byte in row.rstrip(b"\n")), row
