@@ -7,6 +7,9 @@ import threading
 from collections.abc import Callable
 
 # (protocol, session id or None, the request body as the agent sent it) -> new body, or None.
+# It runs in a worker thread. A rewriter may also have ``active(session_id) -> bool``: a cheap
+# check (a stat at most: it runs on the proxy's loop) that it would rewrite that session's
+# requests at all; when it says False the request goes on without a hop to a thread.
 Rewriter = Callable[[str, str | None, bytes], bytes | None]
 
 

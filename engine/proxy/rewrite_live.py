@@ -65,6 +65,10 @@ class LiveRewriter:
     def __init__(self) -> None:
         self.plans = PlanCache()
 
+    def active(self, session_id: str) -> bool:
+        """Whether a plan is in force for the session (the proxy skips the rewrite if not)."""
+        return self.plans.get(session_id) is not None
+
     def __call__(self, protocol: str, session_id: str | None, body: bytes) -> bytes | None:
         if not session_id:
             return None

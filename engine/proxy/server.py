@@ -25,7 +25,7 @@ from engine.proxy.composition import measure
 from engine.proxy.forward import Exchange, error_response, forward
 from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
 from engine.proxy.routes import Route, route_of
-from engine.proxy.session_id import session_id
+from engine.proxy.session_id import header_session_id, session_id
 from engine.proxy.settings import ProxySettings
 from engine.proxy.store import append_measurement
 
@@ -68,8 +68,19 @@ def _decode(body: bytes) -> Any:
         return None
 
 
-def _session_of(headers: dict[str, str], body: bytes) -> str | None:
-    return session_id(headers, _decode(body))
+def _rewrite(
+    rewriter: Rewriter, sent: Sent, known: str | None
+) -> tuple[str | None, bytes, str | None]:
+    """(session id, the body to send, the rewriter's error): one worker-thread hop."""
+    sid = known or session_id(sent.headers, _decode(sent.agent_body))
+    body, error = rewritten(rewriter, sent.route.protocol, sid, sent.agent_body)
+    return sid, body, error
+
+
+def _idle(rewriter: Rewriter, sid: str | None) -> bool:
+    """True when the rewriter says (cheaply, on the loop) it leaves this session alone."""
+    active = getattr(rewriter, "active", None)
+    return sid is not None and callable(active) and not active(sid)
 
 
 @dataclass
@@ -209,10 +220,10 @@ class ProxyServer:
         assert self._session is not None
         rewriter = self.hook.current()
         sent = Sent(route, request.path, dict(request.headers), body)
-        if rewriter is not None:  # the id first: the rewriter is told whose request it is
-            sent.session_id = await asyncio.to_thread(_session_of, sent.headers, body)
-            sent.body, sent.rewrite_error = await asyncio.to_thread(
-                rewritten, rewriter, route.protocol, sent.session_id, body
+        known = header_session_id(sent.headers)  # most agents send it: no decoding needed
+        if rewriter is not None and not _idle(rewriter, known):
+            sent.session_id, sent.body, sent.rewrite_error = await asyncio.to_thread(
+                _rewrite, rewriter, sent, known
             )
         try:
             return await forward(

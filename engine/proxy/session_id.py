@@ -44,14 +44,18 @@ def _from_user_id(user_id: str) -> str | None:
 
 
 def session_id(headers: Mapping[str, str], body: Any) -> str | None:
-    """The agent's session id for this request, or None; only a plain file-name-safe id (it
-    names the measurement file)."""
-    found: str | None = None
+    """The agent's session id for this request (a header's, else the body's metadata), or
+    None; only a plain file-name-safe id (it names the measurement file)."""
+    found = header_session_id(headers)
     metadata = body.get("metadata") if isinstance(body, dict) else None
     user_id = metadata.get("user_id") if isinstance(metadata, dict) else None
-    if isinstance(user_id, str):
+    if found is None and isinstance(user_id, str):
         found = _from_user_id(user_id)
-    if found is None:
-        lowered = {key.lower(): value for key, value in headers.items()}
-        found = next((lowered[name] for name in _HEADERS if lowered.get(name)), None)
+    return found if found is not None and is_plain_name(found) else None
+
+
+def header_session_id(headers: Mapping[str, str]) -> str | None:
+    """The session id a header carries (no need to decode the body), or None."""
+    lowered = {key.lower(): value for key, value in headers.items()}
+    found = next((lowered[name] for name in _HEADERS if lowered.get(name)), None)
     return found if found is not None and is_plain_name(found) else None
