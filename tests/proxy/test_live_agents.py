@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 
-from agents import codex_home
+from agents import claude_bin, codex_home
 from live_capture import (
     PROMPTS,
     claude_project,
@@ -176,3 +177,53 @@ def test_codex_applied_live(tmp_path: Path, action: str) -> None:
                 assert COMPACTED in request and body_of(3) not in request
         assert body_of(5) in sent[-1]
         assert body_of(1) in rollout.read_text(encoding="utf-8")
+
+
+def test_claude_code_edit_applied_in_the_middle_of_a_turn(tmp_path: Path) -> None:
+    """The edit is applied while Claude Code runs the third tool call of a long turn (a slow
+    command): the requests after it carry the placeholders, the round in progress is as sent,
+    and the turn completes."""
+    project = claude_project(tmp_path)
+    session_id = str(uuid.uuid4())
+    script = claude_script((1, 2, 3, 4), project.cwd)
+    script[2] = {"call": "Bash", "input": {"command": "sleep 4; cat file03.txt"}}
+    output = tmp_path / "claude-output.txt"  # a file, not a pipe: it never fills up
+    with (
+        ModelServer(messages=script) as model,
+        ctxtop_proxy(model.port) as port,
+        output.open("w", encoding="utf-8") as out_file,
+    ):
+        claude = subprocess.Popen(
+            [str(claude_bin()), "-p", PROMPTS[0], "--session-id", session_id,
+             "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"],
+            cwd=project.cwd, env=project.env(port),
+            stdout=out_file, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        try:
+            session = wait_for_log(project, session_id, body_of(2))
+            out = ctxtop("edit", str(session), "--live", "--keep-tool-uses", "1")
+            assert "2 old tool results cleared" in out  # 1 and 2; the running call 3 stays
+            claude.wait(timeout=180)
+        finally:
+            if claude.poll() is None:
+                claude.kill()
+                claude.wait()
+        stdout = output.read_text(encoding="utf-8")
+        assert claude.returncode == 0, stdout[-2000:]
+        sent = [json.dumps(b) for b in main_requests(model.requests, "/v1/messages")]
+    assert len(sent) == 5  # four tool rounds and the final answer
+    assert PLACEHOLDER not in sent[2]  # sent before the edit: the agent's own
+    for request in sent[3:]:  # after it: results 1 and 2 cleared, 3 and 4 as the agent sent
+        assert request.count(PLACEHOLDER) == 2 and body_of(1) not in request
+        assert body_of(3) in request
+    assert "Read 4 files" in stdout
+
+
+def wait_for_log(project: Any, session_id: str, text: str) -> Path:
+    """The session's log once it holds ``text`` (the agent wrote that result)."""
+    for _ in range(1200):
+        found = list((project.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
+        if found and text in found[0].read_text(encoding="utf-8"):
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"the agent never wrote {text!r}")
