@@ -19,7 +19,9 @@ from engine.proxy.store import read_measurements
 ROUNDS = 4  # Bash, Bash, Bash, Read, then the answer
 
 
-def test_claude_code_runs_a_multi_tool_turn_through_the_proxy(tmp_path: Path) -> None:
+def test_claude_code_runs_a_multi_tool_turn_through_the_proxy(
+    tmp_path: Path, isolated_dirs: Path
+) -> None:
     claude = claude_bin()
     home, cwd = tmp_path / "home", tmp_path / "project"
     cwd.mkdir(parents=True)
@@ -64,3 +66,8 @@ def test_claude_code_runs_a_multi_tool_turn_through_the_proxy(tmp_path: Path) ->
     assert view is not None and view.analysis is not None and view.measured is not None
     [system] = [s for s in view.analysis.sections if s.name == "system"]
     assert system.provenance == "measured" and system.tokens == view.measured.outside_log
+    # The CLI's key reached the model server, and is in nothing ctxtop wrote.
+    key = project.env(0)["ANTHROPIC_API_KEY"].encode()
+    assert all(request["headers"].get("x-api-key") == key.decode() for request in received)
+    written = [path for path in isolated_dirs.rglob("*") if path.is_file()]
+    assert written and not any(key in path.read_bytes() for path in written)
