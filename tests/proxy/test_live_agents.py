@@ -179,10 +179,11 @@ def test_codex_applied_live(tmp_path: Path, action: str) -> None:
         assert body_of(1) in rollout.read_text(encoding="utf-8")
 
 
-def test_claude_code_edit_applied_in_the_middle_of_a_turn(tmp_path: Path) -> None:
-    """The edit is applied while Claude Code runs the third tool call of a long turn (a slow
-    command): the requests after it carry the placeholders, the round in progress is as sent,
-    and the turn completes."""
+@pytest.mark.parametrize("action", ["edit", "compact"])
+def test_claude_code_applied_in_the_middle_of_a_turn(tmp_path: Path, action: str) -> None:
+    """The edit (or compaction) is applied while Claude Code runs the third tool call of a long
+    turn (a slow command): the requests after it carry the placeholders (or the summary, with
+    the turn's request), the round in progress is as sent, and the turn completes."""
     project = claude_project(tmp_path)
     session_id = str(uuid.uuid4())
     script = claude_script((1, 2, 3, 4), project.cwd)
@@ -201,8 +202,12 @@ def test_claude_code_edit_applied_in_the_middle_of_a_turn(tmp_path: Path) -> Non
         )  # fmt: skip
         try:
             session = wait_for_log(project, session_id, body_of(2))
-            out = ctxtop("edit", str(session), "--live", "--keep-tool-uses", "1")
-            assert "2 old tool results cleared" in out  # 1 and 2; the running call 3 stays
+            if action == "edit":
+                out = ctxtop("edit", str(session), "--live", "--keep-tool-uses", "1")
+                assert "2 old tool results cleared" in out  # 1 and 2; the running call 3 stays
+            else:
+                out = ctxtop("compact", str(session), "--live", "--keep-rounds", "1")
+                assert "2 rounds summarised" in out  # 1 and 2; the running round 3 stays
             claude.wait(timeout=180)
         finally:
             if claude.poll() is None:
@@ -211,11 +216,20 @@ def test_claude_code_edit_applied_in_the_middle_of_a_turn(tmp_path: Path) -> Non
         stdout = output.read_text(encoding="utf-8")
         assert claude.returncode == 0, stdout[-2000:]
         sent = [json.dumps(b) for b in main_requests(model.requests, "/v1/messages")]
-    assert len(sent) == 5  # four tool rounds and the final answer
-    assert PLACEHOLDER not in sent[2]  # sent before the edit: the agent's own
-    for request in sent[3:]:  # after it: results 1 and 2 cleared, 3 and 4 as the agent sent
-        assert request.count(PLACEHOLDER) == 2 and body_of(1) not in request
-        assert body_of(3) in request
+    assert PLACEHOLDER not in sent[2] and COMPACTED not in sent[2]  # before: the agent's own
+    if action == "edit":
+        assert len(sent) == 5  # four tool rounds and the final answer
+        for request in sent[3:]:  # after: results 1 and 2 cleared, 3 and 4 as the agent sent
+            assert request.count(PLACEHOLDER) == 2 and body_of(1) not in request
+            assert body_of(2) not in request and body_of(3) in request
+    else:
+        # The scripted model answers by its responses since the prompt: after the summary
+        # replaced rounds 1 and 2 it calls for file02 to file04 again (7 requests), as a model
+        # that lost those results might; the turn still completes.
+        assert len(sent) == 7
+        assert body_of(2) not in sent[3] and body_of(3) in sent[3]
+        for request in sent[3:]:
+            assert COMPACTED in request and PROMPTS[0] in request and body_of(1) not in request
     assert "Read 4 files" in stdout
 
 
