@@ -8,6 +8,7 @@ shape; a fault mid-stream cuts the agent's connection (a truncated stream, never
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 
@@ -107,6 +108,9 @@ async def forward(
         )
     try:
         return await _stream(request, upstream, scanner, limit, exchange)
+    except asyncio.CancelledError:  # the agent went away (aiohttp cancels the handler)
+        exchange.outcome = "client_gone"
+        raise
     finally:
         if exchange.outcome == "ok" and upstream.content.at_eof():
             upstream.release()  # read whole: the connection goes back to the pool

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from proxy_upstream import proxy_to, sse_events, upstream
-from test_forwarding import anthropic_body, post
+from test_forwarding import SESSION, anthropic_body, post, wait_for_lines
 
 MB = 1024 * 1024
 
@@ -103,6 +103,8 @@ def test_an_agent_that_goes_away_mid_stream_ends_the_upstream_request(
         # The upstream sees its connection closed (its next write fails) well before the
         # 30 s its stream would last.
         assert up.server.gone.wait(20)
+    [line] = wait_for_lines(SESSION, 1)
+    assert line["outcome"] == "client_gone"
 
 
 def test_fifty_concurrent_streams_each_arrive_whole(isolated_dirs: Path) -> None:
@@ -173,8 +175,6 @@ def test_a_rewriter_replaces_the_body_and_a_failing_one_forwards_the_original(
     assert [(p, s) for p, s, _ in calls] == [
         ("anthropic", "0f6c2d1e-4b7a-4c1e-9a55-5d9e3c2b1a00")
     ] * 3
-    from test_forwarding import SESSION, wait_for_lines
-
     lines = wait_for_lines(SESSION, 4)
     by_outcome = {bool(line["rewritten"]): line for line in lines}
     assert by_outcome[True]["messages"]["count"] == 0  # the figures are of the bytes sent
