@@ -7,13 +7,16 @@ response with usage, then its tool result) and times ``Analyzer.analyze`` after 
 reader's own poll is timed apart).
 
 Usage: python bench/analysis.py [--tokens 200000] [--appends 60]
-Target (issue 5): <= 50 ms per analysis when only the last line changed.
+Target (issue 5): <= 50 ms per analysis when only the last line changed. The analysis includes
+laying the prompt tree out with the prompt renderer (engine/render), as the dashboard does; the
+session is Claude Code's, whose profile is laid out without pruning.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -152,6 +155,7 @@ def main() -> None:
         print(f"first analysis (tokenizes the whole context): {first * 1000:.0f} ms")
         polls: list[float] = []
         times: list[float] = []
+        cpu: list[float] = []  # the process's CPU time: less disturbed by a busy machine
         pending: list[str] = []
         for _ in range(args.appends):
             if not pending:
@@ -161,7 +165,9 @@ def main() -> None:
             started = time.perf_counter()
             reader.poll()
             polled = time.perf_counter()
+            before = time.process_time()
             analysis = analyze_session(reader.adapter, analyzer=analyzer)
+            cpu.append(time.process_time() - before)
             done = time.perf_counter()
             polls.append(polled - started)
             times.append(done - polled)
@@ -171,6 +177,12 @@ def main() -> None:
             f"incremental analysis after a one-line append ({len(times)} appends):"
             f" median {statistics.median(times) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms,"
             f" max {times[-1] * 1000:.1f} ms (target <= 50 ms)"
+        )
+        cpu.sort()
+        print(
+            f"  CPU time of it: median {statistics.median(cpu) * 1000:.1f} ms,"
+            f" p95 {cpu[max(int(len(cpu) * 0.95) - 1, 0)] * 1000:.1f} ms"
+            f" (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
         )
         print(f"reader poll per append: median {statistics.median(polls) * 1000:.2f} ms")
         print(

@@ -141,15 +141,12 @@ class _Run:
             result.error = RenderFailure("Error", str(error))
             return
         if not self.prune:
-            count = root.token_count(self.counting)
-            if count > budget:
-                message = f"{count:g} tokens over the budget of {budget:g}, nothing pruned"
-                result.error = RenderFailure("BudgetExceededError", message, original)
-                result.token_count = count
-                result.final_tree = root  # laid out whole: nothing was removed
-                return
+            self._whole(root, budget, original, result)
+            known = set(initial_ids)
+            result.absent = [node_id for node_id in phase.created_ids if node_id not in known]
+            return
         try:
-            removed = self._fit(root, budget, phase) if self.prune else 0
+            removed = self._fit(root, budget, phase)
         except BudgetExceededError as error:
             result.error = RenderFailure("BudgetExceededError", str(error), original)
             return
@@ -171,6 +168,20 @@ class _Run:
         result.removals = [
             (node, why, _limit_label(limit)) for node, why, limit in self.pruner.events
         ]
+
+    def _whole(
+        self, root: Branch, budget: int, messages: list[dict[str, Any]], result: RenderResult
+    ) -> None:
+        """``prune=False``: the tree as laid out, nothing removed (so the messages are the
+        ones taken before, and no id is pruned); over the budget it is an error."""
+        count = root.token_count(self.counting)
+        result.token_count = count
+        result.final_tree = root
+        if count > budget:
+            message = f"{count:g} tokens over the budget of {budget:g}, nothing pruned"
+            result.error = RenderFailure("BudgetExceededError", message, messages)
+        else:
+            result.messages = messages
 
     def _fit(self, root: Branch, budget: int, phase: RenderPhaseResult) -> int:
         counting = self.counting
