@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
 from engine.analysis.analyze import Analyzer  # noqa: E402
 from engine.analysis.report import analyze_session  # noqa: E402
-from engine.sessions.report import context_tokens, encoding_for  # noqa: E402
+from engine.sessions.report import context_tokens  # noqa: E402
 
 SESSION = "0b3c9a57-5f7e-4d2c-9a51-bench0000001"
 VOCABULARY = (
@@ -146,7 +146,7 @@ def main() -> None:
         started = time.perf_counter()
         analysis = analyze_session(reader.adapter, analyzer=analyzer)
         first = time.perf_counter() - started
-        figure = context_tokens(state, encoding_for(state))
+        figure = context_tokens(state, analyzer.ledger)
         print(
             f"session: {path.stat().st_size / 1e6:.1f} MB, {len(state.context)} messages,"
             f" context {figure.value:,} tokens ({figure.source}), {len(analysis.tools)} tools,"

@@ -15,16 +15,16 @@ from typing import Any
 
 from engine.agents.session_reader import SessionReader
 from engine.config import Thresholds
-from engine.sessions.report import build_report
+from engine.sessions.report import fill_percent
+from engine.sessions.sample import Sample, build_sample
+from engine.tokens.short import short_tokens
 
 # Enough of the transcript's end for the latest request and the context since the last compaction.
 TAIL_BYTES = 4 << 20
 
 
 def _k(tokens: int) -> str:
-    if tokens >= 1_000_000:
-        return f"{tokens / 1_000_000:.2f}M"
-    return f"{tokens / 1000:.0f}k" if tokens >= 1000 else str(tokens)
+    return short_tokens(tokens, digits=0)
 
 
 def _json_window(data: dict[str, Any]) -> tuple[int | None, int | None]:
@@ -48,7 +48,7 @@ def _json_window(data: dict[str, Any]) -> tuple[int | None, int | None]:
     return tokens, int(window) if isinstance(window, int) and window > 0 else None
 
 
-def _report(data: dict[str, Any]) -> dict[str, Any] | None:
+def _sample(data: dict[str, Any]) -> Sample | None:
     path = data.get("transcript_path")
     if not isinstance(path, str) or not Path(path).is_file():
         return None
@@ -57,22 +57,22 @@ def _report(data: dict[str, Any]) -> dict[str, Any] | None:
         pass
     if reader.adapter is None:
         return None
-    return build_report(reader.adapter, breakdown=True)
+    return build_sample(reader.adapter, breakdown=True)
 
 
-def largest_part(report: dict[str, Any]) -> tuple[str, int] | None:
+def largest_part(sample: Sample) -> tuple[str, int] | None:
     """The biggest category of the context breakdown (tokenizer estimates)."""
-    categories = report.get("context_breakdown", {}).get("categories", [])
+    categories = sample.breakdown.categories if sample.breakdown is not None else ()
     if not categories:
         return None
-    top = max(categories, key=lambda entry: entry["tokens"])
-    return str(top["category"]), int(top["tokens"])
+    top = max(categories, key=lambda entry: entry.tokens)
+    return top.name, top.tokens
 
 
-def state_mark(fill: float, thresholds: Thresholds) -> str:
-    if fill >= thresholds.compaction:
+def state_mark(percent: float, thresholds: Thresholds) -> str:
+    if percent >= 100 * thresholds.compaction:
         return "!! "
-    return "! " if fill >= thresholds.editing else ""
+    return "! " if percent >= 100 * thresholds.editing else ""
 
 
 def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
@@ -80,24 +80,24 @@ def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
     thresholds = thresholds or Thresholds()
     if not isinstance(data, dict):
         return "ctxtop: no status JSON on stdin"
-    report = _report(data)
+    sample = _sample(data)
     json_tokens, json_window = _json_window(data)
-    if report is not None:
-        tokens = int(report["context_tokens"]["value"])
-        window = json_window or int(report["context_window"] or 0)
-        autocompact = report["autocompact_at"]
+    if sample is not None:
+        tokens = sample.context.value
+        window = json_window or sample.window.tokens
+        autocompact = sample.autocompact_at
     elif json_tokens is not None and json_window:
         tokens, window, autocompact = json_tokens, json_window, None
     else:
         return "ctxtop: no transcript yet"
-    if not window:
+    percent = fill_percent(tokens, window)
+    if percent is None or not window:
         return f"ctx {_k(tokens)}"
-    fill = tokens / window
-    parts = [f"{state_mark(fill, thresholds)}ctx {100 * fill:.0f}% {_k(tokens)}/{_k(window)}"]
+    parts = [f"{state_mark(percent, thresholds)}ctx {percent:.0f}% {_k(tokens)}/{_k(window)}"]
     if autocompact is not None:
-        left = max(int(autocompact) - tokens, 0)
+        left = max(autocompact - tokens, 0)
         parts.append(f"{_k(left)} to auto-compact")
-    largest = largest_part(report) if report is not None else None
+    largest = largest_part(sample) if sample is not None else None
     if largest is not None:
         parts.append(f"largest {largest[0].replace('_', ' ')} {_k(largest[1])}")
     return " · ".join(parts)

@@ -536,7 +536,7 @@ class CtxtopApp(LiveApplyApp):
         if view is None:
             return Sample()
         gauge = view.gauge
-        read = int(view.report.get("bytes_read") or 0)  # 0: a whole-document format
+        read = view.bytes_read  # 0: a whole-document format
         return Sample(read or None, (gauge.tokens, gauge.source))
 
     def _edited(self, outcome: dict[str, Any] | None, source: Path) -> None:

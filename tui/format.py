@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.markup import escape
 
 from engine.safety.terminal import one_line, printable
+from engine.tokens.short import short_tokens
 
 PROVENANCE_MARK = {
     "reported": "",
@@ -19,15 +20,8 @@ PROVENANCE_MARK = {
 }
 
 
-def tokens(value: int | None) -> str:
-    """12345 -> 12.3k, 1234567 -> 1.23M."""
-    if value is None:
-        return "?"
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:.2f}M"
-    if value >= 1000:
-        return f"{value / 1000:.1f}k"
-    return str(value)
+# 12345 -> 12.3k, 1234567 -> 1.23M: the engine's one short form of a token count.
+tokens = short_tokens
 
 
 def mark(source: str) -> str:

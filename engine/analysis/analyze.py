@@ -1,8 +1,8 @@
 """Session state -> analysis snapshot, kept incrementally.
 
 An ``Analyzer`` lives beside one session's reader. Counting is what costs: block token counts are
-cached on the blocks (engine/sessions/report.py), JSON audits and relevance terms by tool call,
-the cache simulation by request; each call then only walks the context's per-message sums.
+kept in the session's ledger (engine/sessions/ledger.py), JSON audits and relevance terms by tool
+call, the cache simulation by request; each call then only walks the context's per-message sums.
 
 ``Analyzer.analyze`` is a pipeline: count the context (``_count``), take the figure the gauge
 shows (``_context_figure``) and the limits (``_thresholds``), lay the profile's prompt tree out
@@ -40,14 +40,9 @@ from engine.analysis.sections import content_names, last_user_index
 from engine.analysis.setup import Setup
 from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section, Thresholds
 from engine.analysis.tools import ToolAudit
+from engine.sessions.ledger import Ledger
 from engine.sessions.model import Message, SessionState
-from engine.sessions.report import (
-    BULK,
-    ContextTokens,
-    cached,
-    context_tokens,
-    count_blocks,
-)
+from engine.sessions.report import ContextTokens, context_tokens
 from engine.tokens.encoding import Encoding
 
 
@@ -81,7 +76,8 @@ def _share(tokens: int, window: int) -> float:
 class Analyzer:
     """Keeps what an analysis counted and simulated between the updates of one session."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, ledger: Ledger | None = None) -> None:
+        self.ledger = ledger or Ledger()  # the token counts (a live session shares its own)
         self._system: int | None = None
         self._elements = ElementCache()
         self._rendered: tuple[list[object], Rendered] | None = None  # the last tree's
@@ -96,10 +92,7 @@ class Analyzer:
 
     def _count(self, state: SessionState, encoding: Encoding) -> Counts:
         context = state.context
-        fresh = [b for m in context for b in m.blocks if b.tokens is None]
-        if fresh:
-            count_blocks(fresh, cached(encoding) if len(fresh) >= BULK else encoding)
-        tokens = [sum(block.tokens or 0 for block in message.blocks) for message in context]
+        tokens = self.ledger.message_sizes(context, encoding)
         cumulative = [0]
         for value in tokens:
             cumulative.append(cumulative[-1] + value)
@@ -186,7 +179,7 @@ class Analyzer:
         """``related``: other conversations on the same prompt cache (a sub-agent's parent
         session and its other sub-agents), for the cache simulation."""
         counts = self._count(state, encoding)
-        figure = _context_figure(state, encoding, counts)
+        figure = _context_figure(state, self.ledger, encoding, counts)
         thresholds = _thresholds(setup)
         layout = self._lay_out(setup, counts, thresholds.budget)
         sections = _sections(setup, layout, counts, figure, thresholds)
@@ -212,7 +205,9 @@ class Analyzer:
                 setup, counts.context, counts.cumulative, counts.system
             ),
             cache=self._cache(state, setup, counts, related),
-            tools=self._tools.stats(state, counts.context, setup.window, encoding),
+            tools=self._tools.stats(
+                state, counts.context, setup.window, encoding, self.ledger.counted
+            ),
             **self._trend(state, setup, counts, figure, thresholds, encoding),
         )
 
@@ -263,13 +258,15 @@ class Analyzer:
             ),
             "estimate_accuracy": accuracy(points, counts.system, encoding.name),
             "relevance": self._relevance.rank(
-                state, counts.context, last_user_index(counts.context)
+                state, counts.context, last_user_index(counts.context), self.ledger.counted
             ),
         }
 
 
-def _context_figure(state: SessionState, encoding: Encoding, counts: Counts) -> ContextTokens:
-    figure = context_tokens(state, encoding)
+def _context_figure(
+    state: SessionState, ledger: Ledger, encoding: Encoding, counts: Counts
+) -> ContextTokens:
+    figure = context_tokens(state, ledger, encoding)
     if figure.source == "compaction" and counts.system_known and figure.value < counts.system:
         # An agent's "after" smaller than the system prompt counts only the messages
         # (Claude Code's postTokens): the next request sends both (engine/live/view.py). Once

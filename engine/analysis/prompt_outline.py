@@ -18,7 +18,9 @@ from engine.analysis.profiles import Profile, SectionSpec
 from engine.analysis.sections import content_names, is_typed_user_message
 from engine.analysis.snapshot import Analysis, Breakpoint
 from engine.editing.placeholder import cleared_by_ctxtop
+from engine.sessions.ledger import Ledger
 from engine.sessions.model import Block, Message, SessionState
+from engine.sessions.report import encoding_for
 
 SNIPPET = 60
 SECTION, ROUND, MESSAGE = "section", "round", "message"
@@ -140,8 +142,14 @@ class Outliner:
         self._labels[message.id] = (key, labels)
         return labels
 
-    def outline(self, state: SessionState, profile: Profile, analysis: Analysis) -> Outline:
-        return prompt_outline(state, profile, analysis, self._labels_of)
+    def outline(
+        self,
+        state: SessionState,
+        profile: Profile,
+        analysis: Analysis,
+        tokens_of: Callable[[Block], int] | None = None,
+    ) -> Outline:
+        return prompt_outline(state, profile, analysis, self._labels_of, tokens_of)
 
 
 def _rounds(
@@ -195,14 +203,21 @@ def prompt_outline(
     profile: Profile,
     analysis: Analysis,
     labels_of: Callable[[Message, dict[str, str]], Labels] = message_labels,
+    tokens_of: Callable[[Block], int] | None = None,
 ) -> Outline:
+    """``tokens_of``: a block's token count, as the analysis counted it (the session's ledger;
+    None: counted here)."""
     context = state.context
+    if tokens_of is None:
+        ledger = Ledger()
+        ledger.message_sizes(context, encoding_for(state))
+        tokens_of = ledger.counted
     specs = {spec.content: spec for spec in profile.sections}
     members: dict[str, list[int]] = {spec.content: [] for spec in profile.sections}
     for index, content in enumerate(content_names(profile, context)):
         if content in members:
             members[content].append(index)
-    sizes = [sum(block.tokens or 0 for block in message.blocks) for message in context]
+    sizes = [sum(tokens_of(block) for block in message.blocks) for message in context]
     section_tokens = {section.name: section.tokens for section in analysis.sections}
     section_provenance = {section.name: section.provenance for section in analysis.sections}
     system_spec = specs.get("system")
@@ -245,7 +260,7 @@ def prompt_outline(
                         node_id,
                         block.kind,
                         block_labels[number],
-                        block.tokens or 0,
+                        tokens_of(block),
                         None,
                         pruned,
                         call_id=block.tool_call_id,

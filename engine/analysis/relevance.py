@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from engine.analysis.sections import is_typed_user_message
 from engine.analysis.snapshot import Relevance
-from engine.sessions.model import Message, SessionState
+from engine.sessions.model import Block, Message, SessionState
 
 RECENT_USER_MESSAGES = 3
 RECENT_ASSISTANT_MESSAGES = 10
@@ -205,8 +205,13 @@ class RelevanceIndex:
         self._scorer = Scorer()
 
     def rank(
-        self, state: SessionState, context: Sequence[Message], user_index: int | None
+        self,
+        state: SessionState,
+        context: Sequence[Message],
+        user_index: int | None,
+        tokens_of: Callable[[Block], int],
     ) -> tuple[Relevance, ...]:
+        """``tokens_of``: a block's token count (the session's ledger)."""
         documents: list[tuple[str, str]] = []
         sizes: dict[str, int] = {}
         end = user_index if user_index is not None else len(context)
@@ -214,7 +219,7 @@ class RelevanceIndex:
             for block in message.blocks:
                 if block.kind == "tool_result" and block.tool_call_id:
                     documents.append((block.tool_call_id, block.content()))
-                    sizes[block.tool_call_id] = block.tokens or 0
+                    sizes[block.tool_call_id] = tokens_of(block)
         self._terms.update(documents)
         query: Counter[str] = Counter()
         users = 0

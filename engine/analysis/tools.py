@@ -4,11 +4,11 @@ JSON results would save minified without null fields (audited once per result)."
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from engine.analysis.json_audit import compact_json
 from engine.analysis.snapshot import LargeResult, ToolStat
-from engine.sessions.model import Message, SessionState
+from engine.sessions.model import Block, Message, SessionState
 from engine.tokens.encoding import Encoding
 
 LARGEST = 3
@@ -19,8 +19,14 @@ class ToolAudit:
         self._json: dict[str, tuple[int, int, bool]] = {}  # call id -> (text length, saving, json)
 
     def stats(
-        self, state: SessionState, context: Sequence[Message], window: int, encoding: Encoding
+        self,
+        state: SessionState,
+        context: Sequence[Message],
+        window: int,
+        encoding: Encoding,
+        tokens_of: Callable[[Block], int],
     ) -> tuple[ToolStat, ...]:
+        """``tokens_of``: a block's token count (the session's ledger)."""
         per_tool: dict[str, list[tuple[str, int]]] = {}
         savings: Counter[str] = Counter()
         json_results: Counter[str] = Counter()
@@ -30,9 +36,10 @@ class ToolAudit:
                     continue
                 call = state.tools.get(block.tool_call_id)
                 name = call.name if call else (block.tool_name or "unknown")
-                per_tool.setdefault(name, []).append((block.tool_call_id, block.tokens or 0))
+                tokens = tokens_of(block)
+                per_tool.setdefault(name, []).append((block.tool_call_id, tokens))
                 saving, is_json = self._json_saving(
-                    block.tool_call_id, block.content(), block.tokens or 0, encoding
+                    block.tool_call_id, block.content(), tokens, encoding
                 )
                 savings[name] += saving
                 json_results[name] += is_json

@@ -24,27 +24,27 @@ def _row(found: Found) -> dict[str, Any]:
         "size": found.size,
     }
     from engine.agents.session_reader import SessionReader, read_all
-    from engine.sessions.report import build_report
+    from engine.sessions.sample import build_sample
 
     try:
         reader = SessionReader(found.path, tail_bytes=QUICK_LOOK_BYTES)
         read_all(reader)
         assert reader.adapter is not None
-        report = build_report(reader.adapter)
+        sample = build_sample(reader.adapter)
     except CtxtopError as error:
         row["error"] = str(error)
         return row
     row.update(
-        session_id=report["session_id"],
-        cwd=report["cwd"],
-        title=report["title"],
-        model=report["model"],
-        last_activity=report["last_activity"] or row["modified"],
-        context_tokens=report["context_tokens"]["value"],
-        context_source=report["context_tokens"]["source"],
-        context_window=report["context_window"],
-        fill_percent=report["fill_percent"],
-        api_requests=None if reader.partial else report["api_requests"],
+        session_id=sample.session_id,
+        cwd=sample.cwd,
+        title=sample.title,
+        model=sample.model,
+        last_activity=sample.last_activity or row["modified"],
+        context_tokens=sample.context.value,
+        context_source=sample.context.source,
+        context_window=sample.window.tokens,
+        fill_percent=sample.fill_percent,
+        api_requests=None if reader.partial else sample.api_requests,
         partial_read=reader.partial,
     )
     return row

@@ -13,14 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.models.registry import PER_MILLION, Prices
+from engine.sessions.ledger import Ledger
 from engine.sessions.model import SessionState
-from engine.sessions.report import (
-    context_breakdown,
-    context_tokens,
-    count_blocks,
-    encoding_for,
-    model_info,
-)
+from engine.sessions.report import context_tokens, encoding_for, model_info
 
 # The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
 ShownContext = tuple[int, str]
@@ -45,15 +40,20 @@ class CacheCost:
         }
 
 
-def sections(state: SessionState) -> tuple[dict[str, int], int]:
-    """Tokenizer estimate of the context by section, and the total."""
-    breakdown = context_breakdown(state, encoding_for(state))
-    by_name = {entry["category"]: int(entry["tokens"]) for entry in breakdown["categories"]}
-    return by_name, int(breakdown["estimated_total"])
+def sections(state: SessionState, ledger: Ledger | None = None) -> tuple[dict[str, int], int]:
+    """Tokenizer estimate of the context by section, and the total (``ledger``: counts kept
+    for the next question about the same state)."""
+    categories = (ledger or Ledger()).categories(state, encoding_for(state))
+    by_name = {entry.name: entry.tokens for entry in categories}
+    return by_name, sum(by_name.values())
 
 
 def whole_context(
-    state: SessionState | None, estimate: int, saving: int, shown: ShownContext | None = None
+    state: SessionState | None,
+    estimate: int,
+    saving: int,
+    shown: ShownContext | None = None,
+    ledger: Ledger | None = None,
 ) -> dict[str, Any]:
     """The whole context before and after (system prompt, tools and all), as the gauge counts
     it: ``tokens_before``/``tokens_after`` count only what the log holds (``estimate``). The
@@ -63,7 +63,7 @@ def whole_context(
     if shown is not None:
         value, source = shown
     elif state is not None:
-        figure = context_tokens(state, encoding_for(state))
+        figure = context_tokens(state, ledger)
         value, source = figure.value, figure.source
     else:
         value, source = estimate, "estimated"
@@ -76,7 +76,10 @@ def whole_context(
 
 
 def rewrite_tokens(
-    state: SessionState, results: AbstractSet[str], inputs: AbstractSet[str] = frozenset()
+    state: SessionState,
+    results: AbstractSet[str],
+    inputs: AbstractSet[str] = frozenset(),
+    ledger: Ledger | None = None,
 ) -> int:
     """Tokens of the edited context from the first changed block (a result, or a call whose
     input was cleared) to the end."""
@@ -85,7 +88,7 @@ def rewrite_tokens(
         if (block.kind == "tool_result" and block.tool_call_id in results) or (
             block.kind == "tool_use" and block.tool_call_id in inputs
         ):
-            return count_blocks(blocks[index:], encoding_for(state))
+            return sum((ledger or Ledger()).count(blocks[index:], encoding_for(state)))
     return 0
 
 
@@ -95,11 +98,16 @@ def _prices(model: str | None) -> Prices | None:
 
 
 def cache_cost(
-    after: SessionState, changed_ids: set[str], saved: int, inputs: AbstractSet[str] = frozenset()
+    after: SessionState,
+    changed_ids: set[str],
+    saved: int,
+    inputs: AbstractSet[str] = frozenset(),
+    ledger: Ledger | None = None,
 ) -> CacheCost:
     if not changed_ids:
         return CacheCost(0, None, None, None, None)
-    return priced_rewrite(after.model, rewrite_tokens(after, changed_ids, inputs), saved)
+    rewrite = rewrite_tokens(after, changed_ids, inputs, ledger)
+    return priced_rewrite(after.model, rewrite, saved)
 
 
 def priced_rewrite(model: str | None, rewrite: int, saved: int) -> CacheCost:

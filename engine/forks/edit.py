@@ -36,6 +36,7 @@ from engine.editing.preview import (
 from engine.editing.writer import Writer
 from engine.errors import CtxtopError, InputError
 from engine.files import open_regular
+from engine.sessions.ledger import Ledger
 from engine.sessions.model import SessionState
 from engine.sessions.report import encoding_for, model_info
 
@@ -148,7 +149,8 @@ def _read_back(writer: Writer, data: bytes, session_id: str) -> SessionState:
 def relevance_scores(state: SessionState) -> dict[str, float]:
     """TF-IDF relevance of each old tool result to the recent conversation (engine.analysis)."""
     context = state.context
-    ranked = RelevanceIndex().rank(state, context, last_user_index(context))
+    # Only the scores are used here: the results' sizes are not counted.
+    ranked = RelevanceIndex().rank(state, context, last_user_index(context), lambda _: 0)
     return {row.tool_call_id: row.score for row in ranked}
 
 
@@ -217,9 +219,10 @@ def edit_session(
     except RecursionError:
         raise InputError(str(source), "a record is nested too deeply to rewrite") from None
     after = _read_back(writer, fork_data, session_id)
-    before_sections, tokens_before = sections(state)
-    after_sections, tokens_after = sections(after)
-    cost = cache_cost(after, set(results), tokens_before - tokens_after, set(inputs))
+    ledger, after_ledger = Ledger(), Ledger()  # counts of this edit only: nothing kept
+    before_sections, tokens_before = sections(state, ledger)
+    after_sections, tokens_after = sections(after, after_ledger)
+    cost = cache_cost(after, set(results), tokens_before - tokens_after, set(inputs), after_ledger)
     changed = [
         {
             "tool_call_id": c.use.call_id,
@@ -255,7 +258,7 @@ def edit_session(
         "policy": policy.as_dict(),
         "tokens_before": tokens_before,
         "tokens_after": tokens_after,
-        **whole_context(state, tokens_before, tokens_before - tokens_after, shown),
+        **whole_context(state, tokens_before, tokens_before - tokens_after, shown, ledger),
         "sections": section_table(before_sections, after_sections),
         "changed": changed,
         "cleared_tokens": plan.saved,

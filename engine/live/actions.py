@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.editing.actions import log_path, read_actions
-from engine.live.view import Event, short_tokens
+from engine.live.view import Event
+from engine.tokens.short import short_tokens
 
 
 def _same_file(name: object, path: Path) -> bool:

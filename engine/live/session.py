@@ -15,10 +15,10 @@ from engine.analysis.report import analyze_session
 from engine.config import Thresholds
 from engine.errors import CtxtopError
 from engine.live.actions import ActionWatch
-from engine.live.categories import CategoryTotals
 from engine.live.measured import with_measured
 from engine.live.view import LiveView, build_view
-from engine.sessions.report import build_report, encoding_for
+from engine.sessions.ledger import Ledger
+from engine.sessions.sample import build_sample
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +44,11 @@ class LiveSession:
         self.path = Path(path)
         self.reader = SessionReader(self.path)
         self.thresholds = thresholds or Thresholds()
-        self.categories = CategoryTotals()
         self.default_profile = default_profile
         self.analysis = analysis
-        self.analyzer = Analyzer()  # keeps counts and simulations between updates
+        # The token counts of the session, kept between updates (never in the session model).
+        self.ledger = Ledger()
+        self.analyzer = Analyzer(ledger=self.ledger)  # keeps simulations between updates
         self.outliner = Outliner()  # keeps the labels of messages seen before
         self._last: LiveView | None = None  # the last analysed view
         self.actions = ActionWatch(self.path)
@@ -72,12 +73,10 @@ class LiveSession:
         adapter = self.reader.adapter
         if adapter is None:
             return None
-        state = adapter.snapshot()
-        report = build_report(adapter)
-        report["context_breakdown"] = self.categories.update(state, encoding_for(state))
-        if report["context_tokens"]["source"] in ("reported", "calibrated"):
-            self.outside_log = int(report["context_breakdown"]["unattributed"])
-        view = build_view(report, state, self.thresholds, self._outside_log())
+        sample = build_sample(adapter, self.ledger, breakdown=True)
+        if sample.breakdown is not None and sample.context.source in ("reported", "calibrated"):
+            self.outside_log = sample.breakdown.unattributed
+        view = build_view(sample, self.thresholds, self._outside_log())
         actions = self.actions.events()
         if actions:
             view = dataclasses.replace(view, events=view.events + actions)
@@ -117,7 +116,9 @@ class LiveSession:
                 triggers=self.thresholds,
                 analyzer=self.analyzer,
             )
-            outline = self.outliner.outline(state, load_profile(name), analysis)
+            outline = self.outliner.outline(
+                state, load_profile(name), analysis, self.ledger.counted
+            )
             view = dataclasses.replace(
                 view, analysis=analysis, outline=outline, analysis_error=None
             )

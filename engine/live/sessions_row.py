@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.analysis.snapshot import Analysis
 from engine.sessions.model import SessionState
-from engine.sessions.report import context_tokens, encoding_for, model_info
+from engine.sessions.sample import Sample, SubagentSample
 
 WORKING, WAITING, IDLE, ENDED, COMPACTING = (
     "working",
@@ -113,49 +113,52 @@ def _cost(analysis: Analysis | None) -> float | None:
 
 
 def session_figures(
-    report: dict[str, Any], analysis: Analysis | None, state: SessionState, home: Path
+    sample: Sample, analysis: Analysis | None, state: SessionState, home: Path
 ) -> SessionRow:
-    """The row of a session from its report and analysis (``last_write`` still to be set)."""
+    """The row of a session from its sample and analysis (``last_write`` still to be set);
+    ``state``: the session the sample was taken of."""
     forecast = analysis.forecast if analysis is not None else None
-    context = report["context_tokens"]
     parent = SessionRow(
-        key=report["file"],
-        agent=report["agent"],
-        project=short_project(report["cwd"], home),
-        model=report["model"],
-        fill_percent=report["fill_percent"],
-        context_tokens=int(context["value"]),
-        context_source=str(context["source"]),
-        window=report["context_window"],
+        key=sample.file,
+        agent=sample.agent,
+        project=short_project(sample.cwd, home),
+        model=sample.model,
+        fill_percent=sample.fill_percent,
+        context_tokens=sample.context.value,
+        context_source=sample.context.source,
+        window=sample.window.tokens,
         growth=forecast.growth_per_request if forecast is not None else None,
         requests_left=forecast.requests_left if forecast is not None else None,
         cost=_cost(analysis),
-        requests=int(report["api_requests"]),
+        requests=sample.api_requests,
         last_write=0.0,
         answered=answered(state),
-        session_id=report["session_id"],
-        title=report["title"],
+        session_id=sample.session_id,
+        title=sample.title,
     )
-    children = tuple(_subagent_row(parent, key, child) for key, child in state.subagents.items())
+    children = tuple(
+        _subagent_row(parent, key, child, figures)
+        for (key, child), figures in zip(state.subagents.items(), sample.subagents, strict=True)
+    )
     return replace(parent, children=children)
 
 
-def _subagent_row(parent: SessionRow, key: str, child: SessionState) -> SessionRow:
+def _subagent_row(
+    parent: SessionRow, key: str, child: SessionState, figures: SubagentSample
+) -> SessionRow:
     """A sub-agent's own context against its model's window (no forecast, no cost: those are
     the parent session's)."""
-    encoding = encoding_for(child)
-    context = context_tokens(child, encoding)
-    window = child.context_window or model_info(child.model or parent.model).context_window
+    context = figures.context
     written = _written(child.path) if child.path != Path(parent.key) else None
     return SessionRow(
         key=f"{parent.key}#{key}",
         agent=parent.agent,
         project=child.description or key,
         model=child.model or parent.model,
-        fill_percent=round(100 * context.value / window, 1) if window else None,
+        fill_percent=figures.fill_percent,
         context_tokens=context.value,
         context_source=context.source,
-        window=window,
+        window=figures.window.tokens,
         growth=None,
         requests_left=None,
         cost=None,

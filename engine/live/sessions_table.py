@@ -7,7 +7,7 @@ watcher (``engine/live/sessions_watch.py``) hands ``changed()`` the paths that c
 only those sessions' readers read their new bytes. A new session file becomes a row when it is
 first written; a session not written for ``active_minutes`` leaves the table (and its memory is
 freed), a deleted one shows as ended for ``ENDED_KEEP_SECONDS``. Figures are ``ctxtop report``'s:
-``build_report`` and ``analyze_session`` with a per-session ``Analyzer`` that keeps its work.
+``build_sample`` and ``analyze_session`` with a per-session ``Analyzer`` that keeps its work.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from engine.errors import CtxtopError
 from engine.live.locate import LOCATIONS
 from engine.live.sessions_row import SessionRow, at, session_figures
 from engine.sessions.adapter import COMPANION_RESCAN
-from engine.sessions.report import build_report
+from engine.sessions.ledger import Ledger
+from engine.sessions.sample import build_sample
 
 DEFAULT_ACTIVE_MINUTES = 30
 # A deleted session stays on the table, marked ended, this long.
@@ -106,7 +107,8 @@ class TrackedSession:
     def __init__(self, path: Path, settings: Settings, home: Path, written: float) -> None:
         self.path = path
         self.reader = SessionReader(path)
-        self.analyzer = Analyzer()  # keeps counts and the cache simulation between updates
+        self.ledger = Ledger()  # the token counts, kept between updates
+        self.analyzer = Analyzer(ledger=self.ledger)  # keeps the cache simulation too
         self.settings = settings
         self.home = home
         self.row: SessionRow | None = None
@@ -122,8 +124,8 @@ class TrackedSession:
         if not changed or adapter is None:
             return False
         profile = self.settings.profile
+        sample = build_sample(adapter, self.ledger)
         try:
-            report = build_report(adapter)
             analysis = analyze_session(
                 adapter,
                 profile=None if profile == "default" else profile,
@@ -132,8 +134,7 @@ class TrackedSession:
             )
         except CtxtopError:
             analysis = None  # e.g. a profile file that does not parse: figures without it
-            report = build_report(adapter)
-        row = session_figures(report, analysis, adapter.snapshot(), self.home)
+        row = session_figures(sample, analysis, adapter.snapshot(), self.home)
         self.row = dataclasses.replace(row, compacting=adapter.compacting())
         return True
 

@@ -13,6 +13,7 @@ from typing import Any
 from engine.config import Thresholds
 from engine.live.sessions_row import STATE_LABEL, SessionRow
 from engine.safety.terminal import one_line
+from engine.tokens.short import short_tokens
 
 # Provenance marks, as on the dashboard's gauge: none when reported, ~ calibrated, ≈ estimated.
 MARKS = {"calibrated": "~", "estimated": "≈"}
@@ -48,16 +49,6 @@ NARROW_COLUMNS = ("agent", "project", "fill", "context", "left", "last", "state"
 DEFAULT_SORT = "fill"
 # Columns whose natural order is largest first (fill, tokens, cost): the default direction.
 DESCENDING_FIRST = {"fill", "context", "growth", "cost"}
-
-
-def short_tokens(tokens: float) -> str:
-    """12345 -> 12.3k, 1234567 -> 1.23M."""
-    size = abs(tokens)
-    if size >= 1_000_000:
-        return f"{tokens / 1_000_000:.2f}M"
-    if size >= 1000:
-        return f"{tokens / 1000:.1f}k"
-    return f"{tokens:.0f}"
 
 
 def bar(percent: float, width: int = BAR_WIDTH) -> str:

@@ -1,21 +1,23 @@
 """``LiveView``: one sample of a live session, everything the dashboard shows, already computed.
 
-Built from the session report (``build_report``), so the fill % is the one ``ctxtop report``
-gives. Each view is self-contained and immutable, so views can be kept and replayed.
+Built from the session's typed ``Sample`` (engine/sessions/sample.py), the one ``ctxtop report``
+serializes, so the fill % is the one it gives. Each view is self-contained and immutable, so
+views can be kept and replayed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 from engine.agents import profile_of
 from engine.analysis.prompt_outline import Outline
 from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
 from engine.proxy.measured import MeasuredPrompt
-from engine.sessions.model import SessionState
+from engine.sessions.report import fill_percent
+from engine.sessions.sample import Sample
+from engine.tokens.short import short_tokens
 
 OK, WARNING, CRITICAL = "ok", "warning", "critical"
 
@@ -38,8 +40,8 @@ class Gauge:
 
     @property
     def percent(self) -> float:
-        """The same rounding as ``fill_percent`` in ``ctxtop report``."""
-        return round(100 * self.fill, 1)
+        """``fill_percent``, the one every figure shows (``ctxtop report`` too)."""
+        return fill_percent(self.tokens, self.window) or 0.0
 
     @property
     def reserved(self) -> int:
@@ -123,7 +125,8 @@ class LiveView:
     events: tuple[Event, ...]
     api_requests: int
     lines_read: int
-    report: dict[str, Any] = field(compare=False, repr=False)
+    bytes_read: int
+    sample: Sample = field(compare=False, repr=False)
     # The analysis (engine/analysis) for the chosen profile and budget, and the prompt as a
     # tree; None while it could not be computed (``analysis_error`` says why).
     analysis: Analysis | None = field(default=None, compare=False, repr=False)
@@ -170,24 +173,13 @@ class LiveView:
         )
 
 
-def request_history(state: SessionState) -> tuple[int, ...]:
-    """Context size of every request of the main session, in log order: prompt + output."""
-    return tuple(
-        response.usage.input_tokens_total + response.usage.output_tokens
-        for response in state.responses.values()
-    )
-
-
-def _tools(report: dict[str, Any]) -> tuple[ToolRow, ...]:
-    total = sum(entry["result_tokens"] for entry in report["tools"]) or 0
+def _tools(sample: Sample) -> tuple[ToolRow, ...]:
+    total = sum(tool.result_tokens for tool in sample.tools)
     return tuple(
         ToolRow(
-            name=entry["name"],
-            calls=entry["calls"],
-            tokens=entry["result_tokens"],
-            share=entry["result_tokens"] / total if total else 0.0,
+            tool.name, tool.calls, tool.result_tokens, tool.result_tokens / total if total else 0.0
         )
-        for entry in report["tools"]
+        for tool in sample.tools
     )
 
 
@@ -195,48 +187,43 @@ def _tools(report: dict[str, Any]) -> tuple[ToolRow, ...]:
 UNATTRIBUTED = "not in the log"
 
 
-def _categories(report: dict[str, Any]) -> tuple[CategoryRow, ...]:
-    breakdown = report.get("context_breakdown")
-    if not breakdown:
+def _categories(sample: Sample) -> tuple[CategoryRow, ...]:
+    breakdown = sample.breakdown
+    if breakdown is None:
         return ()
     rows = [
-        CategoryRow(entry["category"].replace("_", " "), int(entry["tokens"]), "estimated")
-        for entry in breakdown["categories"]
+        CategoryRow(entry.name.replace("_", " "), entry.tokens, "estimated")
+        for entry in breakdown.categories
+        if entry.tokens > 0
     ]
-    if breakdown["unattributed"]:
-        rows.append(CategoryRow(UNATTRIBUTED, int(breakdown["unattributed"]), "inferred"))
+    if breakdown.unattributed:
+        rows.append(CategoryRow(UNATTRIBUTED, breakdown.unattributed, "inferred"))
     return tuple(sorted(rows, key=lambda row: -row.tokens))
 
 
-def _subagents(report: dict[str, Any]) -> tuple[SubagentRow, ...]:
+def _subagents(sample: Sample) -> tuple[SubagentRow, ...]:
     return tuple(
         SubagentRow(
-            name=str(entry["description"] or entry["id"] or "sub-agent"),
-            requests=int(entry["api_requests"]),
-            tokens=int(entry["context_tokens"]["value"]),
-            source=str(entry["context_tokens"]["source"]),
+            name=sub.description or sub.id or "sub-agent",
+            requests=sub.api_requests,
+            tokens=sub.context.value,
+            source=sub.context.source,
         )
-        for entry in report["subagents"]
+        for sub in sample.subagents
     )
 
 
-def _last_request(report: dict[str, Any]) -> LastRequest | None:
-    last = report["last_request"]
-    if not last:
+def _last_request(sample: Sample) -> LastRequest | None:
+    last = sample.last_request
+    if last is None:
         return None
+    usage = last.usage
     return LastRequest(
-        prompt=int(last["input_tokens_total"]),
-        cache_read=int(last["cache_read_tokens"]),
-        cache_write=int(last["cache_write_tokens"]),
-        output=int(last["output_tokens"]),
+        usage.input_tokens_total,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.output_tokens,
     )
-
-
-def short_tokens(tokens: int | None) -> str:
-    """12345 -> 12.3k (the event log's figures); None -> ?."""
-    if tokens is None:
-        return "?"
-    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
 def _whole_after(post: int | None, outside_log: int | None) -> int | None:
@@ -249,102 +236,97 @@ def _whole_after(post: int | None, outside_log: int | None) -> int | None:
     return post + outside_log
 
 
-def _events(report: dict[str, Any], outside_log: int | None = None) -> tuple[Event, ...]:
+def _events(sample: Sample, outside_log: int | None = None) -> tuple[Event, ...]:
     events = [
         Event(
             "compaction",
-            item["line"],
-            f"{item['trigger']} compaction: {short_tokens(item['pre_tokens'])}"
+            item.line,
+            f"{item.trigger} compaction: {short_tokens(item.pre_tokens)}"
             # An "after" that is the agent's own estimate carries the estimate mark.
-            f" -> {'≈' if item.get('post_tokens_source') == 'estimate' else ''}"
-            f"{short_tokens(_whole_after(item['post_tokens'], outside_log))}",
-            item["timestamp"],
+            f" -> {'≈' if item.post_tokens is not None and item.post_source == 'estimate' else ''}"
+            f"{short_tokens(_whole_after(item.post_tokens, outside_log))}",
+            item.timestamp,
         )
-        for item in report["compactions"]
+        for item in sample.compactions
     ]
     events.extend(
         Event(
             "truncation",
-            item["line"],
-            f"truncation: {short_tokens(item['pre_tokens'])} -> {short_tokens(item['post_tokens'])}"
-            f" ({item['messages_removed'] if item['messages_removed'] is not None else '?'}"
+            item.line,
+            f"truncation: {short_tokens(item.pre_tokens)} -> {short_tokens(item.post_tokens)}"
+            f" ({item.messages_removed if item.messages_removed is not None else '?'}"
             " oldest messages dropped, nothing summarised)",
-            item["timestamp"],
+            item.timestamp,
         )
-        for item in report["truncations"]
+        for item in sample.truncations
     )
     events.extend(
-        Event("skipped", item["line"], f"skipped line {item['line']}: {item['reason']}")
-        for item in report["skipped_lines"]
+        Event("skipped", item.line, f"skipped line {item.line}: {item.reason}")
+        for item in sample.skipped
     )
     events.sort(key=lambda event: event.line)
     return tuple(events)
 
 
-def whole_after_compaction(report: dict[str, Any], outside_log: int | None) -> dict[str, Any]:
-    """``report`` with the whole context after a compaction, before the next request reports
+def whole_after_compaction(sample: Sample, outside_log: int | None) -> Sample:
+    """``sample`` with the whole context after a compaction, before the next request reports
     it. An agent's logged "after" that is smaller than what every earlier request sent besides
     the messages (system prompt, tools: ``outside_log``) counts only the messages (Claude
     Code's postTokens); the next request will send both, so the gauge shows both, and the
     context by kind keeps the part not in the log. Once the log shows more of the new history
     than the agent counted, the figure is what the log shows (as the sections count it: the
     panels' parts add up to the gauge in every sample)."""
-    context = report["context_tokens"]
-    if context["source"] != "compaction" or not outside_log or context["value"] >= outside_log:
-        return report
-    breakdown = report.get("context_breakdown")
-    in_log = int(breakdown.get("estimated_total") or 0) if breakdown else 0
-    value = outside_log + max(int(context["value"]), in_log)
-    adjusted = {**report, "context_tokens": {**context, "value": value}}
-    if breakdown:
-        adjusted["context_breakdown"] = {**breakdown, "unattributed": value - in_log}
-    return adjusted
+    context = sample.context
+    if context.source != "compaction" or not outside_log or context.value >= outside_log:
+        return sample
+    breakdown = sample.breakdown
+    in_log = breakdown.estimated_total if breakdown is not None else 0
+    value = outside_log + max(context.value, in_log)
+    whole = dataclasses.replace(context, value=value)
+    if breakdown is not None:
+        breakdown = dataclasses.replace(breakdown, unattributed=value - in_log)
+    return dataclasses.replace(sample, context=whole, breakdown=breakdown)
 
 
-def _outside_now(report: dict[str, Any], outside_log: int | None) -> int | None:
-    breakdown = report.get("context_breakdown")
-    if breakdown and report["context_tokens"]["source"] in ("reported", "calibrated"):
-        return int(breakdown["unattributed"]) or outside_log
+def _outside_now(sample: Sample, outside_log: int | None) -> int | None:
+    breakdown = sample.breakdown
+    if breakdown is not None and sample.context.source in ("reported", "calibrated"):
+        return breakdown.unattributed or outside_log
     return outside_log
 
 
-def build_view(
-    report: dict[str, Any],
-    state: SessionState,
-    thresholds: Thresholds,
-    outside_log: int | None = None,
-) -> LiveView:
+def build_view(sample: Sample, thresholds: Thresholds, outside_log: int | None = None) -> LiveView:
     """``outside_log``: the part of the context the log does not show, as the last reported
     request had it (see ``whole_after_compaction``)."""
-    report = whole_after_compaction(report, outside_log)
-    window = int(report["context_window"] or 0)
-    context = report["context_tokens"]
+    sample = whole_after_compaction(sample, outside_log)
+    window = sample.window.tokens or 0
     gauge = Gauge(
-        tokens=int(context["value"]),
+        tokens=sample.context.value,
         window=window,
-        source=str(context["source"]),
-        window_source=str(report["context_window_source"]),
+        source=sample.context.source,
+        window_source=sample.window.source,
         editing_at=int(window * thresholds.editing),
         compaction_at=int(window * thresholds.compaction),
-        autocompact_at=report["autocompact_at"],
+        autocompact_at=sample.autocompact_at,
     )
     return LiveView(
-        agent=report["agent"],
-        model=report["model"],
-        session_id=report["session_id"],
-        title=report["title"],
-        file=report["file"],
-        last_activity=report["last_activity"],
+        agent=sample.agent,
+        model=sample.model,
+        session_id=sample.session_id,
+        title=sample.title,
+        file=sample.file,
+        last_activity=sample.last_activity,
         gauge=gauge,
-        history=request_history(state),
-        tools=_tools(report),
-        categories=_categories(report),
-        subagents=_subagents(report),
-        last_request=_last_request(report),
-        # Once a request reported it, the system prompt and tools as the report has them:
+        history=sample.history,
+        tools=_tools(sample),
+        categories=_categories(sample),
+        subagents=_subagents(sample),
+        last_request=_last_request(sample),
+        # Once a request reported it, the system prompt and tools as the sample has them:
         # the same text whichever way the view was built.
-        events=_events(report, _outside_now(report, outside_log)),
-        api_requests=int(report["api_requests"]),
-        lines_read=int(report["lines_read"]),
-        report=report,
+        events=_events(sample, _outside_now(sample, outside_log)),
+        api_requests=sample.api_requests,
+        lines_read=sample.lines_read,
+        bytes_read=sample.bytes_read,
+        sample=sample,
     )

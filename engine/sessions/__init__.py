@@ -1,7 +1,8 @@
 """The session model and what every agent's reader shares: a live ``SessionState``, the
-``Adapter`` contract (``adapter.py``), tailing files (``tail.py``) and the report's
-figures. The agents' own readers, and ``SessionReader`` that detects which one reads a file, are
-in ``engine.agents`` (which builds on this package, never the other way round).
+``Adapter`` contract (``adapter.py``), tailing files (``tail.py``) and the figures shown of it
+(``sample.py``: a typed ``Sample``, counted with a ``Ledger`` kept beside the state, never in
+it). The agents' own readers, and ``SessionReader`` that detects which one reads a file, are in
+``engine.agents`` (which builds on this package, never the other way round).
 
 - ``build_report(adapter)``: the figures of ``ctxtop report --json``.
 """
@@ -13,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.sessions.model import SessionState
-    from engine.sessions.report import build_report, context_tokens
+    from engine.sessions.report import context_tokens
+    from engine.sessions.sample import build_report
 
 # Loaded on first use: importing a submodule (e.g. the adapters, for a CLI parser) stays cheap.
 _HOMES = {
     "SessionState": "engine.sessions.model",
-    "build_report": "engine.sessions.report",
+    "build_report": "engine.sessions.sample",
     "context_tokens": "engine.sessions.report",
 }
 

@@ -75,7 +75,6 @@ class Block:
     tool_name: str | None = None
     is_error: bool = False
     raw: Any = None
-    tokens: int | None = None  # the tokenizer estimate, cached by whoever computed it
 
     def content(self) -> str:
         """The block's text, serialising ``raw`` as JSON when there is no text."""
@@ -107,14 +106,10 @@ class ToolCall:
     input_text: str = ""
     result_text: str | None = None
     is_error: bool = False
-    result_tokens: int | None = None  # filled lazily by the report (tokenizer), then cached
     raw_input: Any = None  # the input as JSON, when ``input_text`` is left to ``input()``
     # Where the agent saved the full output when only a preview went to the model (Claude Code
     # ``<persisted-output>``); ``result_text`` is then the preview, which is what counts.
     persisted_to: str | None = None
-    # What the report last added to ``SessionState.tool_tally`` for this call (name, result
-    # tokens, persisted), so a changed result is re-tallied without a walk over all calls.
-    tallied: tuple[str, int, bool] | None = None
 
     def input(self) -> str:
         """The call's input as text (serialising ``raw_input`` on demand)."""
@@ -184,10 +179,9 @@ class SessionState:
     last_response: Response | None = None
     context: list[Message] = field(default_factory=list)
     tools: dict[str, ToolCall] = field(default_factory=dict)
-    # Calls added or given a (new) result since the report last looked; the report drains it
-    # into ``tool_tally`` (name → [calls, result tokens, persisted outputs]).
-    tool_updates: list[ToolCall] = field(default_factory=list)
-    tool_tally: dict[str, list[int]] = field(default_factory=dict)
+    # Calls in the order they were added or given a (new) result; only ever appended, so a
+    # reader (engine/sessions/ledger.py) keeps its own place and tallies only what is new.
+    tool_changes: list[ToolCall] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
     truncations: list[Truncation] = field(default_factory=list)
@@ -267,7 +261,7 @@ class SessionState:
         if call is None:
             call = ToolCall(call_id, name, line, input_text, raw_input=raw_input)
             self.tools[call_id] = call
-            self.tool_updates.append(call)
+            self.tool_changes.append(call)
         return call
 
     def record_tool_result(self, call_id: str, text: str, *, is_error: bool = False) -> None:
@@ -277,8 +271,7 @@ class SessionState:
             call = self.record_tool_call(call_id, "unknown")
         if call.result_text != text:
             call.result_text = text
-            call.result_tokens = None
-            self.tool_updates.append(call)
+            self.tool_changes.append(call)
         call.is_error = is_error
 
     def record_compaction(self, compaction: Compaction) -> None:

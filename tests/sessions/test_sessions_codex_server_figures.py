@@ -11,8 +11,9 @@ from sessions_expect import records, report
 
 from engine.agents.session_reader import SessionReader, read_all
 from engine.config import Thresholds
-from engine.live.view import build_view, short_tokens
-from engine.sessions.report import build_report
+from engine.live.view import build_view
+from engine.sessions.sample import build_sample
+from engine.tokens.short import short_tokens
 
 REAL = (
     Path(__file__).parent
@@ -105,7 +106,7 @@ def test_before_the_next_request_the_context_is_estimated_not_codexs_figure(
     reader = SessionReader(path)
     read_all(reader)
     assert reader.adapter is not None
-    view = build_view(build_report(reader.adapter), reader.state, Thresholds())
+    view = build_view(build_sample(reader.adapter), Thresholds())
     [event] = [e for e in view.events if e.kind == "compaction"]
     assert event.text == f"auto compaction: {short_tokens(BEFORE)} -> ?"  # not 940.5k
 
@@ -124,7 +125,7 @@ def test_an_estimate_within_the_window_is_labelled_as_one(tmp_path: Path) -> Non
     reader = SessionReader(head)
     read_all(reader)
     assert reader.adapter is not None
-    view = build_view(build_report(reader.adapter), reader.state, Thresholds())
+    view = build_view(build_sample(reader.adapter), Thresholds())
     assert [e.text for e in view.events if e.kind == "compaction"] == [
         f"auto compaction: 1.5k -> ≈{estimate / 1000:.1f}k"
     ]

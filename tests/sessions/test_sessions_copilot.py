@@ -21,8 +21,9 @@ from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
 from engine.config import Thresholds
 from engine.live.locate import where
-from engine.live.view import build_view, short_tokens
-from engine.sessions.report import build_report
+from engine.live.view import build_view
+from engine.sessions.sample import build_sample
+from engine.tokens.short import short_tokens
 
 SESSION_ID = "244e876e-1a43-4419-88f6-972d1b6e8877"
 COPILOT_HOME = Path(__file__).parent / "data" / "generated" / "copilot-cli"
@@ -189,7 +190,7 @@ def test_a_truncation_is_its_own_event_not_a_compaction(
     reader = SessionReader(EVENTS)
     read_all(reader)
     assert reader.adapter is not None
-    view = build_view(build_report(reader.adapter), reader.state, Thresholds())
+    view = build_view(build_sample(reader.adapter), Thresholds())
     assert view.compactions == 1
     [truncation] = truncations
     assert [(e.kind, e.line) for e in view.events if e.kind in ("compaction", "truncation")] == [

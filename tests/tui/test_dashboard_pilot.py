@@ -45,7 +45,7 @@ async def test_appended_lines_change_the_fill_and_add_the_compaction(tmp_path: P
         final = expected.view()
         assert final is not None
         await wait_until(pilot, lambda: app.view == final)
-        assert app.view.gauge.percent == final.report["fill_percent"]
+        assert app.view.gauge.percent == final.sample.fill_percent
         events = app.query_one(EventLog)
         assert events.row_count == 1
         assert "manual compaction" in str(events.get_row_at(0)[1])

@@ -16,7 +16,7 @@ from engine.live.demo import DEMO_SESSION, DemoReplay, demo_lines
 from engine.live.locate import choose, searched
 from engine.live.session import LiveSession
 from engine.live.view import CRITICAL, OK, WARNING, Gauge
-from engine.sessions.report import build_report
+from engine.sessions.sample import build_report
 from themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
 
 
@@ -136,18 +136,18 @@ def test_categories_kept_incrementally_match_the_report_at_every_line(tmp_path: 
         adapter = live.reader.adapter
         assert adapter is not None
         fresh = build_report(adapter, breakdown=True)["context_breakdown"]
-        assert view.report["context_breakdown"]["categories"] == [
-            {"category": entry["category"], "tokens": entry["tokens"]}
-            for entry in fresh["categories"]
-            if entry["tokens"] > 0
+        kept = view.sample.breakdown
+        assert kept is not None
+        assert [(entry.name, entry.tokens, entry.blocks) for entry in kept.categories] == [
+            (entry["category"], entry["tokens"], entry["blocks"]) for entry in fresh["categories"]
         ]
-        unattributed = view.report["context_breakdown"]["unattributed"]
+        unattributed = kept.unattributed
         if view.gauge.source == "compaction":
             # The agent's "after" counts its messages only: the part not in the log is the
             # system prompt and tools the sections show (issue 15, case 2), and what the
             # agent counted that the log does not show yet; with the log's part, the gauge.
             system = {s.name: s.tokens for s in view.analysis.sections}["system"]  # type: ignore[union-attr]
-            in_log = view.report["context_breakdown"]["estimated_total"]
+            in_log = kept.estimated_total
             assert unattributed >= system and fresh["unattributed"] < system
             assert unattributed + in_log == view.gauge.tokens
         else:
