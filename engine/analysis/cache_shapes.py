@@ -148,12 +148,15 @@ class ShapeBuilder:
         shapes = walk.shapes
         self._marks = None
         new_system = setup.cache.compaction_changes_system
+        final = True  # every response walked so far in this call is final
         for response in responses:
             item = placed.get(response.key)
-            if item is None and response.line < frozen_until:
-                # Before the last compaction and off the context: its shape is final, and so is
-                # the walk up to it (the next call starts from here).
-                self._checkpoint = (key, start, walk.copy())
+            if final and (item is not None or response.line >= frozen_until):
+                # The first response not final (on the context, or after the last compaction):
+                # the walk up to it is the next call's start. Once per call: a copy holds all
+                # the shapes so far.
+                final = False
+                self._save(key, start, walk)
             start += 1
             usage = response.usage
             prompt = usage.input_tokens_total
@@ -187,7 +190,14 @@ class ShapeBuilder:
             walk.prompt_ends.append(Boundary(end_key, prompt, False))
             del walk.prompt_ends[:-LOOKBACK]
             walk.ends_digest = hash((walk.ends_digest, end_key, prompt))
+        if final:
+            self._save(key, start, walk)
         return list(shapes)
+
+    def _save(self, key: tuple[object, ...], count: int, walk: _Walk) -> None:
+        saved = self._checkpoint
+        if count and (saved is None or saved[0] != key or saved[1] != count):
+            self._checkpoint = (key, count, walk.copy())
 
     def _resume(self, state: SessionState, key: tuple[object, ...]) -> tuple[_Walk, int]:
         """The walk at the last checkpoint made on the same terms, and how many responses it

@@ -139,8 +139,13 @@ class _Totals:
     costs: int = 0
     logged_cost: float = 0
     logged_costs: int = 0
-    # (known, true) for each agreement flag: both, read, write.
-    flags: tuple[tuple[int, int], ...] = ((0, 0), (0, 0), (0, 0))
+    # Requests with a known agreement flag and those that agree: both, read, write.
+    known: int = 0
+    agree: int = 0
+    read_known: int = 0
+    read_agree: int = 0
+    write_known: int = 0
+    write_agree: int = 0
 
     def add(self, row: CacheRequest) -> None:
         self.read += row.read
@@ -151,21 +156,20 @@ class _Totals:
         if row.logged_cost is not None:
             self.logged_cost += row.logged_cost
             self.logged_costs += 1
-        self.flags = tuple(
-            (known + (flag is not None), true + bool(flag))
-            for (known, true), flag in zip(
-                self.flags,
-                (row.within_5pct, row.read_within_5pct, row.write_within_5pct),
-                strict=True,
-            )
-        )
+        if row.within_5pct is not None:
+            self.known, self.agree = self.known + 1, self.agree + row.within_5pct
+        if row.read_within_5pct is not None:
+            self.read_known += 1
+            self.read_agree += row.read_within_5pct
+        if row.write_within_5pct is not None:
+            self.write_known += 1
+            self.write_agree += row.write_within_5pct
 
     def copy(self) -> _Totals:
         return replace(self)
 
     def summary(self, style: str, ttl: float, rows: list[CacheRequest]) -> CacheSummary:
-        def share(index: int) -> float | None:
-            known, true = self.flags[index]
+        def share(true: int, known: int) -> float | None:
             return round(100 * true / known, 1) if known else None
 
         return CacheSummary(
@@ -177,9 +181,9 @@ class _Totals:
             uncached=self.uncached,
             cost=round(self.cost, 6) if self.costs else None,
             logged_cost=round(self.logged_cost, 6) if self.logged_costs else None,
-            agreement_pct=share(0),
-            read_agreement_pct=share(1),
-            write_agreement_pct=share(2),
+            agreement_pct=share(self.agree, self.known),
+            read_agreement_pct=share(self.read_agree, self.read_known),
+            write_agreement_pct=share(self.write_agree, self.write_known),
         )
 
 

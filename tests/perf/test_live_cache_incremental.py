@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.agents.session_reader import SessionReader
+from engine.analysis import cache_shapes
 from engine.analysis.analyze import Analyzer
 from engine.analysis.cache_sim import CacheSimulator
 from engine.analysis.report import analyze_session
@@ -121,3 +122,32 @@ def test_append_work_does_not_grow_with_the_history_before_the_last_compaction(
     big = append_work(tmp_path / "big", 40)
     assert small > 0
     assert big <= 1.2 * small, (small, big)
+
+
+def test_a_cold_walk_copies_its_shapes_once_whatever_the_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk's checkpoint holds every shape so far: made once per analysis, not once per
+    response before the last compaction (that was quadratic in the session's requests)."""
+    copies_made = [0]
+    real_copy = cache_shapes._Walk.copy
+
+    def counted_copy(walk: cache_shapes._Walk) -> cache_shapes._Walk:
+        copies_made[0] += 1
+        return real_copy(walk)
+
+    monkeypatch.setattr(cache_shapes._Walk, "copy", counted_copy)
+    copied = []
+    for count in (10, 40):
+        path = tmp_path / f"session-{count}.jsonl"
+        path.write_bytes(b"".join(copies(COMPACTED[0], count)))
+        reader = SessionReader(path)
+        reader.poll()
+        assert reader.adapter is not None
+        analyzer = Analyzer()
+        copies_made[0] = 0
+        analyze_session(reader.adapter, analyzer=analyzer)
+        checkpoint = analyzer._shapes._checkpoint
+        assert checkpoint is not None and checkpoint[1] > 0  # the history before is resumable
+        copied.append(copies_made[0])
+    assert copied == [1, 1]
