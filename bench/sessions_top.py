@@ -13,7 +13,8 @@ thread, then:
   separately the refresh work alone: ``changed()`` on that file, then every row, sorted and
   formatted as the table shows them;
 - then the same in the dashboard (headless, 160x50, the sessions screen on top of the dashboard
-  following one of the sessions): the whole app's idle CPU, and the time from an append to the
+  following one of the sessions): the whole app's idle CPU (and, for comparison, the dashboard's
+  alone, without the sessions screen), and the time from an append to the
   screen's table holding every row again with the new figure (``render_rows`` done; the paint
   follows on the next frame).
 
@@ -94,6 +95,14 @@ async def measure_tui(home: Path, active: list[Path], appends: int, idle: float)
         spent.append(1000 * (drawn[-1][0] - begun))
 
     SessionsScreen.render_rows = timed  # type: ignore[method-assign]
+    # For comparison: the dashboard alone on the same session, same machine, same moment.
+    alone = CtxtopApp(active[0], follow_newest=True)
+    async with alone.run_test(size=(160, 50)):
+        await asyncio.sleep(5)  # the first read and analysis
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.sleep(idle)
+        used = 100 * (time.process_time() - cpu) / (time.perf_counter() - wall)
+        print(f"dashboard idle CPU without the sessions screen: {used:.2f} % of one core")
     app = CtxtopApp(active[0], follow_newest=True, start_on_sessions=True)
     async with app.run_test(size=(160, 50)) as pilot:
         while not (isinstance(app.screen, SessionsScreen) and len(app.screen.rows) == len(active)):

@@ -69,9 +69,12 @@ def level(row: SessionRow, thresholds: Thresholds) -> str:
 
 
 def ago(seconds: float) -> str:
+    """How long ago, in steps of 10 s under a minute (each change redraws the cells)."""
     seconds = max(seconds, 0)
+    if seconds < 10:
+        return "now"
     if seconds < 60:
-        return f"{seconds:.0f}s ago"
+        return f"{seconds // 10 * 10:.0f}s ago"
     if seconds < 3600:
         return f"{seconds // 60:.0f}m ago"
     if seconds < 86400:

@@ -20,7 +20,8 @@ from engine.live.sessions_row import SessionRow
 from engine.live.sessions_table import SessionsTable
 
 TICK_SECONDS = 1.0  # how often states (idle, quiet) are looked at without a change
-HEARTBEAT_SECONDS = 5.0
+# Rows are yielded at least this often, so "last activity" moves on (in steps of 10 s).
+HEARTBEAT_SECONDS = 10.0
 RESCAN_SECONDS = 30.0  # polling only: how often new session files are looked for
 
 
