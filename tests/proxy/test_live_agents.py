@@ -182,12 +182,15 @@ def test_codex_applied_live(tmp_path: Path, action: str) -> None:
 @pytest.mark.parametrize("action", ["edit", "compact"])
 def test_claude_code_applied_in_the_middle_of_a_turn(tmp_path: Path, action: str) -> None:
     """The edit (or compaction) is applied while Claude Code runs the third tool call of a long
-    turn (a slow command): the requests after it carry the placeholders (or the summary, with
-    the turn's request), the round in progress is as sent, and the turn completes."""
+    turn (a command that waits for the test): the requests after it carry the placeholders (or
+    the summary, with the turn's request), the round in progress is as sent, and the turn
+    completes."""
     project = claude_project(tmp_path)
     session_id = str(uuid.uuid4())
     script = claude_script((1, 2, 3, 4), project.cwd)
-    script[2] = {"call": "Bash", "input": {"command": "sleep 4; cat file03.txt"}}
+    # The third call waits until the test has applied the plan (the file ``go`` appears).
+    wait = "while [ ! -e go ]; do sleep 0.1; done; cat file03.txt"
+    script[2] = {"call": "Bash", "input": {"command": wait}}
     output = tmp_path / "claude-output.txt"  # a file, not a pipe: it never fills up
     with (
         ModelServer(messages=script) as model,
@@ -208,6 +211,7 @@ def test_claude_code_applied_in_the_middle_of_a_turn(tmp_path: Path, action: str
             else:
                 out = ctxtop("compact", str(session), "--live", "--keep-rounds", "1")
                 assert "2 rounds summarised" in out  # 1 and 2; the running round 3 stays
+            (project.cwd / "go").touch()
             claude.wait(timeout=180)
         finally:
             if claude.poll() is None:
