@@ -207,91 +207,70 @@ def prompt_outline(
 ) -> Outline:
     """``tokens_of``: a block's token count, as the analysis counted it (the session's ledger;
     None: counted here)."""
-    context = state.context
     if tokens_of is None:
         ledger = Ledger()
-        ledger.message_sizes(context, encoding_for(state))
+        ledger.message_sizes(state.context, encoding_for(state))
         tokens_of = ledger.counted
-    specs = {spec.content: spec for spec in profile.sections}
-    members: dict[str, list[int]] = {spec.content: [] for spec in profile.sections}
-    for index, content in enumerate(content_names(profile, context)):
-        if content in members:
-            members[content].append(index)
-    sizes = [sum(tokens_of(block) for block in message.blocks) for message in context]
-    section_tokens = {section.name: section.tokens for section in analysis.sections}
-    section_provenance = {section.name: section.provenance for section in analysis.sections}
-    system_spec = specs.get("system")
-    system = section_tokens.get(system_spec.name, 0) if system_spec else 0
-    marks = _breakpoint_positions(analysis.breakpoints, system, sizes)
-    priorities = {node.id: node.priority for node in analysis.nodes}
-    pruned_ids = {item.id for item in analysis.pruned}
-    tool_names = {key: call.name for key, call in state.tools.items()}
-    nodes: list[OutlineNode] = []
-    add = nodes.append
-    seen: set[str] = set()
-
-    def add_message(index: int, parent: str, spec: SectionSpec, parent_pruned: bool) -> None:
-        message = context[index]
-        node_id = f"m:{message.id}"
-        if node_id in seen:
-            node_id = f"m:{message.id}#{index}"
-        seen.add(node_id)
-        rendered = f"m:{message.id}"  # the renderer's element id
-        pruned = parent_pruned or rendered in pruned_ids
-        label, block_labels = labels_of(message, tool_names)
-        add(
-            OutlineNode(
-                node_id,
-                parent,
-                MESSAGE,
-                label,
-                sizes[index],
-                priorities.get(rendered),
-                pruned,
-                _breakpoint_text(marks.get(index)),
-            )
-        )
-        blocks = message.blocks
-        if len(blocks) > 1 or any(b.kind in ("tool_use", "tool_result") for b in blocks):
-            for number, block in enumerate(blocks):
-                add(
-                    OutlineNode(
-                        f"{node_id}/{number}",
-                        node_id,
-                        block.kind,
-                        block_labels[number],
-                        tokens_of(block),
-                        None,
-                        pruned,
-                        call_id=block.tool_call_id,
-                        cleared=block.kind == "tool_result" and cleared_by_ctxtop(block.content()),
-                    )
-                )
-
+    builder = _OutlineBuilder(state, profile, analysis, labels_of, tokens_of)
     for spec in profile.sections:
-        indices = members.get(spec.content, [])
-        gone = spec.name in pruned_ids  # the renderer emptied the whole section
-        nodes.append(
+        builder.section(spec)
+    return Outline(tuple(builder.nodes))
+
+
+class _OutlineBuilder:
+    """The outline's nodes, section by section, from the context and its analysis."""
+
+    def __init__(
+        self,
+        state: SessionState,
+        profile: Profile,
+        analysis: Analysis,
+        labels_of: Callable[[Message, dict[str, str]], Labels],
+        tokens_of: Callable[[Block], int],
+    ) -> None:
+        context = self.context = state.context
+        self.tokens_of = tokens_of
+        self.members: dict[str, list[int]] = {spec.content: [] for spec in profile.sections}
+        for index, content in enumerate(content_names(profile, context)):
+            if content in self.members:
+                self.members[content].append(index)
+        self.sizes = [sum(tokens_of(block) for block in message.blocks) for message in context]
+        self.section_tokens = {section.name: section.tokens for section in analysis.sections}
+        self.provenance = {section.name: section.provenance for section in analysis.sections}
+        system_spec = next((s for s in profile.sections if s.content == "system"), None)
+        system = self.section_tokens.get(system_spec.name, 0) if system_spec else 0
+        self.marks = _breakpoint_positions(analysis.breakpoints, system, self.sizes)
+        self.priorities = {node.id: node.priority for node in analysis.nodes}
+        self.pruned_ids = {item.id for item in analysis.pruned}
+        self.tool_names = {key: call.name for key, call in state.tools.items()}
+        self.labels_of = labels_of
+        self.nodes: list[OutlineNode] = []
+        self.seen: set[str] = set()
+
+    def section(self, spec: SectionSpec) -> None:
+        indices = self.members.get(spec.content, [])
+        gone = spec.name in self.pruned_ids  # the renderer emptied the whole section
+        self.nodes.append(
             OutlineNode(
                 spec.name,
                 None,
                 SECTION,
                 spec.label,
-                section_tokens.get(spec.name, sum(sizes[i] for i in indices)),
+                self.section_tokens.get(spec.name, sum(self.sizes[i] for i in indices)),
                 spec.priority,
                 gone,
-                _breakpoint_text(marks.get(-1)) if spec.content == "system" else None,
-                provenance=section_provenance.get(spec.name, "estimated"),
+                _breakpoint_text(self.marks.get(-1)) if spec.content == "system" else None,
+                provenance=self.provenance.get(spec.name, "estimated"),
             )
         )
-        conversation = spec.content in ("messages", "history", "current_rounds")
-        if not conversation:
+        if spec.content not in ("messages", "history", "current_rounds"):
             for index in indices:
-                add_message(index, spec.name, spec, gone)
-            continue
+                self.message(index, spec.name, gone)
+            return
+        context = self.context
         for number, group in enumerate(_rounds(spec, indices, context), start=1):
             round_id = f"{spec.name}/round-{number}"
-            pruned = gone or round_id in pruned_ids
+            pruned = gone or round_id in self.pruned_ids
             first = next((context[i] for i in group if is_typed_user_message(context[i])), None)
             # A group from a message the user typed is a turn; the current tool-call rounds are
             # rounds (one model response and its results each).
@@ -299,17 +278,46 @@ def prompt_outline(
             if first is not None:
                 text = next((b.text for b in first.blocks if b.kind == "text"), "")
                 label += f": {_one_line(text)}"
-            nodes.append(
-                OutlineNode(
-                    round_id,
-                    spec.name,
-                    ROUND,
-                    label,
-                    sum(sizes[i] for i in group),
-                    priorities.get(round_id),
-                    pruned,
-                )
+            size = sum(self.sizes[i] for i in group)
+            priority = self.priorities.get(round_id)
+            self.nodes.append(
+                OutlineNode(round_id, spec.name, ROUND, label, size, priority, pruned)
             )
             for index in group:
-                add_message(index, round_id, spec, pruned)
-    return Outline(tuple(nodes))
+                self.message(index, round_id, pruned)
+
+    def message(self, index: int, parent: str, parent_pruned: bool) -> None:
+        message = self.context[index]
+        rendered = f"m:{message.id}"  # the renderer's element id
+        node_id = rendered if rendered not in self.seen else f"m:{message.id}#{index}"
+        self.seen.add(node_id)
+        pruned = parent_pruned or rendered in self.pruned_ids
+        label, block_labels = self.labels_of(message, self.tool_names)
+        self.nodes.append(
+            OutlineNode(
+                node_id,
+                parent,
+                MESSAGE,
+                label,
+                self.sizes[index],
+                self.priorities.get(rendered),
+                pruned,
+                _breakpoint_text(self.marks.get(index)),
+            )
+        )
+        blocks = message.blocks
+        if len(blocks) > 1 or any(b.kind in ("tool_use", "tool_result") for b in blocks):
+            for number, block in enumerate(blocks):
+                self.nodes.append(
+                    OutlineNode(
+                        f"{node_id}/{number}",
+                        node_id,
+                        block.kind,
+                        block_labels[number],
+                        self.tokens_of(block),
+                        None,
+                        pruned,
+                        call_id=block.tool_call_id,
+                        cleared=block.kind == "tool_result" and cleared_by_ctxtop(block.content()),
+                    )
+                )

@@ -281,7 +281,8 @@ def render_tree(tree: PromptTree, budget: int) -> Rendered:
     result = render(
         tree.children, budget=budget, tokenizer="words", mode="exact", prune=tree.prunes
     )
-    rows = _fitted_rows(result) if _untouched(result) else build_report(result).elements
+    units = {unit.id for unit in tree.units}
+    rows = _fitted_rows(result, units) if _untouched(result) else build_report(result).elements
     error = result.error
     return Rendered(
         budgets={key: int(value) for key, value in result.budgets.items()},
@@ -310,19 +311,27 @@ def _untouched(result: RenderResult) -> bool:
     return result.final_tree is not None and not result.removals and not result.expandable_calls
 
 
-def _fitted_rows(result: RenderResult) -> list[ElementRow]:
+def _fitted_rows(result: RenderResult, units: set[str]) -> list[ElementRow]:
     """The render report's rows of a tree rendered whole, from the counts the render kept on
-    its final tree (the full report walks and counts every part of every message again)."""
+    its final tree (the full report walks and counts every part of every message again): the
+    sections, rounds and the messages among ``units`` (a section may be one message: system)."""
     counting = Counting(get_tokenizer(result.tokenizer), result.mode == "exact")
     rows: list[ElementRow] = []
     stack: list[tuple[Node, int]] = [(result.final_tree, -1)] if result.final_tree else []
     while stack:
         node, depth = stack.pop()
-        if node.json_id is not None and isinstance(node, Container | RenderedMessage):
+        element_id = node.json_id
+        if element_id is not None and (
+            isinstance(node, Container)
+            or (
+                isinstance(node, RenderedMessage)
+                and (element_id in units or not element_id.startswith("m:"))
+            )
+        ):
+            assert isinstance(node, Container | RenderedMessage)
             tokens = node.token_count(counting)
-            element_id = node.json_id
             budget, consumed = result.budgets.get(element_id), result.consumed.get(element_id)
-            kind = "message" if isinstance(node, RenderedMessage) else node.name or ""
+            kind = node.name or "" if isinstance(node, Container) else "message"
             rows.append(
                 ElementRow(element_id, kind, depth, budget, consumed, tokens, tokens, False, None)
             )
