@@ -41,7 +41,7 @@ def measure(path: Path, label: str) -> None:
     compact.summarise = timed  # type: ignore[assignment]
     try:
         started = time.perf_counter()
-        outcome = compact.compact_session(path, keep_rounds=1, dry_run=True)
+        outcome = compact.compact_session(path, keep_rounds=1, dry_run=True).as_json()
         total = time.perf_counter() - started
     finally:
         compact.summarise = original  # type: ignore[assignment]

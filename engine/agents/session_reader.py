@@ -25,7 +25,7 @@ from engine.errors import InputError
 from engine.files import open_regular, read_head
 from engine.sessions.adapter import DETECT_RECORDS, Adapter
 from engine.sessions.model import SessionState, SkippedLine
-from engine.sessions.tail import Batch, LineTailer
+from engine.sessions.tail import CHUNK, MAX_BATCH_LINES, Batch, LineTailer
 
 # The first scan of a big file goes in slices of this many bytes (bounded memory for raw lines).
 BATCH_BYTES = 8 << 20
@@ -103,17 +103,52 @@ def _document_records(document: Any) -> list[Any]:
     return list(document) if isinstance(document, list) else [document]
 
 
+class DataTailer(LineTailer):
+    """A ``LineTailer`` over bytes already in memory (a session as first read, a fork before it
+    is written): the same lines, line numbers and held-back last line, and no file opened."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        super().__init__(path)
+        self.data = data
+
+    def start_near_end(self, nbytes: int) -> bool:
+        return False  # the bytes are read whole
+
+    def read(self, limit: int | None = None) -> Batch:
+        batch = Batch()
+        end = len(self.data)
+        while self.offset < end:
+            if limit is not None and (
+                batch.bytes_read >= limit or len(batch.lines) >= MAX_BATCH_LINES
+            ):
+                batch.more = True
+                break
+            chunk = self.data[self.offset : self.offset + CHUNK]
+            batch.bytes_read += len(chunk)
+            self.offset += len(chunk)
+            self._split(chunk, batch)
+        return batch
+
+
 class SessionReader:
     """Follows one session file; ``state`` is the live ``SessionState`` (None until detected)."""
 
     def __init__(
-        self, path: str | Path, adapter: type[Adapter] | None = None, tail_bytes: int | None = None
+        self,
+        path: str | Path,
+        adapter: type[Adapter] | None = None,
+        tail_bytes: int | None = None,
+        *,
+        data: bytes | None = None,
     ) -> None:
         """``tail_bytes``: read only about the last that many bytes of a bigger file (a quick
-        look: the latest request and context are right, totals cover that part only)."""
+        look: the latest request and context are right, totals cover that part only).
+        ``data``: read these bytes as the file's content instead of the file (nothing is opened:
+        no companion files either); ``path`` names the session in the state and in errors."""
         self.path = Path(path)
         self._forced = adapter
-        self._tailer = LineTailer(self.path)
+        self._data = data
+        self._tailer = LineTailer(self.path) if data is None else DataTailer(self.path, data)
         self.partial = tail_bytes is not None and self._tailer.start_near_end(tail_bytes)
         self.adapter: Adapter | None = None
         self._held: list[tuple[int, Any]] = []
@@ -133,7 +168,7 @@ class SessionReader:
         if self.adapter is None:
             self.poll()
         if self.adapter is None:
-            if not self.path.exists():
+            if self._data is None and not self.path.exists():
                 raise InputError(str(self.path), "no such file")
             if self.error is not None:
                 raise InputError(str(self.path), f"cannot read: {self.error}")
@@ -150,7 +185,7 @@ class SessionReader:
         """
         try:
             changed = self._poll_document() if self._document_mode else self._poll_lines()
-            if self.adapter is not None:
+            if self.adapter is not None and self._data is None:
                 changed = self._poll_companions() or changed
         except OSError as error:
             self.error = error.strerror or str(error)
@@ -255,23 +290,33 @@ class SessionReader:
         self.adapter = adapter
         return adapter
 
-    def _poll_document(self) -> bool:
+    def _document_data(self) -> bytes | None:
+        """The whole document when it changed since the last read, else None."""
+        if self._data is not None:
+            changed = self._document_stamp is None
+            self._document_stamp = (0, len(self._data), 0)
+            return self._data if changed else None
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
-            return False
+            return None
         stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
         if stamp == self._document_stamp:
-            return False
+            return None
         self._document_stamp = stamp
         fd = open_regular(self.path)
         try:
             chunks = []
             while chunk := os.read(fd, 1 << 20):
                 chunks.append(chunk)
-            data = b"".join(chunks)
+            return b"".join(chunks)
         finally:
             os.close(fd)
+
+    def _poll_document(self) -> bool:
+        data = self._document_data()
+        if data is None:
+            return False
         try:
             document = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
@@ -339,6 +384,13 @@ def read_all(reader: SessionReader) -> SessionState:
 def read_session(path: str | Path) -> SessionState:
     """Read a whole session file once and return its state."""
     return read_all(SessionReader(path))
+
+
+def read_session_data(path: str | Path, data: bytes) -> SessionState:
+    """The session held in ``data`` (the bytes of a file at ``path``, or of one about to be
+    written there), read in memory: the file is not opened, nor its companions. An error names
+    ``path``."""
+    return read_all(SessionReader(path, data=data))
 
 
 # At most this much of a file is read to tell its agent up front (``agent_of``).

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         dry_run=args.dry_run,
         llm=load_settings().llm,
-    )
+    ).as_json()
     if args.json:
         saved = outcome["tokens_before"] - outcome["tokens_after"]
         outcome["policies"] = simulate_file(args.session, saving=saved)

@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         return run_live(args, policy)
     outcome = edit_session(
         args.session, policy, dry_run=args.dry_run, results_dir=args.large_results_dir
-    )
+    ).as_json()
     if args.json:
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:

@@ -111,6 +111,11 @@ def _append(fields: dict[str, Any], written: Sequence[Path] = ()) -> dict[str, A
         for written_path in written:
             with contextlib.suppress(OSError):
                 written_path.unlink()
+        reason = error.strerror or str(error)
+        if kind == INTENT:  # logged before its file, which is then not written either
+            raise CtxtopError(
+                f"{fields['path']}: not written: the action log {path} cannot record it ({reason})"
+            ) from None
         removed = "; its new files were removed" if written else ""
         raise CtxtopError(
             f"{path}: cannot record the {kind} ({error.strerror or error}){removed}"

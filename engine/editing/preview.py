@@ -48,18 +48,38 @@ def sections(state: SessionState, ledger: Ledger | None = None) -> tuple[dict[st
     return by_name, sum(by_name.values())
 
 
+@dataclass(frozen=True, slots=True)
+class WholeContext:
+    """The whole context before and after a fork (system prompt, tools and all), as the gauge
+    counts it; ``outside_log``: what the log does not show (system prompt, tool definitions,
+    framing), the same in the fork."""
+
+    before: int
+    after: int
+    source: str  # the provenance of ``before``: reported, calibrated, estimated, compaction
+    outside_log: int
+
+    def figures(self) -> dict[str, Any]:
+        """The figures as ``edit --json`` and ``compact --json`` name them."""
+        return {
+            "context_before": self.before,
+            "context_after": self.after,
+            "context_source": self.source,
+            "context_outside_log": self.outside_log,
+        }
+
+
 def whole_context(
     state: SessionState | None,
     estimate: int,
     saving: int,
     shown: ShownContext | None = None,
     ledger: Ledger | None = None,
-) -> dict[str, Any]:
-    """The whole context before and after (system prompt, tools and all), as the gauge counts
-    it: ``tokens_before``/``tokens_after`` count only what the log holds (``estimate``). The
-    after is the before less the ``saving``; ``context_outside_log`` is what the log does not
-    show (system prompt, tool definitions, framing). ``shown``: the caller's figure for the
-    same bytes (the dashboard's gauge, which also knows the system prompt after a compaction)."""
+) -> WholeContext:
+    """The whole context before and after: ``estimate`` counts only what the log holds (the
+    forks' ``tokens_before``); the after is the before less the ``saving``. ``shown``: the
+    caller's figure for the same bytes (the dashboard's gauge, which also knows the system
+    prompt after a compaction); ``ledger``: the state's counts."""
     if shown is not None:
         value, source = shown
     elif state is not None:
@@ -67,12 +87,7 @@ def whole_context(
         value, source = figure.value, figure.source
     else:
         value, source = estimate, "estimated"
-    return {
-        "context_before": value,
-        "context_after": max(value - saving, 0),
-        "context_source": source,
-        "context_outside_log": max(value - estimate, 0),
-    }
+    return WholeContext(value, max(value - saving, 0), source, max(value - estimate, 0))
 
 
 def rewrite_tokens(

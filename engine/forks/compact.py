@@ -1,14 +1,10 @@
-"""``compact_session``: choose what to summarise, summarise it, and write the fork the agent
-resumes: what ``ctxtop compact --json`` prints.
-
-The agent's file is only read (its bytes once, then its hash again after writing); the fork goes
-to a new path, atomically, and is recorded in the action log so ``ctxtop undo`` removes it.
+"""``ctxtop compact``: choose what to summarise, summarise it, preview the fork in memory, and
+write it (``engine/forks/transaction.py``: the session's bytes read once, the fork read back
+before it is written, written atomically, logged for ``ctxtop undo``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable
@@ -17,26 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
-from engine.agents.codex.writer import is_codex
 from engine.compaction.cut_table import item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Cut, Item, choose_cut
 from engine.compaction.source import Source
 from engine.compaction.structured import structured_summary
 from engine.config import LLMSettings
-from engine.editing import actions
-from engine.editing.atomic import write_new
 from engine.editing.preview import ShownContext, priced_rewrite, sections, whole_context
 from engine.errors import CtxtopError, InputError
-from engine.forks.edit import (
-    changed_since_read,
+from engine.forks.transaction import (
+    COMPACTING,
+    Loaded,
+    Outcome,
+    Preview,
+    commit,
+    load,
     read_back,
-    read_session_bytes,
-    refuse_unsupported,
-    state_of,
+    unwritten,
 )
 from engine.safety.secrets import SecretMasker
-from engine.sessions.model import SessionState
 from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
 from engine.tokens import get_encoding
 
@@ -50,60 +45,30 @@ Count = Callable[[str], int]
 
 
 @dataclass(frozen=True, slots=True)
-class Prepared:
-    """A summary made earlier for the same bytes (the dashboard's preview): written as it was
-    shown, without asking the summariser again."""
+class Compactable:
+    """The session as its agent's compaction source sees it, with the counter and window of its
+    model."""
 
-    summary: str
-    summarizer: str
-    source_sha256: str
-    summarised_rounds: int
-    warnings: tuple[str, ...] = ()
-    secrets_masked: int = 0
-
-    @classmethod
-    def from_outcome(cls, outcome: dict[str, Any]) -> Prepared:
-        """The summary of a dry run's outcome (its warnings about the summariser kept)."""
-        said = tuple(w for w in outcome["warnings"] if w.startswith("LLM summary failed"))
-        return cls(
-            outcome["summary"],
-            outcome["summarizer"],
-            outcome["source_sha256"],
-            outcome["summarised_rounds"],
-            said,
-            outcome["secrets_masked"],
-        )
-
-
-@dataclass(slots=True)
-class Loaded:
     source: Source
-    state: SessionState | None
     count: Count
     window: int
 
 
-def _load(path: Path, data: bytes) -> Loaded:
-    state: SessionState | None
-    try:
-        state = state_of(path, data)
-        agent = state.agent
-    except InputError:
-        if not is_codex(data):
-            raise
-        state, agent = None, "codex"  # until ctxtop reads Codex sessions itself
+def compactable(loaded: Loaded) -> Compactable:
+    agent = loaded.state.agent if loaded.state is not None else "codex"
     plugin = AGENTS.get(agent)
     if plugin is None or plugin.source is None:
-        raise InputError(str(path), f"compacting {agent} sessions is not supported yet")
-    source_class = plugin.source
-    source = source_class(path, data, state)
+        raise InputError(str(loaded.path), f"compacting {agent} sessions is not supported yet")
+    source = plugin.source(loaded.path, loaded.data, loaded.state)
     model = source.model()
-    if state is not None:
-        encoding = encoding_for(state)
+    if loaded.state is not None:
+        encoding = encoding_for(loaded.state)
     else:
         encoding = get_encoding(model_info(model).encoding or DEFAULT_ENCODING)
-    window = (state.context_window if state else None) or model_info(model).context_window
-    return Loaded(source, state, encoding.count, window)
+    window = (loaded.state.context_window if loaded.state else None) or model_info(
+        model
+    ).context_window
+    return Compactable(source, loaded.counter(encoding), window)
 
 
 def estimate(items: list[Item], count: Count) -> int:
@@ -112,30 +77,49 @@ def estimate(items: list[Item], count: Count) -> int:
     return sum(item_tokens(item, count) for item in items)
 
 
-def _tokens(loaded: Loaded, source: Source, state: SessionState | None) -> int:
-    if state is not None:
-        return sections(state)[1]
-    return estimate(source.items(), loaded.count)
+@dataclass(frozen=True, slots=True)
+class CompactDetails:
+    """A compaction's own figures (``Preview.details``)."""
 
+    summarizer: str  # the one used (the structured one when the LLM failed)
+    summarizer_requested: str
+    summary: str  # as it is written
+    summary_tokens: int
+    budget: int
+    cut: Cut
+    round_table: list[dict[str, Any]]
+    secrets_masked: int  # in what went to the LLM and in the summary
 
-def _read_fork(loaded: Loaded, data: bytes, session_id: str) -> tuple[Source, SessionState | None]:
-    """The fork read back as the agent (and ctxtop) will see it."""
-    writer = loaded.source.writer
-    with tempfile.TemporaryDirectory(prefix="ctxtop-compact-") as scratch:
-        name = writer.fork_name(session_id)
-        path = write_new(Path(scratch), name, data, names=writer.fork_dir() / name)
-        state = read_back(loaded.source.path, path) if loaded.state is not None else None
-        return type(loaded.source)(path, data, state), state
+    def settings(self) -> dict[str, Any]:
+        return {
+            "summarizer": self.summarizer,
+            "summarizer_requested": self.summarizer_requested,
+            "summary": self.summary,
+            "summary_tokens": self.summary_tokens,
+            "budget": self.budget,
+        }
 
+    def figures(self) -> dict[str, Any]:
+        cut = self.cut
+        return {
+            "rounds": cut.rounds,
+            "turns": cut.turn_count,
+            "summarised_rounds": len(cut.summarised_rounds),
+            "kept_rounds": len(cut.kept_rounds),
+            "kept_request": cut.kept_request is not None,
+            "overflowed_round": cut.overflowed_round,
+            "round_table": self.round_table,
+            "requests": turn_requests(cut),
+            "previous_summary": cut.previous_summary is not None,
+            "secrets_masked": self.secrets_masked,
+        }
 
-def _cache_figures(model: str | None, tokens_after: int, saved: int) -> dict[str, Any]:
-    """The whole compacted prompt is written to the cache again once; each later request reads
-    ``saved`` fewer tokens. Priced with the model registry."""
-    return priced_rewrite(model, tokens_after, max(saved, 0)).figures()
+    def logged(self) -> dict[str, Any]:
+        return {"summarizer": self.summarizer, "kept_rounds": len(self.cut.kept_rounds)}
 
 
 def summarise(
-    loaded: Loaded,
+    loaded: Compactable,
     cut: Cut,
     summarizer: str,
     budget: int,
@@ -160,6 +144,96 @@ def summarise(
     return structured_summary(*args), "structured"
 
 
+def choose(loaded: Loaded, compacting: Compactable, keep_rounds: int, before: int | None) -> Cut:
+    """The rounds summarised and kept; an error names the file (nothing to compact, a round
+    that does not exist)."""
+    try:
+        return choose_cut(compacting.source.items(), keep_rounds, before)
+    except CtxtopError as error:
+        raise InputError(str(loaded.path), str(error)) from None
+
+
+def preview_compact(
+    loaded: Loaded,
+    *,
+    summarizer: str = "structured",
+    keep_rounds: int = DEFAULT_KEEP_ROUNDS,
+    before: int | None = None,
+    budget: int | None = None,
+    llm: LLMSettings | None = None,
+    cancel: threading.Event | None = None,
+    shown: ShownContext | None = None,
+) -> Preview:
+    """Summarise and build the compacted fork in memory, read back: nothing is written.
+
+    ``cancel``: an event the caller (the dashboard) may set from another thread to stop
+    waiting for the LLM summariser; the structured summary is used instead. ``shown``: the
+    dashboard's gauge figure for the same bytes, see ``whole_context``."""
+    if summarizer not in SUMMARIZERS:
+        raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
+    compacting = compactable(loaded)
+    source = compacting.source
+    cut = choose(loaded, compacting, keep_rounds, before)
+    budget = budget if budget is not None else int(compacting.window * BUDGET_SHARE)
+    if budget <= 0:
+        raise CtxtopError(f"the summary budget must be a positive number of tokens, not {budget}")
+    warnings: list[str] = []
+    masker = SecretMasker()
+    summary, used = summarise(compacting, cut, summarizer, budget, llm, warnings, cancel, masker)
+    summary = masker.mask(summary)  # the summary is new text ctxtop writes: no secrets in it
+    if loaded.state is not None:
+        tokens_before = loaded.sections()[1]
+    else:
+        tokens_before = estimate(source.items(), compacting.count)
+    session_id = str(uuid.uuid4())
+    message = handoff_message(summary, len(cut.kept_rounds), cut.kept_request is not None)
+    try:
+        fork_data = source.render(cut, message, session_id, tokens_before)
+    except RecursionError:
+        raise InputError(str(loaded.path), "a record is nested too deeply to rewrite") from None
+    fork_path = source.writer.fork_dir() / source.writer.fork_name(session_id)
+    tokens_after = _tokens_after(loaded, compacting, fork_path, fork_data)
+    if tokens_after >= tokens_before:
+        warnings.append(
+            f"the compacted session is not smaller ({tokens_before} -> {tokens_after} tokens): "
+            "there is little to summarise yet"
+        )
+    details = CompactDetails(
+        used,
+        summarizer,
+        summary,
+        compacting.count(summary),
+        budget,
+        cut,
+        round_table(cut, compacting.count),
+        masker.count,
+    )
+    saved = tokens_before - tokens_after
+    return Preview(
+        "compact",
+        loaded,
+        source.agent,
+        session_id,
+        fork_path,
+        fork_data,
+        source.writer.resume_command(session_id, source.cwd()),
+        tokens_before,
+        tokens_after,
+        whole_context(loaded.state, tokens_before, saved, shown, loaded.ledger),
+        priced_rewrite(source.model(), tokens_after, max(saved, 0)),
+        details,
+        tuple(warnings),
+    )
+
+
+def _tokens_after(loaded: Loaded, compacting: Compactable, fork: Path, data: bytes) -> int:
+    """The fork's tokens, read back as the agent (and ctxtop) will see it."""
+    if loaded.state is None:
+        fork_source = type(compacting.source)(fork, data, None)
+        return estimate(fork_source.items(), compacting.count)
+    return sections(*read_back(loaded, fork, data))[1]
+
+
 def compact_session(
     path: str | Path,
     *,
@@ -170,107 +244,22 @@ def compact_session(
     dry_run: bool = False,
     llm: LLMSettings | None = None,
     cancel: threading.Event | None = None,
-    prepared: Prepared | None = None,
     upto: int | None = None,
     shown: ShownContext | None = None,
-) -> dict[str, Any]:
-    """``cancel``: an event the caller (the dashboard) may set from another thread to stop
-    waiting for the LLM summariser; the structured summary is used instead. ``prepared``: the
-    summary to write (used only if the file is still the bytes it was made from). ``upto`` and
-    ``shown``: the dashboard's sample (its bytes and its gauge figure), see ``whole_context``."""
+) -> Outcome:
+    """The whole transaction (``ctxtop compact``): load, preview, and unless ``dry_run`` write.
+    ``upto`` and ``shown``: the dashboard's sample (its bytes and its gauge figure)."""
     if summarizer not in SUMMARIZERS:
         raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
-    source_path = Path(path)
-    refuse_unsupported(source_path, "compacting")
-    data = read_session_bytes(source_path, upto)
-    source_hash = hashlib.sha256(data).hexdigest()
-    loaded = _load(source_path, data)
-    source = loaded.source
-    try:
-        cut = choose_cut(source.items(), keep_rounds, before)
-    except CtxtopError as error:  # nothing to compact, or a round that does not exist: say where
-        raise InputError(str(source_path), str(error)) from None
-    budget = budget if budget is not None else int(loaded.window * BUDGET_SHARE)
-    if budget <= 0:
-        raise CtxtopError(f"the summary budget must be a positive number of tokens, not {budget}")
-    warnings: list[str] = []
-    masker = SecretMasker()
-    if prepared is not None and (prepared.source_sha256, prepared.summarised_rounds) == (
-        source_hash,
-        len(cut.summarised_rounds),
-    ):
-        summary, used = prepared.summary, prepared.summarizer
-        warnings.extend(prepared.warnings)
-        masker.count = prepared.secrets_masked
-    else:
-        if prepared is not None:
-            warnings.append("the session or the cut changed since the preview: summarised again")
-        summary, used = summarise(loaded, cut, summarizer, budget, llm, warnings, cancel, masker)
-    summary = masker.mask(summary)  # the summary is new text ctxtop writes: no secrets in it
-    tokens_before = _tokens(loaded, source, loaded.state)
-    session_id = str(uuid.uuid4())
-    message = handoff_message(summary, len(cut.kept_rounds), cut.kept_request is not None)
-    try:
-        fork_data = source.render(cut, message, session_id, tokens_before)
-    except RecursionError:
-        raise InputError(str(source_path), "a record is nested too deeply to rewrite") from None
-    fork_source, fork_state = _read_fork(loaded, fork_data, session_id)
-    tokens_after = _tokens(loaded, fork_source, fork_state)
-    if tokens_after >= tokens_before:
-        warnings.append(
-            f"the compacted session is not smaller ({tokens_before} -> {tokens_after} tokens): "
-            "there is little to summarise yet"
-        )
-    writer = source.writer
-    fork: Path | None = None
-    if not dry_run:
-        fork = write_new(writer.fork_dir(), writer.fork_name(session_id), fork_data)
-        warnings.extend(changed_since_read(source_path, source_hash))
-    resume = writer.resume_command(session_id, source.cwd()) if fork else None
-    outcome: dict[str, Any] = {
-        "agent": source.agent,
-        "source": str(source_path),
-        "source_sha256": source_hash,
-        "fork": str(fork) if fork else None,
-        "session_id": session_id if fork else None,
-        "resume_command": resume,
-        "dry_run": dry_run,
-        "summarizer": used,
-        "summarizer_requested": summarizer,
-        "summary": summary,
-        "summary_tokens": loaded.count(summary),
-        "budget": budget,
-        "tokens_before": tokens_before,
-        "tokens_after": tokens_after,
-        **whole_context(loaded.state, tokens_before, tokens_before - tokens_after, shown),
-        "rounds": cut.rounds,
-        "turns": cut.turn_count,
-        "summarised_rounds": len(cut.summarised_rounds),
-        "kept_rounds": len(cut.kept_rounds),
-        "kept_request": cut.kept_request is not None,
-        "overflowed_round": cut.overflowed_round,
-        "round_table": round_table(cut, loaded.count),
-        "requests": turn_requests(cut),
-        "previous_summary": cut.previous_summary is not None,
-        "secrets_masked": masker.count,
-        **_cache_figures(source.model(), tokens_after, tokens_before - tokens_after),
-        "warnings": warnings,
-    }
-    if fork is not None:
-        entry = actions.record(
-            "compact",
-            [fork],
-            source=str(source_path),
-            source_sha256=source_hash,
-            fork=str(fork),
-            fork_sha256=hashlib.sha256(fork_data).hexdigest(),
-            session_id=session_id,
-            agent=source.agent,
-            summarizer=used,
-            kept_rounds=len(cut.kept_rounds),
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            resume_command=resume,
-        )
-        outcome["action_id"] = entry["id"]
-    return outcome
+    loaded = load(Path(path), COMPACTING, upto)
+    preview = preview_compact(
+        loaded,
+        summarizer=summarizer,
+        keep_rounds=keep_rounds,
+        before=before,
+        budget=budget,
+        llm=llm,
+        cancel=cancel,
+        shown=shown,
+    )
+    return unwritten(preview, dry_run=True) if dry_run else commit(preview)

@@ -14,6 +14,7 @@ from engine.editing.policy import Policy
 from engine.errors import CtxtopError
 from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
+from engine.forks.transaction import Preview, unwritten
 from engine.proxy.live_plan import CompactCut, LivePlan, save_plan
 
 FIGURES = (
@@ -47,7 +48,7 @@ def edit_plan(
     def keep(results: dict[str, str], inputs: dict[str, Any]) -> None:
         replaced.update(results=results, inputs=inputs)
 
-    outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options)
+    outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options).as_json()
     plan = LivePlan(
         kind="edit",
         session_id=session_id,
@@ -82,11 +83,15 @@ def compact_cut(outcome: dict[str, Any]) -> CompactCut:
 
 
 def compact_plan(
-    path: str | Path, session_id: str, **options: Any
+    path: str | Path, session_id: str, preview: Preview | None = None, **options: Any
 ) -> tuple[LivePlan, dict[str, Any]]:
     """The compaction ``ctxtop compact --dry-run`` previews, as a live plan, and that preview.
-    ``options``: ``compact_session``'s (``summarizer``, ``keep_rounds``, ``prepared`` ...)."""
-    outcome = compact_session(path, dry_run=True, **options)
+    ``preview``: one already made (the dashboard's, whose summary is the one applied); else
+    made with ``options``, ``compact_session``'s (``summarizer``, ``keep_rounds`` ...)."""
+    if preview is not None:
+        outcome = unwritten(preview, dry_run=True).as_json()
+    else:
+        outcome = compact_session(path, dry_run=True, **options).as_json()
     plan = LivePlan(
         kind="compact",
         session_id=session_id,
@@ -119,8 +124,12 @@ def apply_edit(
 
 
 def apply_compact(
-    path: str | Path, session_id: str | None = None, **options: Any
+    path: str | Path,
+    session_id: str | None = None,
+    preview: Preview | None = None,
+    **options: Any,
 ) -> tuple[LivePlan, dict[str, Any], Path]:
-    """Plan the compaction and put it in force; the plan, its preview and the plan's file."""
-    plan, outcome = compact_plan(path, session_id or session_id_of(path), **options)
+    """Plan the compaction (or take ``preview``'s) and put it in force; the plan, its preview
+    and the plan's file."""
+    plan, outcome = compact_plan(path, session_id or session_id_of(path), preview, **options)
     return plan, outcome, save_plan(plan)

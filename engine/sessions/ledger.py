@@ -162,6 +162,12 @@ class Ledger:
                 known[id(block)] = (block, tokens)
         return [IMAGE_TOKENS if b.kind == "image" else known[id(b)][1] for b in blocks]
 
+    def remember(self, block: Block, tokens: int, encoding: Encoding) -> None:
+        """``block``'s count, known without counting it (the same text counted in another
+        state: a fork's unchanged blocks take their session's counts)."""
+        self._use(encoding)
+        self._blocks[id(block)] = (block, tokens)
+
     def tokens(self, block: Block, encoding: Encoding) -> int:
         return self.count([block], encoding)[0]
 

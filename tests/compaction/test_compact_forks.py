@@ -56,7 +56,7 @@ def test_claude_code_fork_starts_at_the_summary_and_keeps_the_last_round(tmp_pat
     and the request stay verbatim, the Bash round goes into the summary."""
     source = copy(CALC_MAIN, tmp_path)
     before = digest(source)
-    outcome = compact_session(source, keep_rounds=1)
+    outcome = compact_session(source, keep_rounds=1).as_json()
     fork = Path(outcome["fork"])
     assert fork.parent == source.parent and fork.name == f"{outcome['session_id']}.jsonl"
     assert digest(source) == before
@@ -127,7 +127,7 @@ def chat(rounds: int, last: list[dict[str, Any]] | None = None) -> list[dict[str
 
 def test_generic_fork_is_system_summary_kept(tmp_path: Path) -> None:
     path = write_chat(tmp_path, chat(4))
-    outcome = compact_session(path, keep_rounds=2)
+    outcome = compact_session(path, keep_rounds=2).as_json()
     messages = fork_messages(outcome)
     assert messages[0] == {"role": "system", "content": "You are terse."}
     assert messages[1]["role"] == "user" and messages[1]["content"].endswith(outcome["summary"])
@@ -141,12 +141,12 @@ def test_generic_fork_is_system_summary_kept(tmp_path: Path) -> None:
 
 def test_before_sets_the_cut_point(tmp_path: Path) -> None:
     path = write_chat(tmp_path, chat(5))
-    outcome = compact_session(path, before=4, dry_run=True)
+    outcome = compact_session(path, before=4, dry_run=True).as_json()
     assert (outcome["summarised_rounds"], outcome["kept_rounds"]) == (3, 2)
     with pytest.raises(CtxtopError, match="--before must be a round from 2 to 6"):
-        compact_session(path, before=1, dry_run=True)
+        compact_session(path, before=1, dry_run=True).as_json()
     with pytest.raises(CtxtopError, match="nothing to compact"):
-        compact_session(path, keep_rounds=5, dry_run=True)
+        compact_session(path, keep_rounds=5, dry_run=True).as_json()
 
 
 def test_attachments_and_images_in_kept_messages_become_placeholders(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_attachments_and_images_in_kept_messages_become_placeholders(tmp_path: P
         },
         {"role": "assistant", "content": "seen"},
     ]
-    outcome = compact_session(write_chat(tmp_path, chat(2, last)), keep_rounds=1)
+    outcome = compact_session(write_chat(tmp_path, chat(2, last)), keep_rounds=1).as_json()
     kept = json.dumps(fork_messages(outcome)[2:])
     assert PNG not in kept and "QUJD" not in kept
     assert "Read notes/plan.md again" in kept and "an image" in kept
@@ -192,7 +192,7 @@ def test_claude_code_kept_file_attachment_and_image_become_placeholders(tmp_path
     ]  # fmt: skip
     with open(source, "a", encoding="utf-8") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in new)
-    outcome = compact_session(source, keep_rounds=1)
+    outcome = compact_session(source, keep_rounds=1).as_json()
     sent = context_text(Path(outcome["fork"]))
     assert "what is in this screenshot?" in sent and "A terminal." in sent
     assert PNG not in sent and "SECRET_CONTENT" not in sent
@@ -209,7 +209,7 @@ def test_a_round_that_overflowed_is_kept_not_summarised(tmp_path: Path) -> None:
         {"role": "user", "content": "paste the whole log"},
         {"role": "assistant", "content": "Error: prompt is too long: 210000 tokens > 200000"},
     ]
-    outcome = compact_session(write_chat(tmp_path, chat(3, last)), keep_rounds=0)
+    outcome = compact_session(write_chat(tmp_path, chat(3, last)), keep_rounds=0).as_json()
     assert outcome["overflowed_round"] == 4 and outcome["kept_rounds"] == 1
     messages = fork_messages(outcome)
     assert messages[-1] == {"role": "user", "content": "paste the whole log"}
@@ -219,8 +219,8 @@ def test_a_round_that_overflowed_is_kept_not_summarised(tmp_path: Path) -> None:
 
 def test_summaries_compound_and_point_to_the_transcripts_once(tmp_path: Path) -> None:
     source = copy(CALC_MAIN, tmp_path)
-    first = compact_session(source, keep_rounds=1)
-    second = compact_session(first["fork"], keep_rounds=0)
+    first = compact_session(source, keep_rounds=1).as_json()
+    second = compact_session(first["fork"], keep_rounds=0).as_json()
     summary = second["summary"]
     assert second["previous_summary"] and second["summarised_rounds"] == 1
     assert LAST_REQUEST in summary  # the round the first compaction kept
@@ -233,7 +233,7 @@ def test_summaries_compound_and_point_to_the_transcripts_once(tmp_path: Path) ->
 def test_codex_fork_appends_a_compacted_record(tmp_path: Path) -> None:
     source = copy(CODEX, tmp_path)
     before = digest(source)
-    outcome = compact_session(source, keep_rounds=1)
+    outcome = compact_session(source, keep_rounds=1).as_json()
     fork = Path(outcome["fork"])
     assert outcome["session_id"] in fork.name and digest(source) == before
     lines = [json.loads(line) for line in fork.read_text().splitlines()]
@@ -253,8 +253,8 @@ def test_codex_fork_appends_a_compacted_record(tmp_path: Path) -> None:
 def test_the_summary_fits_a_small_budget(tmp_path: Path) -> None:
     source = ROOT / "sample_sessions/claude-code/projects/-path-to-Demo"
     path = next(source.glob("5c0375b4*.jsonl"))
-    roomy = compact_session(path, keep_rounds=0, dry_run=True)
-    small = compact_session(path, keep_rounds=0, dry_run=True, budget=400)
+    roomy = compact_session(path, keep_rounds=0, dry_run=True).as_json()
+    small = compact_session(path, keep_rounds=0, dry_run=True, budget=400).as_json()
     assert roomy["summary_tokens"] > 400 >= small["summary_tokens"]
     for number, title in enumerate(TITLES, 1):
         assert f"{number}. {title}" in small["summary"]
@@ -272,7 +272,7 @@ def test_files_read_through_the_shell_are_in_the_codebase_status(tmp_path: Path)
             {"id": f"c{n}", "type": "function",
              "function": {"name": "run_shell", "arguments": arguments}}]})  # fmt: skip
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": "line\n" * 5})
-    outcome = compact_session(write_chat(tmp_path, messages), keep_rounds=0, dry_run=True)
+    outcome = compact_session(write_chat(tmp_path, messages), keep_rounds=0, dry_run=True).as_json()
     status = outcome["summary"].split("3. Codebase status")[1].split("4. Problem")[0]
     assert "src/app.py: read (6 lines)" in status and "notes/todo.md: read" in status
     assert "x.py" not in status and "s/a/b/" not in status

@@ -51,7 +51,7 @@ def results_in(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def test_one_long_turn_is_compacted_by_rounds(tmp_path: Path) -> None:
-    outcome = compact_session(write_chat(tmp_path, one_turn(10)), keep_rounds=2)
+    outcome = compact_session(write_chat(tmp_path, one_turn(10)), keep_rounds=2).as_json()
     assert (outcome["rounds"], outcome["turns"]) == (11, 1)  # ten call rounds and the answer
     assert (outcome["summarised_rounds"], outcome["kept_rounds"]) == (9, 2)
     assert outcome["kept_request"] and outcome["tokens_after"] < outcome["tokens_before"]
@@ -69,16 +69,20 @@ def test_one_long_turn_is_compacted_by_rounds(tmp_path: Path) -> None:
 
 def test_every_kept_result_has_its_call(tmp_path: Path) -> None:
     for keep in range(0, 6):
-        outcome = compact_session(write_chat(tmp_path, one_turn(5)), keep_rounds=keep, dry_run=True)
+        outcome = compact_session(
+            write_chat(tmp_path, one_turn(5)), keep_rounds=keep, dry_run=True
+        ).as_json()
         assert outcome["kept_rounds"] == keep
-    outcome = compact_session(write_chat(tmp_path, one_turn(5)), keep_rounds=3)
+    outcome = compact_session(write_chat(tmp_path, one_turn(5)), keep_rounds=3).as_json()
     messages = fork_messages(outcome)
     calls = [c["id"] for m in messages for c in m.get("tool_calls") or []]
     assert results_in(messages) == calls == ["call_4", "call_5"]
 
 
 def test_a_round_waiting_for_its_results_is_kept_whole(tmp_path: Path) -> None:
-    outcome = compact_session(write_chat(tmp_path, one_turn(6, open_last=True)), keep_rounds=0)
+    outcome = compact_session(
+        write_chat(tmp_path, one_turn(6, open_last=True)), keep_rounds=0
+    ).as_json()
     assert outcome["kept_rounds"] == 1 and outcome["kept_request"]
     messages = fork_messages(outcome)
     assert messages[2]["content"] == REQUEST
@@ -87,16 +91,16 @@ def test_a_round_waiting_for_its_results_is_kept_whole(tmp_path: Path) -> None:
 
 def test_before_addresses_rounds(tmp_path: Path) -> None:
     path = write_chat(tmp_path, one_turn(8))
-    outcome = compact_session(path, before=7, dry_run=True)
+    outcome = compact_session(path, before=7, dry_run=True).as_json()
     assert (outcome["summarised_rounds"], outcome["kept_rounds"]) == (6, 3)
     with pytest.raises(CtxtopError, match="--before must be a round from 2 to 10"):
-        compact_session(path, before=11, dry_run=True)
+        compact_session(path, before=11, dry_run=True).as_json()
 
 
 def test_nothing_to_compact_counts_rounds_in_words(tmp_path: Path) -> None:
     messages = [{"role": "user", "content": REQUEST}, {"role": "assistant", "content": "Done."}]
     with pytest.raises(CtxtopError, match="1 round since the last summary, and it is kept"):
-        compact_session(write_chat(tmp_path, messages), dry_run=True)
+        compact_session(write_chat(tmp_path, messages), dry_run=True).as_json()
 
 
 def test_the_text_output_shows_which_rounds_of_which_turn_go(
@@ -125,9 +129,11 @@ def test_a_turn_cut_in_the_middle_is_not_called_answered(tmp_path: Path) -> None
     """What the assistant said before the cut is progress on the request, not its answer."""
     messages = one_turn(6, answered=False)
     messages.insert(4, {"role": "assistant", "content": "Next, part 2."})
-    outcome = compact_session(write_chat(tmp_path, messages), keep_rounds=2, dry_run=True)
+    outcome = compact_session(write_chat(tmp_path, messages), keep_rounds=2, dry_run=True).as_json()
     assert outcome["kept_request"]
     assert "Requests answered: 0 of 1" in outcome["summary"]
     assert "Answer to request 1" not in outcome["summary"]
-    whole = compact_session(write_chat(tmp_path, one_turn(6)), keep_rounds=0, dry_run=True)
+    whole = compact_session(
+        write_chat(tmp_path, one_turn(6)), keep_rounds=0, dry_run=True
+    ).as_json()
     assert "Requests answered: 1 of 1" in whole["summary"]

@@ -52,7 +52,11 @@ def compact(tmp_path: Path, llm: LLMSettings) -> tuple[dict[str, Any], Path, str
     source = tmp_path / SAMPLE.name
     shutil.copyfile(SAMPLE, source)
     before = hashlib.sha256(source.read_bytes()).hexdigest()
-    return compact_session(source, summarizer="llm", keep_rounds=2, llm=llm), source, before
+    return (
+        compact_session(source, summarizer="llm", keep_rounds=2, llm=llm).as_json(),
+        source,
+        before,
+    )
 
 
 def assert_usable(outcome: dict[str, Any], source: Path, before: str) -> None:
@@ -160,6 +164,6 @@ def test_the_command_reads_the_llm_block_and_never_prints_the_key(
 def test_no_model_configured_is_said_and_structured_is_used(tmp_path: Path) -> None:
     source = tmp_path / SAMPLE.name
     shutil.copyfile(SAMPLE, source)
-    outcome = compact_session(source, summarizer="llm", dry_run=True, llm=LLMSettings())
+    outcome = compact_session(source, summarizer="llm", dry_run=True, llm=LLMSettings()).as_json()
     assert outcome["summarizer"] == "structured"
     assert "no model configured" in outcome["warnings"][0]

@@ -126,7 +126,7 @@ CASES = (
 )
 def test_the_summary_names_every_changed_file_and_request(path: Path, expected: Any) -> None:
     requests, changed, previous = expected(path)
-    outcome = compact_session(path, keep_rounds=0, dry_run=True)
+    outcome = compact_session(path, keep_rounds=0, dry_run=True).as_json()
     summary = flat(outcome["summary"])
     assert outcome["summarizer"] == "structured" and outcome["fork"] is None
     for request in requests:

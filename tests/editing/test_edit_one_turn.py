@@ -168,13 +168,13 @@ def test_a_turn_in_progress_stays_whole_under_turns_and_tool_uses_clears_inside_
     messages += _call(6, None)  # the agent is waiting for this one
     path = _chat(tmp_path / "chat.json", messages)
 
-    turns = edit_session(path, Policy(keep_cycles=0), dry_run=True)
+    turns = edit_session(path, Policy(keep_cycles=0), dry_run=True).as_json()
     assert turns["changed"] == []
     explained = turns["nothing_to_clear"]
     assert explained["protected"] == {"in the turn in progress": 5, "without a result yet": 1}
     assert explained["suggestion"]["option"] == "--policy tool-uses --keep-tool-uses 3"
 
-    uses = edit_session(path, Policy(kind="tool-uses", keep_cycles=0), dry_run=True)
+    uses = edit_session(path, Policy(kind="tool-uses", keep_cycles=0), dry_run=True).as_json()
     assert [c["tool_call_id"] for c in uses["changed"]] == ["call_1", "call_2", "call_3"]
     assert explained["suggestion"]["tokens"] == uses["cleared_tokens"]
     assert explained["suggestion"]["results"] == 3

@@ -19,7 +19,7 @@ SAMPLE = ROOT / "sample_sessions/openai-messages/agent-loop.jsonl"
 def test_cache_rewrite_and_break_even(tmp_path: Path) -> None:
     source = tmp_path / SAMPLE.name
     shutil.copyfile(SAMPLE, source)
-    outcome = edit_session(source, Policy(keep_cycles=0))
+    outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
     fork = read_session(outcome["fork"])
     info = lookup(fork.model)
     encoding = get_encoding(info.encoding or "o200k_base")

@@ -117,7 +117,7 @@ def test_edit_truncates_every_large_result_even_in_kept_cycles(tmp_path: Path) -
     )
     before = source.read_bytes()
     policy = Policy(keep_cycles=3, mode="none", truncate_at=Limit(400, percent=False))
-    outcome = edit_session(source, policy)
+    outcome = edit_session(source, policy).as_json()
     assert source.read_bytes() == before
     results = _fork_results(outcome)
     assert [c["tool_call_id"] for c in outcome["changed"]] == ["build", "last"]
@@ -126,7 +126,9 @@ def test_edit_truncates_every_large_result_even_in_kept_cycles(tmp_path: Path) -
     assert results["small"] == "a\nb\n" and results["memory"] == BUILD_LOG  # memory: excluded
     assert "run the command again: make test" in results["last"]
     # 50 % of gpt-4o's window is far above these results: nothing to cut
-    default = edit_session(source, Policy(mode="none", truncate_at=Limit(50, True)), dry_run=True)
+    default = edit_session(
+        source, Policy(mode="none", truncate_at=Limit(50, True)), dry_run=True
+    ).as_json()
     assert default["changed"] == []
 
 
@@ -142,7 +144,7 @@ def test_offload_writes_the_whole_result_to_a_new_file_with_its_schema(tmp_path:
     before = hashlib.sha256(source.read_bytes()).hexdigest()
     results_dir = tmp_path / "large"
     policy = Policy(mode="none", truncate_at=Limit(300, percent=False), offload=True)
-    outcome = edit_session(source, policy, results_dir=results_dir)
+    outcome = edit_session(source, policy, results_dir=results_dir).as_json()
     assert hashlib.sha256(source.read_bytes()).hexdigest() == before
     files = [Path(name) for name in outcome["offloaded"]]
     directory = results_dir / outcome["session_id"]
@@ -184,7 +186,7 @@ def test_offloader_never_overwrites_and_dry_run_writes_nothing(tmp_path: Path) -
 
     source = _session(tmp_path, {"log": ("shell", {"command": "make"}, BUILD_LOG)})
     policy = Policy(mode="none", truncate_at=Limit(300, percent=False), offload=True)
-    outcome = edit_session(source, policy, dry_run=True, results_dir=tmp_path / "dry")
+    outcome = edit_session(source, policy, dry_run=True, results_dir=tmp_path / "dry").as_json()
     assert outcome["changed"] and outcome["offloaded"] == [] and not (tmp_path / "dry").exists()
 
 
@@ -211,6 +213,6 @@ def test_a_percentage_limit_is_of_the_prompt_budget(tmp_path: Path) -> None:
     limit = (info.context_window - info.max_output) // 100  # 1 % of what a request may send
     source = _session(tmp_path, {"log": ("shell", {"command": "make"}, BUILD_LOG)})
     policy = Policy(mode="none", truncate_at=Limit(1, percent=True))
-    outcome = edit_session(source, policy, dry_run=True)
+    outcome = edit_session(source, policy, dry_run=True).as_json()
     (change,) = outcome["changed"]
     assert limit - 60 <= change["tokens_after"] <= limit

@@ -76,7 +76,7 @@ def test_fork_names_are_safe_and_never_overwrite(tmp_path: Path) -> None:
 def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import engine.forks.edit as fork_module
+    import engine.forks.transaction as fork_module
 
     source = tmp_path / "agent-loop.jsonl"
     shutil.copyfile(SAMPLE, source)
@@ -99,7 +99,7 @@ def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
 def test_an_agent_file_gone_meanwhile_is_reported_and_the_fork_is_logged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import engine.forks.edit as fork_module
+    import engine.forks.transaction as fork_module
 
     source = tmp_path / "agent-loop.jsonl"
     shutil.copyfile(SAMPLE, source)

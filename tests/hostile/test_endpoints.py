@@ -72,7 +72,7 @@ def compact_with(
         try:
             result["outcome"] = compact_session(
                 source, summarizer="llm", keep_rounds=1, llm=settings, cancel=cancel
-            )
+            ).as_json()
         except BaseException as error:
             result["error"] = error
 

@@ -50,7 +50,7 @@ def _compact(
         settings = LLMSettings(
             base_url=server.url + "/v1", model="m", api_key_env=KEY_VARIABLE, timeout=20
         )
-        outcome = compact_session(session, summarizer="llm", keep_rounds=1, llm=settings)
+        outcome = compact_session(session, summarizer="llm", keep_rounds=1, llm=settings).as_json()
     return outcome, requests
 
 

@@ -126,7 +126,7 @@ def test_nothing_secret_is_sent_to_the_llm(
             api_key_env=KEY_VARIABLE,
             protocol=protocol,
         )
-        outcome = compact_session(session, summarizer="llm", keep_rounds=1, llm=settings)
+        outcome = compact_session(session, summarizer="llm", keep_rounds=1, llm=settings).as_json()
         requests = server.requests
     assert outcome["summarizer"] == "llm"
     [request] = requests

@@ -79,7 +79,7 @@ def test_claude_code_resumes_a_one_turn_session_compacted_by_round(tmp_path: Pat
     whole = claude_main_request(copy.resume(claude, source.stem, NEXT), NEXT)["messages"]
     assert set(_results(whole)) == set(kept + older)  # the whole turn, every result
 
-    outcome = compact_session(source, keep_rounds=2)
+    outcome = compact_session(source, keep_rounds=2).as_json()
     requests = project.resume(claude, outcome["session_id"], NEXT)
     messages = claude_main_request(requests, NEXT)["messages"]
 

@@ -78,7 +78,7 @@ def test_codex_resumes_a_one_turn_session_compacted_by_round(tmp_path: Path) -> 
         whole = codex.copy(tmp_path / "copy" / "home").resume_input(_session_id(source), NEXT)
         assert set(_outputs(whole)) == set(kept + older)  # the whole turn, every output
 
-        outcome = compact_session(source, keep_rounds=2)
+        outcome = compact_session(source, keep_rounds=2).as_json()
         assert outcome["resume_command"].startswith("codex resume ")
         items = codex.resume_input(outcome["session_id"], NEXT)
 

@@ -27,7 +27,7 @@ def test_claude_code_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
     source = project.session
     assert CLEARED_LINE in source.read_text(encoding="utf-8")
     original = hashlib.sha256(source.read_bytes()).hexdigest()
-    outcome = edit_session(source, Policy(keep_cycles=0))
+    outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
     assert outcome["changed"], "the sample has a result to clear"
     requests = project.resume(claude, outcome["session_id"], PROMPT)
     sent = json.dumps(claude_main_request(requests, PROMPT)["messages"], ensure_ascii=False)

@@ -22,7 +22,7 @@ def test_codex_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
         source = codex.first_session()
         assert BIG_LINE.format(299) in source.read_text(encoding="utf-8")
         original = hashlib.sha256(source.read_bytes()).hexdigest()
-        outcome = edit_session(source, Policy(keep_cycles=0))
+        outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
         assert outcome["changed"] and outcome["resume_command"].startswith("codex resume ")
         sent = codex.resume(outcome["session_id"], "what was in it?")
     assert "what was in it?" in sent

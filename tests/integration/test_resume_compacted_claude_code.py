@@ -35,7 +35,7 @@ def test_claude_code_resumes_the_compacted_session_from_the_summary(tmp_path: Pa
     source = project.session
     original = source.read_text(encoding="utf-8")
     assert all(json.dumps(text)[1:-1] in original for text in DROPPED)
-    outcome = compact_session(source, keep_rounds=1)
+    outcome = compact_session(source, keep_rounds=1).as_json()
     assert outcome["summarizer"] == "structured" and outcome["kept_rounds"] == 1
     requests = project.resume(claude, outcome["session_id"], PROMPT)
     messages = claude_main_request(requests, PROMPT)["messages"]

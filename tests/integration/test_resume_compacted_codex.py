@@ -23,7 +23,7 @@ def test_codex_resumes_the_compacted_session_from_the_summary(tmp_path: Path) ->
         source = codex.first_session()
         assert BIG_LINE.format(150) in source.read_text(encoding="utf-8")
         original = hashlib.sha256(source.read_bytes()).hexdigest()
-        outcome = compact_session(source, keep_rounds=0)
+        outcome = compact_session(source, keep_rounds=0).as_json()
         # Two rounds: the model's call (and its output), then its answer.
         assert outcome["summarised_rounds"] == outcome["rounds"] == 2 and outcome["resume_command"]
         assert "show me big.txt" in outcome["summary"]

@@ -8,7 +8,10 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
+from typing import Any
 
+import pytest
+from conftest import Watch
 from dashboard_support import frozen_clock, result_labels, synchronous, wait_until, write_lines
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
@@ -19,6 +22,7 @@ from engine.forks.edit import edit_session
 from engine.live.demo import demo_lines
 from tui import format as fmt
 from tui.app import CtxtopApp
+from tui.screens import edit as edit_screen
 from tui.screens.edit import EditScreen
 
 ONE_TURN = (  # one prompt, 12 tool calls, by the real Claude Code CLI (its PROVENANCE.md)
@@ -155,7 +159,7 @@ async def test_the_panel_clears_old_results_of_one_turn_and_explains_a_policy_th
 ) -> None:
     session = tmp_path / ONE_TURN.name
     shutil.copyfile(ONE_TURN, session)
-    whole_turn = edit_session(session, Policy(keep_cycles=0), dry_run=True)
+    whole_turn = edit_session(session, Policy(keep_cycles=0), dry_run=True).as_json()
     calls = [change["tool_call_id"] for change in whole_turn["changed"]]  # all 12, in order
     assert len(calls) == 12
     app = CtxtopApp(session, clock=frozen_clock)
@@ -192,3 +196,34 @@ async def test_the_panel_clears_old_results_of_one_turn_and_explains_a_policy_th
         assert screen.outcome is not None
         assert screen.outcome["cleared_tokens"] == whole_turn["cleared_tokens"]
         assert sorted(path.name for path in tmp_path.iterdir()) == [session.name]
+
+
+@synchronous
+async def test_a_new_policy_previews_in_memory_without_reading_or_counting_the_session_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, watch: Watch
+) -> None:
+    """The panel reads the session once, for its first preview; each later one (a new policy)
+    opens no file and counts no text of the session again: only what the fork changes."""
+    session = tmp_path / ONE_TURN.name
+    shutil.copyfile(ONE_TURN, session)
+    real_preview = edit_screen.preview_edit
+
+    def preview(*args: Any, **kwargs: Any) -> Any:  # watched in the panel's worker thread
+        with watch.active():
+            return real_preview(*args, **kwargs)
+
+    monkeypatch.setattr(edit_screen, "preview_edit", preview)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: "9 tool results change:" in shown(screen))
+        first = screen.preview
+        assert first is not None and first.loaded.state is not None
+        context = first.loaded.state.context
+        texts = {block.content() for message in context for block in message.blocks}
+        watch.clear()
+        screen.query_one("#edit-keep-tool-uses", Input).value = "0"
+        await wait_until(pilot, lambda: "12 tool results change:" in shown(screen))
+        assert screen.preview is not None and screen.preview.loaded is first.loaded
+        assert watch.opened == []
+        assert watch.counted and not texts.intersection(watch.counted)  # new placeholders only

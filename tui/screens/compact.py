@@ -2,9 +2,10 @@
 be written, the tokens before and after and the cache cost, and the fork written on confirmation
 (``engine/compaction``: the same as ``ctxtop compact``).
 
-The preview runs in a worker thread; the LLM summariser may take seconds, so the panel shows how
-long it has waited and escape stops waiting (the engine then falls back to the structured
-summary and says why). The fork is written with the previewed summary, not a new one.
+The preview runs in a worker thread, in memory on the session read for the first preview; the
+LLM summariser may take seconds, so the panel shows how long it has waited and escape stops
+waiting (the engine then falls back to the structured summary and says why). The fork written
+is the one previewed, summary and all.
 
 Below the figures, a table says when each known agent's strategy would fire on this session and
 what it would do (``engine/compaction/policies.py``, as ``ctxtop compact --json`` gives it under
@@ -28,12 +29,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Button, Input, Select, Static
 
-from engine.agents.policies import schedule, simulate_file
+from engine.agents.policies import schedule, simulate
 from engine.compaction.cut_table import cut_lines, requests_by_turn
 from engine.compaction.items import plural
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
-from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, Prepared, compact_session
+from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, preview_compact
+from engine.forks.transaction import COMPACTING, Preview, commit, unwritten
 from engine.live.apply_plan import apply_compact
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
@@ -141,6 +143,7 @@ class CompactScreen(ForkPanel):
     """
     AUTO_FOCUS = "#compact-keep-rounds"
     PLANNED_NOTE = "◌ would summarise"
+    DOING = COMPACTING
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Stop waiting / close")]
 
     def __init__(
@@ -250,31 +253,35 @@ class CompactScreen(ForkPanel):
         self, summarizer: str, keep_rounds: int, cancel: threading.Event, generation: int
     ) -> None:
         try:
-            outcome = compact_session(
-                self.path,
+            loaded = self.prepared()
+            preview = preview_compact(
+                loaded,
                 summarizer=summarizer,
                 keep_rounds=keep_rounds,
-                dry_run=True,
                 llm=self.llm,
                 cancel=cancel,
-                upto=self.sample.upto,
                 shown=self.sample.shown,
             )
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), generation)
             return
-        saving = outcome["tokens_before"] - outcome["tokens_after"]
-        simulation = simulate_file(self.path, saving=saving)
-        if simulation is not None:  # measured from the same figure as the gauge and above
-            simulation = {**simulation, "fill_tokens": outcome["context_before"]}
-        self.app.call_from_thread(self._show_preview, outcome, generation, simulation)
+        simulation = None
+        if loaded.state is not None:  # measured from the same figure as the gauge and above
+            saving = preview.tokens_before - preview.tokens_after
+            simulation = {
+                **simulate(loaded.state, saving=saving),
+                "fill_tokens": preview.context.before,
+            }
+        self.app.call_from_thread(self._show_preview, preview, generation, simulation)
 
     def _show_preview(
-        self, outcome: dict[str, Any], generation: int, simulation: dict[str, Any] | None
+        self, preview: Preview, generation: int, simulation: dict[str, Any] | None
     ) -> None:
         if generation != self.generation or self.written is not None:
             return  # a newer choice is being previewed
         self._stop_waiting()
+        self.preview = preview
+        outcome = unwritten(preview, dry_run=True).as_json()
         self.outcome = outcome
         self._say(figures_text(outcome))
         self.query_one("#compact-cut", Static).update(cut_text(outcome))
@@ -301,25 +308,16 @@ class CompactScreen(ForkPanel):
 
     @on(Button.Pressed, "#compact-write")
     def _write_pressed(self) -> None:
-        choice = self.choice()
-        if choice is None or self.outcome is None:
+        if self.choice() is None or self.outcome is None or self.preview is None:
             return
         self.query_one("#compact-write", Button).disabled = True
         self._say("writing the fork …")
-        self._write(*choice, Prepared.from_outcome(self.outcome))
+        self._write(self.preview)
 
     @work(thread=True, exclusive=True, group="compact-write")
-    def _write(self, summarizer: str, keep_rounds: int, prepared: Prepared) -> None:
+    def _write(self, preview: Preview) -> None:
         try:
-            outcome = compact_session(
-                self.path,
-                summarizer=summarizer,
-                keep_rounds=keep_rounds,
-                llm=self.llm,
-                prepared=prepared,
-                upto=self.sample.upto,
-                shown=self.sample.shown,
-            )
+            outcome = commit(preview).as_json()
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return
@@ -337,20 +335,10 @@ class CompactScreen(ForkPanel):
         self.lock_policy()
 
     def live_job(self) -> Callable[[], LivePlan] | None:
-        choice, session, sample = self.choice(), self.live_session, self.sample
-        if choice is None or session is None or self.outcome is None:
+        choice, session, preview = self.choice(), self.live_session, self.preview
+        if choice is None or session is None or self.outcome is None or preview is None:
             return None
-        prepared = Prepared.from_outcome(self.outcome)  # the summary shown is the one applied
-        return lambda: apply_compact(
-            self.path,
-            session,
-            summarizer=choice[0],
-            keep_rounds=choice[1],
-            llm=self.llm,
-            prepared=prepared,
-            upto=sample.upto,
-            shown=sample.shown,
-        )[0]
+        return lambda: apply_compact(self.path, session, preview)[0]  # the summary shown
 
     @on(Button.Pressed, "#compact-close")
     def _close_pressed(self) -> None:

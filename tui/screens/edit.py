@@ -1,8 +1,9 @@
 """``e``: the editing panel: a policy for clearing old tool results, its live preview, and the
 fork written on confirmation (``engine/editing``: the same as ``ctxtop edit``).
 
-The preview and the write run in worker threads (they read the whole session file again); each
-change of the policy starts a new preview and an older one that finishes late is dropped.
+The preview and the write run in worker threads: the session is read once, for the first
+preview; each change of the policy previews again in memory, and an older preview that finishes
+late is dropped. ``Write fork`` writes the fork previewed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from textual.widgets import Button, Input, Select, Static
 
 from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
 from engine.errors import CtxtopError
-from engine.forks.edit import edit_session
+from engine.forks.edit import preview_edit, write_edit
+from engine.forks.transaction import Preview, unwritten
 from engine.live.apply_plan import apply_edit
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
@@ -189,21 +191,17 @@ class EditScreen(ForkPanel):
     @work(thread=True, exclusive=True, group="edit-preview")
     def _preview(self, policy: Policy, generation: int) -> None:
         try:
-            outcome = edit_session(
-                self.path,
-                policy,
-                dry_run=True,
-                upto=self.sample.upto,
-                shown=self.sample.shown,
-            )
+            preview = preview_edit(self.prepared(), policy, shown=self.sample.shown)
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), generation)
             return
-        self.app.call_from_thread(self._show_preview, outcome, generation)
+        self.app.call_from_thread(self._show_preview, preview, generation)
 
-    def _show_preview(self, outcome: dict[str, Any], generation: int) -> None:
+    def _show_preview(self, preview: Preview, generation: int) -> None:
         if generation != self.generation or self.written is not None:
             return  # a newer policy is being previewed
+        self.preview = preview
+        outcome = unwritten(preview, dry_run=True).as_json()
         self.outcome = outcome
         self.query_one("#edit-preview", Static).update(preview_text(outcome))
         self.query_one("#edit-write", Button).disabled = not outcome["changed"]
@@ -214,19 +212,16 @@ class EditScreen(ForkPanel):
 
     @on(Button.Pressed, "#edit-write")
     def _write_pressed(self) -> None:
-        policy = self.policy()
-        if policy is None or self.outcome is None:
+        if self.policy() is None or self.preview is None:
             return
         self.query_one("#edit-write", Button).disabled = True
         self.query_one("#edit-preview", Static).update("writing the fork …")
-        self._write(policy)
+        self._write(self.preview)
 
     @work(thread=True, exclusive=True, group="edit-write")
-    def _write(self, policy: Policy) -> None:
+    def _write(self, preview: Preview) -> None:
         try:
-            outcome = edit_session(
-                self.path, policy, upto=self.sample.upto, shown=self.sample.shown
-            )
+            outcome = write_edit(preview).as_json()
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return

@@ -3,6 +3,7 @@ the write and close buttons, and the lines that say where the fork went."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Label, Select
 
 from engine.errors import CtxtopError
+from engine.forks.transaction import EDITING, Loaded, Preview, load
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
 from tui.messages import CutPreviewed, LiveChanged
@@ -58,12 +60,17 @@ def context_text(outcome: dict[str, Any]) -> Text:
 
 class ForkPanel(ModalScreen[dict[str, Any] | None]):
     """Dismissed with the outcome of the written fork, or None. Each preview tells the app which
-    tool calls it would change (``planned``), for the prompt tree."""
+    tool calls it would change (``planned``), for the prompt tree.
+
+    The session is read once, by the first preview (``prepared``): every later preview works on
+    those bytes and that state in memory (no disk read, the session's tokens counted once), and
+    the fork written is the one previewed."""
 
     PLANNED_NOTE = f"{CLEARED_MARK} would clear"
     # The session's id when its requests go through ctxtop's proxy (set by the app): then
     # "Apply live" is offered beside "Write fork".
     live_session: str | None = None
+    DOING = EDITING  # what the transaction is refused for when the agent cannot do it
 
     DEFAULT_CSS = """
     ForkPanel { align: center middle; }
@@ -86,6 +93,16 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         self.generation = 0  # of the newest preview: an older one that ends late is dropped
         self._outcome: dict[str, Any] | None = None
         self.written: dict[str, Any] | None = None
+        self.preview: Preview | None = None  # the last shown: what ``Write fork`` writes
+        self._loaded: Loaded | None = None
+        self._loading = threading.Lock()
+
+    def prepared(self) -> Loaded:
+        """The sample's bytes and session, read on the first call only (from a worker thread)."""
+        with self._loading:
+            if self._loaded is None:
+                self._loaded = load(self.path, self.DOING, self.sample.upto)
+            return self._loaded
 
     @property
     def outcome(self) -> dict[str, Any] | None:

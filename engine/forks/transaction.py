@@ -1,0 +1,311 @@
+"""One fork transaction, shared by ``ctxtop edit`` and ``ctxtop compact``: prepare → preview →
+write → read back → log.
+
+``load`` reads the session's bytes once (whole lines) and the session from them, in memory. The
+kind's own step (``forks/edit.py``, ``forks/compact.py``) renders the fork's bytes and reads them
+back in memory (``read_back``) into a ``Preview``: nothing is on disk yet, and a fork that does
+not read back is never written. ``commit`` writes exactly the previewed bytes atomically to a
+new file, checks the agent's file was left alone, and records the action for ``ctxtop undo``;
+it returns the ``Outcome``, whose ``as_json`` is what ``--json`` prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.agents.codex.writer import is_codex
+from engine.agents.session_reader import agent_of, read_session_data
+from engine.editing import actions
+from engine.editing.atomic import write_new
+from engine.editing.offload import Offloader
+from engine.editing.preview import CacheCost, WholeContext, sections
+from engine.errors import CtxtopError, InputError
+from engine.files import open_regular
+from engine.sessions.ledger import Ledger
+from engine.sessions.model import SessionState
+from engine.sessions.report import encoding_for
+from engine.tokens.encoding import Encoding
+
+EDITING, COMPACTING = "editing", "compacting"
+
+
+def sha256(path: Path) -> str:
+    """The file's hash, read through a read-only descriptor (a regular file only: a named pipe
+    put under the name cannot make ctxtop wait); ``OSError`` if it cannot be read."""
+    digest = hashlib.sha256()
+    with open(open_regular(path), "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def changed_since_read(source: Path, source_hash: str) -> list[str]:
+    """A warning if the agent's file no longer hashes to ``source_hash``: it appended meanwhile
+    (ctxtop never writes to it), so the fork lacks the newest lines. The fork is kept (and
+    logged) so that undo can remove it, also if the file can no longer be read."""
+    try:
+        if sha256(source) == source_hash:
+            return []
+    except OSError as error:
+        return [
+            f"{source}: cannot read it again ({error.strerror or error}): "
+            "the fork holds the session as first read"
+        ]
+    return [
+        f"{source} changed while ctxtop read it (the agent is still writing?): "
+        "the fork holds the session as first read"
+    ]
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        with open(open_regular(path), "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise InputError(str(path), f"cannot read ({error.strerror})") from None
+
+
+def whole_lines(data: bytes) -> bytes:
+    """``data`` without a last line the agent is still writing (no newline yet, not JSON on its
+    own), so a fork never ends in half a record; a one-document file is left as it is."""
+    cut = data.rfind(b"\n") + 1
+    tail = data[cut:]
+    if not cut or not tail.strip():
+        return data
+    for candidate in (tail, data):
+        try:
+            json.loads(candidate)
+            return data
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            continue
+    return data[:cut]
+
+
+def refuse_unsupported(source: Path, doing: str) -> None:
+    """One line naming the file when its agent, told from the first lines, cannot be
+    ``doing`` (``EDITING`` or ``COMPACTING``) by its capability flags: said before the whole
+    session is read (a multi-gigabyte log of such an agent is not read for nothing)."""
+    agent = agent_of(source)
+    if agent is not None and not (agent.can_edit if doing == EDITING else agent.can_compact):
+        raise InputError(str(source), f"{doing} {agent.name} sessions is not supported yet")
+
+
+def read_session_bytes(path: Path, upto: int | None = None) -> bytes:
+    """The session's bytes as of now, whole lines only (the agent may be appending); ``upto``:
+    only the first that many bytes (the sample a paused dashboard shows)."""
+    data = read_bytes(path)
+    return whole_lines(data if upto is None else data[:upto])
+
+
+@dataclass(slots=True)
+class Loaded:
+    """The session as first read: its bytes (what every fork of this transaction is made
+    from, even if the agent appends meanwhile), their hash, and the session read from them.
+    ``state`` is None for a Codex log ctxtop compacts without reading it."""
+
+    path: Path
+    data: bytes
+    sha256: str
+    state: SessionState | None
+    ledger: Ledger = field(default_factory=Ledger)  # the session's counts, made once
+    _sections: tuple[dict[str, int], int] | None = field(default=None, repr=False)
+    _counts: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def counter(self, encoding: Encoding) -> Callable[[str], int]:
+        """``encoding.count``, remembered for this session's texts: what one preview counted
+        (tool results, rounds) the next does not count again."""
+        counts = self._counts
+
+        def count(text: str) -> int:
+            tokens = counts.get(text)
+            if tokens is None:
+                tokens = counts[text] = encoding.count(text)
+            return tokens
+
+        return count
+
+    def sections(self) -> tuple[dict[str, int], int]:
+        """Tokens of the session's context by section, and their total: counted once."""
+        if self._sections is None:
+            assert self.state is not None
+            self._sections = sections(self.state, self.ledger)
+        return self._sections
+
+    def require_state(self, doing: str) -> SessionState:
+        if self.state is None:
+            raise InputError(str(self.path), f"{doing} this session is not supported yet")
+        return self.state
+
+
+def load(path: Path, doing: str, upto: int | None = None) -> Loaded:
+    """Prepare: the session's bytes (read once) and the session read from them in memory, its
+    context counted once (every preview then counts only the text a fork changes)."""
+    refuse_unsupported(path, doing)
+    data = read_session_bytes(path, upto)
+    state: SessionState | None
+    try:
+        state = read_session_data(path, data)
+    except InputError:
+        if doing != COMPACTING or not is_codex(data):
+            raise
+        state = None  # a Codex log whose records ctxtop does not read: compacted from its items
+    loaded = Loaded(path, data, hashlib.sha256(data).hexdigest(), state)
+    if state is not None:
+        loaded.sections()
+        loaded._counts.update(
+            (block.content(), loaded.ledger.counted(block))
+            for message in state.context
+            for block in message.blocks
+            if block.kind != "image"
+        )
+    return loaded
+
+
+def read_back(loaded: Loaded, fork: Path, data: bytes) -> tuple[SessionState, Ledger]:
+    """The fork's ``data`` read as the agent will (in memory, before anything is written), and
+    a ledger for it; an error names the agent's file: the fork does not exist. The fork's blocks
+    that hold a text of the session take its count: only what the fork changed is counted."""
+    try:
+        after = read_session_data(fork, data)
+    except InputError as error:
+        reason = str(error).removeprefix(f"{error.path}: ")
+        raise InputError(str(loaded.path), f"the edit would not read back ({reason})") from None
+    ledger = Ledger()
+    encoding = encoding_for(after)
+    counts = loaded._counts
+    for message in after.context:
+        for block in message.blocks:
+            tokens = counts.get(block.content()) if block.kind != "image" else None
+            if tokens is not None:
+                ledger.remember(block, tokens, encoding)
+    return after, ledger
+
+
+class Details(Protocol):
+    """The kind's own figures: ``settings`` (what was asked) and ``figures`` (what it does) as
+    ``--json`` names them, and ``logged``, what the action log records of them."""
+
+    def settings(self) -> dict[str, Any]: ...
+
+    def figures(self) -> dict[str, Any]: ...
+
+    def logged(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """A fork built and read back in memory: what ``commit`` writes, byte for byte."""
+
+    kind: str  # the action logged: "edit" or "compact"
+    loaded: Loaded
+    agent: str
+    session_id: str  # the fork's
+    fork_path: Path  # where it will be written
+    fork_data: bytes
+    resume_command: str | None  # what resumes the fork once written
+    tokens_before: int  # tokenizer estimates of what the log holds
+    tokens_after: int
+    context: WholeContext
+    cache: CacheCost
+    details: Details
+    warnings: tuple[str, ...] = ()
+    offloader: Offloader | None = None  # files the fork points to, written just before it
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The transaction's end: the fork written (or None for a dry run, or nothing to do)."""
+
+    preview: Preview
+    fork: Path | None = None
+    offloaded: tuple[Path, ...] = ()
+    action_id: str | None = None
+    warnings: tuple[str, ...] = ()  # the preview's and the write's
+    dry_run: bool = False
+
+    @property
+    def session_id(self) -> str | None:
+        return self.preview.session_id if self.fork else None
+
+    @property
+    def resume_command(self) -> str | None:
+        return self.preview.resume_command if self.fork else None
+
+    def as_json(self) -> dict[str, Any]:
+        """What ``ctxtop edit --json`` / ``ctxtop compact --json`` print."""
+        preview = self.preview
+        outcome: dict[str, Any] = {
+            "agent": preview.agent,
+            "source": str(preview.loaded.path),
+            "source_sha256": preview.loaded.sha256,
+            "fork": str(self.fork) if self.fork else None,
+            "session_id": self.session_id,
+            "resume_command": self.resume_command,
+            "dry_run": self.dry_run,
+            **preview.details.settings(),
+            "tokens_before": preview.tokens_before,
+            "tokens_after": preview.tokens_after,
+            **preview.context.figures(),
+            **preview.details.figures(),
+            **preview.cache.figures(),
+            "warnings": list(self.warnings),
+        }
+        if preview.kind == "edit":
+            outcome["offloaded"] = [str(path) for path in self.offloaded]
+        if self.action_id is not None:
+            outcome["action_id"] = self.action_id
+        return outcome
+
+
+def unwritten(preview: Preview, dry_run: bool) -> Outcome:
+    """The preview's outcome with nothing written (a dry run, or nothing worth a fork)."""
+    return Outcome(preview, warnings=preview.warnings, dry_run=dry_run)
+
+
+def commit(preview: Preview) -> Outcome:
+    """Write the previewed fork (its offloaded files first: a fork never points to a file that
+    is not there) as a new file, atomically; warn if the agent's file changed meanwhile; log it.
+    A failure leaves nothing written."""
+    loaded = preview.loaded
+    offloaded = preview.offloader.write() if preview.offloader is not None else []
+    try:
+        fork = write_new(preview.fork_path.parent, preview.fork_path.name, preview.fork_data)
+    except CtxtopError:
+        remove_files(offloaded)  # nothing would point to them
+        raise
+    warnings = (*preview.warnings, *changed_since_read(loaded.path, loaded.sha256))
+    entry = actions.record(
+        preview.kind,
+        [fork, *offloaded],
+        source=str(loaded.path),
+        source_sha256=loaded.sha256,
+        fork=str(fork),
+        fork_sha256=hashlib.sha256(preview.fork_data).hexdigest(),
+        session_id=preview.session_id,
+        agent=preview.agent,
+        **preview.details.logged(),
+        tokens_before=preview.tokens_before,
+        tokens_after=preview.tokens_after,
+        resume_command=preview.resume_command,
+        offloaded=[str(path) for path in offloaded],
+    )
+    return Outcome(preview, fork, tuple(offloaded), str(entry["id"]), warnings)
+
+
+def remove_files(paths: list[Path]) -> list[Path]:
+    """Remove files a transaction wrote (and their directory once empty)."""
+    removed: list[Path] = []
+    for path in paths:
+        if path.is_file():
+            path.unlink()
+            removed.append(path)
+    for directory in {path.parent for path in paths}:
+        with contextlib.suppress(OSError):  # not empty, or already gone
+            directory.rmdir()
+    return removed
