@@ -1,7 +1,8 @@
 """The ctxtop dashboard: a Textual app showing the ``LiveView`` samples its feed posts.
 
-Data flow: ``Feed`` (a thread worker, ``tui/feed.py``) follows the file, builds each sample with
-its analysis (``engine/live``, ``engine/analysis``) and posts ``SessionUpdated``; ``apply`` hands
+Data flow: ``Feed`` (``engine/live/feed.py``, in a thread worker; ``tui/feed.py`` turns its events
+into messages) follows the file, builds each sample with its analysis (``engine/live``,
+``engine/analysis``) and posts ``SessionUpdated``; ``apply`` hands
 each widget its part of the view and posts ``ViewApplied``. Widgets only draw what the view holds.
 The what-if budget (``b``) and the layout profile (``p``) are an ``AnalysisChoice``: a change is
 analysed again in a worker thread (``Feed.refresh``) and arrives as the next ``SessionUpdated``.
