@@ -1,0 +1,53 @@
+"""The live loop runs in the engine, without Textual: a feed following a session hands plain
+events to a callback (the first sample, then the newest of each burst; a file that goes away)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.live.demo import demo_lines
+from engine.live.feed import Feed, FeedEvent, Sampled, Stale
+from engine.live.session import LiveSession
+
+
+def _append(path: Path, start: int, count: int) -> None:
+    with path.open("ab") as out:
+        out.write(b"".join(demo_lines()[start : start + count]))
+
+
+def _wait(events: list[FeedEvent], found: Callable[[FeedEvent], bool]) -> FeedEvent:
+    deadline = time.monotonic() + 30  # a safety limit on a loaded machine, not a timing assert
+    while time.monotonic() < deadline:
+        for event in list(events):
+            if found(event):
+                return event
+        time.sleep(0.01)
+    raise AssertionError("the feed never handed on the expected event")
+
+
+def test_the_engine_feed_hands_samples_and_staleness_to_a_callback(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    _append(session, 0, 30)
+    events: list[FeedEvent] = []
+    feed = Feed(LiveSession(session), events.append, poll_interval=0.02, use_watchfiles=False)
+    worker = threading.Thread(target=feed.run)
+    worker.start()
+    try:
+        _wait(events, lambda event: isinstance(event, Sampled))
+        first = feed.take()
+        assert first is not None and first.lines_read == 30
+        _append(session, 30, 10)
+        newest = _wait(
+            events, lambda event: isinstance(event, Sampled) and event.view.lines_read == 40
+        )
+        assert isinstance(newest, Sampled)
+        session.unlink()
+        stale = _wait(events, lambda event: isinstance(event, Stale) and bool(event.reason))
+        assert isinstance(stale, Stale) and stale.reason == "file gone"
+    finally:
+        feed.stop.set()
+        worker.join()
+    assert all(type(event).__module__ == "engine.live.feed" for event in events)
