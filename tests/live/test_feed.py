@@ -11,6 +11,7 @@ from pathlib import Path
 from engine.live.demo import demo_lines
 from engine.live.feed import Feed, FeedEvent, Sampled, Stale
 from engine.live.session import LiveSession
+from engine.live.view import LiveView
 
 
 def _append(path: Path, start: int, count: int) -> None:
@@ -32,18 +33,23 @@ def test_the_engine_feed_hands_samples_and_staleness_to_a_callback(tmp_path: Pat
     session = tmp_path / "s.jsonl"
     _append(session, 0, 30)
     events: list[FeedEvent] = []
-    feed = Feed(LiveSession(session), events.append, poll_interval=0.02, use_watchfiles=False)
+    taken: list[LiveView] = []
+
+    def handle(event: FeedEvent) -> None:  # as the dashboard does: take the newest sample
+        view = feed.take() if isinstance(event, Sampled) else None
+        if view is not None:
+            taken.append(view)
+        events.append(event)
+
+    feed = Feed(LiveSession(session), handle, poll_interval=0.02, use_watchfiles=False)
     worker = threading.Thread(target=feed.run)
     worker.start()
     try:
         _wait(events, lambda event: isinstance(event, Sampled))
-        first = feed.take()
-        assert first is not None and first.lines_read == 30
+        assert taken[0].lines_read == 30
         _append(session, 30, 10)
-        newest = _wait(
-            events, lambda event: isinstance(event, Sampled) and event.view.lines_read == 40
-        )
-        assert isinstance(newest, Sampled)
+        _wait(events, lambda event: isinstance(event, Sampled) and event.view.lines_read == 40)
+        assert taken[-1].lines_read == 40
         session.unlink()
         stale = _wait(events, lambda event: isinstance(event, Stale) and bool(event.reason))
         assert isinstance(stale, Stale) and stale.reason == "file gone"
