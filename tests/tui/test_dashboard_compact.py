@@ -255,6 +255,7 @@ async def test_the_strategies_table_gives_what_ctxtop_compact_json_simulates(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_panel(pilot, app)
         await wait_until(pilot, lambda: screen.strategies is not None)
+        await pilot.pause()  # the table laid out at its new height before it is read
         assert app.view is not None and app.view.analysis is not None
         growth = app.view.analysis.forecast.growth_per_request
         assert growth is not None and growth > 0  # the sample grows: distances in requests

@@ -124,6 +124,7 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         screen = app.screen
         assert isinstance(screen, EditScreen)
         await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.pause()  # the panel laid out again around the first preview
         # The turns policy with no turn kept whole (typing a count picks its policy).
         await pilot.click("#edit-keep-cycles")
         await pilot.press("end", "backspace", "0")
