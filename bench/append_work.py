@@ -44,28 +44,33 @@ def opened(path: Path) -> tuple[LiveSession, float]:
     return live, time.perf_counter() - started
 
 
-def append_all(
-    followers: list[tuple[Path, LiveSession, Generator]], appends: int
-) -> list[tuple[list[float], list[float]]]:
-    """Per follower: (poll + figures, poll + view) seconds per appended line."""
-    out: list[tuple[list[float], list[float]]] = [([], []) for _ in followers]
+Times = tuple[list[float], list[float], list[float], list[float]]
+
+
+def append_all(followers: list[tuple[Path, LiveSession, Generator]], appends: int) -> list[Times]:
+    """Per follower: (poll + figures, poll + view) wall seconds per appended line, then the
+    same in CPU seconds of this process (on a shared machine wall time waits for the others)."""
+    out: list[Times] = [([], [], [], []) for _ in followers]
     for _, _, generator in followers:
         generator.index = len(generator.template)  # both sizes append the same kind of lines
     for round_ in range(appends):
         order = list(zip(followers, out, strict=True))
-        for (path, live, generator), (figures, views) in order if round_ % 2 else order[::-1]:
+        for (path, live, generator), times in order if round_ % 2 else order[::-1]:
+            figures, views, figures_cpu, views_cpu = times
             with path.open("ab") as handle:
                 handle.write(generator.next_line())
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             live.poll()
             live.figures()
             figures.append(time.perf_counter() - started)
+            figures_cpu.append(time.process_time() - cpu)
             with path.open("ab") as handle:
                 handle.write(generator.next_line())
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             live.poll()
             live.view()
             views.append(time.perf_counter() - started)
+            views_cpu.append(time.process_time() - cpu)
     return out
 
 
@@ -91,15 +96,26 @@ def main() -> int:
             print(f"{label:>7}: opened (read + figures + analysis) in {seconds:.2f} s")
         results = append_all(followers, args.appends)
         p95 = {}
-        for label, (figures, views) in zip(labels, results, strict=True):
-            for what, values in (("poll + figures", figures), ("poll + analysis", views)):
+        for label, (figures, views, figures_cpu, views_cpu) in zip(labels, results, strict=True):
+            for what, values, cpu in (
+                ("poll + figures", figures, figures_cpu),
+                ("poll + analysis", views, views_cpu),
+            ):
                 p95[label, what] = percentile(values, 0.95)
+                p95[label, what + " cpu"] = percentile(cpu, 0.95)
                 print(
                     f"{label:>7}: {what:<16} p50 {1000 * statistics.median(values):7.2f} ms"
                     f"   p95 {1000 * p95[label, what]:7.2f} ms"
+                    f"   (cpu p50 {1000 * statistics.median(cpu):7.2f} ms"
+                    f"   p95 {1000 * percentile(cpu, 0.95):7.2f} ms)"
                 )
         small, big = labels
-        for what in ("poll + figures", "poll + analysis"):
+        for what in (
+            "poll + figures",
+            "poll + analysis",
+            "poll + figures cpu",
+            "poll + analysis cpu",
+        ):
             ratio = p95[big, what] / p95[small, what]
             verdict = "ok" if ratio <= 1.2 else "MISSED"
             print(f"{what}: {big} p95 / {small} p95 = {ratio:.2f} (goal <= 1.20: {verdict})")
