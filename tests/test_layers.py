@@ -15,6 +15,7 @@ LAYERS = {
     "engine.files": 0,
     "engine.paths": 0,
     "engine.yaml_text": 0,
+    "engine.words": 0,
     "engine.safety": 1,
     "engine.tokens": 1,
     "engine.models": 1,

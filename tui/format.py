@@ -9,6 +9,7 @@ from textual.markup import escape
 
 from engine.safety.terminal import one_line, printable
 from engine.tokens.short import short_tokens
+from engine.words import plural as plural
 
 PROVENANCE_MARK = {
     "reported": "",
@@ -58,11 +59,6 @@ def clock_time(stamp: str) -> str:
         utc = stamp.endswith(("Z", "+00:00"))
         return stamp[11:19] + (" UTC" if utc else "")
     return stamp[:32]
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """1 request, 2 requests (``words``: an irregular plural)."""
-    return f"{count:,} {word if count == 1 else words or word + 's'}"
 
 
 def ago(when: datetime, now: datetime) -> str:

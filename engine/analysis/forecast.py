@@ -7,6 +7,8 @@ import math
 from collections.abc import Sequence
 
 from engine.analysis.snapshot import Forecast
+from engine.tokens.short import short_tokens
+from engine.words import plural
 
 # The growth rate is taken over this many of the latest requests (since the last compaction).
 RECENT = 10
@@ -53,3 +55,19 @@ def forecast(
         f"until {until}, at the mean growth of the last "
         + ("request" if len(growth) == 1 else f"{len(growth)} requests"),
     )
+
+
+def forecast_text(forecast: Forecast) -> str:
+    """ "~N requests left before auto-compaction (low–high) at +G per request" (no range when
+    both ends round to one number), or why there is no forecast; the same words on the
+    dashboard and in ``ctxtop report``."""
+    if forecast.requests_left is None:
+        return f"no forecast: {forecast.basis}"
+    text = f"~{plural(round(forecast.requests_left), 'request')} left before auto-compaction"
+    low = "?" if forecast.low is None else f"{forecast.low:,.0f}"
+    high = "?" if forecast.high is None else f"{forecast.high:,.0f}"
+    if low != high:
+        text += f" ({low}–{high})"
+    if forecast.growth_per_request is not None:
+        text += f" at +{short_tokens(round(forecast.growth_per_request))} per request"
+    return text

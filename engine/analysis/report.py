@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from engine.analysis.analyze import Analyzer
+from engine.analysis.forecast import forecast_text
 from engine.analysis.profiles import load_profile
 from engine.analysis.setup import setup_for
-from engine.analysis.snapshot import Analysis
+from engine.analysis.snapshot import Analysis, Forecast
 from engine.config import Thresholds
 from engine.sessions.adapter import Adapter
 from engine.sessions.report import encoding_for
+from engine.words import plural
 
 
 def analyze_session(
@@ -63,17 +65,20 @@ def analysis_text(analysis: dict[str, Any]) -> list[str]:
     )
     forecast = analysis["forecast"]
     if forecast["requests_left"] is not None:
-        high = forecast["high"]
         lines.append(
-            f"forecast   ~{forecast['requests_left']:.0f} requests"
-            f" ({forecast['low']:.0f}-{'?' if high is None else f'{high:.0f}'})"
-            f" {forecast['basis']}"
+            f"forecast   {forecast_text(Forecast(**forecast))}"
+            + (
+                " (the growth of the last request)"
+                if forecast["samples"] == 1
+                else f" (the mean growth of the last {forecast['samples']} requests)"
+            )
         )
     accuracy = analysis["estimate_accuracy"]
     if accuracy["requests"]:
         lines.append(
             f"estimates  mean error {accuracy['mean_abs_error_pct']}% over"
-            f" {accuracy['requests']} requests, {accuracy['calibrated_mean_abs_error_pct']}%"
+            f" {plural(accuracy['requests'], 'request')},"
+            f" {accuracy['calibrated_mean_abs_error_pct']}%"
             " after calibration"
         )
     return lines

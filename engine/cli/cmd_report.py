@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from engine.safety.terminal import printable
+from engine.words import plural
 
 
 def json_text(value: Any) -> str:
@@ -83,12 +84,13 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("tools (result tokens: tokenizer estimates)")
         for tool in report["tools"]:
             lines.append(
-                f"  {tool['name']:<24} {tool['calls']:>5} calls"
+                f"  {tool['name']:<24} {plural(tool['calls'], 'call'):>11}"
                 f" {_fmt(tool['result_tokens']):>10} result tokens"
             )
     for sub in report["subagents"]:
         lines.append(
-            f"sub-agent  {sub['id']} {sub['description'] or ''}: {sub['api_requests']} requests,"
+            f"sub-agent  {sub['id']} {sub['description'] or ''}:"
+            f" {plural(sub['api_requests'], 'request')},"
             f" last prompt {_fmt(sub['last_input_tokens_total'])},"
             f" context {_fmt(sub['context_tokens']['value'])} ({sub['context_tokens']['source']})"
         )

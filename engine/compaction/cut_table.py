@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from engine.compaction.items import Cut, Item, Round, plural
+from engine.compaction.items import Cut, Item, Round
+from engine.words import plural
 
 Count = Callable[[str], int]
 

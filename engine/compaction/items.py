@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.errors import CtxtopError
+from engine.words import plural
 
 # request: a user turn (starts a round); message: any other conversational message;
 # tool_result: a message carrying tool results; standing: the system prompt, project rules,
@@ -142,10 +143,6 @@ def turns_of(items: list[Item]) -> list[Turn]:
         else:
             turn.lead.append(item)
     return turns
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _all_kept(rounds: int) -> str:

@@ -21,7 +21,8 @@ from engine.compaction.facts import (
     read_paths,
 )
 from engine.compaction.handoff import OPENING
-from engine.compaction.items import Call, Cut, Item, plural
+from engine.compaction.items import Call, Cut, Item
+from engine.words import plural
 
 Count = Callable[[str], int]
 

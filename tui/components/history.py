@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from engine.analysis.snapshot import Forecast
+from engine.analysis.forecast import forecast_text
 from engine.live.view import LiveView
 from tui import format as fmt
 
@@ -54,19 +54,3 @@ class FillHistory(Vertical):
                     " out"
                 )
         self.caption.update(caption)
-
-
-def forecast_text(forecast: Forecast) -> str:
-    """ "~N requests left before auto-compaction (low–high) at +G per request", or why there is
-    no forecast."""
-    if forecast.requests_left is None:
-        return f"no forecast: {forecast.basis}"
-    left = round(forecast.requests_left)
-    text = f"~{fmt.plural(left, 'request')} left before auto-compaction"
-    low = "?" if forecast.low is None else f"{forecast.low:,.0f}"
-    high = "?" if forecast.high is None else f"{forecast.high:,.0f}"
-    if low != high:
-        text += f" ({low}–{high})"
-    if forecast.growth_per_request is not None:
-        text += f" at +{fmt.tokens(round(forecast.growth_per_request))} per request"
-    return text

@@ -31,13 +31,13 @@ from textual.widgets import Button, Input, Select, Static
 
 from engine.agents.policies import schedule, simulate
 from engine.compaction.cut_table import cut_lines, requests_by_turn
-from engine.compaction.items import plural
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
 from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, preview_compact
 from engine.forks.transaction import COMPACTING, Preview, commit, unwritten
 from engine.live.apply_plan import apply_compact
 from engine.proxy.live_plan import LivePlan
+from engine.words import plural
 from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, Sample, context_text, written_text
 
