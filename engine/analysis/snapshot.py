@@ -33,8 +33,10 @@ class PromptNode:
     tokens: int  # after any truncation the profile applies
     priority: int | None
     prunable: bool
-    pruned_at_budget: int | None  # the node goes once the budget is below this (None: never)
-    pruned_at_fill: float | None  # the same as the fill of the window the content then has
+    # The renderer starts pruning the node once the budget is below this (its sizes: 3 tokens of
+    # framing per message), and the same as the fill of the window the content then has.
+    pruned_at_budget: int | None
+    pruned_at_fill: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,10 +181,10 @@ class Analysis:
     residual_tokens: int
     nodes: tuple[PromptNode, ...]
     pruned: tuple[Pruned, ...]
-    render: str  # what laid the tree out: "sections" (ctxtop's own allocation) or the renderer
+    render: str  # what laid the tree out: the prompt renderer (engine/render), on every path
     render_tokens: int | None  # the renderer's token count of the result
     render_error: str | None  # e.g. BudgetExceededError when what cannot be pruned is too big
-    render_elements: tuple[RenderedElement, ...]  # empty unless the renderer laid the tree out
+    render_elements: tuple[RenderedElement, ...]  # the sections and history rounds as rendered
     thresholds: Thresholds
     breakpoints: tuple[Breakpoint, ...]
     cache: CacheSummary
