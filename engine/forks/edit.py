@@ -150,6 +150,16 @@ def in_context_scan(writer: Writer, state: SessionState) -> Scan:
     return scan
 
 
+def _scanned(loaded: Loaded) -> tuple[SessionState, Writer, Scan]:
+    """The session, its writer and the tool uses in context: worked out once per session (the
+    scan parses every record), shared by its previews (which only read them)."""
+    scanned = loaded.shared.get("edit")
+    if scanned is None:
+        state, writer = writer_of(loaded)
+        scanned = loaded.shared["edit"] = (state, writer, in_context_scan(writer, state))
+    return scanned
+
+
 def preview_edit(
     loaded: Loaded,
     policy: Policy,
@@ -166,9 +176,8 @@ def preview_edit(
     ``shown``: the dashboard's gauge figure for the same bytes, see ``whole_context``.
     ``on_plan``: given the replacement results and inputs by call id (a live plan is made of
     them: engine/live/apply_plan.py)."""
-    state, writer = writer_of(loaded)
+    state, writer, scan = _scanned(loaded)
     count = loaded.counter(encoding_for(state))
-    scan = in_context_scan(writer, state)
     session_id = str(uuid.uuid4())
     offloader = None
     if policy.offload:

@@ -114,6 +114,9 @@ class Loaded:
     sha256: str
     state: SessionState | None
     ledger: Ledger = field(default_factory=Ledger)  # the session's counts, made once
+    # What every preview of this session would otherwise work out again (the edit's writer
+    # and its scan of the bytes), by the kind of fork.
+    shared: dict[str, Any] = field(default_factory=dict, repr=False)
     _sections: tuple[dict[str, int], int] | None = field(default=None, repr=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False)
 
