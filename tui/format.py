@@ -82,3 +82,13 @@ def log_time(stamp: str) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else moment.astimezone()
+
+
+def short_name(name: str, limit: int = 24) -> str:
+    """A session file's name for a title: a long one (a UUID) as its start and its end."""
+    return name if len(name) <= limit else f"{name[:8]}…{name[-12:]}"
+
+
+def about_file(problem: str, path: object) -> str:
+    """A one-line error without its leading file name when the panel names that file."""
+    return problem.removeprefix(f"{path}: ")

@@ -229,8 +229,8 @@ def _last_request(sample: Sample) -> LastRequest | None:
 def _whole_after(post: int | None, outside_log: int | None) -> int | None:
     """A compaction's "after" as the whole context, the gauge's kind of figure: an agent's
     figure smaller than the system prompt and tools counts only the messages (Claude Code's
-    postTokens); the next request sends both, so they are added (as the session has them now:
-    the gauge's figure then, within the tokenizer's drift)."""
+    postTokens); the next request sends both, so they are added (the gauge's figure then,
+    within the tokenizer's difference once a request after it reported the context)."""
     if post is None or not outside_log or post >= outside_log:
         return post
     return post + outside_log

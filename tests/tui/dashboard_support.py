@@ -11,7 +11,7 @@ from typing import Any, ParamSpec
 
 from textual.pilot import Pilot
 
-from engine.live.demo import demo_lines
+from engine.live.demo import demo_companions, demo_lines
 
 # 42 s after the demo sample's last record (2026-11-22T14:04:41Z): "agent wrote 42 s ago" in
 # every time zone; the header's clock shows it in UTC.
@@ -72,3 +72,13 @@ def screen_lines(widget: Any) -> list[str]:
         "".join(segment.text for segment in widget.render_line(y))
         for y in range(widget.size.height)
     ]
+
+
+def write_companions(session: Path) -> None:
+    """The sample's sub-agent log and persisted tool output, beside ``session`` as the demo
+    has them."""
+    for files in demo_companions(demo_lines()).values():
+        for relative, data in files:
+            path = session.with_suffix("").joinpath(*relative.parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)

@@ -16,6 +16,7 @@ from dashboard_support import (
     screen_lines,
     synchronous,
     wait_until,
+    write_companions,
     write_lines,
 )
 from textual.pilot import Pilot
@@ -221,7 +222,7 @@ async def test_panel_hints_use_the_panels_words(tmp_path: Path) -> None:
 
 def shown_tokens(figure: str) -> float:
     """A figure as the panels print it ("22.0k", "431", "1.2M") in tokens."""
-    number = figure.rstrip("*≈~=").replace(",", "")
+    number = figure.rstrip("*≈~=?").replace(",", "").replace("−", "-")
     scale = {"k": 1e3, "M": 1e6}.get(number[-1:], 1.0)
     return float(number.rstrip("kM")) * scale
 
@@ -236,8 +237,8 @@ def sections_sum(app: CtxtopApp) -> float:
     """The parts of the prompt the sections panel lists (not what is kept free or left)."""
     total = 0.0
     for line in str(app.sections.render()).split("\n"):
-        if line.startswith(("kept free", "free space", "pruned")):
-            continue
+        if line.startswith(("kept free", "free space", "pruned", "  ")):
+            continue  # not parts, or the rest of a long label
         total += shown_tokens(line.split()[-1] if "/" not in line else line.split()[-3])
     return total
 
@@ -249,6 +250,8 @@ class FrameRecorder(CtxtopApp):
 
     def on_view_applied(self) -> None:
         frames = self.__dict__.setdefault("frames", [])
+        if self.sections.analysis is None or not self.gauge._component_styles:
+            return  # "analysing …", or not styled yet (starting): nothing drawn to disagree
         categories = sum(row.tokens for row in self.categories.rows)
         frames.append(
             (
@@ -261,8 +264,8 @@ class FrameRecorder(CtxtopApp):
         )
 
 
-# Shown figures are rounded to 0.1k each: five parts may add up a few hundred tokens off.
-ROUNDING = 350
+# Shown figures are rounded to 0.1k each: five parts and the gauge may add up 0.25k apart.
+ROUNDING = 260
 
 
 @synchronous
@@ -273,12 +276,15 @@ async def test_every_frame_through_the_compaction_shows_one_context_figure(
     history plus the system prompt) while the sections added up to 19.3k, then 19.7k …: the
     summary and attachments the log writes after the boundary were not in it yet. One frame
     before that, the gauge had the new figure and the sections the previous sample's analysis
-    (24.1k). Lines are appended one at a time, as the demo writes them."""
-    session = whole_sample(tmp_path, COMPACTION_LINE - 5)
+    (24.1k). Before the compaction, the gauge said 23.0k beside sections adding up to 23.4k
+    (ctxtop's tokenizer counts more than the agent). Lines are appended one at a time, as the
+    demo writes them, from the first request on."""
+    first = 10
+    session = whole_sample(tmp_path, first)
     app = FrameRecorder(session, clock=frozen_clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: analysed(app))
-        for line in range(COMPACTION_LINE - 5, COMPACTION_LINE + 20):
+        for line in range(first, len(demo_lines())):
             write_lines(session, 1, start=line)
             await wait_until(
                 pilot,
@@ -293,15 +299,16 @@ async def test_every_frame_through_the_compaction_shows_one_context_figure(
         assert any(line >= COMPACTION_LINE for line, *_ in frames)
         for line, gauge, sections, categories, text in frames:
             assert abs(sections - gauge) <= ROUNDING, (line, gauge, sections, text)
-            assert abs(categories - gauge) <= ROUNDING / 7, (line, gauge, categories)
+            assert abs(categories - gauge) <= 51, (line, gauge, categories)  # the gauge rounds
         # Right after the boundary the part the log does not show yet is a row of its own.
         right_after = [text for line, *_, text in frames if line == COMPACTION_LINE]
         assert right_after and "not in the log yet" in right_after[-1]
         # The events' "after" is the whole context, as the gauge gave it then (was 2.8k, the
-        # agent's count of the messages alone).
+        # agent's count of the messages alone); the system prompt and tools are the sections'
+        # figure, which the first request after the compaction refines (19.3k -> 19.4k).
         after = next(gauge for line, gauge, *_ in frames if line == COMPACTION_LINE)
         event = next(e for e in app.events.events if e.kind == "compaction")
-        assert event.text.endswith(f"-> {after / 1000:.1f}k"), (event.text, after)
+        assert abs(shown_tokens(event.text.split("-> ")[-1]) - after) <= 150, (event, after)
 
 
 @synchronous
@@ -317,3 +324,69 @@ async def test_the_events_text_wraps_instead_of_being_cut_at_80x24(tmp_path: Pat
             for line in screen_lines(app.events)[1:]  # under the header
         )
         assert " ".join(drawn.split()).startswith(event), (event, screen_lines(app.events))
+
+
+def section_labels(app: CtxtopApp) -> list[str]:
+    """Each section's label as the panel draws it, a wrapped one joined again."""
+    labels: list[str] = []
+    for line in str(app.sections.render()).split("\n"):
+        if line.startswith("  "):
+            labels[-1] += " " + line.strip()
+        else:
+            labels.append(re.split(r" [█·]", line)[0].strip())
+    return labels
+
+
+def previewed_or_refused(app: CtxtopApp) -> bool:
+    """The panel shows its preview, or why there is none (right after a compaction the
+    compaction panel has nothing to summarise)."""
+    if getattr(app.screen, "outcome", None) is not None:
+        return True
+    return any("nothing to" in str(static.render()) for static in app.screen.query(Static))
+
+
+@synchronous
+async def test_nothing_essential_is_cut_at_80x24(tmp_path: Path) -> None:
+    """Found driving the demo in tmux at 80x24: a what-if gauge line wrapped and pushed its
+    marks out of the box, Codex's "developer and AGENTS.md instr" was cut, the sub-agents'
+    table ran out of its panel ("contex", "12.0"), the edit and compaction panels' titles
+    ended in "…", and the compaction panel spent three lines on the file's path."""
+    session = whole_sample(tmp_path, COMPACTION_LINE)  # right after the /compact
+    write_companions(session)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        await pilot.press("b", *"64000", "enter")
+        await wait_until(pilot, lambda: analysed(app) and app.view.analysis.budget_overridden)  # type: ignore[union-attr]
+        await pilot.pause()
+        gauge = screen_lines(app.gauge)
+        summary = next(line for line in gauge if " % " in line)
+        assert "what-if" in summary and "to auto-compact" in summary, gauge
+        assert any("E" in line and "A" in line for line in gauge), gauge  # the marks
+
+        await pilot.press("p")  # the next profile: Codex's, with its long labels
+        await wait_until(pilot, lambda: analysed(app) and app.view.analysis.profile == "codex")  # type: ignore[union-attr]
+        await pilot.pause()
+        assert app.view is not None and app.view.analysis is not None
+        wanted = [section.label.split(" (")[0] for section in app.view.analysis.sections]
+        shown = section_labels(app)
+        assert all(any(label in line for line in shown) for label in wanted), (wanted, shown)
+
+        await pilot.press("v")
+        await wait_until(pilot, lambda: app.subagents.row_count > 0)
+        await pilot.pause()
+        header, row = screen_lines(app.subagents)[:2]
+        assert "context" in header and "12.0k" in row, (header, row)
+        await pilot.press("v")
+
+        for key, title in (("e", "clear old tool results into a fork"), ("c", "into a fork")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda: previewed_or_refused(app))
+            await pilot.pause()
+            box = next(widget for widget in app.screen.query("Vertical") if widget.border_title)
+            said = str(box.border_title)
+            # The border draws "╭─ " and " ─╮" around the title: a longer one is cut.
+            assert title in said and len(said) + 6 <= box.size.width, (said, box.size.width)
+            drawn = " ".join(str(static.render()) for static in app.screen.query(Static))
+            assert str(session) not in drawn  # the title names the file
+            await pilot.press("escape")

@@ -42,6 +42,7 @@ async def test_appended_lines_change_the_fill_and_add_the_compaction(tmp_path: P
         # The same figure ``ctxtop report`` gives for the file.
         expected = LiveSession(session)
         expected.poll()
+        expected.view()  # analysed once: the system prompt and tools are the sections' figure
         final = expected.view()
         assert final is not None
         await wait_until(pilot, lambda: app.view == final)

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dashboard_support import frozen_clock, wait_until, write_lines
+from dashboard_support import frozen_clock, wait_until, write_companions, write_lines
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from engine.config import Settings
-from engine.live.demo import demo_companions, demo_lines
+from engine.live.demo import demo_lines
 from engine.live.session import LiveSession
 from engine.live.view import LiveView
 from tui.app import CtxtopApp
@@ -27,11 +27,7 @@ def sample_in(tmp_path: Path) -> Path:
     as the demo has them."""
     session = tmp_path / "session.jsonl"
     write_lines(session, len(demo_lines()))
-    for files in demo_companions(demo_lines()).values():
-        for relative, data in files:
-            path = session.with_suffix("").joinpath(*relative.parts)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+    write_companions(session)
     return session
 
 
@@ -40,6 +36,7 @@ def final_view(session: Path) -> LiveView:
     live = LiveSession(session)
     while live.poll():
         pass
+    live.view()  # analysed once: the system prompt and tools are the sections' figure
     view = live.view()
     assert view is not None
     return view

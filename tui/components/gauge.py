@@ -59,18 +59,7 @@ class ContextGauge(Static):
             return Text("no figures yet")
         width = max(10, self.content_size.width)
         state_style = self.get_component_rich_style(f"gauge--{gauge.state}")
-        summary = Text(no_wrap=True, overflow="ellipsis")
-        summary.append(f"{gauge.percent:.1f} %", style=state_style + Style(bold=True))
-        summary.append(
-            f"  {fmt.tokens(gauge.tokens)}{fmt.mark(gauge.source)} / {fmt.tokens(gauge.window)}"
-            f" ({SOURCE_WORDS.get(gauge.source, gauge.source)})"
-        )
-        if gauge.window_source == "what-if":
-            summary.append(" what-if window", style="bold reverse")
-        if gauge.to_autocompact is not None:
-            summary.append(f" · {fmt.tokens(gauge.to_autocompact)} to auto-compact")
-        if gauge.window_source == "assumed":
-            summary.append(" · window assumed")
+        summary = self._summary(gauge, state_style, width)
         bar = Text(no_wrap=True)
         used = min(width, round(gauge.fill * width))
         reserved_from = (
@@ -93,4 +82,26 @@ class ContextGauge(Static):
         if gauge.autocompact_at is not None:
             markers[reserved_from] = "A"
         marker_line = Text("".join(markers), style=self.get_component_rich_style("gauge--marker"))
-        return Text("\n").join([summary, bar, marker_line])
+        return Text("\n", no_wrap=True).join([summary, bar, marker_line])
+
+    def _summary(self, gauge: Gauge, state_style: Style, width: int) -> Text:
+        """The figures' line, shortened to fit one line (a second one would push the marks
+        out of the box): first "what-if window" becomes "what-if", then the source's words go
+        (the figure's mark stays)."""
+        for what_if, words in (("what-if window", True), ("what-if", True), ("what-if", False)):
+            summary = Text(no_wrap=True, overflow="ellipsis")
+            summary.append(f"{gauge.percent:.1f} %", style=state_style + Style(bold=True))
+            summary.append(
+                f"  {fmt.tokens(gauge.tokens)}{fmt.mark(gauge.source)} / {fmt.tokens(gauge.window)}"
+            )
+            if words:
+                summary.append(f" ({SOURCE_WORDS.get(gauge.source, gauge.source)})")
+            if gauge.window_source == "what-if":
+                summary.append(f" {what_if}", style="bold reverse")
+            if gauge.to_autocompact is not None:
+                summary.append(f" · {fmt.tokens(gauge.to_autocompact)} to auto-compact")
+            if gauge.window_source == "assumed":
+                summary.append(" · window assumed")
+            if summary.cell_len <= width:
+                break
+        return summary

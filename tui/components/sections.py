@@ -21,21 +21,48 @@ SHORT_FIGURE_WIDTH = 8
 # Not parts of the prompt: what the agent keeps free and what is left.
 SPARE = ("autocompact_buffer", "free")
 NOT_LOGGED = "not_logged"
+DIFFERENCE = "difference"
+EXTRA = (NOT_LOGGED, DIFFERENCE)  # rows the panel adds: no budget of their own
+SHOWN_DIFFERENCE = 50  # tokens: from here a difference shows in the sections' rounded figures
 
 
 def shown_sections(analysis: Analysis) -> list[Section]:
-    """The analysis' sections, and after a compaction the part of the agent's "after" figure
-    the log does not show yet (it writes the summary right after): the parts add up to the
-    context figure the gauge shows."""
+    """The analysis' sections, and a row for what they do not account for, so that the parts
+    add up to the context figure the gauge shows: after a compaction, the part of the agent's
+    "after" the log does not show yet (it writes the summary right after); else the difference
+    between the agent's count and ctxtop's tokenizer estimates since the first request."""
     sections = list(analysis.sections)
-    missing = analysis.residual_tokens if analysis.context_source == "compaction" else 0
-    if missing > 0:
-        parts = [index for index, section in enumerate(sections) if section.name not in SPARE]
+    residual = analysis.residual_tokens
+    row = None
+    if analysis.context_source == "compaction" and residual > 0:
         row = Section(
-            NOT_LOGGED, "not in the log yet (after compaction)", 0, missing, 0.0, "reported"
+            NOT_LOGGED, "not in the log yet (after compaction)", 0, residual, 0.0, "inferred"
         )
+    elif analysis.context_source != "estimated" and abs(residual) >= SHOWN_DIFFERENCE:
+        label = "tokenizer difference (the agent's count less ctxtop's)"
+        row = Section(DIFFERENCE, label, 0, residual, 0.0, "inferred")
+    if row is not None:
+        parts = [index for index, section in enumerate(sections) if section.name not in SPARE]
         sections.insert(parts[-1] + 1 if parts else 0, row)
     return sections
+
+
+def wrapped(label: str, width: int) -> list[str]:
+    """``label`` in lines of ``width`` at most, broken between words where it can be."""
+    lines: list[str] = []
+    while len(label) > width:
+        cut = label.rfind(" ", 0, width + 1)
+        cut = cut if cut > 0 else width
+        lines.append(label[:cut].rstrip())
+        label = label[cut:].lstrip()
+    return [*lines, label]
+
+
+def signed(section: Section) -> str:
+    """A section's figure; the difference row's with its sign."""
+    if section.name != DIFFERENCE:
+        return fmt.tokens(section.tokens)
+    return ("+" if section.tokens > 0 else "−") + fmt.tokens(abs(section.tokens))
 
 
 class SectionsPanel(Static):
@@ -113,11 +140,14 @@ class SectionsPanel(Static):
         empty = self.get_component_rich_style("sections--budget")
         lines = []
         for section in sections:
+            # A label longer than its column goes on under it (a profile's own labels, e.g.
+            # Codex's, can be long): never cut.
+            label, *rest = wrapped(labels[section.name], label_width)
             line = Text(no_wrap=True, overflow="ellipsis")
-            line.append(f"{labels[section.name][:label_width]:<{label_width}} ")
-            if section.name in SPARE or section.name == NOT_LOGGED:
+            line.append(f"{label:<{label_width}} ")
+            if section.name in SPARE or section.name in EXTRA:
                 # Not a part with a budget of its own: its share of the whole budget.
-                fill = section.tokens / analysis.budget if analysis.budget else 0.0
+                fill = abs(section.tokens) / analysis.budget if analysis.budget else 0.0
                 style = spare
             else:
                 # Anything in a section with no budget is over it.
@@ -129,11 +159,12 @@ class SectionsPanel(Static):
                 cells = 1
             line.append("█" * cells, style=style)
             line.append("·" * (width - cells), style=empty)
-            figure = f"{fmt.tokens(section.tokens)}{fmt.mark(section.provenance)}"
-            if section.name not in (*SPARE, NOT_LOGGED) and budgets:
+            figure = f"{signed(section)}{fmt.mark(section.provenance)}"
+            if section.name not in (*SPARE, *EXTRA) and budgets:
                 figure += f" / {fmt.tokens(section.budget)}"
             line.append(f" {figure:>{figure_width}}")
             lines.append(line)
+            lines.extend(Text(f"  {more}", no_wrap=True, overflow="ellipsis") for more in rest)
         if analysis.pruned:
             gone = sum(item.tokens for item in analysis.pruned)
             lines.append(

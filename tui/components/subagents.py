@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.widgets import DataTable
 
 from engine.live.view import SubagentRow
 from tui import format as fmt
-from tui.components.fit import fit_columns
+from tui.components.fit import ellipsis, fit_columns
 
 
 class SubagentsTable(DataTable[Text]):
@@ -20,8 +21,11 @@ class SubagentsTable(DataTable[Text]):
         self.border_title = "Sub-agents"
         self.rows_shown: tuple[SubagentRow, ...] = ()
 
+    def on_resize(self, event: events.Resize) -> None:
+        fit_columns(self, flexible="name")
+
     def on_mount(self) -> None:
-        self.add_column("sub-agent", key="name")
+        self.add_column("agent", key="name")  # narrow at 80x24: the title says sub-agents
         self.add_column("requests", key="requests")
         self.add_column("context", key="context")
 
@@ -32,8 +36,8 @@ class SubagentsTable(DataTable[Text]):
         self.clear()
         for row in rows:
             self.add_row(
-                fmt.plain(row.name, limit=40),  # a description from the log: plain text
+                ellipsis(fmt.plain(row.name, limit=40)),  # a description from the log: plain text
                 Text(str(row.requests), justify="right"),
                 Text(f"{fmt.tokens(row.tokens)}{fmt.mark(row.source)}", justify="right"),
             )
-        fit_columns(self)
+        fit_columns(self, flexible="name")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.widgets import DataTable
 
 from engine.live.view import ToolRow
 from tui import format as fmt
-from tui.components.fit import fit_columns
+from tui.components.fit import ellipsis, fit_columns
 
 SORTS = ("tokens", "calls", "name")
 NAME_WIDTH = 32  # an MCP tool name (mcp__server__tool) fits
@@ -33,6 +34,9 @@ class ToolsTable(DataTable[Text]):
         self.border_subtitle = f"by {self.sort_key}"
         self.rows_shown: tuple[ToolRow, ...] = ()
 
+    def on_resize(self, event: events.Resize) -> None:
+        fit_columns(self, flexible="name")
+
     def on_mount(self) -> None:
         self.add_column("tool", key="name")
         self.add_column("calls", key="calls")
@@ -53,11 +57,11 @@ class ToolsTable(DataTable[Text]):
         for row in sort_rows(rows, self.sort_key):
             self.add_row(
                 # A tool name from the log: never markup, controls shown, the figures in view.
-                fmt.plain(row.name, limit=NAME_WIDTH),
+                ellipsis(fmt.plain(row.name, limit=NAME_WIDTH)),
                 Text(str(row.calls), justify="right"),
                 # Tokenizer counts of the results: estimates, marked so.
                 Text(f"{fmt.tokens(row.tokens)}{fmt.mark('estimated')}", justify="right"),
                 Text(f"{100 * row.share:.0f} %", justify="right"),
                 key=row.name,
             )
-        fit_columns(self)
+        fit_columns(self, flexible="name")

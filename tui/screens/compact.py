@@ -164,7 +164,7 @@ class CompactScreen(ForkPanel):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            name = fmt.in_markup(self.path.name)
+            name = fmt.in_markup(fmt.short_name(self.path.name))  # fits at 80 columns
             box.border_title = f"Compact {name}: summarise old rounds into a fork"
             with Horizontal(classes="policy"):
                 yield self.choices("summariser", SUMMARIZERS, "structured", "compact-summarizer")
@@ -304,7 +304,7 @@ class CompactScreen(ForkPanel):
     def _show_problem(self, problem: str, generation: int) -> None:
         if generation == self.generation:
             self._stop_waiting()
-            self._say(fmt.plain(problem, "bold"))
+            self._say(fmt.plain(fmt.about_file(problem, self.path), "bold"))
 
     @on(Button.Pressed, "#compact-write")
     def _write_pressed(self) -> None:

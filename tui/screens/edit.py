@@ -118,7 +118,7 @@ class EditScreen(ForkPanel):
     def compose(self) -> ComposeResult:
         self.counts = {name: str(DEFAULT_KEEP) for name in COUNT_FIELDS}  # the values shown
         with Vertical() as box:
-            name = fmt.in_markup(self.path.name)
+            name = fmt.in_markup(fmt.short_name(self.path.name))  # fits at 80 columns
             box.border_title = f"Edit {name}: clear old tool results into a fork"
             with Horizontal(classes="policy"):
                 policies = [(label, name) for name, label in POLICY_LABELS.items()]
@@ -208,7 +208,8 @@ class EditScreen(ForkPanel):
 
     def _show_problem(self, problem: str, generation: int) -> None:
         if generation == self.generation:
-            self.query_one("#edit-preview", Static).update(fmt.plain(problem, "bold"))
+            shown = fmt.about_file(problem, self.path)  # the title names the file
+            self.query_one("#edit-preview", Static).update(fmt.plain(shown, "bold"))
 
     @on(Button.Pressed, "#edit-write")
     def _write_pressed(self) -> None:
