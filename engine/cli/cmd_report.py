@@ -100,6 +100,10 @@ def render_text(report: dict[str, Any]) -> str:
         for entry in breakdown["categories"]:
             lines.append(f"  {entry['category']:<24} {_fmt(entry['tokens']):>10}")
         lines.append(f"  {'not in the log':<24} {_fmt(breakdown['unattributed']):>10}")
+    if report.get("measured"):
+        from engine.proxy.measured_analysis import measurement_text
+
+        lines.extend(measurement_text(report["measured"]))
     if report.get("analysis"):
         from engine.analysis.report import analysis_text
 
@@ -120,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
     report = build_report(reader.adapter, breakdown=args.breakdown)
     from engine.analysis.report import analyze_session
     from engine.config import load_settings
+    from engine.proxy.measured import latest_measurement
+    from engine.proxy.measured_analysis import measurement_json, with_measurement
 
     settings = load_settings()
     # The settings' "default" profile means the agent's own.
@@ -130,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
         window=args.budget,
         triggers=settings.thresholds,
     )
+    measured = latest_measurement(report["session_id"])
+    if measured is not None:  # the session went through ctxtop's proxy
+        analysis = with_measurement(analysis, measured)
+        report["measured"] = measurement_json(measured)
     report["analysis"] = analysis.to_json()
     if args.json:
         print(json_text(report))

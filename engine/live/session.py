@@ -89,6 +89,8 @@ class LiveSession:
             outline=last.outline,
             analysis_error=last.analysis_error,
             measured=last.measured,
+            # A proxied session's context by kind is the measured request's (read on analysis).
+            categories=last.categories if last.measured is not None else view.categories,
         )
 
     def _outside_log(self) -> int | None:

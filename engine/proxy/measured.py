@@ -41,6 +41,7 @@ class MeasuredPrompt:
     tool_tokens: int
     tools: tuple[ToolCost, ...]  # as sent, in order
     message_tokens: int
+    kinds: tuple[tuple[str, int], ...]  # the messages' tokens by kind as sent, largest first
     breakpoints: tuple[SentBreakpoint, ...]
     reported_input: int | None  # the API's figure for this request's prompt (None: not given)
     scaled: bool  # the figures are shares of ``reported_input`` (else tokenizer counts)
@@ -113,6 +114,12 @@ def _prompt_of(session_id: str, line: dict[str, Any], requests: int) -> Measured
             ToolCost(str(t["name"]), scaled(t["tokens"])) for t in line["tools"]["per_tool"]
         ),
         message_tokens=scaled(line["messages"]["tokens"]),
+        kinds=tuple(
+            sorted(
+                ((str(kind), scaled(tokens)) for kind, tokens in line["messages"]["kinds"].items()),
+                key=lambda pair: -pair[1],
+            )
+        ),
         breakpoints=tuple(
             SentBreakpoint(str(b["at"]), scaled(b["prefix_tokens"]), b.get("ttl"))
             for b in line.get("breakpoints") or []
