@@ -23,7 +23,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
 
-from engine.live.demo import demo_lines
+from engine.live.demo import demo_lines, opening
 from tui import format as fmt
 from tui.app import CtxtopApp
 from tui.launch import build_app
@@ -390,3 +390,16 @@ async def test_nothing_essential_is_cut_at_80x24(tmp_path: Path) -> None:
             drawn = " ".join(str(static.render()) for static in app.screen.query(Static))
             assert str(session) not in drawn  # the title names the file
             await pilot.press("escape")
+
+
+@synchronous
+async def test_no_forecast_names_a_compaction_there_was_not(tmp_path: Path) -> None:
+    """At the demo's start: "no forecast: it needs two requests since the last compaction"
+    above "1 request · … · 0 compactions"."""
+    app = CtxtopApp(whole_sample(tmp_path, opening(demo_lines())), clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        await pilot.pause()
+        caption = str(app.history.caption.render())
+        assert "0 compactions" in caption and "no forecast" in caption, caption
+        assert "compaction:" not in caption and "since the last compaction" not in caption

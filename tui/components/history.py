@@ -37,7 +37,10 @@ class FillHistory(Vertical):
         forecast = view.analysis.forecast if view.analysis is not None else None
         caption = Text()
         if forecast is not None:
-            caption.append(forecast_text(forecast), style="bold")
+            said = forecast_text(forecast)
+            if not view.compactions:  # no compaction yet: nothing to count "since"
+                said = said.replace(" since the last compaction", "")
+            caption.append(said, style="bold")
             caption.append("\n")
         if not history:
             caption.append("no requests yet")

@@ -23,7 +23,7 @@ SPARE = ("autocompact_buffer", "free")
 NOT_LOGGED = "not_logged"
 DIFFERENCE = "difference"
 EXTRA = (NOT_LOGGED, DIFFERENCE)  # rows the panel adds: no budget of their own
-SHOWN_DIFFERENCE = 50  # tokens: from here a difference shows in the sections' rounded figures
+SHOWN_DIFFERENCE = 100  # tokens: less is within the rounding of the sections' figures
 
 
 def shown_sections(analysis: Analysis) -> list[Section]:
@@ -39,8 +39,8 @@ def shown_sections(analysis: Analysis) -> list[Section]:
             NOT_LOGGED, "not in the log yet (after compaction)", 0, residual, 0.0, "inferred"
         )
     elif analysis.context_source != "estimated" and abs(residual) >= SHOWN_DIFFERENCE:
-        label = "tokenizer difference (the agent's count less ctxtop's)"
-        row = Section(DIFFERENCE, label, 0, residual, 0.0, "inferred")
+        # Short: a label with a parenthesis longer than the others' would shorten them all.
+        row = Section(DIFFERENCE, "tokenizer difference", 0, residual, 0.0, "inferred")
     if row is not None:
         parts = [index for index, section in enumerate(sections) if section.name not in SPARE]
         sections.insert(parts[-1] + 1 if parts else 0, row)
