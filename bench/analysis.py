@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
 from engine.analysis.analyze import Analyzer  # noqa: E402
 from engine.analysis.report import analyze_session  # noqa: E402
-from engine.sessions.report import context_tokens  # noqa: E402
+from engine.sessions.sample import context_tokens  # noqa: E402
 
 SESSION = "0b3c9a57-5f7e-4d2c-9a51-bench0000001"
 VOCABULARY = (

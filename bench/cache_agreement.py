@@ -35,7 +35,7 @@ from engine.analysis.cache_sim import CacheSimulator  # noqa: E402
 from engine.analysis.profiles import load_profile  # noqa: E402
 from engine.analysis.setup import setup_for  # noqa: E402
 from engine.config import Thresholds  # noqa: E402
-from engine.sessions.report import encoding_for  # noqa: E402
+from engine.sessions.ledger import encoding_for  # noqa: E402
 
 
 def main_files(folder: Path, pattern: str = "*.jsonl") -> list[Path]:

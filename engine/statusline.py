@@ -15,8 +15,7 @@ from typing import Any
 
 from engine.agents.session_reader import SessionReader
 from engine.config import Thresholds
-from engine.sessions.report import fill_percent
-from engine.sessions.sample import Sample, build_sample
+from engine.sessions.sample import Sample, build_sample, fill_percent
 from engine.tokens.short import short_tokens
 
 # Enough of the transcript's end for the latest request and the context since the last compaction.

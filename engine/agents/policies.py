@@ -22,8 +22,9 @@ from typing import Any
 from engine.agents import AGENTS
 from engine.agents.session_reader import read_session
 from engine.errors import CtxtopError
+from engine.models.registry import lookup as model_info
 from engine.sessions.model import SessionState
-from engine.sessions.report import context_tokens, model_info
+from engine.sessions.sample import context_tokens
 
 CACHE_TTL_SECONDS = 300  # a prompt cache entry lives about 5 minutes after its last use
 COPILOT_WARM = (0.78, 0.82)

@@ -42,7 +42,7 @@ from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section
 from engine.analysis.tools import ToolAudit
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Message, SessionState
-from engine.sessions.report import ContextTokens, context_tokens
+from engine.sessions.sample import ContextTokens, context_tokens
 from engine.tokens.encoding import Encoding
 
 

@@ -18,9 +18,8 @@ from engine.analysis.profiles import Profile, SectionSpec
 from engine.analysis.sections import content_names, is_typed_user_message
 from engine.analysis.snapshot import Analysis, Breakpoint
 from engine.editing.placeholder import cleared_by_ctxtop
-from engine.sessions.ledger import Ledger
+from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import Block, Message, SessionState
-from engine.sessions.report import encoding_for
 
 SNIPPET = 60
 SECTION, ROUND, MESSAGE = "section", "round", "message"

@@ -11,7 +11,7 @@ from engine.analysis.setup import setup_for
 from engine.analysis.snapshot import Analysis, Forecast
 from engine.config import Thresholds
 from engine.sessions.adapter import Adapter
-from engine.sessions.report import encoding_for
+from engine.sessions.ledger import encoding_for
 from engine.words import plural
 
 

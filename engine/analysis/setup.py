@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from engine.analysis.profiles import CacheSpec, Profile
 from engine.config import Thresholds as Triggers
 from engine.models.registry import ModelInfo
+from engine.models.registry import lookup as model_info
 from engine.sessions.model import SessionState
-from engine.sessions.report import model_info
 
 AutocompactRule = Callable[[int], int | None]
 

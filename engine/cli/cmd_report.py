@@ -116,7 +116,7 @@ def render_text(report: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     # Imported here so that other commands don't pay for the session readers at start-up.
     from engine.agents.session_reader import SessionReader, read_all
-    from engine.sessions.sample import build_report
+    from engine.sessions.report import build_report
 
     reader = SessionReader(args.session)
     read_all(reader)

@@ -39,9 +39,9 @@ from engine.compaction.prompt import (
 )
 from engine.compaction.structured import TITLES, earlier_transcript, pointer_line
 from engine.config import LLMSettings, url_problem
+from engine.models.registry import lookup as model_info
 from engine.safety.secrets import SecretMasker
 from engine.safety.terminal import without_controls
-from engine.sessions.report import model_info
 
 Count = Callable[[str], int]
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}

@@ -13,9 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.models.registry import PER_MILLION, Prices
-from engine.sessions.ledger import Ledger
+
+# The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
+from engine.models.registry import lookup as model_info
+
+# The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
+from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
-from engine.sessions.report import context_tokens, encoding_for, model_info
+from engine.sessions.sample import context_tokens
 
 # The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
 ShownContext = tuple[int, str]

@@ -31,8 +31,9 @@ from engine.forks.transaction import (
     read_back,
     unwritten,
 )
+from engine.models.registry import lookup as model_info
 from engine.safety.secrets import SecretMasker
-from engine.sessions.report import DEFAULT_ENCODING, encoding_for, model_info
+from engine.sessions.ledger import DEFAULT_ENCODING, encoding_for
 from engine.tokens import get_encoding
 
 SUMMARIZERS = ("structured", "llm")

@@ -38,8 +38,9 @@ from engine.forks.transaction import (
     read_back,
     unwritten,
 )
+from engine.models.registry import lookup as model_info
+from engine.sessions.ledger import encoding_for
 from engine.sessions.model import SessionState
-from engine.sessions.report import encoding_for, model_info
 
 
 def relevance_scores(state: SessionState) -> dict[str, float]:

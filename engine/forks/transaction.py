@@ -27,9 +27,8 @@ from engine.editing.offload import Offloader
 from engine.editing.preview import CacheCost, WholeContext, sections
 from engine.errors import CtxtopError, InputError
 from engine.files import open_regular
-from engine.sessions.ledger import Ledger
+from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
-from engine.sessions.report import encoding_for
 from engine.tokens.encoding import Encoding
 
 EDITING, COMPACTING = "editing", "compacting"

@@ -1,4 +1,8 @@
-"""``LiveSession``: a session file followed incrementally, one ``LiveView`` per change."""
+"""``LiveSession``: a session file followed incrementally, one ``LiveView`` per change.
+
+Each update takes one ``Sample`` of the session (engine/sessions/sample.py, counted with the
+session's ``Ledger``) and makes it the ``LiveView`` the dashboard shows (``build_view``; the
+types are in view.py), with the last analysis of it."""
 
 from __future__ import annotations
 
@@ -16,9 +20,18 @@ from engine.config import Thresholds
 from engine.errors import CtxtopError
 from engine.live.actions import ActionWatch
 from engine.live.measured import with_measured
-from engine.live.view import LiveView, build_view
+from engine.live.view import (
+    CategoryRow,
+    Event,
+    Gauge,
+    LastRequest,
+    LiveView,
+    SubagentRow,
+    ToolRow,
+)
 from engine.sessions.ledger import Ledger
-from engine.sessions.sample import build_sample
+from engine.sessions.sample import Sample, build_sample
+from engine.tokens.short import short_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,3 +152,165 @@ class LiveSession:
             return self.path.stat().st_size
         except OSError:
             return 0
+
+
+# --- the sample as the dashboard shows it ------------------------------------------------
+
+
+def _tools(sample: Sample) -> tuple[ToolRow, ...]:
+    total = sum(tool.result_tokens for tool in sample.tools)
+    return tuple(
+        ToolRow(
+            tool.name, tool.calls, tool.result_tokens, tool.result_tokens / total if total else 0.0
+        )
+        for tool in sample.tools
+    )
+
+
+# What the log cannot show (system prompt, tool definitions, message framing).
+UNATTRIBUTED = "not in the log"
+
+
+def _categories(sample: Sample) -> tuple[CategoryRow, ...]:
+    breakdown = sample.breakdown
+    if breakdown is None:
+        return ()
+    rows = [
+        CategoryRow(entry.name.replace("_", " "), entry.tokens, "estimated")
+        for entry in breakdown.categories
+        if entry.tokens > 0
+    ]
+    if breakdown.unattributed:
+        rows.append(CategoryRow(UNATTRIBUTED, breakdown.unattributed, "inferred"))
+    return tuple(sorted(rows, key=lambda row: -row.tokens))
+
+
+def _subagents(sample: Sample) -> tuple[SubagentRow, ...]:
+    return tuple(
+        SubagentRow(
+            name=sub.description or sub.id or "sub-agent",
+            requests=sub.api_requests,
+            tokens=sub.context.value,
+            source=sub.context.source,
+        )
+        for sub in sample.subagents
+    )
+
+
+def _last_request(sample: Sample) -> LastRequest | None:
+    last = sample.last_request
+    if last is None:
+        return None
+    usage = last.usage
+    return LastRequest(
+        usage.input_tokens_total,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.output_tokens,
+    )
+
+
+def _whole_after(post: int | None, outside_log: int | None) -> int | None:
+    """A compaction's "after" as the whole context, the gauge's kind of figure: an agent's
+    figure smaller than the system prompt and tools counts only the messages (Claude Code's
+    postTokens); the next request sends both, so they are added (the gauge's figure then,
+    within the tokenizer's difference once a request after it reported the context)."""
+    if post is None or not outside_log or post >= outside_log:
+        return post
+    return post + outside_log
+
+
+def _events(sample: Sample, outside_log: int | None = None) -> tuple[Event, ...]:
+    events = [
+        Event(
+            "compaction",
+            item.line,
+            f"{item.trigger} compaction: {short_tokens(item.pre_tokens)}"
+            # An "after" that is the agent's own estimate carries the estimate mark.
+            f" -> {'≈' if item.post_tokens is not None and item.post_source == 'estimate' else ''}"
+            f"{short_tokens(_whole_after(item.post_tokens, outside_log))}",
+            item.timestamp,
+        )
+        for item in sample.compactions
+    ]
+    events.extend(
+        Event(
+            "truncation",
+            item.line,
+            f"truncation: {short_tokens(item.pre_tokens)} -> {short_tokens(item.post_tokens)}"
+            f" ({item.messages_removed if item.messages_removed is not None else '?'}"
+            " oldest messages dropped, nothing summarised)",
+            item.timestamp,
+        )
+        for item in sample.truncations
+    )
+    events.extend(
+        Event("skipped", item.line, f"skipped line {item.line}: {item.reason}")
+        for item in sample.skipped
+    )
+    events.sort(key=lambda event: event.line)
+    return tuple(events)
+
+
+def whole_after_compaction(sample: Sample, outside_log: int | None) -> Sample:
+    """``sample`` with the whole context after a compaction, before the next request reports
+    it. An agent's logged "after" that is smaller than what every earlier request sent besides
+    the messages (system prompt, tools: ``outside_log``) counts only the messages (Claude
+    Code's postTokens); the next request will send both, so the gauge shows both, and the
+    context by kind keeps the part not in the log. Once the log shows more of the new history
+    than the agent counted, the figure is what the log shows (as the sections count it: the
+    panels' parts add up to the gauge in every sample)."""
+    context = sample.context
+    if context.source != "compaction" or not outside_log or context.value >= outside_log:
+        return sample
+    breakdown = sample.breakdown
+    in_log = breakdown.estimated_total if breakdown is not None else 0
+    value = outside_log + max(context.value, in_log)
+    whole = dataclasses.replace(context, value=value)
+    if breakdown is not None:
+        breakdown = dataclasses.replace(breakdown, unattributed=value - in_log)
+    return dataclasses.replace(sample, context=whole, breakdown=breakdown)
+
+
+def _outside_now(sample: Sample, outside_log: int | None) -> int | None:
+    breakdown = sample.breakdown
+    if breakdown is not None and sample.context.source in ("reported", "calibrated"):
+        return breakdown.unattributed or outside_log
+    return outside_log
+
+
+def build_view(sample: Sample, thresholds: Thresholds, outside_log: int | None = None) -> LiveView:
+    """``outside_log``: the part of the context the log does not show, as the last reported
+    request had it (see ``whole_after_compaction``)."""
+    sample = whole_after_compaction(sample, outside_log)
+    window = sample.window.tokens or 0
+    gauge = Gauge(
+        tokens=sample.context.value,
+        window=window,
+        source=sample.context.source,
+        window_source=sample.window.source,
+        editing_at=int(window * thresholds.editing),
+        compaction_at=int(window * thresholds.compaction),
+        autocompact_at=sample.autocompact_at,
+    )
+    return LiveView(
+        agent=sample.agent,
+        model=sample.model,
+        session_id=sample.session_id,
+        title=sample.title,
+        file=sample.file,
+        last_activity=sample.last_activity,
+        gauge=gauge,
+        history=sample.history,
+        tools=_tools(sample),
+        categories=_categories(sample),
+        subagents=_subagents(sample),
+        last_request=_last_request(sample),
+        # Once a request reported it, the system prompt and tools as the sample has them:
+        # the same text whichever way the view was built.
+        events=_events(sample, _outside_now(sample, outside_log)),
+        api_requests=sample.api_requests,
+        lines_read=sample.lines_read,
+        bytes_read=sample.bytes_read,
+        sample=sample,
+    )

@@ -119,6 +119,8 @@ class Registry:
     entries: list[_Entry] = field(default_factory=list)
     assumed: dict[str, Any] = field(default_factory=dict)
     multipliers: dict[str, float] = field(default_factory=dict)
+    # Answers so far (a live session looks the same model up on every update).
+    _looked_up: dict[str | None, ModelInfo] = field(default_factory=dict, repr=False)
 
     def add_document(self, document: Any, source: str, *, first: bool = False) -> None:
         if not isinstance(document, dict) or not isinstance(document.get("models", []), list):
@@ -136,6 +138,7 @@ class Registry:
                 _Entry(tuple(match), tuple(_glob_regex(p) for p in match), dict(raw), source)
             )
         self.entries = new_entries + self.entries if first else self.entries + new_entries
+        self._looked_up.clear()
 
     def _info(self, model: str, entry: _Entry | None) -> ModelInfo:
         # An entry must state its own provider, window and output; only the optional fields
@@ -165,6 +168,12 @@ class Registry:
 
     def lookup(self, model: str | None) -> ModelInfo:
         """The entry for ``model``; unknown or missing ids get the labelled assumed defaults."""
+        known = self._looked_up.get(model)
+        if known is None:
+            known = self._looked_up[model] = self._lookup(model)
+        return known
+
+    def _lookup(self, model: str | None) -> ModelInfo:
         name = (model or "").strip()
         for entry in self.entries:
             if any(regex.fullmatch(name) for regex in entry.regexes):

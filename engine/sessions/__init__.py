@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.sessions.model import SessionState
-    from engine.sessions.report import context_tokens
-    from engine.sessions.sample import build_report
+    from engine.sessions.report import build_report
+    from engine.sessions.sample import context_tokens
 
 # Loaded on first use: importing a submodule (e.g. the adapters, for a CLI parser) stays cheap.
 _HOMES = {
     "SessionState": "engine.sessions.model",
-    "build_report": "engine.sessions.sample",
-    "context_tokens": "engine.sessions.report",
+    "build_report": "engine.sessions.report",
+    "context_tokens": "engine.sessions.sample",
 }
 
 

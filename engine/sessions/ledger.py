@@ -17,9 +17,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.models.registry import lookup
 from engine.sessions.model import Block, Message, SessionState, ToolCall
+from engine.tokens import get_encoding
 from engine.tokens.cache import CachedCounter, default_disk_cache
 from engine.tokens.encoding import Encoding
+
+DEFAULT_ENCODING = "o200k_base"
 
 # Claude Code's own estimate for an image or document block (agent-log-formats.md §1.6).
 IMAGE_TOKENS = 2000
@@ -41,6 +45,15 @@ BREAKDOWN_ORDER = (
 )
 
 _CACHED: dict[str, CachedCounter] = {}
+
+
+def encoding_for(state: SessionState) -> Encoding:
+    """The tokenizer of the session's model (the registry's; o200k_base when unknown)."""
+    name = lookup(state.model).encoding or DEFAULT_ENCODING
+    try:
+        return get_encoding(name)
+    except Exception:
+        return get_encoding(DEFAULT_ENCODING)
 
 
 def cached(encoding: Encoding) -> CachedCounter:

@@ -1,115 +1,156 @@
-"""The context figure of a session, and the model facts it needs (window, encoding).
-
-Context tokens, by provenance:
-
-- ``compaction``: a compaction happened after the last request and logged its ``postTokens``;
-- ``reported``: the last request's whole prompt plus its output (what the agent itself counts,
-  e.g. Claude Code's ``tokenCountWithEstimation``), nothing sent since;
-- ``calibrated``: that reported figure plus a tokenizer estimate of what came after the last
-  request (tool results, attachments, a new prompt not yet sent);
-- ``estimated``: nothing reported applies (no request with usage in the log, or a compaction
-  without ``postTokens`` and no request since): every message of the context counted with the
-  tokenizer. The system prompt and tool definitions are not in the logs, so this is low.
-"""
+"""``ctxtop report --json``: a ``Sample`` (engine/sessions/sample.py) as a JSON-ready dict, the
+one serializer of the figures; the keys and values are the ones the golden reports hold."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
-from engine.models.registry import ModelInfo, Registry, default_registry
-from engine.sessions.ledger import Ledger
-from engine.sessions.model import Message, SessionState
-from engine.tokens import get_encoding
-from engine.tokens.encoding import Encoding
-
-DEFAULT_ENCODING = "o200k_base"
+from engine.sessions.adapter import Adapter
+from engine.sessions.model import Compaction, Usage
+from engine.sessions.sample import Breakdown, Sample, SubagentSample, build_sample
 
 
-@dataclass(frozen=True, slots=True)
-class ContextTokens:
-    value: int
-    source: str  # reported | calibrated | estimated | compaction
-    reported: int | None  # the part the log reported (None for estimated/compaction)
-    estimated: int  # the part estimated with the tokenizer
+def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]:
+    """The report of one session as ``ctxtop report --json`` prints it."""
+    return to_json(build_sample(adapter, breakdown=breakdown))
 
 
-class _Infos:
-    """Registry answers memoised for the registry that gave them."""
-
-    registry: Registry | None = None
-    infos: dict[str | None, ModelInfo] = {}  # noqa: RUF012 - one shared memo
-
-
-def model_info(model: str | None) -> ModelInfo:
-    """The registry's entry for ``model``, memoised (a live report looks it up several times)."""
-    registry = default_registry()
-    if _Infos.registry is not registry:
-        _Infos.registry, _Infos.infos = registry, {}
-    info = _Infos.infos.get(model)
-    if info is None:
-        info = _Infos.infos[model] = registry.lookup(model)
-    return info
+def _usage(usage: Usage) -> dict[str, int]:
+    return {
+        "input_tokens_total": usage.input_tokens_total,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+    }
 
 
-def encoding_for(state: SessionState) -> Encoding:
-    name = model_info(state.model).encoding or DEFAULT_ENCODING
-    try:
-        return get_encoding(name)
-    except Exception:
-        return get_encoding(DEFAULT_ENCODING)
+def _totals(usage: Usage) -> dict[str, int]:
+    return {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "cache_read": usage.cache_read_tokens,
+        "cache_write": usage.cache_write_tokens,
+    }
 
 
-def messages_after_last_response(state: SessionState) -> list[Message] | None:
-    """The context after the last response's own message (None if it is not on the context)."""
-    last = state.last_response
-    if last is None:
-        return None
-    context = state.context
-    for index in range(len(context) - 1, -1, -1):
-        if context[index].response_key == last.key:
-            return context[index + 1 :]
-    return None
+def _subagent_json(sub: SubagentSample) -> dict[str, Any]:
+    return {
+        "id": sub.id,
+        "description": sub.description,
+        "parent_tool_call_id": sub.parent_tool_call_id,
+        "model": sub.model,
+        "file": sub.file,
+        "api_requests": sub.api_requests,
+        "last_input_tokens_total": sub.last_prompt,
+        "totals": _totals(sub.totals),
+        "context_tokens": {"value": sub.context.value, "source": sub.context.source},
+    }
 
 
-def context_tokens(
-    state: SessionState, ledger: Ledger | None = None, encoding: Encoding | None = None
-) -> ContextTokens:
-    """The context figure (see the module's doc); counts with ``ledger`` (None: a new one,
-    nothing kept), only the messages the log's figures do not cover."""
-    compaction = state.pending_compaction
-    if compaction is not None and compaction.post_tokens is not None:
-        return ContextTokens(compaction.post_tokens, "compaction", None, 0)
-    encoding = encoding or encoding_for(state)
-    ledger = ledger or Ledger()
-    tail = messages_after_last_response(state)
-    last = state.last_response
-    if last is None or tail is None:
-        estimate = ledger.messages(state.context, encoding)
-        return ContextTokens(estimate, "estimated", None, estimate)
-    reported = last.usage.input_tokens_total + last.usage.output_tokens
-    estimate = ledger.messages(tail, encoding)
-    source = "calibrated" if estimate else "reported"
-    return ContextTokens(reported + estimate, source, reported, estimate)
+def _compaction_json(item: Compaction) -> dict[str, Any]:
+    return {
+        "trigger": item.trigger,
+        "pre_tokens": item.pre_tokens,
+        "post_tokens": item.post_tokens,
+        "post_tokens_source": None if item.post_tokens is None else item.post_source,
+        "line": item.line,
+        "timestamp": item.timestamp,
+    }
 
 
-@dataclass(frozen=True, slots=True)
-class Window:
-    """The model's context window and where it comes from: ``logged`` by the agent, from the
-    model ``registry``, or ``assumed`` (a model the registry does not know)."""
-
-    tokens: int | None
-    source: str
-
-
-def context_window(state: SessionState, fallback_model: str | None = None) -> Window:
-    """The one choice of window: the agent's own figure when it logged one, else the model's
-    (``fallback_model``: for a sub-agent whose log names none, its parent's)."""
-    if state.context_window is not None:
-        return Window(state.context_window, "logged")
-    info = model_info(state.model or fallback_model)
-    return Window(info.context_window, "assumed" if info.assumed else "registry")
+def _breakdown_json(breakdown: Breakdown) -> dict[str, Any]:
+    return {
+        "categories": [
+            {"category": entry.name, "tokens": entry.tokens, "blocks": entry.blocks}
+            for entry in breakdown.categories
+        ],
+        "estimated_total": breakdown.estimated_total,
+        "unattributed": breakdown.unattributed,
+        "encoding": breakdown.encoding,
+    }
 
 
-def fill_percent(tokens: int, window: int | None) -> float | None:
-    """The fill every figure shows (report, dashboard, listing, status line): % to 0.1."""
-    return round(100 * tokens / window, 1) if window else None
+def _parts_json(sample: Sample) -> dict[str, Any]:
+    """The lists of the report: compactions, truncations, tools, sub-agents, skipped lines."""
+    parent = sample.subagent_of
+    return {
+        "compactions": [_compaction_json(item) for item in sample.compactions],
+        "truncations": [
+            {
+                "pre_tokens": item.pre_tokens,
+                "post_tokens": item.post_tokens,
+                "messages_removed": item.messages_removed,
+                "token_limit": item.token_limit,
+                "line": item.line,
+                "timestamp": item.timestamp,
+            }
+            for item in sample.truncations
+        ],
+        "tools": [
+            {
+                "name": tool.name,
+                "calls": tool.calls,
+                "result_tokens": tool.result_tokens,
+                "persisted_outputs": tool.persisted_outputs,
+            }
+            for tool in sample.tools
+        ],
+        "subagents": [_subagent_json(sub) for sub in sample.subagents],
+        "subagent_of": None
+        if parent is None
+        else {
+            "id": parent.id,
+            "description": parent.description,
+            "parent_session_id": parent.session_id,
+            "parent_file": parent.file,
+            "parent_tool_call_id": parent.tool_call_id,
+        },
+        "skipped_lines": [
+            {"file": skip.path, "line": skip.line, "reason": skip.reason} for skip in sample.skipped
+        ],
+    }
+
+
+def to_json(sample: Sample) -> dict[str, Any]:
+    """The sample as the JSON-ready dict of ``ctxtop report --json`` (keys in its order)."""
+    last, context = sample.last_request, sample.context
+    report: dict[str, Any] = {
+        "agent": sample.agent,
+        "agent_version": sample.agent_version,
+        "session_id": sample.session_id,
+        "file": sample.file,
+        "cwd": sample.cwd,
+        "title": sample.title,
+        "model": sample.model,
+        "first_activity": sample.first_activity,
+        "last_activity": sample.last_activity,
+        "context_window": sample.window.tokens,
+        "context_window_source": sample.window.source,
+        "last_request": None
+        if last is None
+        else {
+            **_usage(last.usage),
+            "response_id": last.response_id,
+            "line": last.line,
+            "timestamp": last.timestamp,
+        },
+        "context_tokens": {
+            "value": context.value,
+            "source": context.source,
+            "reported": context.reported,
+            "estimated": context.estimated,
+            "estimate_encoding": sample.encoding,
+        },
+        "fill_percent": sample.fill_percent,
+        "autocompact_at": sample.autocompact_at,
+        "api_requests": sample.api_requests,
+        "totals": _totals(sample.totals),
+    }
+    report.update(_parts_json(sample))
+    report["lines_read"] = sample.lines_read
+    report["bytes_read"] = sample.bytes_read
+    if sample.breakdown is not None:
+        report["context_breakdown"] = _breakdown_json(sample.breakdown)
+    return report

@@ -1,28 +1,103 @@
 """``Sample``: the figures of a session at one moment, typed, built once per update.
 
 One sample feeds everything that shows figures: the dashboard (engine/live), ``ctxtop report
---json`` (``to_json``, the one serializer), ``ctxtop sessions`` and ``ctxtop statusline``.
-A sample copies what it shows out of the session model, so it stays as it was when the model
-moves on (the dashboard keeps and replays samples).
+--json`` (engine/sessions/report.py, the one serializer), ``ctxtop sessions`` and ``ctxtop
+statusline``. A sample copies what it shows out of the session model, so it stays as it was
+when the model moves on (the dashboard keeps and replays samples). Here too: the one window
+choice (``context_window``), the one fill % (``fill_percent``), and the context figure
+(``context_tokens``), counted with the session's ``Ledger``. Context tokens, by provenance:
+
+- ``compaction``: a compaction happened after the last request and logged its ``postTokens``;
+- ``reported``: the last request's whole prompt plus its output (what the agent itself counts,
+  e.g. Claude Code's ``tokenCountWithEstimation``), nothing sent since;
+- ``calibrated``: that reported figure plus a tokenizer estimate of what came after the last
+  request (tool results, attachments, a new prompt not yet sent);
+- ``estimated``: nothing reported applies (no request with usage in the log, or a compaction
+  without ``postTokens`` and no request since): every message of the context counted with the
+  tokenizer. The system prompt and tool definitions are not in the logs, so this is low.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
+from engine.models.registry import lookup as model_info
 from engine.sessions.adapter import Adapter
-from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal
-from engine.sessions.model import Compaction, SessionState, SkippedLine, Truncation, Usage
-from engine.sessions.report import (
-    ContextTokens,
-    Window,
-    context_tokens,
-    context_window,
-    encoding_for,
-    fill_percent,
+from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
+from engine.sessions.model import (
+    Compaction,
+    Message,
+    SessionState,
+    SkippedLine,
+    Truncation,
+    Usage,
 )
+from engine.tokens.encoding import Encoding
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTokens:
+    value: int
+    source: str  # reported | calibrated | estimated | compaction
+    reported: int | None  # the part the log reported (None for estimated/compaction)
+    estimated: int  # the part estimated with the tokenizer
+
+
+def messages_after_last_response(state: SessionState) -> list[Message] | None:
+    """The context after the last response's own message (None if it is not on the context)."""
+    last = state.last_response
+    if last is None:
+        return None
+    context = state.context
+    for index in range(len(context) - 1, -1, -1):
+        if context[index].response_key == last.key:
+            return context[index + 1 :]
+    return None
+
+
+def context_tokens(
+    state: SessionState, ledger: Ledger | None = None, encoding: Encoding | None = None
+) -> ContextTokens:
+    """The context figure (see the module's doc); counts with ``ledger`` (None: a new one,
+    nothing kept), only the messages the log's figures do not cover."""
+    compaction = state.pending_compaction
+    if compaction is not None and compaction.post_tokens is not None:
+        return ContextTokens(compaction.post_tokens, "compaction", None, 0)
+    encoding = encoding or encoding_for(state)
+    ledger = ledger or Ledger()
+    tail = messages_after_last_response(state)
+    last = state.last_response
+    if last is None or tail is None:
+        estimate = ledger.messages(state.context, encoding)
+        return ContextTokens(estimate, "estimated", None, estimate)
+    reported = last.usage.input_tokens_total + last.usage.output_tokens
+    estimate = ledger.messages(tail, encoding)
+    source = "calibrated" if estimate else "reported"
+    return ContextTokens(reported + estimate, source, reported, estimate)
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The model's context window and where it comes from: ``logged`` by the agent, from the
+    model ``registry``, or ``assumed`` (a model the registry does not know)."""
+
+    tokens: int | None
+    source: str
+
+
+def context_window(state: SessionState, fallback_model: str | None = None) -> Window:
+    """The one choice of window: the agent's own figure when it logged one, else the model's
+    (``fallback_model``: for a sub-agent whose log names none, its parent's)."""
+    if state.context_window is not None:
+        return Window(state.context_window, "logged")
+    info = model_info(state.model or fallback_model)
+    return Window(info.context_window, "assumed" if info.assumed else "registry")
+
+
+def fill_percent(tokens: int, window: int | None) -> float | None:
+    """The fill every figure shows (report, dashboard, listing, status line): % to 0.1."""
+    return round(100 * tokens / window, 1) if window else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,149 +277,3 @@ def build_sample(
     estimated = sum(entry.tokens for entry in categories)
     unattributed = max(context.value - estimated, 0) if context.source != "estimated" else 0
     return dataclasses.replace(sample, breakdown=Breakdown(categories, unattributed, encoding.name))
-
-
-def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]:
-    """The report of one session as ``ctxtop report --json`` prints it."""
-    return to_json(build_sample(adapter, breakdown=breakdown))
-
-
-def _usage(usage: Usage) -> dict[str, int]:
-    return {
-        "input_tokens_total": usage.input_tokens_total,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-        "reasoning_tokens": usage.reasoning_tokens,
-    }
-
-
-def _totals(usage: Usage) -> dict[str, int]:
-    return {
-        "input": usage.input_tokens,
-        "output": usage.output_tokens,
-        "cache_read": usage.cache_read_tokens,
-        "cache_write": usage.cache_write_tokens,
-    }
-
-
-def _subagent_json(sub: SubagentSample) -> dict[str, Any]:
-    return {
-        "id": sub.id,
-        "description": sub.description,
-        "parent_tool_call_id": sub.parent_tool_call_id,
-        "model": sub.model,
-        "file": sub.file,
-        "api_requests": sub.api_requests,
-        "last_input_tokens_total": sub.last_prompt,
-        "totals": _totals(sub.totals),
-        "context_tokens": {"value": sub.context.value, "source": sub.context.source},
-    }
-
-
-def _compaction_json(item: Compaction) -> dict[str, Any]:
-    return {
-        "trigger": item.trigger,
-        "pre_tokens": item.pre_tokens,
-        "post_tokens": item.post_tokens,
-        "post_tokens_source": None if item.post_tokens is None else item.post_source,
-        "line": item.line,
-        "timestamp": item.timestamp,
-    }
-
-
-def _breakdown_json(breakdown: Breakdown) -> dict[str, Any]:
-    return {
-        "categories": [
-            {"category": entry.name, "tokens": entry.tokens, "blocks": entry.blocks}
-            for entry in breakdown.categories
-        ],
-        "estimated_total": breakdown.estimated_total,
-        "unattributed": breakdown.unattributed,
-        "encoding": breakdown.encoding,
-    }
-
-
-def _parts_json(sample: Sample) -> dict[str, Any]:
-    """The lists of the report: compactions, truncations, tools, sub-agents, skipped lines."""
-    parent = sample.subagent_of
-    return {
-        "compactions": [_compaction_json(item) for item in sample.compactions],
-        "truncations": [
-            {
-                "pre_tokens": item.pre_tokens,
-                "post_tokens": item.post_tokens,
-                "messages_removed": item.messages_removed,
-                "token_limit": item.token_limit,
-                "line": item.line,
-                "timestamp": item.timestamp,
-            }
-            for item in sample.truncations
-        ],
-        "tools": [
-            {
-                "name": tool.name,
-                "calls": tool.calls,
-                "result_tokens": tool.result_tokens,
-                "persisted_outputs": tool.persisted_outputs,
-            }
-            for tool in sample.tools
-        ],
-        "subagents": [_subagent_json(sub) for sub in sample.subagents],
-        "subagent_of": None
-        if parent is None
-        else {
-            "id": parent.id,
-            "description": parent.description,
-            "parent_session_id": parent.session_id,
-            "parent_file": parent.file,
-            "parent_tool_call_id": parent.tool_call_id,
-        },
-        "skipped_lines": [
-            {"file": skip.path, "line": skip.line, "reason": skip.reason} for skip in sample.skipped
-        ],
-    }
-
-
-def to_json(sample: Sample) -> dict[str, Any]:
-    """The sample as the JSON-ready dict of ``ctxtop report --json`` (keys in its order)."""
-    last, context = sample.last_request, sample.context
-    report: dict[str, Any] = {
-        "agent": sample.agent,
-        "agent_version": sample.agent_version,
-        "session_id": sample.session_id,
-        "file": sample.file,
-        "cwd": sample.cwd,
-        "title": sample.title,
-        "model": sample.model,
-        "first_activity": sample.first_activity,
-        "last_activity": sample.last_activity,
-        "context_window": sample.window.tokens,
-        "context_window_source": sample.window.source,
-        "last_request": None
-        if last is None
-        else {
-            **_usage(last.usage),
-            "response_id": last.response_id,
-            "line": last.line,
-            "timestamp": last.timestamp,
-        },
-        "context_tokens": {
-            "value": context.value,
-            "source": context.source,
-            "reported": context.reported,
-            "estimated": context.estimated,
-            "estimate_encoding": sample.encoding,
-        },
-        "fill_percent": sample.fill_percent,
-        "autocompact_at": sample.autocompact_at,
-        "api_requests": sample.api_requests,
-        "totals": _totals(sample.totals),
-    }
-    report.update(_parts_json(sample))
-    report["lines_read"] = sample.lines_read
-    report["bytes_read"] = sample.bytes_read
-    if sample.breakdown is not None:
-        report["context_breakdown"] = _breakdown_json(sample.breakdown)
-    return report

@@ -13,7 +13,7 @@ from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile
 from engine.analysis.setup import setup_for
 from engine.config import Thresholds
-from engine.sessions.report import encoding_for
+from engine.sessions.ledger import encoding_for
 
 REAL = ROOT / "tests/sessions/data/real/claude-code/public-d-kimuson-claude-code-viewer"
 

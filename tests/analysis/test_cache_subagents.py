@@ -11,8 +11,8 @@ from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile
 from engine.analysis.setup import setup_for
 from engine.config import Thresholds
+from engine.sessions.ledger import encoding_for
 from engine.sessions.model import SessionState
-from engine.sessions.report import encoding_for
 
 LEGACY = ROOT / "tests/sessions/data/generated/claude-code/calc-legacy-2-0-77"
 

@@ -13,7 +13,7 @@ import pytest
 from engine.agents.session_reader import read_session
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
-from engine.sessions.report import encoding_for
+from engine.sessions.ledger import encoding_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = [

@@ -207,7 +207,7 @@ def test_command_line_truncate_and_offload(tmp_path: Path, capsys: Any) -> None:
 
 
 def test_a_percentage_limit_is_of_the_prompt_budget(tmp_path: Path) -> None:
-    from engine.sessions.report import model_info
+    from engine.models.registry import lookup as model_info
 
     info = model_info("gpt-4o")
     limit = (info.context_window - info.max_output) // 100  # 1 % of what a request may send

@@ -11,7 +11,7 @@ from sessions_expect import records, report
 
 from engine.agents.session_reader import SessionReader, read_all
 from engine.config import Thresholds
-from engine.live.view import build_view
+from engine.live.session import build_view
 from engine.sessions.sample import build_sample
 from engine.tokens.short import short_tokens
 

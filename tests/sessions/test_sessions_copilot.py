@@ -21,7 +21,7 @@ from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
 from engine.config import Thresholds
 from engine.live.locate import where
-from engine.live.view import build_view
+from engine.live.session import build_view
 from engine.sessions.sample import build_sample
 from engine.tokens.short import short_tokens
 

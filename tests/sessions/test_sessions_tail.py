@@ -20,7 +20,7 @@ from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
 from engine.live.watch import follow
 from engine.sessions.model import SessionState
-from engine.sessions.sample import build_report
+from engine.sessions.report import build_report
 
 DATA = Path(__file__).parent / "data" / "real" / "claude-code"
 PROJECT = DATA / "generated-cli-2.1.330" / "projects" / "-home-dev-demo-project"

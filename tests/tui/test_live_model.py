@@ -16,7 +16,7 @@ from engine.live.demo import DEMO_SESSION, DemoReplay, demo_lines
 from engine.live.locate import choose, searched
 from engine.live.session import LiveSession
 from engine.live.view import CRITICAL, OK, WARNING, Gauge
-from engine.sessions.sample import build_report
+from engine.sessions.report import build_report
 from themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
 
 

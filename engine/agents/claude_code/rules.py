@@ -24,7 +24,7 @@ def claude_autocompact_at(
     gives min(floor(effectiveWindow * p / 100), threshold), ``DISABLE_AUTO_COMPACT`` /
     ``DISABLE_COMPACT`` turn it off (cc2.1.112 ``Yn``, ``v38``, ``UM6``).
     """
-    from engine.sessions.report import model_info
+    from engine.models.registry import lookup as model_info
 
     if env.get("DISABLE_AUTO_COMPACT") or env.get("DISABLE_COMPACT"):
         return None
