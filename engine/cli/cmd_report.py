@@ -126,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.config import load_settings
     from engine.proxy.measured import latest_measurement
     from engine.proxy.measured_analysis import measurement_json, with_measurement
+    from engine.proxy.opening import session_opening
 
     settings = load_settings()
     # The settings' "default" profile means the agent's own.
@@ -136,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
         window=args.budget,
         triggers=settings.thresholds,
     )
-    measured = latest_measurement(report["session_id"])
+    opening = session_opening(reader.adapter.snapshot())
+    measured = latest_measurement(report["session_id"], opening)
     if measured is not None:  # the session went through ctxtop's proxy
         analysis = with_measurement(analysis, measured)
         report["measured"] = measurement_json(measured)

@@ -11,10 +11,11 @@ from engine.proxy.measured import latest_measurement
 from engine.proxy.measured_analysis import measured_kinds, with_measurement
 
 
-def with_measured(view: LiveView) -> LiveView:
+def with_measured(view: LiveView, opening: str | None = None) -> LiveView:
     """``view`` with its proxy measurement (if the session went through the proxy), its
-    analysis's sections and its context by kind taken from the measured request."""
-    measured = latest_measurement(view.session_id)
+    analysis's sections and its context by kind taken from the measured request (``opening``:
+    see ``latest_measurement``)."""
+    measured = latest_measurement(view.session_id, opening)
     if measured is None:
         return dataclasses.replace(view, measured=None) if view.measured else view
     analysis = view.analysis

@@ -29,6 +29,7 @@ from engine.live.view import (
     SubagentRow,
     ToolRow,
 )
+from engine.proxy.opening import session_opening
 from engine.sessions.ledger import Ledger
 from engine.sessions.sample import Sample, build_sample
 from engine.tokens.short import short_tokens
@@ -139,7 +140,7 @@ class LiveSession:
             )
         except CtxtopError as error:  # e.g. a user's profile file that does not parse
             view = dataclasses.replace(view, analysis=None, outline=None, analysis_error=str(error))
-        view = with_measured(view)
+        view = with_measured(view, session_opening(state))
         self._last = view
         return view
 

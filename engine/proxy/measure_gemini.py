@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.proxy.opening import gemini_opening
 from engine.proxy.tally import Tally, _json
 
 
@@ -48,4 +49,5 @@ def measure(body: dict[str, Any], tally: Tally) -> dict[str, Any]:
         role = "assistant" if content.get("role") == "model" else "user"
         for part in content.get("parts") or []:
             _part(tally, role, part)
-    return tally.figures()
+    # Gemini CLI sends no session id: the opening ties the request to its session file.
+    return {**tally.figures(), "opening_sha256": gemini_opening(body)}

@@ -52,7 +52,7 @@ class MeasuredPrompt:
         return self.system_tokens + self.tool_tokens
 
 
-def _tail_lines(session_id: str) -> list[dict[str, Any]]:
+def _tail_lines(session_id: str | None) -> list[dict[str, Any]]:
     try:
         fd = open_regular(measurement_path(session_id))
     except OSError:
@@ -81,11 +81,15 @@ def _scale(line: dict[str, Any]) -> tuple[float, int | None]:
     return 1.0, None
 
 
-def latest_measurement(session_id: str | None) -> MeasuredPrompt | None:
-    """The session's latest measured main-loop request, or None (not proxied)."""
+def latest_measurement(session_id: str | None, opening: str | None = None) -> MeasuredPrompt | None:
+    """The session's latest measured main-loop request, or None (not proxied). ``opening``:
+    the session's opening digest (engine/proxy/opening.py) for an agent that sends no session
+    id, whose requests are then those of ``unknown`` that open the same way."""
     if not session_id:
         return None
     lines = _tail_lines(session_id)
+    if not lines and opening is not None:
+        lines = [line for line in _tail_lines(None) if line.get("opening_sha256") == opening]
     main = [line for line in lines if line["tools"].get("count") and line.get("status") == 200]
     for line in reversed(main):
         try:
