@@ -1,0 +1,31 @@
+"""The proxy's memory of token counts is bounded: a request bigger than the memory is still
+measured whole, with the same figures as when everything fits."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.proxy import tally
+from engine.proxy.composition import measure
+
+
+def body(turns: int) -> dict[str, object]:
+    return {
+        "system": [{"type": "text", "text": "You are an agent. " * 50}],
+        "tools": [{"name": "Bash", "input_schema": {"type": "object"}, "description": "run"}],
+        "messages": [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " * (10 + i)}
+            for i in range(turns)
+        ],
+    }
+
+
+def test_a_request_larger_than_the_memory_is_measured_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    roomy = measure("anthropic", body(40))
+    monkeypatch.setattr(tally, "_memo", tally._Memo())
+    monkeypatch.setattr(tally, "MEMO_CHARS", 200)  # a few texts: most are dropped again
+    tight = [measure("anthropic", body(40)) for _ in range(2)]
+    assert tight[0] == tight[1] == roomy
+    assert tally._memo.chars <= 200 or len(tally._memo.counts) == 1
