@@ -8,8 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from tests.cli.test_cli import ctxtop
+from test_cli import ctxtop  # tests/cli is on the path (pytest prepend import mode)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 # The demo session: one sub-agent request pair, a tool called once, one request since /compact.
