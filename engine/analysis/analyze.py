@@ -78,7 +78,6 @@ class Analyzer:
 
     def __init__(self, *, ledger: Ledger | None = None) -> None:
         self.ledger = ledger or Ledger()  # the token counts (a live session shares its own)
-        self._system: int | None = None
         self._elements = ElementCache()
         self._rendered: tuple[list[object], Rendered] | None = None  # the last tree's
         self._tools = ToolAudit()
@@ -97,12 +96,25 @@ class Analyzer:
         for value in tokens:
             cumulative.append(cumulative[-1] + value)
         on_context = find_on_context(state, context, tokens)
-        if on_context:
-            first = on_context[0]
-            self._system = max(first.response.usage.input_tokens_total - first.before, 0)
-        return Counts(
-            context, tokens, cumulative, on_context, self._system or 0, self._system is not None
-        )
+        system = self._inferred_system(state, on_context, encoding)
+        return Counts(context, tokens, cumulative, on_context, system or 0, system is not None)
+
+    def _inferred_system(
+        self, state: SessionState, on_context: list[OnContext], encoding: Encoding
+    ) -> int | None:
+        """The system prompt and tools: the first request on the context less the messages
+        before it. After a compaction, until a request follows it, the first request's on the
+        context before it (the state keeps that context), so that a live session and a cold
+        read of the same lines infer the same size."""
+        kept = state.context_before_rewrite
+        if not on_context and kept is not None:
+            messages, since = kept
+            tokens = self.ledger.message_sizes(messages, encoding)
+            on_context = find_on_context(state, messages, tokens, since)
+        if not on_context:
+            return None
+        first = on_context[0]
+        return max(first.response.usage.input_tokens_total - first.before, 0)
 
     # --- parts ----------------------------------------------------------------------------
 

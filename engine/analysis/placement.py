@@ -20,10 +20,13 @@ class OnContext:
 
 
 def on_context(
-    state: SessionState, context: Sequence[Message], tokens: Sequence[int]
+    state: SessionState,
+    context: Sequence[Message],
+    tokens: Sequence[int],
+    since: int | None = None,
 ) -> list[OnContext]:
     """The responses whose answers are on the context, in context order, since the last
-    compaction."""
+    compaction (or the line ``since``)."""
     first: dict[str, int] = {}
     answer: Counter[str] = Counter()
     for index, message in enumerate(context):
@@ -36,7 +39,7 @@ def on_context(
     position = 0
     # A response from before the last compaction (or truncation) may still have its answer on
     # the context (a preserved segment), but its prompt held the history since replaced.
-    since = state.last_rewrite_line
+    since = state.last_rewrite_line if since is None else since
     for key, index in sorted(first.items(), key=lambda item: item[1]):
         response = state.responses.get(key)
         if response is None or response.line < since:

@@ -184,6 +184,12 @@ class SessionState:
     tool_changes: list[ToolCall] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
+    # The context as a reader found it just before it last rewrote it (a compaction, a
+    # truncation) with a request on it, and the rewrite line before that: until a request
+    # follows the rewrite, the system prompt's size is inferred from that context's first
+    # request (engine/analysis/analyze.py), the same whether the file was read in one go or
+    # followed line by line.
+    context_before_rewrite: tuple[list[Message], int] | None = None
     truncations: list[Truncation] = field(default_factory=list)
     # Lines where a new agent process took the next prompt (Claude Code ``-p --resume``).
     process_starts: list[int] = field(default_factory=list)
@@ -273,6 +279,17 @@ class SessionState:
             call.result_text = text
             self.tool_changes.append(call)
         call.is_error = is_error
+
+    def keep_context(self) -> None:
+        """Keep the context before a rewrite, when a request since the last one is on it (after
+        two rewrites with no request between them, the one kept before stays)."""
+        since = self.last_rewrite_line
+        for message in self.context:
+            key = message.response_key
+            response = self.responses.get(key) if key is not None else None
+            if response is not None and response.line >= since:
+                self.context_before_rewrite = (list(self.context), since)
+                return
 
     def record_compaction(self, compaction: Compaction) -> None:
         self.compactions.append(compaction)

@@ -317,6 +317,7 @@ class _Window:
         meta = record.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
         if uuid not in self.chain.nodes:
+            self.state.keep_context()
             self.state.record_compaction(
                 Compaction(
                     trigger=str(meta.get("trigger") or "unknown"),

@@ -493,6 +493,7 @@ class _Thread:
             line=line,
             timestamp=timestamp,
         )
+        state.keep_context()
         state.record_compaction(compaction)
         self.awaiting_after = compaction
         state.context[:] = [self.instructions, *messages] if self.instructions else messages

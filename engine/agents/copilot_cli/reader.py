@@ -343,6 +343,7 @@ class CopilotCliAdapter(Adapter):
         if snapshot is None:
             snapshot = [m.id for m in window.state.context if m.role != "system"]
         kept = before - removed if before is not None else len(snapshot) - removed
+        window.state.keep_context()
         at = window.drop_oldest(window.all_but_newest(kept, snapshot))
         summary = _text(data.get("summaryContent"))
         message = Message(event_id, "user", [Block("text", summary)], line, ts, "compact_summary")
@@ -366,6 +367,7 @@ class CopilotCliAdapter(Adapter):
         if kept is None:
             removed = _number(data, "messagesRemovedDuringTruncation") or 0
             kept = sum(m.role != "system" for m in window.state.context) - removed
+        window.state.keep_context()
         window.drop_oldest(window.all_but_newest(kept))
         window.reset_last_response()
         window.state.record_truncation(

@@ -156,6 +156,7 @@ class _Window:
         new ``<state_snapshot>`` summary)."""
         before = set(self.position)
         previous = self.state.last_response
+        self.state.keep_context()
         self._clear()
         summary = False
         for raw in messages:
