@@ -108,7 +108,9 @@ class TermCache:
         self.counts: dict[str, Counter[str]] = {}
         self._texts: dict[str, int] = {}  # length of the text each count was made from
         self.document_frequency: Counter[str] = Counter()
-        self.changed: set[str] = set()  # keys (re)counted since a scorer last looked
+        # Moves on whenever a document comes, goes or changes: idf, and so every document's
+        # norm, is then different.
+        self.generation = 0
 
     def update(self, documents: Iterable[tuple[str, str]]) -> None:
         """Make the cache hold exactly ``documents`` (key, text); unchanged ones are not redone."""
@@ -116,6 +118,7 @@ class TermCache:
         for key in [key for key in self.counts if key not in wanted]:
             self.document_frequency.subtract(self.counts.pop(key).keys())
             del self._texts[key]
+            self.generation += 1
         for key, text in wanted.items():
             if key in self.counts and self._texts[key] == len(text):
                 continue
@@ -124,7 +127,7 @@ class TermCache:
             counts = terms(text)
             self.counts[key] = counts
             self._texts[key] = len(text)
-            self.changed.add(key)
+            self.generation += 1
             self.document_frequency.update(counts.keys())
 
 
@@ -140,14 +143,16 @@ def _norm(counts: Counter[str], frequency: Counter[str], total: int) -> float:
 class Scorer:
     """Cosine similarity (0..1) of each document's TF-IDF vector with a query's.
 
-    Document norms are kept between calls and recomputed only when the number of documents has
-    moved by a tenth since: idf drifts slowly, and recomputing every norm on every line would cost
-    a pass over every term of every result.
+    Document norms are kept while the documents stay the same: they are the results before the
+    newest user message, so they change once a turn, not on every line. They are worked out
+    again whenever the documents change (idf changes with them), so that a live session scores
+    as a cold read of the same lines does (an approximation kept until the number of documents
+    moved by a tenth made the dashboard's scores differ from the report's).
     """
 
     def __init__(self) -> None:
         self._norms: dict[str, float] = {}
-        self._norm_total = 0
+        self._generation = -1  # the term cache's generation the norms were made for
         self._query: Counter[str] = Counter()
         self._keys: list[str] = []
         self._result: dict[str, float] = {}
@@ -156,7 +161,8 @@ class Scorer:
         self, cache: TermCache, keys: Sequence[str], query: Counter[str]
     ) -> dict[str, float]:
         # A new tool result that is not old yet changes nothing here: the same answer again.
-        if not cache.changed and query == self._query and list(keys) == self._keys:
+        same = cache.generation == self._generation
+        if same and query == self._query and list(keys) == self._keys:
             return self._result
         self._query, self._keys = Counter(query), list(keys)
         self._result = self._score(cache, keys, query)
@@ -167,12 +173,9 @@ class Scorer:
     ) -> dict[str, float]:
         total = len(cache.counts)
         frequency = cache.document_frequency
-        if abs(total - self._norm_total) > self._norm_total // 10:
+        if cache.generation != self._generation:
             self._norms.clear()
-            self._norm_total = total
-        for key in cache.changed:
-            self._norms.pop(key, None)
-        cache.changed.clear()
+            self._generation = cache.generation
         weights = {t: n * idf(frequency.get(t, 0), total) for t, n in query.items()}
         query_norm = math.sqrt(sum(w * w for w in weights.values()))
         # A document term's weight is count x idf; times the query's weight for the dot product.
@@ -182,7 +185,7 @@ class Scorer:
             counts = cache.counts[key]
             norm = self._norms.get(key)
             if norm is None:
-                norm = self._norms[key] = _norm(counts, frequency, self._norm_total)
+                norm = self._norms[key] = _norm(counts, frequency, total)
             dot = 0.0
             if len(factors) < len(counts):
                 for term, factor in factors.items():
@@ -191,8 +194,6 @@ class Scorer:
                 for term, found in counts.items():
                     dot += found * factors.get(term, 0.0)
             result[key] = min(dot / (norm * query_norm), 1.0) if norm and query_norm else 0.0
-        for key in [key for key in self._norms if key not in cache.counts]:
-            del self._norms[key]
         return result
 
 
