@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 import msgspec
@@ -116,18 +117,21 @@ def render_text(report: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     # Imported here so that other commands don't pay for the session readers at start-up.
     from engine.agents.session_reader import SessionReader, read_all
-    from engine.sessions.report import build_report
+    from engine.analysis.analyze import Analyzer
+    from engine.analysis.report import analyze_session
+    from engine.config import load_settings
+    from engine.live.session import with_whole_context
+    from engine.proxy.measured import latest_measurement
+    from engine.proxy.measured_analysis import measurement_json, with_measurement
+    from engine.proxy.opening import session_opening
+    from engine.sessions.report import to_json
+    from engine.sessions.sample import build_sample
 
     reader = SessionReader(args.session)
     read_all(reader)
     assert reader.adapter is not None
-    report = build_report(reader.adapter, breakdown=args.breakdown)
-    from engine.analysis.report import analyze_session
-    from engine.config import load_settings
-    from engine.proxy.measured import latest_measurement
-    from engine.proxy.measured_analysis import measurement_json, with_measurement
-    from engine.proxy.opening import session_opening
-
+    analyzer = Analyzer()  # its ledger counts the context once, for the sample and the analysis
+    sample = build_sample(reader.adapter, analyzer.ledger, breakdown=True)
     settings = load_settings()
     # The settings' "default" profile means the agent's own.
     profile = args.profile or (settings.profile if settings.profile != "default" else None)
@@ -136,11 +140,15 @@ def run(args: argparse.Namespace) -> int:
         profile=profile,
         window=args.budget,
         triggers=settings.thresholds,
+        analyzer=analyzer,
     )
     opening = session_opening(reader.adapter.snapshot())
-    measured = latest_measurement(report["session_id"], opening)
+    measured = latest_measurement(sample.session_id, opening)
     if measured is not None:  # the session went through ctxtop's proxy
         analysis = with_measurement(analysis, measured)
+    sample = with_whole_context(sample, analysis)
+    report = to_json(sample if args.breakdown else dataclasses.replace(sample, breakdown=None))
+    if measured is not None:
         report["measured"] = measurement_json(measured)
     report["analysis"] = analysis.to_json()
     if args.json:

@@ -16,6 +16,7 @@ from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile
 from engine.analysis.prompt_outline import Outliner
 from engine.analysis.report import analyze_session
+from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
 from engine.errors import CtxtopError
 from engine.live.actions import ActionWatch
@@ -110,11 +111,8 @@ class LiveSession:
     def _outside_log(self) -> int | None:
         """The system prompt and tools: the sections' figure when there is an analysis (so the
         gauge after a compaction is the sections' sum), else the last request's."""
-        analysis = self._last.analysis if self._last is not None else None
-        for section in analysis.sections if analysis is not None else ():
-            if section.name == "system" and section.provenance in ("inferred", "measured"):
-                return section.tokens
-        return self.outside_log
+        system = system_of(self._last.analysis if self._last is not None else None)
+        return self.outside_log if system is None else system
 
     def analysed(self, view: LiveView, choice: AnalysisChoice | None = None) -> LiveView:
         """``view`` with the analysis of the current state for ``choice``."""
@@ -251,6 +249,22 @@ def _events(sample: Sample, outside_log: int | None = None) -> tuple[Event, ...]
     )
     events.sort(key=lambda event: event.line)
     return tuple(events)
+
+
+def system_of(analysis: Analysis | None) -> int | None:
+    """The system prompt and tools as the analysis's sections have them (inferred from the
+    requests or measured by the proxy), else None."""
+    for section in analysis.sections if analysis is not None else ():
+        if section.name == "system" and section.provenance in ("inferred", "measured"):
+            return section.tokens
+    return None
+
+
+def with_whole_context(sample: Sample, analysis: Analysis | None) -> Sample:
+    """``sample`` (with its breakdown) as ``ctxtop report`` and the sessions table give it:
+    right after a compaction whose "after" counts only the messages, the whole context the
+    next request sends, with the analysis's system prompt, as the dashboard's gauge has it."""
+    return whole_after_compaction(sample, system_of(analysis))
 
 
 def whole_after_compaction(sample: Sample, outside_log: int | None) -> Sample:

@@ -27,6 +27,7 @@ from engine.analysis.report import analyze_session
 from engine.config import Settings
 from engine.errors import CtxtopError
 from engine.live.locate import LOCATIONS
+from engine.live.session import with_whole_context
 from engine.live.sessions_row import SessionRow, at, session_figures
 from engine.sessions.adapter import COMPANION_RESCAN
 from engine.sessions.ledger import Ledger
@@ -124,7 +125,7 @@ class TrackedSession:
         if not changed or adapter is None:
             return False
         profile = self.settings.profile
-        sample = build_sample(adapter, self.ledger)
+        sample = build_sample(adapter, self.ledger, breakdown=True)
         try:
             analysis = analyze_session(
                 adapter,
@@ -134,6 +135,7 @@ class TrackedSession:
             )
         except CtxtopError:
             analysis = None  # e.g. a profile file that does not parse: figures without it
+        sample = with_whole_context(sample, analysis)
         row = session_figures(sample, analysis, adapter.snapshot(), self.home)
         self.row = dataclasses.replace(row, compacting=adapter.compacting())
         return True

@@ -123,6 +123,22 @@ def test_relevance_ranks_the_result_about_the_recent_topic_higher() -> None:
     assert scores["weather"] == 0.0
 
 
+def test_relevance_after_a_new_turn_is_what_a_cold_read_scores() -> None:
+    """The dashboard's index, kept between updates, scores as ``ctxtop report``'s fresh one
+    once a turn brings one more result among twenty (idf changed every document's norm)."""
+    documents = [(f"r{i}", f"result {i} config parser alpha{i} beta{i % 3}") for i in range(20)]
+    query = terms("fix the config parser")
+    live, scorer = TermCache(), Scorer()
+    live.update(documents)
+    scorer.scores(live, [key for key, _ in documents], query)
+    documents.append(("r20", "sunny skies and a config parser"))
+    live.update(documents)
+    keys = [key for key, _ in documents]
+    cold = TermCache()
+    cold.update(documents)
+    assert scorer.scores(live, keys, query) == Scorer().scores(cold, keys, query)
+
+
 def test_relevance_tf_idf_value() -> None:
     # Two documents; the query term "alpha" is only in the first, once among two terms.
     cache = TermCache()
