@@ -22,7 +22,7 @@ from engine.analysis.accuracy import RequestPoint, accuracy
 from engine.analysis.cache_shapes import ShapeBuilder
 from engine.analysis.cache_shared import shared_evidence
 from engine.analysis.cache_sim import CacheSimulator, SharedEvidence
-from engine.analysis.forecast import forecast
+from engine.analysis.forecast import RECENT, forecast
 from engine.analysis.placement import OnContext
 from engine.analysis.placement import on_context as find_on_context
 from engine.analysis.profiles import CacheSpec
@@ -86,6 +86,11 @@ class Analyzer:
         self._simulator: CacheSimulator | None = None
         self._simulator_key: tuple[str, str, CacheSpec] | None = None
         self._shared: tuple[tuple[tuple[int, ...], ...], tuple[SharedEvidence, ...]] = ((), ())
+        # The history's shares of the window, for (the state, the window), and the place in the
+        # state's request changes they were worked out to.
+        self._fills: tuple[list[float], int] = ([], 0)
+        self._fills_of: tuple[SessionState, int] | None = None
+        self._fill_tuple: tuple[float, ...] | None = None
 
     # --- counting -------------------------------------------------------------------------
 
@@ -118,18 +123,26 @@ class Analyzer:
 
     # --- parts ----------------------------------------------------------------------------
 
-    def _history(self, state: SessionState) -> tuple[list[int], list[int]]:
-        """Context size after every request, and those since the last compaction (or
-        truncation)."""
-        since = state.last_rewrite_line
-        every: list[int] = []
-        recent: list[int] = []
-        for response in state.responses.values():
-            size = response.usage.input_tokens_total + response.usage.output_tokens
-            every.append(size)
-            if response.line > since:
-                recent.append(size)
-        return every, recent
+    def _history_fill(self, state: SessionState, window: int) -> tuple[float, ...]:
+        """Each request's context size as a share of the window, oldest first: only the requests
+        added or revised since the last call are worked out (all again for another window or
+        another state)."""
+        fills, place = self._fills
+        if self._fills_of != (state, window):
+            fills, place, self._fill_tuple = [], 0, None
+            self._fills_of = (state, window)
+        sizes = state.request_sizes
+        changes = state.request_changes
+        for index in changes[place:]:
+            share = _share(sizes[index], window)
+            if index == len(fills):
+                fills.append(share)
+            else:
+                fills[index] = share
+        if place != len(changes) or self._fill_tuple is None:
+            self._fill_tuple = tuple(fills)
+        self._fills = (fills, len(changes))
+        return self._fill_tuple
 
     # --- the layout -----------------------------------------------------------------------
 
@@ -246,7 +259,6 @@ class Analyzer:
     ) -> dict[str, Any]:
         """The context over the requests, the forecast, the estimates' accuracy and the
         relevance of the results on the context."""
-        every, recent = self._history(state)
         points = [
             RequestPoint(
                 item.response.key,
@@ -259,11 +271,12 @@ class Analyzer:
         ]
         autocompact = thresholds.autocompact_at
         return {
-            "history": tuple(every),
-            "history_fill": tuple(_share(size, setup.window) for size in every),
-            # An agent without auto-compaction (Copilot) prunes once the budget is full.
+            "history": state.request_history(),
+            "history_fill": self._history_fill(state, setup.window),
+            # An agent without auto-compaction (Copilot) prunes once the budget is full; the
+            # forecast reads only the last requests since the last compaction or truncation.
             "forecast": forecast(
-                recent,
+                state.requests_since(state.last_rewrite_line, RECENT + 1),
                 figure.value,
                 autocompact if autocompact is not None else thresholds.budget,
                 "auto-compaction" if autocompact is not None else "the budget is full",

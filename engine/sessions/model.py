@@ -175,6 +175,15 @@ class SessionState:
     first_activity: str | None = None
     last_activity: str | None = None
     responses: dict[str, Response] = field(default_factory=dict)
+    # Each response's ``usage.total`` and line, in the order of ``responses``, kept as responses
+    # arrive so that figures over the whole history cost O(new responses) per update, and the
+    # index of every response added or revised (only ever appended: a reader keeps its place).
+    request_sizes: list[int] = field(default_factory=list)
+    request_lines: list[int] = field(default_factory=list)
+    request_changes: list[int] = field(default_factory=list)
+    request_lines_ordered: bool = True  # each response's line >= the one before it
+    _request_index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _request_history: tuple[int, ...] | None = field(default=None, repr=False, compare=False)
     totals: Usage = field(default_factory=Usage)
     last_response: Response | None = None
     context: list[Message] = field(default_factory=list)
@@ -249,6 +258,7 @@ class SessionState:
             existing.usage = usage
             if model:
                 existing.model = model
+        self._note_request(existing)
         self.totals.add(usage)
         if model:
             self.model = model
@@ -258,6 +268,40 @@ class SessionState:
                 self.pending_compaction = None
             self.last_response = existing
         return existing
+
+    def _note_request(self, response: Response) -> None:
+        index = self._request_index.get(response.key)
+        if index is None:
+            index = self._request_index[response.key] = len(self.request_sizes)
+            if self.request_lines and response.line < self.request_lines[-1]:
+                self.request_lines_ordered = False
+            self.request_sizes.append(response.usage.total)
+            self.request_lines.append(response.line)
+        else:
+            self.request_sizes[index] = response.usage.total
+        self.request_changes.append(index)
+        self._request_history = None
+
+    def request_history(self) -> tuple[int, ...]:
+        """The context size after every request (``usage.total``), oldest first; one tuple
+        shared by every reader until a response is added or revised."""
+        if self._request_history is None:
+            self._request_history = tuple(self.request_sizes)
+        return self._request_history
+
+    def requests_since(self, line: int, limit: int) -> list[int]:
+        """The sizes of the last ``limit`` requests logged after ``line``, oldest first: a
+        walk back from the newest while the lines are in order (every request otherwise)."""
+        if not self.request_lines_ordered:
+            pairs = zip(self.request_sizes, self.request_lines, strict=True)
+            after = [size for size, at in pairs if at > line]
+            return after[-limit:] if limit else []
+        found: list[int] = []
+        index = len(self.request_sizes) - 1
+        while index >= 0 and len(found) < limit and self.request_lines[index] > line:
+            found.append(self.request_sizes[index])
+            index -= 1
+        return found[::-1]
 
     def record_tool_call(
         self, call_id: str, name: str, *, line: int = 0, input_text: str = "", raw_input: Any = None

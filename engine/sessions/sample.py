@@ -269,7 +269,7 @@ def build_sample(
         skipped=tuple(dataclasses.replace(item) for item in skipped),
         lines_read=state.lines_read,
         bytes_read=state.bytes_read,
-        history=tuple(response.usage.total for response in state.responses.values()),
+        history=state.request_history(),
     )
     if not breakdown:
         return sample
