@@ -11,7 +11,7 @@ was expanded.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from engine.analysis.profiles import Profile, SectionSpec
@@ -19,7 +19,7 @@ from engine.analysis.sections import content_names, is_typed_user_message
 from engine.analysis.snapshot import Analysis, Breakpoint
 from engine.editing.placeholder import cleared_by_ctxtop
 from engine.sessions.ledger import Ledger, encoding_for
-from engine.sessions.model import Block, Message, SessionState
+from engine.sessions.model import Block, Message, SessionState, ToolCall
 
 SNIPPET = 60
 SECTION, ROUND, MESSAGE = "section", "round", "message"
@@ -77,7 +77,7 @@ def _one_line(text: str) -> str:
     return " ".join(text[: SNIPPET * 2].split())[:SNIPPET]
 
 
-def _block_label(block: Block, tool_names: dict[str, str]) -> str:
+def _block_label(block: Block, tool_names: Mapping[str, str]) -> str:
     name = block.tool_name or tool_names.get(block.tool_call_id or "", "")
     if block.kind == "tool_use":
         return f"tool call {name or '?'}"
@@ -91,7 +91,7 @@ def _block_label(block: Block, tool_names: dict[str, str]) -> str:
     return block.kind
 
 
-def _message_label(message: Message, tool_names: dict[str, str]) -> str:
+def _message_label(message: Message, tool_names: Mapping[str, str]) -> str:
     kinds = {block.kind for block in message.blocks}
     if "tool_result" in kinds:
         results = [b for b in message.blocks if b.kind == "tool_result"]
@@ -112,7 +112,7 @@ def _message_label(message: Message, tool_names: dict[str, str]) -> str:
 Labels = tuple[str, tuple[str, ...]]  # a message's label and its blocks' labels
 
 
-def message_labels(message: Message, tool_names: dict[str, str]) -> Labels:
+def message_labels(message: Message, tool_names: Mapping[str, str]) -> Labels:
     return (
         _message_label(message, tool_names),
         tuple(_block_label(block, tool_names) for block in message.blocks),
@@ -126,7 +126,7 @@ class Outliner:
     def __init__(self) -> None:
         self._labels: dict[str, tuple[tuple[int, int, int], Labels]] = {}
 
-    def _labels_of(self, message: Message, tool_names: dict[str, str]) -> Labels:
+    def _labels_of(self, message: Message, tool_names: Mapping[str, str]) -> Labels:
         blocks = message.blocks
         # A message changes by blocks added or its text growing (logs that patch messages).
         key = (
@@ -201,7 +201,7 @@ def prompt_outline(
     state: SessionState,
     profile: Profile,
     analysis: Analysis,
-    labels_of: Callable[[Message, dict[str, str]], Labels] = message_labels,
+    labels_of: Callable[[Message, Mapping[str, str]], Labels] = message_labels,
     tokens_of: Callable[[Block], int] | None = None,
 ) -> Outline:
     """``tokens_of``: a block's token count, as the analysis counted it (the session's ledger;
@@ -216,6 +216,23 @@ def prompt_outline(
     return Outline(tuple(builder.nodes))
 
 
+class _ToolNames(Mapping[str, str]):
+    """The tool's name of each call id, read from the session's calls when a label asks (a copy
+    of every call's name on each update grew with the session's history)."""
+
+    def __init__(self, tools: Mapping[str, ToolCall]) -> None:
+        self._tools = tools
+
+    def __getitem__(self, call_id: str) -> str:
+        return self._tools[call_id].name
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
 class _OutlineBuilder:
     """The outline's nodes, section by section, from the context and its analysis."""
 
@@ -224,7 +241,7 @@ class _OutlineBuilder:
         state: SessionState,
         profile: Profile,
         analysis: Analysis,
-        labels_of: Callable[[Message, dict[str, str]], Labels],
+        labels_of: Callable[[Message, Mapping[str, str]], Labels],
         tokens_of: Callable[[Block], int],
     ) -> None:
         context = self.context = state.context
@@ -241,7 +258,7 @@ class _OutlineBuilder:
         self.marks = _breakpoint_positions(analysis.breakpoints, system, self.sizes)
         self.priorities = {node.id: node.priority for node in analysis.nodes}
         self.pruned_ids = {item.id for item in analysis.pruned}
-        self.tool_names = {key: call.name for key, call in state.tools.items()}
+        self.tool_names = _ToolNames(state.tools)
         self.labels_of = labels_of
         self.nodes: list[OutlineNode] = []
         self.seen: set[str] = set()

@@ -18,26 +18,27 @@ from session_copies import COMPACTED, copies
 
 from engine.analysis.forecast import RECENT
 from engine.live.session import LiveSession
-from engine.sessions.model import Response, SessionState
+from engine.sessions.model import Response, SessionState, ToolCall
 
 APPENDS = 12
 
 
-class UsageReads:
-    """Counts reads of ``Response.usage`` (a response visited), still giving the real value."""
+class Reads:
+    """Counts reads of one field of a slotted class (a response's usage: a response visited; a
+    tool call's name: a call visited), still giving the real value."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> None:
         self.reads = 0
-        slot = Response.__dict__["usage"]  # the slot's own descriptor keeps the value
+        slot = owner.__dict__[name]  # the slot's own descriptor keeps the value
 
-        def read(response: Response) -> Any:
+        def read(item: object) -> Any:
             self.reads += 1
-            return slot.__get__(response, Response)
+            return slot.__get__(item, owner)
 
-        def write(response: Response, usage: Any) -> None:
-            slot.__set__(response, usage)
+        def write(item: object, value: Any) -> None:
+            slot.__set__(item, value)
 
-        monkeypatch.setattr(Response, "usage", property(read, write))
+        monkeypatch.setattr(owner, name, property(read, write))
 
 
 def opened(path: Path, lines: list[bytes]) -> LiveSession:
@@ -67,18 +68,19 @@ def state_of(live: LiveSession) -> SessionState:
     return adapter.state
 
 
-def append_work(tmp_path: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Responses visited by the updates (figures and analysis) after each of the last 12 lines
-    of a session of ``count`` copies."""
+def append_work(tmp_path: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """Responses and tool calls visited by the updates (figures, analysis, prompt outline)
+    after each of the last 12 lines of a session of ``count`` copies."""
     tmp_path.mkdir()
     path = tmp_path / "session.jsonl"
     lines = copies(COMPACTED[0], count)
     live = opened(path, lines)
     with monkeypatch.context() as patched:
-        usage = UsageReads(patched)
+        usage = Reads(patched, Response, "usage")
+        names = Reads(patched, ToolCall, "name")
         for line in lines[len(lines) - APPENDS :]:
             append(live, path, line)
-    return usage.reads
+    return usage.reads, names.reads
 
 
 def test_append_work_does_not_grow_with_the_history(
@@ -86,8 +88,9 @@ def test_append_work_does_not_grow_with_the_history(
 ) -> None:
     small = append_work(tmp_path / "small", 10, monkeypatch)
     big = append_work(tmp_path / "big", 40, monkeypatch)
-    assert small > 0
-    assert big <= 1.2 * small, (small, big)
+    for visited_small, visited_big in zip(small, big, strict=True):
+        assert visited_small > 0
+        assert visited_big <= 1.2 * visited_small, (small, big)
 
 
 @pytest.mark.parametrize("sample", COMPACTED, ids=lambda path: path.stem[:8])
