@@ -349,7 +349,8 @@ def test_status_line_and_notifications_show_a_hostile_file_name_inert(tmp_path: 
 def test_panel_titles_show_a_hostile_session_file_name_inert(tmp_path: Path) -> None:
     """The editing and compaction panels name the session file in their border titles."""
     source = write_claude_session(tmp_path / "claude")
-    path = source.with_name("[bold red]X [link=file:evil]x \x1b[2J\u202e.jsonl")
+    # Short enough to be shown whole: a long name is elided in the middle.
+    path = source.with_name("[b]X[u]y \x1b[2J\u202e.jsonl")
     source.rename(path)
 
     async def drive() -> None:
@@ -360,7 +361,7 @@ def test_panel_titles_show_a_hostile_session_file_name_inert(tmp_path: Path) -> 
                 await pilot.press(key)
                 assert isinstance(app.screen, panel)
                 await pilot.pause(0.2)
-                assert_inert(app, f"{panel.__name__} title", "[bold red]X [link=file:evil]x \\x1b")
+                assert_inert(app, f"{panel.__name__} title", "[b]X[u]y \\x1b[2J\\u202e.jsonl")
                 await pilot.press("escape")
 
     run(drive())
