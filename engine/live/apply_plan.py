@@ -49,18 +49,29 @@ def edit_plan(
         replaced.update(results=results, inputs=inputs)
 
     outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options).as_json()
-    plan = LivePlan(
-        kind="edit",
+    plan = _plan(
+        "edit",
+        session_id,
+        outcome,
+        results=dict(replaced.get("results") or {}),
+        inputs=dict(replaced.get("inputs") or {}),
+    )
+    return plan, outcome
+
+
+def _plan(kind: str, session_id: str, outcome: dict[str, Any], **decisions: Any) -> LivePlan:
+    """A plan of ``kind`` for the session a dry run's ``outcome`` previewed, holding
+    ``decisions`` (an edit's replaced results and inputs, or a compaction's cut)."""
+    return LivePlan(
+        kind=kind,
         session_id=session_id,
         agent=outcome["agent"],
         source=outcome["source"],
         source_sha256=outcome["source_sha256"],
         created=_now(),
-        results=dict(replaced.get("results") or {}),
-        inputs=dict(replaced.get("inputs") or {}),
         figures=_figures(outcome),
+        **decisions,
     )
-    return plan, outcome
 
 
 def compact_cut(outcome: dict[str, Any]) -> CompactCut:
@@ -92,17 +103,7 @@ def compact_plan(
         outcome = unwritten(preview, dry_run=True).as_json()
     else:
         outcome = compact_session(path, dry_run=True, **options).as_json()
-    plan = LivePlan(
-        kind="compact",
-        session_id=session_id,
-        agent=outcome["agent"],
-        source=outcome["source"],
-        source_sha256=outcome["source_sha256"],
-        created=_now(),
-        compact=compact_cut(outcome),
-        figures=_figures(outcome),
-    )
-    return plan, outcome
+    return _plan("compact", session_id, outcome, compact=compact_cut(outcome)), outcome
 
 
 def session_id_of(path: str | Path) -> str:
