@@ -58,6 +58,7 @@ class SessionRow:
     state: str = WORKING
     answered: bool = False  # the last message is the model's answer: the user's turn
     compacting: bool = False
+    cost_simulated: bool = False  # priced from the cache simulation, not the log's figures
     session_id: str | None = None
     title: str | None = None
     parent: str | None = None  # the parent row's key, for a sub-agent
@@ -130,6 +131,7 @@ def session_figures(
         growth=forecast.growth_per_request if forecast is not None else None,
         requests_left=forecast.requests_left if forecast is not None else None,
         cost=_cost(analysis),
+        cost_simulated=analysis is not None and analysis.cache.logged_cost is None,
         requests=sample.api_requests,
         last_write=0.0,
         answered=answered(state),

@@ -37,8 +37,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("fill", "fill", 13, lambda row: row.fill_percent, right=True),
     Column("context", "context", 8, lambda row: row.context_tokens, right=True),
     Column("growth", "growth", 7, lambda row: row.growth, right=True),
-    Column("left", "left", 6, lambda row: row.requests_left, right=True),
-    Column("cost", "cost", 7, lambda row: row.cost, right=True),
+    Column("left", "left", 7, lambda row: row.requests_left, right=True),
+    Column("cost", "cost", 8, lambda row: row.cost, right=True),
     Column("last", "last", 8, lambda row: -row.last_write, right=True),
     Column("state", "state", 10, lambda row: row.state),
 )
@@ -105,8 +105,12 @@ def cells(row: SessionRow, now: float, depth: int = 0, folded: bool = False) -> 
         "fill": fill + (mark if row.fill_percent is not None else ""),
         "context": short_tokens(row.context_tokens) + mark,
         "growth": "-" if row.growth is None else "+" + short_tokens(row.growth),
-        "left": "-" if row.requests_left is None else f"{row.requests_left:.0f}",
-        "cost": "-" if row.cost is None else f"${row.cost:.2f}",
+        # A forecast, as the dashboard writes it; a cost priced from the simulation is an
+        # estimate.
+        "left": "-" if row.requests_left is None else f"~{row.requests_left:.0f}",
+        "cost": "-"
+        if row.cost is None
+        else f"${row.cost:.2f}" + ("≈" if row.cost_simulated else ""),
         "last": ago(now - row.last_write) if row.last_write else "-",
         "state": STATE_LABEL.get(row.state, row.state),
     }
