@@ -376,8 +376,10 @@ class CtxtopApp(LiveApplyApp):
         status.set_class(bool(text), "shown")
 
     def _check_newer(self) -> None:
+        if self.pinned or not self.screen_stack:
+            return  # pinned, or the app is closing (its timer can fire after the last screen)
         # Under the sessions table the dashboard stays on its session: the table shows the rest.
-        if not self.pinned and self.screen.id != "sessions":
+        if self.screen.id != "sessions":
             self.run_worker(self._look_for_newer, thread=True, exclusive=True, group="discover")
 
     def _look_for_newer(self) -> None:
