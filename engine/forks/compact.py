@@ -175,7 +175,13 @@ def preview_compact(
     compacting = compactable(loaded)
     source = compacting.source
     cut = choose(loaded, compacting, keep_rounds, before)
-    budget = budget if budget is not None else int(compacting.window * BUDGET_SHARE)
+    if budget is None:
+        budget = int(compacting.window * BUDGET_SHARE)
+        if budget <= 0:  # a log that gives a window of a few tokens (or none)
+            raise CtxtopError(
+                f"{loaded.path}: the context window the log gives ({compacting.window:,} tokens)"
+                " leaves no room for a summary"
+            )
     if budget <= 0:
         raise CtxtopError(f"the summary budget must be a positive number of tokens, not {budget}")
     warnings: list[str] = []

@@ -215,3 +215,27 @@ def test_a_deeply_nested_record_in_every_command(tmp_path: Path, name: str, dept
     )
     for argv in commands:
         assert_clean_end(run_cli(argv[0], str(path), *argv[1:]), path)
+
+
+def test_compact_of_a_log_whose_window_leaves_no_room(tmp_path: Path) -> None:
+    """Found by the fuzz test above: a Codex log whose context window is 3 tokens gave an error
+    that did not name the file; it is one line naming the file and the window."""
+    path = tmp_path / SAMPLES["codex"].name
+    text = SAMPLES["codex"].read_text(encoding="utf-8")
+    assert '"model_context_window":' in text
+    path.write_text(
+        "\n".join(json.dumps(_tiny_window(json.loads(line))) for line in text.splitlines() if line)
+        + "\n",
+        encoding="utf-8",
+    )
+    ended = run_cli("compact", str(path), "--dry-run", "--keep-rounds", "0")
+    assert_clean_end(ended, path)
+    assert ended.code == 2 and "(3 tokens) leaves no room for a summary" in ended.err
+
+
+def _tiny_window(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: 3 if k == "model_context_window" else _tiny_window(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_tiny_window(v) for v in value]
+    return value
