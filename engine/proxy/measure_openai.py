@@ -1,7 +1,11 @@
 """OpenAI requests: the Responses API (``instructions``, ``tools``, ``input`` items) and Chat
-Completions (``messages``, ``tools``); in both, system and developer messages are system prompt
-blocks (Codex sends its instructions as developer messages). OpenAI
-caches prefixes itself: there are no breakpoints to report."""
+Completions (``messages``, ``tools``). The system prompt is the Responses ``instructions``
+field; system and developer *messages* are conversation, of kind ``instructions``, because the
+agent's log holds them: Codex's rollout records its developer messages and (0.169 on, when it
+sends its base instructions as the first developer message) the base instructions in
+``session_meta``, and ctxtop shows them all in the log's instructions section -- counted as
+system prompt too, they were counted twice. OpenAI caches prefixes itself: there are no
+breakpoints to report."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from engine.proxy.tally import Tally, _json
 
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+INSTRUCTION_ROLES = ("developer", "system")
 
 
 def _tools(tally: Tally, tools: Any) -> None:
@@ -55,8 +60,9 @@ def _text_of(content: Any) -> str:
 
 def _item(tally: Tally, item: dict[str, Any]) -> None:
     kind = item.get("type", "message")
-    if kind == "message" and item.get("role") in ("developer", "system"):
-        tally.system_block(_text_of(item.get("content")))  # Codex's instructions are these
+    if kind == "message" and item.get("role") in INSTRUCTION_ROLES:
+        tally.message()
+        tally.text("instructions", _text_of(item.get("content")))
     elif kind == "message":
         tally.message()
         _parts(tally, f"{item.get('role', 'user')}_text", item.get("content"))
@@ -100,15 +106,14 @@ def measure_responses(body: dict[str, Any], tally: Tally) -> dict[str, Any]:
 
 def measure_chat(body: dict[str, Any], tally: Tally) -> dict[str, Any]:
     _tools(tally, body.get("tools"))
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    for message in messages:
-        if message.get("role") in ("system", "developer"):
-            tally.system_block(_text_of(message.get("content")))
-    for message in messages:
-        role = message.get("role")
-        if role in ("system", "developer"):
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
             continue
+        role = message.get("role")
         tally.message()
+        if role in INSTRUCTION_ROLES:
+            tally.text("instructions", _text_of(message.get("content")))
+            continue
         _parts(tally, "tool_result" if role == "tool" else f"{role}_text", message.get("content"))
         for call in message.get("tool_calls") or []:
             tally.text("tool_use", _json(call))

@@ -21,6 +21,7 @@ from engine.proxy.measured import MeasuredPrompt
 
 # The proxy's kinds of message parts as the dashboard's "Context by kind" names them.
 KIND_NAMES = {
+    "instructions": "instructions",  # system and developer messages (the log's category too)
     "user_text": "user",
     "assistant_text": "assistant",
     "tool_use": "tool calls",

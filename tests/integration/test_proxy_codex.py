@@ -14,6 +14,7 @@ from tap import Tap, ctxtop_proxy
 
 from engine.live.session import LiveSession
 from engine.proxy.store import read_measurements
+from engine.tokens.encoding import get_encoding
 
 ROUNDS = 3
 
@@ -39,7 +40,17 @@ def test_codex_runs_a_multi_tool_turn_through_the_proxy(tmp_path: Path) -> None:
     lines = read_measurements(session)
     assert len(lines) == ROUNDS + 1
     assert all(line["protocol"] == "openai-responses" for line in lines)
-    assert lines[-1]["system"]["tokens"] > 0  # Codex's instructions
+    # This Codex sends its base instructions as a developer message (no instructions field):
+    # they and the other developer messages are in the rollout too, so they are measured as
+    # conversation (kind instructions), never also as system prompt.
+    last = received[-1]["body"]
+    assert "instructions" not in last and lines[-1]["system"]["tokens"] == 0
+    developer = [i for i in last["input"] if i.get("role") == "developer"]
+    assert len(developer) >= 2  # the base instructions, the skills list
+    texts = ["\n".join(part["text"] for part in item["content"]) for item in developer]
+    assert lines[-1]["messages"]["kinds"]["instructions"] == sum(
+        get_encoding("o200k_base").count_batch(texts)
+    )
     assert lines[-1]["tools"]["count"] > 0
     assert lines[-1]["messages"]["kinds"]["tool_result"] > 0
     assert all(line["usage"]["input_tokens"] > 0 for line in lines)
@@ -48,5 +59,16 @@ def test_codex_runs_a_multi_tool_turn_through_the_proxy(tmp_path: Path) -> None:
     live.poll()
     view = live.view()
     assert view is not None and view.analysis is not None and view.measured is not None
-    [system] = [s for s in view.analysis.sections if s.name == "system"]
+    shown = {s.name: s for s in view.analysis.sections}
+    system, instructions = shown["system"], shown["instructions"]
     assert system.provenance == "measured" and system.tokens == view.measured.outside_log
+    assert system.tokens == view.measured.tool_tokens  # the tools alone: the log holds the rest
+    # The log's instructions section (base instructions, developer messages, environment) gets
+    # its share of the measured messages: at least the developer messages' measured tokens
+    # (it was a fraction of them while they also counted as system prompt).
+    measured_kinds = dict(view.measured.kinds)
+    assert instructions.provenance == "calibrated"
+    assert instructions.tokens >= 0.9 * measured_kinds["instructions"]
+    content = [s for s in view.analysis.sections if s.name not in ("autocompact_buffer", "free")]
+    total = view.measured.outside_log + view.measured.message_tokens
+    assert abs(sum(s.tokens for s in content) - total) <= len(content)  # the totals add up

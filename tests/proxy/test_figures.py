@@ -10,6 +10,7 @@ import zlib
 
 from engine.proxy.composition import measure
 from engine.proxy.usage import UsageScanner
+from engine.tokens.encoding import get_encoding
 
 
 def png(width: int, height: int) -> str:
@@ -79,11 +80,16 @@ def test_responses_request_figures() -> None:
         ],
     }
     figures = measure("openai-responses", body)
-    assert len(figures["system"]["blocks"]) == 2  # instructions and the developer message
+    # The system prompt is the instructions field; the developer message is a message (the
+    # agent's log holds it: counted once, in the conversation).
+    [block] = figures["system"]["blocks"]
+    assert block["tokens"] == get_encoding("o200k_base").count("Be helpful. " * 20)
+    assert figures["messages"]["count"] == 2
     assert [t["name"] for t in figures["tools"]["per_tool"]] == ["exec_command"]
     kinds = figures["messages"]["kinds"]
     assert kinds["image"] == 85  # detail low
     assert {"user_text", "tool_use", "tool_result", "thinking"} <= set(kinds)
+    assert kinds["instructions"] == get_encoding("o200k_base").count("sandbox rules " * 30)
     assert figures["breakpoints"] == []
 
 
@@ -110,7 +116,8 @@ def test_chat_and_gemini_request_figures() -> None:
             "tools": [{"type": "function", "function": {"name": "ls", "parameters": {}}}],
         },
     )
-    assert chat["system"]["tokens"] > 0 and chat["messages"]["count"] == 3
+    assert chat["system"]["tokens"] == 0 and chat["messages"]["count"] == 4
+    assert chat["messages"]["kinds"]["instructions"] > 0  # the system message, in the log too
     assert chat["tools"]["per_tool"][0]["name"] == "ls"
     assert {"tool_use", "tool_result", "user_text"} <= set(chat["messages"]["kinds"])
     gemini = measure(
