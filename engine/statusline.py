@@ -56,7 +56,9 @@ def _sample(data: dict[str, Any]) -> Sample | None:
         pass
     if reader.adapter is None:
         return None
-    return build_sample(reader.adapter, breakdown=True)
+    from engine.live.session import whole_context_quickly  # the analysis: only when needed
+
+    return whole_context_quickly(reader.adapter, build_sample(reader.adapter, breakdown=True))
 
 
 def largest_part(sample: Sample) -> tuple[str, int] | None:

@@ -24,13 +24,14 @@ def _row(found: Found) -> dict[str, Any]:
         "size": found.size,
     }
     from engine.agents.session_reader import SessionReader, read_all
+    from engine.live.session import whole_context_quickly
     from engine.sessions.sample import build_sample
 
     try:
         reader = SessionReader(found.path, tail_bytes=QUICK_LOOK_BYTES)
         read_all(reader)
         assert reader.adapter is not None
-        sample = build_sample(reader.adapter)
+        sample = whole_context_quickly(reader.adapter, build_sample(reader.adapter))
     except CtxtopError as error:
         row["error"] = str(error)
         return row

@@ -31,6 +31,7 @@ from engine.live.view import (
     ToolRow,
 )
 from engine.proxy.opening import session_opening
+from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import Ledger
 from engine.sessions.sample import Sample, build_sample
 from engine.tokens.short import short_tokens
@@ -265,6 +266,22 @@ def with_whole_context(sample: Sample, analysis: Analysis | None) -> Sample:
     right after a compaction whose "after" counts only the messages, the whole context the
     next request sends, with the analysis's system prompt, as the dashboard's gauge has it."""
     return whole_after_compaction(sample, system_of(analysis))
+
+
+def whole_context_quickly(adapter: Adapter, sample: Sample) -> Sample:
+    """``with_whole_context`` for a one-shot look without an analysis at hand (the statusline,
+    ``ctxtop sessions``): right after a compaction whose "after" counts only the messages, the
+    session is analysed for its system prompt (its breakdown counted too, as ``ctxtop report``
+    counts it); any other sample is returned as it is, at no cost."""
+    if sample.context.source != "compaction":
+        return sample
+    try:
+        analysis = analyze_session(adapter)
+    except CtxtopError:
+        return sample
+    if sample.breakdown is None:
+        sample = build_sample(adapter, breakdown=True)
+    return with_whole_context(sample, analysis)
 
 
 def whole_after_compaction(sample: Sample, outside_log: int | None) -> Sample:

@@ -128,6 +128,34 @@ def test_sessions_says_where_each_context_figure_comes_from(
     assert f"{listed[0]['context_tokens']:,} ({listed[0]['context_source']})" in row
 
 
+def test_right_after_a_compaction_statusline_and_sessions_give_the_reports_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code logs the context after a /compact as the messages only (postTokens); until
+    the next request reports it, the quick looks (status line, sessions listing) add the system
+    prompt as ``ctxtop report`` and the dashboard do, instead of showing a fill 8x too low."""
+    projects = Path(__file__).resolve().parents[2] / "sample_sessions/claude-code/projects"
+    sample = projects / "-home-dev-demo-project/b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
+    lines = sample.read_bytes().splitlines(keepends=True)
+    boundary = next(i for i, line in enumerate(lines) if b'"compact_boundary"' in line)
+    home = tmp_path / ".claude" / "projects" / "p"
+    home.mkdir(parents=True)
+    session = home / sample.name
+    session.write_bytes(b"".join(lines[: boundary + 2]))  # the boundary and its summary
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / ".claude"))
+    report = json.loads(ctxtop("report", "--json", str(session)).stdout)
+    context = report["context_tokens"]
+    assert context["source"] == "compaction"
+    assert context["value"] > 5 * report["compactions"][-1]["post_tokens"]  # system prompt in
+    listed = json.loads(ctxtop("sessions", "--agent", "claude-code", "--json").stdout)
+    assert [row["context_tokens"] for row in listed] == [context["value"]]
+    status = {"transcript_path": str(session), "model": {"id": report["model"]}}
+    line = ctxtop("statusline", stdin=json.dumps(status)).stdout
+    shown = f"{round(report['fill_percent'])}% {round(context['value'] / 1000)}k/"
+    assert line.startswith(f"ctx {shown}")
+
+
 def test_a_settings_file_that_is_not_utf8_is_a_one_line_error_naming_its_line() -> None:
     path = config_path()  # in this test's own config dir (conftest)
     path.parent.mkdir(parents=True, exist_ok=True)
