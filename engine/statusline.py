@@ -56,7 +56,7 @@ def _sample(data: dict[str, Any]) -> Sample | None:
         pass
     if reader.adapter is None:
         return None
-    from engine.live.session import whole_context_quickly  # the analysis: only when needed
+    from engine.live.whole import whole_context_quickly
 
     return whole_context_quickly(reader.adapter, build_sample(reader.adapter, breakdown=True))
 

@@ -3,10 +3,11 @@
 To add an agent: make a package ``engine/agents/<agent>/`` with its reader (an ``Adapter``
 subclass, see ``engine/sessions/adapter.py`` for the contract: detection, records into the
 session model, discovery of its files, its auto-compact point, the name of its layout profile)
-and, if ctxtop can write its format, a fork writer (``engine/editing/writer.py``), a compaction
-source (``engine/compaction/source.py``) and, if the agent compacts on its own, its strategy
-(``rules.py``, an ``AutoCompactRule``); then add an ``Agent`` to ``AGENTS`` below and a sample
-session to ``tests/agents/test_conformance.py``. Keep the generic OpenAI-messages format last.
+and, if ctxtop can write its format, a fork writer (``engine/editing/writer.py``) and a compaction
+source (``engine/compaction/source.py``), named as ``"module:Class"`` (imported when first used),
+and, if the agent compacts on its own, its strategy (``rules.py``, an ``AutoCompactRule``); then
+add an ``Agent`` to ``AGENTS`` below and a sample session to ``tests/agents/test_conformance.py``.
+Keep the generic OpenAI-messages format last.
 """
 
 from __future__ import annotations
@@ -17,27 +18,35 @@ from typing import Any
 from engine.agents.base import Agent
 from engine.agents.claude_code.reader import ClaudeCodeAdapter
 from engine.agents.claude_code.rules import RULE as CLAUDE_CODE_RULE
-from engine.agents.claude_code.source import ClaudeCodeSource
-from engine.agents.claude_code.writer import ClaudeCodeWriter
 from engine.agents.codex.reader import CodexAdapter
 from engine.agents.codex.rules import RULE as CODEX_RULE
-from engine.agents.codex.source import CodexSource
-from engine.agents.codex.writer import CodexWriter
 from engine.agents.copilot_cli.reader import CopilotCliAdapter
 from engine.agents.gemini_cli.reader import GeminiCliAdapter
 from engine.agents.openai_messages.reader import OpenAIMessagesAdapter
-from engine.agents.openai_messages.source import OpenAIMessagesSource
-from engine.agents.openai_messages.writer import OpenAIMessagesWriter
 from engine.sessions.adapter import NOT_MINE, Adapter
 
 AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
-        Agent(ClaudeCodeAdapter, ClaudeCodeWriter, ClaudeCodeSource, CLAUDE_CODE_RULE),
-        Agent(CodexAdapter, CodexWriter, CodexSource, CODEX_RULE),
+        Agent(
+            ClaudeCodeAdapter,
+            "engine.agents.claude_code.writer:ClaudeCodeWriter",
+            "engine.agents.claude_code.source:ClaudeCodeSource",
+            CLAUDE_CODE_RULE,
+        ),
+        Agent(
+            CodexAdapter,
+            "engine.agents.codex.writer:CodexWriter",
+            "engine.agents.codex.source:CodexSource",
+            CODEX_RULE,
+        ),
         Agent(GeminiCliAdapter),
         Agent(CopilotCliAdapter),
-        Agent(OpenAIMessagesAdapter, OpenAIMessagesWriter, OpenAIMessagesSource),  # keep last
+        Agent(  # keep last
+            OpenAIMessagesAdapter,
+            "engine.agents.openai_messages.writer:OpenAIMessagesWriter",
+            "engine.agents.openai_messages.source:OpenAIMessagesSource",
+        ),
     )
 }
 ADAPTERS: list[type[Adapter]] = [agent.reader for agent in AGENTS.values()]

@@ -6,14 +6,17 @@ up front what ctxtop can do with a session, before any work is done."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.compaction.source import Source
-from engine.editing.writer import Writer
 from engine.sessions.adapter import Adapter
+
+if TYPE_CHECKING:
+    from engine.compaction.source import Source
+    from engine.editing.writer import Writer
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +37,34 @@ class AutoCompactRule:
     at: Callable[[int, str | None, Mapping[str, str], Path], AutoCompact]
 
 
+def _load(where: str | None) -> Any:
+    """The class ``module:Name`` names (None for None), imported on first use."""
+    if where is None:
+        return None
+    module, _, name = where.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 @dataclass(frozen=True, slots=True)
 class Agent:
+    """An agent plugin. Its writer and compaction source are named (``module:Class``) and imported
+    when first asked for: reading a session (``ctxtop report``, the dashboard) does not load the
+    editing and compaction engines."""
+
     reader: type[Adapter]
-    writer: type[Writer] | None = None
-    source: type[Source] | None = None
+    writer_class: str | None = None
+    source_class: str | None = None
     auto_compact: AutoCompactRule | None = None
+
+    @property
+    def writer(self) -> type[Writer] | None:
+        found: type[Writer] | None = _load(self.writer_class)
+        return found
+
+    @property
+    def source(self) -> type[Source] | None:
+        found: type[Source] | None = _load(self.source_class)
+        return found
 
     @property
     def name(self) -> str:
@@ -52,11 +77,11 @@ class Agent:
 
     @property
     def can_edit(self) -> bool:
-        return self.writer is not None
+        return self.writer_class is not None
 
     @property
     def can_compact(self) -> bool:
-        return self.source is not None
+        return self.source_class is not None
 
     @property
     def can_resume(self) -> bool:

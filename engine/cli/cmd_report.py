@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from engine.safety.terminal import printable
 from engine.words import plural
+
+if TYPE_CHECKING:
+    from engine.proxy.measured import MeasuredPrompt
+    from engine.sessions.adapter import Adapter
 
 
 def json_text(value: Any) -> str:
@@ -120,10 +124,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.analysis.analyze import Analyzer
     from engine.analysis.report import analyze_session
     from engine.config import load_settings
-    from engine.live.session import with_whole_context
-    from engine.proxy.measured import latest_measurement
-    from engine.proxy.measured_analysis import measurement_json, with_measurement
-    from engine.proxy.opening import session_opening
+    from engine.live.whole import with_whole_context
     from engine.sessions.report import to_json
     from engine.sessions.sample import build_sample
 
@@ -142,13 +143,16 @@ def run(args: argparse.Namespace) -> int:
         triggers=settings.thresholds,
         analyzer=analyzer,
     )
-    opening = session_opening(reader.adapter.snapshot())
-    measured = latest_measurement(sample.session_id, opening)
+    measured = _measured(reader.adapter, sample.session_id)
     if measured is not None:  # the session went through ctxtop's proxy
+        from engine.proxy.measured_analysis import with_measurement
+
         analysis = with_measurement(analysis, measured)
     sample = with_whole_context(sample, analysis)
     report = to_json(sample if args.breakdown else dataclasses.replace(sample, breakdown=None))
     if measured is not None:
+        from engine.proxy.measured_analysis import measurement_json
+
         report["measured"] = measurement_json(measured)
     report["analysis"] = analysis.to_json()
     if args.json:
@@ -156,6 +160,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(printable(render_text(report)))
     return 0
+
+
+def _measured(adapter: Adapter, session_id: str | None) -> MeasuredPrompt | None:
+    """The proxy's latest measurement of the session, if it went through ctxtop's proxy. Without
+    a measurements directory (the proxy never ran) the proxy's modules are not even imported."""
+    from engine.proxy.store import measurements_dir
+
+    if not measurements_dir().is_dir():
+        return None
+    from engine.proxy.measured import latest_measurement
+    from engine.proxy.opening import session_opening
+
+    return latest_measurement(session_id, session_opening(adapter.snapshot()))
 
 
 def register(subparsers: Any) -> None:

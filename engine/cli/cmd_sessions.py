@@ -24,7 +24,7 @@ def _row(found: Found) -> dict[str, Any]:
         "size": found.size,
     }
     from engine.agents.session_reader import SessionReader, read_all
-    from engine.live.session import whole_context_quickly
+    from engine.live.whole import whole_context_quickly
     from engine.sessions.sample import build_sample
 
     try:

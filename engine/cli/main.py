@@ -30,6 +30,7 @@ COMMANDS = (
     "engine.cli.cmd_proxy",
     "engine.cli.cmd_live",
 )
+COMMAND_NAMES = frozenset(name.rpartition(".cmd_")[2] for name in COMMANDS)
 
 Launcher = Callable[[argparse.Namespace], int]
 
@@ -72,31 +73,26 @@ def build_dashboard_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command_names(parser: argparse.ArgumentParser) -> set[str]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return set(action.choices)
-    return set()
-
-
 def _first_word(argv: Sequence[str]) -> str | None:
     return next((word for word in argv if not word.startswith("-")), None)
 
 
-def _wants_command(argv: Sequence[str], parser: argparse.ArgumentParser) -> bool:
+def _wants_command(argv: Sequence[str]) -> bool:
     # A session file and a sub-command share the first positional slot, which argparse cannot
-    # tell apart; the first word that is not an option decides.
+    # tell apart; the first word that is not an option decides. The names come from COMMANDS
+    # (module cmd_<name> adds the parser <name>): opening the dashboard or printing the version
+    # imports no command's module (the proxy's server, the editing engine, ...).
     first = _first_word(argv)
     if first is None:
         return any(word in ("-h", "--help") for word in argv)
-    return first in _command_names(parser)
+    return first in COMMAND_NAMES
 
 
 def main(argv: Sequence[str] | None = None, launch_dashboard: Launcher | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_first_word(args_list))
     try:
-        if _wants_command(args_list, parser) or launch_dashboard is None:
+        if _wants_command(args_list) or launch_dashboard is None:
+            parser = build_parser(_first_word(args_list))
             args = parser.parse_args(args_list)
             func = getattr(args, "func", None)
             if func is None:

@@ -16,7 +16,6 @@ from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile
 from engine.analysis.prompt_outline import Outliner
 from engine.analysis.report import analyze_session
-from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
 from engine.errors import CtxtopError
 from engine.live.actions import ActionWatch
@@ -30,8 +29,8 @@ from engine.live.view import (
     SubagentRow,
     ToolRow,
 )
+from engine.live.whole import system_of, whole_after_compaction
 from engine.proxy.opening import session_opening
-from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import Ledger
 from engine.sessions.sample import Sample, build_sample
 from engine.tokens.short import short_tokens
@@ -250,58 +249,6 @@ def _events(sample: Sample, outside_log: int | None = None) -> tuple[Event, ...]
     )
     events.sort(key=lambda event: event.line)
     return tuple(events)
-
-
-def system_of(analysis: Analysis | None) -> int | None:
-    """The system prompt and tools as the analysis's sections have them (inferred from the
-    requests or measured by the proxy), else None."""
-    for section in analysis.sections if analysis is not None else ():
-        if section.name == "system" and section.provenance in ("inferred", "measured"):
-            return section.tokens
-    return None
-
-
-def with_whole_context(sample: Sample, analysis: Analysis | None) -> Sample:
-    """``sample`` (with its breakdown) as ``ctxtop report`` and the sessions table give it:
-    right after a compaction whose "after" counts only the messages, the whole context the
-    next request sends, with the analysis's system prompt, as the dashboard's gauge has it."""
-    return whole_after_compaction(sample, system_of(analysis))
-
-
-def whole_context_quickly(adapter: Adapter, sample: Sample) -> Sample:
-    """``with_whole_context`` for a one-shot look without an analysis at hand (the statusline,
-    ``ctxtop sessions``): right after a compaction whose "after" counts only the messages, the
-    session is analysed for its system prompt (its breakdown counted too, as ``ctxtop report``
-    counts it); any other sample is returned as it is, at no cost."""
-    if sample.context.source != "compaction":
-        return sample
-    try:
-        analysis = analyze_session(adapter)
-    except CtxtopError:
-        return sample
-    if sample.breakdown is None:
-        sample = build_sample(adapter, breakdown=True)
-    return with_whole_context(sample, analysis)
-
-
-def whole_after_compaction(sample: Sample, outside_log: int | None) -> Sample:
-    """``sample`` with the whole context after a compaction, before the next request reports
-    it. An agent's logged "after" that is smaller than what every earlier request sent besides
-    the messages (system prompt, tools: ``outside_log``) counts only the messages (Claude
-    Code's postTokens); the next request will send both, so the gauge shows both, and the
-    context by kind keeps the part not in the log. Once the log shows more of the new history
-    than the agent counted, the figure is what the log shows (as the sections count it: the
-    panels' parts add up to the gauge in every sample)."""
-    context = sample.context
-    if context.source != "compaction" or not outside_log or context.value >= outside_log:
-        return sample
-    breakdown = sample.breakdown
-    in_log = breakdown.estimated_total if breakdown is not None else 0
-    value = outside_log + max(context.value, in_log)
-    whole = dataclasses.replace(context, value=value)
-    if breakdown is not None:
-        breakdown = dataclasses.replace(breakdown, unattributed=value - in_log)
-    return dataclasses.replace(sample, context=whole, breakdown=breakdown)
 
 
 def _outside_now(sample: Sample, outside_log: int | None) -> int | None:

@@ -27,8 +27,8 @@ from engine.analysis.report import analyze_session
 from engine.config import Settings
 from engine.errors import CtxtopError
 from engine.live.locate import LOCATIONS
-from engine.live.session import with_whole_context
 from engine.live.sessions_row import SessionRow, at, session_figures
+from engine.live.whole import with_whole_context
 from engine.sessions.adapter import COMPANION_RESCAN
 from engine.sessions.ledger import Ledger
 from engine.sessions.sample import build_sample
