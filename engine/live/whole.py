@@ -5,11 +5,14 @@ one-shot commands do not import the dashboard's session model (its outline, acti
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from engine.analysis.snapshot import Analysis
 from engine.errors import CtxtopError
-from engine.sessions.adapter import Adapter
 from engine.sessions.sample import Sample, build_sample
+
+if TYPE_CHECKING:  # the statusline's common case needs neither module
+    from engine.analysis.snapshot import Analysis
+    from engine.sessions.adapter import Adapter
 
 
 def system_of(analysis: Analysis | None) -> int | None:

@@ -52,10 +52,13 @@ HEAVY = {
 }
 
 
-def loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def loaded(
+    tmp_path: Path, *args: str, stdin: str | None = None
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     where = tmp_path / "modules.json"
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(where), *args],
+        input=stdin,
         capture_output=True,
         text=True,
         env=os.environ.copy(),
@@ -94,6 +97,15 @@ def test_version_imports_no_command(tmp_path: Path) -> None:
     assert done.stdout.startswith("ctxtop ")
     assert heavy_in(modules) == {}
     assert not {m for m in modules if m.startswith("engine.cli.cmd_")}
+
+
+def test_statusline_imports_no_analysis_when_the_log_reports_the_context(tmp_path: Path) -> None:
+    # Claude Code runs the status line after every message: it reads the log's figures only.
+    status = {"transcript_path": str(CLAUDE), "model": {"id": "claude-sonnet-4-5"}}
+    done, modules = loaded(tmp_path, "statusline", stdin=json.dumps(status))
+    assert done.stdout.startswith("ctx ")
+    assert heavy_in(modules) == {}
+    assert not {m for m in modules if m.startswith("engine.analysis.")}
 
 
 def test_help_still_lists_every_command(tmp_path: Path) -> None:
