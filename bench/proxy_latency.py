@@ -181,7 +181,9 @@ def main() -> None:
         for body in bodies:  # alternate, so both see the same background load
             direct.append(one(server_port, body))
             proxied.append(one(proxy_port, body))
-        time.sleep(1.0)  # the last measurement lines are written after the answers
+        deadline = time.monotonic() + 30  # the last lines are written after the answers
+        while measured_lines(Path(data)) < 10 + len(bodies) and time.monotonic() < deadline:
+            time.sleep(0.1)
         user, system = (b - a for a, b in zip(cpu_before, cpu_seconds(proxy.pid), strict=True))
         report(direct, proxied, (len(bodies[0]), len(bodies[-1])), Path(data))
         per_request = [value * 1000 / len(bodies) for value in (user + system, user, system)]

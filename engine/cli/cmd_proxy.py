@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
+import signal
 import sys
 from typing import Any
 
@@ -61,17 +63,19 @@ async def serve(settings: ProxySettings) -> None:
     print(f"ctxtop proxy on http://127.0.0.1:{port} (loopback only); start an agent through it:")
     print("\n".join(start_lines(port)))
     print(f"measurements: {measurements_dir()}/<session>.jsonl", flush=True)
+    stopped = asyncio.Event()
+    with contextlib.suppress(NotImplementedError):  # SIGTERM stops as ctrl+c does
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
     try:
-        await asyncio.Event().wait()
+        await stopped.wait()
     finally:
-        await server.stop()
+        await server.stop()  # the requests forwarded so far are all measured first
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(settings_from(args)))
-    except KeyboardInterrupt:
-        print("ctxtop proxy stopped", file=sys.stderr)
+    print("ctxtop proxy stopped", file=sys.stderr)
     return 0
 
 

@@ -9,25 +9,21 @@ API is configured with: never anywhere the request names.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import ipaddress
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
-import msgspec
 from aiohttp import web
 
-from engine.proxy.composition import measure
 from engine.proxy.forward import Exchange, error_response, forward
+from engine.proxy.measurer import Measurer
 from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
 from engine.proxy.routes import Route, route_of
+from engine.proxy.sent import Sent, decode_body
 from engine.proxy.session_id import header_session_id, session_id
 from engine.proxy.settings import ProxySettings
-from engine.proxy.store import append_measurement
 
 HOST = "127.0.0.1"
 METHODS = ("GET", "POST", "HEAD")
@@ -61,18 +57,11 @@ def refusal(request: web.Request) -> str | None:
     return None
 
 
-def _decode(body: bytes) -> Any:
-    try:
-        return msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return None
-
-
 def _rewrite(
     rewriter: Rewriter, sent: Sent, known: str | None
 ) -> tuple[str | None, bytes, str | None]:
     """(session id, the body to send, the rewriter's error): one worker-thread hop."""
-    sid = known or session_id(sent.headers, _decode(sent.agent_body))
+    sid = known or session_id(sent.headers, decode_body(sent.agent_body))
     body, error = rewritten(rewriter, sent.route.protocol, sid, sent.agent_body)
     return sid, body, error
 
@@ -81,45 +70,6 @@ def _idle(rewriter: Rewriter, sid: str | None) -> bool:
     """True when the rewriter says (cheaply, on the loop) it leaves this session alone."""
     active = getattr(rewriter, "active", None)
     return sid is not None and callable(active) and not active(sid)
-
-
-@dataclass
-class Sent:
-    """One model request as the agent sent it and as it went upstream."""
-
-    route: Route
-    path: str
-    headers: dict[str, str]
-    agent_body: bytes
-    body: bytes = b""
-    session_id: str | None = None  # known before forwarding when a rewriter needed it
-    rewrite_error: str | None = None
-
-    def __post_init__(self) -> None:
-        self.body = self.body or self.agent_body
-
-    def figures(self) -> dict[str, Any]:
-        """The measurement line's figures (run in a worker thread): the composition of what
-        went upstream, under the session id the agent's own body gave."""
-        decoded = _decode(self.body)
-        line: dict[str, Any] = {
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "protocol": self.route.protocol,
-            "path": self.path,
-            "session_id": self.session_id or session_id(self.headers, decoded),
-            "request_bytes": len(self.body),
-            "sent_sha256": hashlib.sha256(self.body).hexdigest(),
-            "rewritten": self.body is not self.agent_body,
-        }
-        if self.body is not self.agent_body:
-            line["agent_sha256"] = hashlib.sha256(self.agent_body).hexdigest()
-        if self.rewrite_error:
-            line["rewrite_error"] = self.rewrite_error
-        line.update(measure(self.route.protocol, decoded))
-        if isinstance(decoded, dict):
-            line["model"] = str(decoded.get("model") or "") or None
-            line["stream"] = bool(decoded.get("stream")) or self.route.streamed_by_path
-        return line
 
 
 class ProxyServer:
@@ -141,6 +91,7 @@ class ProxyServer:
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.measurer = Measurer()
 
     def set_rewriter(self, rewriter: Rewriter | None) -> None:
         """From any thread; the next request on uses it (None: the agent's own bytes again)."""
@@ -180,6 +131,7 @@ class ProxyServer:
             await self._runner.cleanup()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.measurer.stop()
         if self._session is not None:
             await self._session.close()
 
@@ -215,8 +167,8 @@ class ProxyServer:
     async def _model_call(
         self, request: web.Request, route: Route, url: str, body: bytes, exchange: Exchange
     ) -> web.StreamResponse:
-        """Offer the body to the rewriter, forward it, then measure it (after the answer: the
-        measurement's CPU never competes with the bytes on their way)."""
+        """Offer the body to the rewriter, forward it, then measure it (after the answer, in
+        the measuring thread: the answer never waits for it)."""
         assert self._session is not None
         rewriter = self.hook.current()
         sent = Sent(route, request.path, dict(request.headers), body)
@@ -242,17 +194,19 @@ class ProxyServer:
             task.add_done_callback(self._tasks.discard)
 
     async def _record(self, sent: Sent, exchange: Exchange) -> None:
-        line = await asyncio.to_thread(sent.figures)
-        line.update(
-            status=exchange.status,
-            outcome=exchange.outcome,
-            usage=exchange.usage or None,
-            first_byte_ms=exchange.first_byte_ms,
-            total_ms=exchange.total_ms,
-        )
+        """Measure and store the request (in the measuring thread: see ``measurer``)."""
+        answer = {
+            "status": exchange.status,
+            "outcome": exchange.outcome,
+            "usage": exchange.usage or None,
+            "first_byte_ms": exchange.first_byte_ms,
+            "total_ms": exchange.total_ms,
+        }
         try:
-            await asyncio.to_thread(append_measurement, line["session_id"], line)
-        except OSError:
+            line = await self.measurer.measure(sent, answer)
+        except Exception:
+            return  # a body the measurement cannot read is forwarded all the same
+        if line is None:
             return  # a full disk loses the figure, never the agent's request
         self.served += 1
         if self.on_measured is not None:

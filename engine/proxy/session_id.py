@@ -59,3 +59,9 @@ def header_session_id(headers: Mapping[str, str]) -> str | None:
     lowered = {key.lower(): value for key, value in headers.items()}
     found = next((lowered[name] for name in _HEADERS if lowered.get(name)), None)
     return found if found is not None and is_plain_name(found) else None
+
+
+def session_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers that may name the session (what ``session_id`` reads): the rest, keys and
+    auth among them, never leave the proxy's request handling."""
+    return {key: value for key, value in headers.items() if key.lower() in _HEADERS}

@@ -1,0 +1,75 @@
+"""``Sent``: one model request as the agent sent it and as it went upstream, and its
+measurement line (the figures of the body sent and of the answer, never message text), made
+in the measuring thread (``measurer``). It keeps only the headers that may name the session:
+never a key."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from engine.proxy.composition import measure
+from engine.proxy.routes import Route
+from engine.proxy.session_id import session_headers, session_id
+
+
+def decode_body(body: bytes) -> Any:
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+
+
+@dataclass
+class Sent:
+    """One model request as the agent sent it and as it went upstream."""
+
+    route: Route
+    path: str
+    headers: dict[str, str]
+    agent_body: bytes
+    body: bytes = b""
+    session_id: str | None = None  # known before forwarding when a rewriter needed it
+    rewrite_error: str | None = None
+
+    def __post_init__(self) -> None:
+        self.body = self.body or self.agent_body
+        self.headers = session_headers(self.headers)  # the session's id, never a key
+
+    @property
+    def rewritten(self) -> bool:
+        return self.body is not self.agent_body
+
+    def figures(self) -> dict[str, Any]:
+        """The measurement line's figures: the composition of what went upstream, under the
+        session id the agent's own body gave."""
+        decoded = decode_body(self.body)
+        line: dict[str, Any] = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "protocol": self.route.protocol,
+            "path": self.path,
+            "session_id": self.session_id or session_id(self.headers, decoded),
+            "request_bytes": len(self.body),
+            "sent_sha256": hashlib.sha256(self.body).hexdigest(),
+            "rewritten": self.rewritten,
+        }
+        if self.rewritten:
+            line["agent_sha256"] = hashlib.sha256(self.agent_body).hexdigest()
+        if self.rewrite_error:
+            line["rewrite_error"] = self.rewrite_error
+        line.update(measure(self.route.protocol, decoded))
+        if isinstance(decoded, dict):
+            line["model"] = str(decoded.get("model") or "") or None
+            line["stream"] = bool(decoded.get("stream")) or self.route.streamed_by_path
+        return line
+
+    def line(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """The whole measurement line: the figures, then ``answer`` (the exchange's status,
+        outcome, usage and timings)."""
+        line = self.figures()
+        line.update(answer)
+        return line
