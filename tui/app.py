@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.app import ComposeResult, SystemCommand
@@ -60,14 +60,13 @@ from tui.messages import (
     SkippedFiles,
     ViewApplied,
 )
-from tui.screens.budget import MODELS_OWN, BudgetScreen
-from tui.screens.compact import CompactScreen
-from tui.screens.edit import EditScreen
-from tui.screens.fork_panel import Sample
-from tui.screens.help import HelpScreen
-from tui.screens.measured import MeasuredScreen
 from tui.screens.nosession import NoSession
-from tui.screens.sessions import sessions_screen
+
+if TYPE_CHECKING:
+    from tui.screens.fork_panel import Sample
+
+# The panels and the other screens are imported when first opened, not before the first screen
+# (the editing and compaction engines, the sessions table: ~0.1 s of CPU at startup).
 
 NEWER_CHECK_SECONDS = 3.0
 KEY_NAMES = {"question_mark": "?", "slash": "/"}
@@ -432,11 +431,15 @@ class CtxtopApp(LiveApplyApp):
             if isinstance(b, Binding)
         ]
         keys.append(("ctrl+p", "Command palette: every action by name"))
+        from tui.screens.help import HelpScreen
+
         self.push_screen(HelpScreen(keys))
 
     def action_sessions(self) -> None:
         """The sessions screen (one, kept while the app runs: its table stays current)."""
         if not self.is_screen_installed("sessions"):
+            from tui.screens.sessions import sessions_screen
+
             self.install_screen(sessions_screen(self), "sessions")
         if self.screen.id != "sessions":
             self.push_screen("sessions")
@@ -451,6 +454,8 @@ class CtxtopApp(LiveApplyApp):
             self.pop_screen()
 
     def action_measured(self) -> None:
+        from tui.screens.measured import MeasuredScreen
+
         measured = self.view.measured if self.view is not None else None
         self.push_screen(MeasuredScreen(measured, self.proxy_port))
 
@@ -483,9 +488,13 @@ class CtxtopApp(LiveApplyApp):
         tree.open_search()
 
     def action_budget(self) -> None:
+        from tui.screens.budget import BudgetScreen
+
         self.push_screen(BudgetScreen(self.choice.window), self._budget_chosen)
 
     def _budget_chosen(self, tokens: int | None) -> None:
+        from tui.screens.budget import MODELS_OWN
+
         if tokens is None:
             return  # cancelled
         window = None if tokens == MODELS_OWN else tokens
@@ -516,6 +525,8 @@ class CtxtopApp(LiveApplyApp):
         if self.path is None or self.view is None:
             self.notify("No session to edit yet.")
             return
+        from tui.screens.edit import EditScreen
+
         path = self.path
         panel = EditScreen(path, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
@@ -525,6 +536,8 @@ class CtxtopApp(LiveApplyApp):
         if self.path is None or self.view is None:
             self.notify("No session to compact yet.")
             return
+        from tui.screens.compact import CompactScreen
+
         path = self.path
         analysis = self.view.analysis
         growth = analysis.forecast.growth_per_request if analysis is not None else None
@@ -535,6 +548,8 @@ class CtxtopApp(LiveApplyApp):
     def _sample(self) -> Sample:
         """What the dashboard shows (frozen while paused): the panels preview the same bytes
         and start from the gauge's figure."""
+        from tui.screens.fork_panel import Sample
+
         view = self.view
         if view is None:
             return Sample()

@@ -11,6 +11,7 @@ from engine.safety.terminal import one_line, printable
 from engine.tokens.short import short_tokens
 from engine.words import plural as plural
 
+CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared (or would clear)
 PROVENANCE_MARK = {
     "reported": "",
     "compaction": "",

@@ -13,9 +13,7 @@ from pathlib import Path
 
 from textual.app import App
 
-from engine.editing.policy import Policy
 from engine.errors import CtxtopError
-from engine.live.apply_plan import apply_compact, apply_edit
 from engine.live.auto_live import AutoLive, load_auto_live
 from engine.live.live_status import LiveStatus, live_status
 from engine.live.view import LiveView
@@ -72,6 +70,9 @@ class LiveApplyApp(App[None]):
         self.call_from_thread(self.show_live, status)
 
     def _apply_automatically(self, path: Path, session: str, auto: AutoLive) -> None:
+        from engine.editing.policy import Policy
+        from engine.live.apply_plan import apply_compact, apply_edit
+
         try:
             if auto.action == "edit":
                 apply_edit(path, Policy(), session)

@@ -26,7 +26,7 @@ from textual.widgets.tree import TreeNode
 
 from engine.analysis.prompt_outline import ROUND, SECTION, Outline, OutlineNode
 from tui import format as fmt
-from tui.screens.fork_panel import CLEARED_MARK
+from tui.format import CLEARED_MARK
 
 BREAKPOINT_MARK = "⚑"  # a cache breakpoint follows this node
 PRUNED_MARK = "✂"  # pruned at this budget (also struck through)

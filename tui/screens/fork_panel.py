@@ -20,9 +20,8 @@ from engine.errors import CtxtopError
 from engine.forks.transaction import EDITING, Loaded, Preview, load
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
+from tui.format import CLEARED_MARK
 from tui.messages import CutPreviewed, LiveChanged
-
-CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared (or would clear)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,124 @@
+"""Opening the dashboard does each piece of work once: the file is read once by one reader, one
+sample and one analysis make the first full screen, the tokenizer is loaded once, and nothing
+the first screen does not need (the proxy, the panels, the sessions table) is imported on the
+way. Operation counts only, never times."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dashboard_support import synchronous, wait_until, write_companions
+from textual.message import Message
+
+from engine.agents import session_reader
+from engine.live import session as live_session
+from engine.live.demo import demo_lines
+from engine.sessions.tail import Batch, LineTailer
+from engine.tokens import encoding
+from tui.app import CtxtopApp
+from tui.messages import ViewApplied
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def count_calls(
+    monkeypatch: pytest.MonkeyPatch, counts: Counter[str], owner: Any, name: str
+) -> None:
+    real = getattr(owner, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        counts[name] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+
+
+@pytest.fixture
+def startup_counts(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Readers made, bytes read per file, samples, analyses and tokenizer loads from now on."""
+    counts: Counter[str] = Counter()
+    count_calls(monkeypatch, counts, live_session, "build_sample")
+    count_calls(monkeypatch, counts, live_session, "analyze_session")
+    count_calls(monkeypatch, counts, encoding, "_build")
+    monkeypatch.setattr(encoding, "_loaded", {})  # a first run: no tokenizer loaded yet
+    real_init, real_read = session_reader.SessionReader.__init__, LineTailer.read
+
+    def init(self: session_reader.SessionReader, *args: Any, **kwargs: Any) -> None:
+        counts["SessionReader"] += 1
+        real_init(self, *args, **kwargs)
+
+    def read(self: LineTailer, limit: int | None = None) -> Batch:
+        batch = real_read(self, limit)
+        counts[f"bytes of {self.path.name}"] += batch.bytes_read
+        return batch
+
+    monkeypatch.setattr(session_reader.SessionReader, "__init__", init)
+    monkeypatch.setattr(LineTailer, "read", read)
+    return counts
+
+
+@synchronous
+async def test_the_first_full_screen_reads_samples_and_analyses_once(
+    tmp_path: Path, startup_counts: Counter[str]
+) -> None:
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b"".join(demo_lines()))
+    write_companions(session)  # a sub-agent's log and a persisted tool output beside it
+    companions = sorted(path for path in session.with_suffix("").rglob("*") if path.is_file())
+    assert companions
+    applied: list[ViewApplied] = []
+
+    def hook(message: Message) -> None:
+        if isinstance(message, ViewApplied):
+            applied.append(message)
+
+    app = CtxtopApp(session)
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: any(m.view.analysis is not None for m in applied))
+        await pilot.pause(0.3)  # nothing more comes while the file stays as it is
+        assert app.view is not None and app.view.analysis is not None
+        assert app.view.subagents  # the companions were read too
+    assert startup_counts["SessionReader"] == 1
+    assert startup_counts[f"bytes of {session.name}"] == session.stat().st_size
+    for path in companions:
+        if path.suffix == ".jsonl":
+            assert startup_counts[f"bytes of {path.name}"] == path.stat().st_size
+    assert startup_counts["build_sample"] == 1
+    assert startup_counts["analyze_session"] == 1
+    assert startup_counts["_build"] == 1  # the tokenizer
+    # At most the figures first (gauge, tools, events), then the same sample with its analysis
+    # (one screen when the analysis is ready by the time the figures are taken).
+    assert 1 <= len(applied) <= 2 and applied[-1].view.analysis is not None
+    assert all(m.view.sample is applied[-1].view.sample for m in applied)
+
+
+def test_opening_the_dashboard_imports_only_what_the_first_screen_needs() -> None:
+    """The proxy (aiohttp), the editing and compaction panels and the sessions screen are
+    imported when used: their imports cost about a quarter of a second of CPU before the
+    first screen."""
+    probe = (
+        "import sys, tui.cli, engine.cli.main, tui.launch, tui.app\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
+    later = {
+        "aiohttp",
+        "engine.proxy.server",
+        "engine.live.apply_plan",
+        "engine.live.sessions_table",
+        "tui.screens.edit",
+        "tui.screens.compact",
+        "tui.screens.sessions",
+        "tui.screens.fork_panel",
+    }
+    assert loaded & later == set()
+    assert "textual.app" in loaded and "engine.live.session" in loaded
