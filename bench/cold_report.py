@@ -5,13 +5,13 @@ For each size, builds a Claude Code session in a temp dir from the bundled real 
 an auto-compaction each time the chain since the last one holds about a 200k-token window of lines,
 as Claude Code compacts; ``--no-compactions`` builds one chain of the whole file instead, a context
 no agent could send),
-then runs `ctxtop report --json FILE` as a whole process, ``--runs`` times, each with an empty
-token-count cache, config and data dir (a cold open: the first time a file is opened), then
-``--runs`` times more with the count cache the first run left (a re-open: the tokenizer's counts
-come from the disk cache). Prints, per size: wall time, CPU time (user + system) and peak RSS
-(ranges over the runs), time per MB (wall, and CPU: the steadier figure on a shared machine, flat
-when the cost is linear), and the goals of issue 16. When ``npm`` can install
-ccusage 17 (into the temp dir, before any timing), the same file is also given to
+then runs `ctxtop report --json FILE` as a whole process (from compiled bytecode, as installed),
+``--runs`` times, each with an empty token-count cache, config and data dir (a cold open: the
+first time a file is opened), then ``--runs`` times more with the count cache the first run left
+(a re-open: the tokenizer's counts come from the disk cache). Prints, per size: wall time, CPU
+time (user + system) and peak RSS (ranges over the runs), time per MB (wall, and CPU: the steadier
+figure on a shared machine, flat when the cost is linear), and the goals of issue 16. When ``npm``
+can install ccusage 17 (into the temp dir, before any timing), the same file is also given to
 `ccusage session --json --offline` in the layout it reads (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl)
 and timed the same way; it runs offline on loopback-free local files.
 
@@ -59,6 +59,22 @@ def timed(command: list[str], env: dict[str, str]) -> Run:
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(command)}: exit {child.returncode}")
     return Run(seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
+
+
+SAMPLE = (
+    ROOT
+    / "sample_sessions/claude-code/projects/-home-dev-demo-project"
+    / "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
+)
+
+
+def compile_bytecode(scratch: Path) -> None:
+    """Runs from compiled bytecode, as after ``pip install``: PYTHONDONTWRITEBYTECODE may be set
+    here, and every run would then compile the ~280 modules it imports (~0.1 s of CPU). The
+    modules go to a cache in the temp dir, filled by one untimed report of a sample session."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(scratch / "bytecode")
+    ctxtop_report(SAMPLE, Path(tempfile.mkdtemp(dir=scratch)))
 
 
 def ctxtop_report(session: Path, home: Path) -> Run:
@@ -128,6 +144,7 @@ def main() -> int:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="ctxtop-cold-") as temp:
         scratch = Path(temp)
+        compile_bytecode(scratch)
         ccusage = None if args.no_ccusage else install_ccusage(scratch)
         if not args.no_ccusage:
             print("ccusage 17:", "installed" if ccusage else "could not be installed (skipped)")
