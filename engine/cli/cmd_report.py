@@ -26,6 +26,11 @@ def _fmt(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def _estimated(tool: dict[str, Any]) -> str:
+    """The estimate mark of a tools row partly estimated from result sizes."""
+    return "≈" if tool.get("result_tokens_estimated") else ""
+
+
 # Where a compaction's "after" figure comes from, when the agent did not log it itself.
 _AFTER = {"request": "the next request's prompt; ", "estimate": "the agent's estimate; "}
 
@@ -90,7 +95,7 @@ def render_text(report: dict[str, Any]) -> str:
         for tool in report["tools"]:
             lines.append(
                 f"  {tool['name']:<24} {plural(tool['calls'], 'call'):>11}"
-                f" {_fmt(tool['result_tokens']):>10} result tokens"
+                f" {_estimated(tool) + _fmt(tool['result_tokens']):>10} result tokens"
             )
     for sub in report["subagents"]:
         lines.append(

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.models.registry import lookup
+from engine.sessions import model
 from engine.sessions.model import Block, Message, SessionState, ToolCall
 from engine.tokens import get_encoding
 from engine.tokens.cache import CachedCounter, default_disk_cache
@@ -30,6 +31,11 @@ IMAGE_TOKENS = 2000
 # From this many texts on, counts go through the on-disk cache; a live append's one or two
 # texts are counted directly (a disk write per append would cost more than it saves).
 BULK = 32
+# Characters per token assumed for a result size when no result was counted to measure it.
+CHARS_PER_TOKEN = 4
+# A tool's results are estimated with their own tokens per character once this share of the
+# counted characters is theirs.
+MEASURED_SHARE = 0.01
 
 BREAKDOWN_ORDER = (
     "instructions",
@@ -94,6 +100,9 @@ class ToolTotal:
     calls: int
     result_tokens: int
     persisted_outputs: int  # results whose full output the agent saved to a file
+    # Some of ``result_tokens`` is estimated from result sizes (results older than the newest
+    # ``RESULT_BUDGET`` characters of results, long gone from the context: ``_ToolTally``).
+    estimated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +152,134 @@ class _Shares:
         self.blocks.update(blocks)
 
 
+class _Result:
+    """What one tool call adds to the tools table."""
+
+    __slots__ = ("call", "chars", "counted", "exact", "name", "persisted", "tokens")
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call  # kept alive: entries are keyed by its id
+        self.name = call.name
+        self.chars = call.result_chars
+        self.persisted = call.persisted_to is not None
+        self.exact = False  # among the newest results, counted (or about to be)
+        self.tokens = 0  # the tokenizer's count, when ``exact`` and counted
+        self.counted = False
+
+
+class _ToolTally:
+    """Calls and result tokens per tool name, kept up to date change by change.
+
+    Results are counted with the tokenizer only among the newest ``RESULT_BUDGET`` characters
+    of results (a result is counted while the results newer than it hold fewer characters than
+    that): a long session's older results left the context long ago, and tokenizing them all
+    cost most of a cold report (13,870 results of a 100 MB log: 0.6 s). An older result counts
+    its characters times the tokens per character measured on the counted ones, and its tool's
+    row is marked estimated. The rule depends only on the session's results in the order they
+    came, so a session followed live and the same file read cold give the same table; the
+    session keeps the texts of at least these newest results (``SessionState``).
+    """
+
+    def __init__(self) -> None:
+        self.results: dict[int, _Result] = {}  # id(call) -> its latest contribution
+        self.newest: dict[int, _Result] = {}  # the counted ones, oldest first
+        self.newest_chars = 0
+        self.counted_tokens = 0  # of the results counted now (``newest``)
+        self.counted_chars = 0
+        # name -> [calls, counted tokens, estimated characters, estimated results, persisted,
+        # counted characters]
+        self.names: dict[str, list[int]] = {}
+
+    def update(self, changes: Sequence[ToolCall], encoding: Encoding) -> tuple[ToolTotal, ...]:
+        for call in changes:
+            old = self.results.get(id(call))
+            if old is not None:
+                self._take_back(old)
+            entry = self.results[id(call)] = _Result(call)
+            row = self.names.setdefault(entry.name, [0, 0, 0, 0, 0, 0])
+            row[0] += 1
+            row[4] += entry.persisted
+            if call.result_text is not None or entry.chars:
+                entry.exact = True
+                self.newest[id(call)] = entry
+                self.newest_chars += entry.chars
+        self._slide()
+        self._count(encoding)
+        return self._rows()
+
+    def _take_back(self, entry: _Result) -> None:
+        row = self.names[entry.name]
+        row[0] -= 1
+        row[4] -= entry.persisted
+        if entry.exact:
+            del self.newest[id(entry.call)]
+            self.newest_chars -= entry.chars
+            self._uncount(entry, row)
+        elif entry.chars:
+            row[2] -= entry.chars
+            row[3] -= 1
+
+    def _estimate(self, entry: _Result) -> None:
+        """Move a result out of the counted ones."""
+        row = self.names[entry.name]
+        del self.newest[id(entry.call)]
+        self.newest_chars -= entry.chars
+        self._uncount(entry, row)
+        entry.exact = False
+        row[2] += entry.chars
+        row[3] += 1
+
+    def _uncount(self, entry: _Result, row: list[int]) -> None:
+        if entry.counted:
+            row[1] -= entry.tokens
+            row[5] -= entry.chars
+            self.counted_tokens -= entry.tokens
+            self.counted_chars -= entry.chars
+        entry.tokens, entry.counted = 0, False
+
+    def _slide(self) -> None:
+        newest = self.newest
+        while newest:
+            oldest = next(iter(newest.values()))
+            if self.newest_chars - oldest.chars < model.RESULT_BUDGET:
+                return
+            self._estimate(oldest)
+
+    def _count(self, encoding: Encoding) -> None:
+        pending = [entry for entry in self.newest.values() if not entry.counted]
+        for entry in pending:
+            if entry.call.result_text is None:
+                self._estimate(entry)  # the session let its text go: not expected, estimable
+        pending = [entry for entry in pending if entry.exact]
+        if not pending:
+            return
+        counter = cached(encoding) if len(pending) >= BULK else encoding
+        counts = counter.count_batch([entry.call.result_text or "" for entry in pending])
+        for entry, tokens in zip(pending, counts, strict=True):
+            entry.tokens, entry.counted = tokens, True
+            row = self.names[entry.name]
+            row[1] += tokens
+            row[5] += entry.chars
+            self.counted_tokens += tokens
+            self.counted_chars += entry.chars
+
+    def _rows(self) -> tuple[ToolTotal, ...]:
+        chars = self.counted_chars
+        overall = self.counted_tokens / chars if chars else 1 / CHARS_PER_TOKEN
+        measured = max(model.RESULT_BUDGET * MEASURED_SHARE, 1)
+        rows = []
+        for name, (calls, tokens, guessed, estimated, persisted, counted) in self.names.items():
+            if not calls:
+                continue
+            if guessed:
+                # The tool's own ratio when enough of its results were counted (a tool's output
+                # has its own mix: code, JSON, logs), else the ratio over all counted results.
+                per_char = tokens / counted if counted >= measured else overall
+                tokens += round(guessed * per_char)
+            rows.append(ToolTotal(name, calls, tokens, persisted, estimated > 0))
+        return tuple(sorted(rows, key=lambda row: (-row.result_tokens, row.name)))
+
+
 class Ledger:
     """Token counts for one session (its sub-agents' blocks too), in one encoding at a time."""
 
@@ -152,9 +289,7 @@ class Ledger:
     def _forget(self, encoding: str | None) -> None:
         self._encoding = encoding
         self._blocks: dict[int, tuple[Block, int]] = {}  # id -> (the block, kept alive; count)
-        self._results: dict[int, tuple[ToolCall, str, int]] = {}  # id -> (call, text, count)
-        self._tallied: dict[int, tuple[str, int, bool]] = {}  # what each call added to _tally
-        self._tally: dict[str, list[int]] = {}  # name -> [calls, result tokens, persisted]
+        self._tools = _ToolTally()
         self._tool_changes = 0  # how much of the state's ``tool_changes`` was tallied
         self._shares = _Shares()
 
@@ -221,44 +356,10 @@ class Ledger:
         )
 
     def tools(self, state: SessionState, encoding: Encoding) -> tuple[ToolTotal, ...]:
-        """Calls and result tokens per tool name, most result tokens first; only calls added
-        or given a new result since the last look are counted and tallied again."""
+        """Calls and result tokens per tool name, most result tokens first (see ``_ToolTally``:
+        the newest ``RESULT_BUDGET`` characters of results counted, older ones estimated); only
+        calls added or given a new result since the last look are tallied again."""
         self._use(encoding)
         changes = state.tool_changes[self._tool_changes :]
         self._tool_changes = len(state.tool_changes)
-        updates = list({id(call): call for call in changes}.values())
-        self._count_results(updates, encoding)
-        tally = self._tally
-        for call in updates:
-            before = self._tallied.get(id(call))
-            if before is not None:
-                entry = tally[before[0]]
-                entry[0] -= 1
-                entry[1] -= before[1]
-                entry[2] -= before[2]
-            now = (call.name, self.result_tokens(call), call.persisted_to is not None)
-            entry = tally.setdefault(call.name, [0, 0, 0])
-            entry[0] += 1
-            entry[1] += now[1]
-            entry[2] += now[2]
-            self._tallied[id(call)] = now
-        rows = [ToolTotal(name, *entry) for name, entry in tally.items() if entry[0]]
-        return tuple(sorted(rows, key=lambda row: (-row.result_tokens, row.name)))
-
-    def _count_results(self, calls: Sequence[ToolCall], encoding: Encoding) -> None:
-        pending = [
-            call
-            for call in calls
-            if call.result_text is not None
-            and self._results.get(id(call), (None, None, 0))[1] is not call.result_text
-        ]
-        if pending:
-            counter = cached(encoding) if len(pending) >= BULK else encoding
-            counts = counter.count_batch([call.result_text or "" for call in pending])
-            for call, tokens in zip(pending, counts, strict=True):
-                self._results[id(call)] = (call, call.result_text or "", tokens)
-
-    def result_tokens(self, call: ToolCall) -> int:
-        """The tokens of a call's result as last counted by ``tools`` (0: none yet)."""
-        known = self._results.get(id(call))
-        return known[2] if known is not None else 0
+        return self._tools.update(changes, encoding)

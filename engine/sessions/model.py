@@ -8,9 +8,15 @@ running totals right so that reading a snapshot never has to walk the whole sess
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+# A session keeps the texts of at least its newest tool results of this many characters (the
+# ledger counts these with the tokenizer, and estimates older ones from their length): a long
+# session's memory does not grow with the text of results that left the context long ago.
+RESULT_BUDGET = 1_000_000
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image", "other"]
@@ -104,7 +110,10 @@ class ToolCall:
     name: str
     line: int = 0
     input_text: str = ""
+    # The result, None until it comes; a long session lets the text of older results go
+    # (``RESULT_BUDGET``), keeping their length.
     result_text: str | None = None
+    result_chars: int = 0
     is_error: bool = False
     raw_input: Any = None  # the input as JSON, when ``input_text`` is left to ``input()``
     # Where the agent saved the full output when only a preview went to the model (Claude Code
@@ -191,6 +200,9 @@ class SessionState:
     # Calls in the order they were added or given a (new) result; only ever appended, so a
     # reader (engine/sessions/ledger.py) keeps its own place and tallies only what is new.
     tool_changes: list[ToolCall] = field(default_factory=list)
+    # The calls whose result texts are kept (newest last) and their length (``_retain``).
+    _retained: deque[tuple[ToolCall, str]] = field(default_factory=deque, repr=False, compare=False)
+    _retained_chars: int = field(default=0, repr=False, compare=False)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
     # The context as a reader found it just before it last rewrote it (a compaction, a
@@ -319,10 +331,28 @@ class SessionState:
         call = self.tools.get(call_id)
         if call is None:
             call = self.record_tool_call(call_id, "unknown")
-        if call.result_text != text:
+        if call.result_text != text or call.result_chars != len(text):
             call.result_text = text
+            call.result_chars = len(text)
             self.tool_changes.append(call)
+            self._retain(call)
         call.is_error = is_error
+
+    def _retain(self, call: ToolCall) -> None:
+        """Keep ``call``'s result text among the newest; let go of the text of results older
+        than the newest ``RESULT_BUDGET`` characters (their calls keep their length)."""
+        retained = self._retained
+        retained.append((call, call.result_text or ""))
+        self._retained_chars += call.result_chars
+        while retained:
+            oldest, text = retained[0]
+            if self._retained_chars - len(text) < RESULT_BUDGET:
+                return
+            retained.popleft()
+            self._retained_chars -= len(text)
+            if oldest.result_text is text:  # (else a newer result of the call replaced it)
+                oldest.result_text = None
+                oldest.raw_input = None
 
     def keep_context(self) -> None:
         """Keep the context before a rewrite, when a request since the last one is on it (after

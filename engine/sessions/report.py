@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.sessions.adapter import Adapter
+from engine.sessions.ledger import ToolTotal
 from engine.sessions.model import Compaction, Usage
 from engine.sessions.sample import Breakdown, Sample, SubagentSample, build_sample
 
@@ -60,6 +61,18 @@ def _compaction_json(item: Compaction) -> dict[str, Any]:
     }
 
 
+def _tool_json(tool: ToolTotal) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "name": tool.name,
+        "calls": tool.calls,
+        "result_tokens": tool.result_tokens,
+        "persisted_outputs": tool.persisted_outputs,
+    }
+    if tool.estimated:  # part of the figure estimated from result sizes (engine/sessions/ledger.py)
+        row["result_tokens_estimated"] = True
+    return row
+
+
 def _breakdown_json(breakdown: Breakdown) -> dict[str, Any]:
     return {
         "categories": [
@@ -88,15 +101,7 @@ def _parts_json(sample: Sample) -> dict[str, Any]:
             }
             for item in sample.truncations
         ],
-        "tools": [
-            {
-                "name": tool.name,
-                "calls": tool.calls,
-                "result_tokens": tool.result_tokens,
-                "persisted_outputs": tool.persisted_outputs,
-            }
-            for tool in sample.tools
-        ],
+        "tools": [_tool_json(tool) for tool in sample.tools],
         "subagents": [_subagent_json(sub) for sub in sample.subagents],
         "subagent_of": None
         if parent is None
