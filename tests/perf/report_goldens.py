@@ -14,9 +14,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden_reports"
+# The context by category (--breakdown) of every session, in one file.
+BREAKDOWNS = Path(__file__).resolve().parent / "golden_breakdowns.json"
 SOURCES = (ROOT / "sample_sessions", ROOT / "tests" / "sessions" / "data")
 
 
@@ -37,7 +40,7 @@ def golden_path(session: Path) -> Path:
     return GOLDEN / f"{name}.json"
 
 
-def report_of(session: Path) -> object:
+def report_of(session: Path, *options: str) -> Any:
     """The parsed output of `ctxtop report --json` on the file (its path relative to the repo)."""
     from engine.cli.main import main
 
@@ -46,7 +49,7 @@ def report_of(session: Path) -> object:
     try:
         os.chdir(ROOT)
         with contextlib.redirect_stdout(out):
-            code = main(["report", str(session.relative_to(ROOT)), "--json"])
+            code = main(["report", str(session.relative_to(ROOT)), "--json", *options])
     finally:
         os.chdir(cwd)
     assert code == 0, session
@@ -64,6 +67,24 @@ def write_goldens() -> None:
             print(golden_path(session).relative_to(ROOT))
 
 
+def breakdowns() -> dict[str, Any]:
+    """Each session's context by category (`ctxtop report --json --breakdown`), by file."""
+    return {
+        str(session.relative_to(ROOT)): report_of(session, "--breakdown")["context_breakdown"]
+        for session in session_files()
+    }
+
+
+def write_breakdown_goldens() -> None:
+    """BREAKDOWNS was written by 066eed6's code (the goldens' commit), with this file's
+    ``breakdowns``: ``python tests/perf/report_goldens.py --breakdowns`` from a checkout of it."""
+    with tempfile.TemporaryDirectory() as home:
+        for name in ("CONFIG", "CACHE", "DATA"):
+            os.environ[f"CTXTOP_{name}_DIR"] = str(Path(home) / name.lower())
+        text = json.dumps(breakdowns(), indent=1, ensure_ascii=False, sort_keys=True)
+    BREAKDOWNS.write_text(text + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    write_goldens()
+    write_breakdown_goldens() if sys.argv[1:] == ["--breakdowns"] else write_goldens()
