@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.analysis.accuracy import RequestPoint, accuracy
-from engine.analysis.cache_shapes import ShapeBuilder
+from engine.analysis.cache_history import HistoryLog
+from engine.analysis.cache_shapes import ShapeBuilder, model_prices
 from engine.analysis.cache_shared import shared_evidence
 from engine.analysis.cache_sim import CacheSimulator, SharedEvidence
 from engine.analysis.forecast import RECENT, forecast
@@ -83,8 +84,9 @@ class Analyzer:
         self._tools = ToolAudit()
         self._relevance = RelevanceIndex()
         self._shapes = ShapeBuilder()
+        self._history_log = HistoryLog()
         self._simulator: CacheSimulator | None = None
-        self._simulator_key: tuple[str, str, CacheSpec] | None = None
+        self._simulator_key: tuple[str, CacheSpec, int] | None = None
         self._shared: tuple[tuple[tuple[int, ...], ...], tuple[SharedEvidence, ...]] = ((), ())
         # The history's shares of the window, for (the state, the window), and the place in the
         # state's request changes they were worked out to.
@@ -133,6 +135,9 @@ class Analyzer:
             self._fills_of = (state, window)
         sizes = state.request_sizes
         changes = state.request_changes
+        if not place and changes:  # every request's latest size, once
+            fills, place = [_share(size, window) for size in sizes], len(changes)
+            self._fill_tuple = None
         for index in changes[place:]:
             share = _share(sizes[index], window)
             if index == len(fills):
@@ -168,15 +173,17 @@ class Analyzer:
     # --- the cache --------------------------------------------------------------------------
 
     def _simulator_for(self, setup: Setup) -> CacheSimulator:
+        # Each request carries its own model's prices: another model is no reason to simulate
+        # everything again.
         cache = setup.cache
-        key = (setup.profile.name, setup.model.model, cache)
+        key = (setup.profile.name, cache, setup.model.min_cacheable_tokens)
         if self._simulator is None or self._simulator_key != key:
             self._simulator = CacheSimulator(
                 cache.style,
                 ttl_seconds=cache.ttl_seconds,
                 granularity=cache.granularity,
                 min_cacheable=setup.model.min_cacheable_tokens,
-                prices=setup.model.prices,
+                prices=None,
             )
             self._simulator_key = key
         return self._simulator
@@ -243,10 +250,20 @@ class Analyzer:
         counts: Counts,
         related: Sequence[SessionState],
     ) -> CacheSummary:
-        shapes = self._shapes.shapes(
+        """The live context's requests simulated; the history before them taken from the log."""
+        builder = self._shapes
+        shapes = builder.shapes(
             state, setup, counts.on_context, counts.context, counts.cumulative, counts.system
         )
-        return self._simulator_for(setup).run(shapes, self._shared_evidence(related))
+        history = self._history_log.seed(
+            state,
+            builder.history,
+            logged=builder.logged,
+            prices_of=lambda model: model_prices(model, setup),
+            terms=(setup.model.prices,),
+            entries=builder.carried,
+        )
+        return self._simulator_for(setup).run(shapes, self._shared_evidence(related), history)
 
     def _trend(
         self,

@@ -1,9 +1,12 @@
 """Each request as the cache simulation sees it: the prefixes of its prompt a cache could hold.
 
-A request on the context is placed by its messages (its prompt ends before its answer); one that
-is no longer on the context (before a compaction or a rewrite) only by its reported size, its
-prefixes being the earlier prompts of its run. The system prompt and tools come first; the
-breakpoints are where the profile's rules put the agent's cache markers.
+Only the live context's requests are shaped: from the first request on the context or after the
+last compaction or rewrite, whichever comes first (``live_start``); the history before it is not
+in the window and the simulation takes only its logged figures (cache_history.py). A request on
+the context is placed by its messages (its prompt ends before its answer); one that is not (the
+context was rewritten after it) only by its reported size, its prefixes being the earlier prompts
+of its run. The system prompt and tools come first; the breakpoints are where the profile's rules
+put the agent's cache markers.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from engine.analysis.placement import OnContext
 from engine.analysis.sections import content_kind, is_typed_user_message
 from engine.analysis.setup import Setup
 from engine.analysis.snapshot import Breakpoint
+from engine.models.registry import Prices
+from engine.models.registry import lookup as model_info
 from engine.sessions.model import Message, Response, SessionState, Usage
 
 SYSTEM_KEY = "system"
@@ -41,6 +46,7 @@ class _Walk:
     prompt_ends: list[Boundary] = field(default_factory=list)  # this epoch's, newest last
     ends_digest: int = 0  # a hash of all of them, for the memo
     after: int = 0  # the line of the last response walked
+    first: bool = True  # the walk began at the session's first response
     last: tuple[Response, Usage] | None = None  # that response and its usage then
     shapes: list[RequestShape] = field(default_factory=list)
 
@@ -85,6 +91,31 @@ class _EditLines:
         return self._found[1]
 
 
+def live_start(state: SessionState, on_context: Sequence[OnContext]) -> int:
+    """How many of the session's responses come before its live context: the first response
+    on the context or at or after the last compaction or rewrite, whichever comes first."""
+    frozen = state.last_rewrite_line
+    if not frozen:
+        return 0
+    if state.request_lines_ordered:
+        bound = min([frozen, *(item.response.line for item in on_context[:1])])
+        return bisect.bisect_left(state.request_lines, bound)
+    placed = {item.response.key for item in on_context}
+    for index, response in enumerate(state.responses.values()):
+        if response.key in placed or response.line >= frozen:
+            return index
+    return len(state.responses)
+
+
+def model_prices(model: str | None, setup: Setup) -> Prices | None:
+    """The prices of the model that answered (the session's model's when the log names none)."""
+    return model_info(model).prices if model else setup.model.prices
+
+
+def prices_of(response: Response, setup: Setup) -> Prices | None:
+    return model_prices(response.model, setup)
+
+
 class ShapeBuilder:
     def __init__(self) -> None:
         self._restarts = _EditLines()
@@ -98,6 +129,15 @@ class ShapeBuilder:
         # out once per ``shapes`` call rather than once per request (a Copilot session's
         # requests times its messages).
         self._marks: tuple[int, list[int]] | None = None
+        # Of the last ``shapes`` call: how many responses came before the live context, and
+        # whether the session's log has cache fields.
+        self.history = 0
+        self.logged = False
+        # What the history leaves cached for the live context (see ``_carried``), and whether
+        # its log has cache fields, by the terms they were worked out on.
+        self.carried: tuple[tuple[str, int, str | None], ...] = ()
+        self._carried_key: tuple[object, ...] | None = None
+        self._history_logged: tuple[tuple[int, int], bool] | None = None
 
     def _context_marks(self, context: Sequence[Message]) -> tuple[int, list[int]]:
         if self._marks is None:
@@ -126,16 +166,26 @@ class ShapeBuilder:
         rules = setup.cache.breakpoints
         automatic = setup.cache.style == "automatic"
         restarts = self._restarts.of(state, setup.cache.process_start_new_system_after)
-        key = (id(state), system, rules, automatic, setup.cache, tuple(restarts))
+        history = live_start(state, on_context)
+        if history != self.history:
+            self._shape_memo = {}  # the requests that left the live context are shaped no more
+        self.history = history
+        key = (id(state), system, rules, automatic, setup.cache, tuple(restarts), history)
         walk, start = self._resume(state, key)
+        if start < history:  # a fresh walk: from the live context on
+            walk.first, start = history == 0, history
         responses: Iterator[Response] = islice(state.responses.values(), start, None)
         if not walk.logged:
             ahead = list(responses)
             walk.logged = any(u.cache_read_tokens or u.cache_write_tokens for u in _usages(ahead))
-            if walk.logged and start:  # the checkpoint was made on other terms: start over
+            if not walk.logged and history:
+                walk.logged = self._logged_before(state, history)
+            if walk.logged and start > history:  # the checkpoint was made on other terms
                 self._checkpoint = None
                 return self.shapes(state, setup, on_context, context, cumulative, system)
             responses = iter(ahead)
+        self.logged = walk.logged
+        self._carry(state, setup, history, system, restarts)
         placed = {item.response.key: item for item in on_context}
         compaction_lines = sorted(c.line for c in state.compactions if c.line >= walk.after)
         summaries = (
@@ -174,9 +224,11 @@ class ShapeBuilder:
             walk.previous_prompt = prompt
             walk.after, walk.last = response.line, (response, usage)
             if response.key in summaries:
-                shapes.append(self._summary_shape(response, walk.logged))
+                shapes.append(
+                    self._summary_shape(response, walk.logged, prices_of(response, setup))
+                )
                 continue
-            if not shapes and item is not None and item.index > 0:
+            if walk.first and not shapes and item is not None and item.index > 0:
                 end_key = self._first_key(response.key, context[: item.index], prompt)
             elif item is not None and item.index > 0:
                 end_key = f"m:{context[item.index - 1].id}"
@@ -184,7 +236,15 @@ class ShapeBuilder:
                 end_key = f"r:{walk.epoch}:{response.key}"
             system_key = f"{SYSTEM_KEY}:{walk.compactions if new_system else 0}:{walk.systems}"
             shape = self._memo_shape(
-                response, walk, item, end_key, (system_key, system), setup, context, cumulative
+                response,
+                walk,
+                item,
+                end_key,
+                (system_key, system),
+                setup,
+                context,
+                cumulative,
+                prices_of(response, setup),
             )
             shapes.append(shape)
             walk.prompt_ends.append(Boundary(end_key, prompt, False))
@@ -193,6 +253,58 @@ class ShapeBuilder:
         if final:
             self._save(key, start, walk)
         return list(shapes)
+
+    def _logged_before(self, state: SessionState, count: int) -> bool:
+        """Whether any of the session's first ``count`` responses has cache figures (worked out
+        once per count: those responses are final)."""
+        if self._history_logged is None or self._history_logged[0] != (id(state), count):
+            found = any(
+                u.cache_read_tokens or u.cache_write_tokens
+                for u in _usages(islice(state.responses.values(), count))
+            )
+            self._history_logged = ((id(state), count), found)
+        return self._history_logged[1]
+
+    def _carry(
+        self,
+        state: SessionState,
+        setup: Setup,
+        history: int,
+        system: int,
+        restarts: Sequence[int],
+    ) -> None:
+        """The prefixes the history leaves in the cache for the live context (``carried``: key,
+        tokens, when last used). With automatic caching every request caches its system prompt
+        and tools, so the history's last request (not a compaction's summary request) leaves
+        them cached for the first live one when that sends the same system prompt. With
+        breakpoints the history's own prefixes are the prompts of its run, which the live
+        context does not send; nothing is carried."""
+        cache = setup.cache
+        key = (id(state), history, system, cache, tuple(restarts), setup.model.min_cacheable_tokens)
+        if key == self._carried_key:
+            return
+        self._carried_key, self.carried = key, ()
+        if (
+            not history
+            or cache.style != "automatic"
+            or cache.compaction_changes_system
+            or system < setup.model.min_cacheable_tokens
+            or history >= len(state.responses)
+        ):
+            return
+        lines = sorted(c.line for c in state.compactions)
+        first = max(history - 8, 0)  # a few requests back: past the summary requests
+        recent = list(islice(state.responses.values(), first, history + 1))
+        live, before = recent[-1], recent[:-1]
+        uncached = cache.summary_request_uncached
+        summaries = self._summary_requests(state, first, lines) if uncached else set()
+        last = next((r for r in reversed(before) if r.key not in summaries), None)
+        if last is None:
+            return
+        if bisect.bisect_left(restarts, last.line) != bisect.bisect_left(restarts, live.line):
+            return  # a new process with another system prompt came between them
+        systems = bisect.bisect_left(restarts, live.line)
+        self.carried = ((f"{SYSTEM_KEY}:0:{systems}", system, last.timestamp),)
 
     def _save(self, key: tuple[object, ...], count: int, walk: _Walk) -> None:
         saved = self._checkpoint
@@ -220,6 +332,7 @@ class ShapeBuilder:
         setup: Setup,
         context: Sequence[Message],
         cumulative: Sequence[int],
+        prices: Prices | None,
     ) -> RequestShape:
         """The request's shape; one whose inputs did not change keeps its shape object, so
         that the simulation sees at a glance that it need not run again."""
@@ -243,6 +356,7 @@ class ShapeBuilder:
             setup.cache.marks_last_arrived_result,
             # The earlier prompts it may read from (their ends), as they are now.
             walk.ends_digest,
+            prices,
         )
         known = self._shape_memo.get(response.key)
         if known is not None and known[0] == memo_key:
@@ -259,6 +373,7 @@ class ShapeBuilder:
             walk.prompt_ends,
             context,
             cumulative,
+            prices,
         )
         self._shape_memo[response.key] = (memo_key, shape)
         return shape
@@ -282,9 +397,10 @@ class ShapeBuilder:
         return keys
 
     @staticmethod
-    def _summary_shape(response: Response, logged: bool) -> RequestShape:
+    def _summary_shape(response: Response, logged: bool, prices: Prices | None) -> RequestShape:
         prompt = response.usage.input_tokens_total
-        return _request_shape(response, logged, [Boundary(f"summary:{response.key}", prompt, True)])
+        boundaries = [Boundary(f"summary:{response.key}", prompt, True)]
+        return _request_shape(response, logged, boundaries, prices=prices)
 
     def _shape(
         self,
@@ -299,6 +415,7 @@ class ShapeBuilder:
         prompt_ends: Sequence[Boundary],
         context: Sequence[Message],
         cumulative: Sequence[int],
+        prices: Prices | None,
     ) -> RequestShape:
         prompt = response.usage.input_tokens_total
         system_key, system = system_prefix
@@ -317,7 +434,7 @@ class ShapeBuilder:
                 round((cumulative[i + 1] - cumulative[i]) * scale) + RESULT_FRAMING for i in after
             )
         sent = context[item.index - 1].timestamp if item is not None and item.index else None
-        return _request_shape(response, logged, boundaries, unmarked, sent)
+        return _request_shape(response, logged, boundaries, unmarked, sent, prices)
 
     def _message_breakpoints(
         self,
@@ -480,6 +597,7 @@ def _request_shape(
     boundaries: list[Boundary],
     unmarked: int = 0,
     sent: str | None = None,
+    prices: Prices | None = None,
 ) -> RequestShape:
     usage = response.usage
     return RequestShape(
@@ -494,4 +612,5 @@ def _request_shape(
         logged_uncached=usage.input_tokens,
         unmarked=unmarked,
         sent=sent,
+        prices=prices,
     )

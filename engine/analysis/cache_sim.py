@@ -58,6 +58,8 @@ class RequestShape:
     # every request has, which the simulation learns from the log): uncached by the rule.
     unmarked: int = 0
     sent: str | None = None  # when the request went out (its last message), if known
+    # The prices of the model that answered it (None: the simulator's own).
+    prices: Prices | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +119,15 @@ class _CacheState:
         return self.votes[1] > self.votes[0]
 
 
-def _fresh_state() -> _CacheState:
-    return _CacheState({}, RunningMedian())
+def _fresh_state(history: HistorySeed | None = None) -> _CacheState:
+    """An empty cache; with ``history``, the framing tails and rule votes its log showed."""
+    if history is None:
+        return _CacheState({}, RunningMedian())
+    tails = RunningMedian()
+    for tail in history.tails:
+        tails.add(tail)
+    entries = {key: (tokens, epoch_seconds(used)) for key, tokens, used in history.entries}
+    return _CacheState(entries, tails, history.last, history.votes)
 
 
 # A live session re-simulates from the newest snapshot before its first changed request; a few
@@ -129,7 +138,7 @@ SNAPSHOTS = 8
 
 
 @dataclass(slots=True)
-class _Totals:
+class Totals:
     """The summary's running sums over the rows so far (summed in row order, as ``sum`` would)."""
 
     read: int = 0
@@ -165,7 +174,26 @@ class _Totals:
             self.write_known += 1
             self.write_agree += row.write_within_5pct
 
-    def copy(self) -> _Totals:
+    def add_logged(
+        self, read: int, write: int, uncached: int, cost: float | None, logged_cost: float | None
+    ) -> None:
+        """A request not simulated (history before the live context): its logged figures."""
+        self.read += read
+        self.write += write
+        self.uncached += uncached
+        if cost is not None:
+            self.cost, self.costs = self.cost + cost, self.costs + 1
+        if logged_cost is not None:
+            self.logged_cost += logged_cost
+            self.logged_costs += 1
+
+    def plus(self, other: Totals) -> Totals:
+        """These sums after ``other``'s (``other`` first, as its requests came first)."""
+        if not (other.costs or other.logged_costs or other.read or other.write or other.uncached):
+            return self
+        return Totals(*(getattr(other, name) + getattr(self, name) for name in self.__slots__))
+
+    def copy(self) -> Totals:
         return replace(self)
 
     def summary(self, style: str, ttl: float, rows: list[CacheRequest]) -> CacheSummary:
@@ -187,12 +215,32 @@ class _Totals:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HistorySeed:
+    """What the requests before the live context (the last compaction or rewrite) leave the
+    simulation, from their logged figures only (engine/analysis/cache_history.py): they are not
+    simulated, request by request, since none of them is on the context any more.
+
+    ``tails``: the uncached input they logged when they read or wrote the cache (the closing
+    framing the simulation learns); ``votes`` and ``last``: the caching rule their reads showed
+    and what the last of them left cached (see ``_CacheState``); ``totals``: their logged read,
+    write, uncached input and costs, which the summary's figures start from; ``entries``: the
+    prefixes they leave cached for the live context (key, tokens, when last used)."""
+
+    requests: int
+    tails: tuple[int, ...]
+    votes: tuple[int, int]
+    last: tuple[int, int] | None
+    totals: Totals
+    entries: tuple[tuple[str, int, str | None], ...] = ()
+
+
 @dataclass(slots=True)
 class _Snapshot:
     count: int  # requests simulated before it
     state: _CacheState
     applied: int
-    totals: _Totals
+    totals: Totals
 
 
 def _common_prefix(new: Sequence[RequestShape], old: list[RequestShape]) -> int:
@@ -230,12 +278,13 @@ class CacheSimulator:
         self.granularity = max(granularity, 1)
         self.min_cacheable = min_cacheable
         self.prices = prices
+        self._history: HistorySeed | None = None
         self._state = _fresh_state()
         self._done: list[CacheRequest] = []
         self._shapes: list[RequestShape] = []
         self._shared: tuple[SharedEvidence, ...] = ()
         self._applied = 0  # how many of ``_shared`` the state has taken in
-        self._totals = _Totals()  # of ``_done``
+        self._totals = Totals()  # of ``_done``
         self._snapshots: list[_Snapshot] = []
 
     def _alive(self, entry: tuple[int, float | None], now: float | None) -> bool:
@@ -329,11 +378,14 @@ class CacheSimulator:
         else:
             state.entries.pop(held, None)
 
-    def _cost(self, uncached: int, write: int, read: int, output: int) -> float | None:
-        if self.prices is None:
+    def _cost(
+        self, prices: Prices | None, uncached: int, write: int, read: int, output: int
+    ) -> float | None:
+        prices = prices or self.prices
+        if prices is None:
             return None
         return round(
-            self.prices.cost(
+            prices.cost(
                 input_tokens=uncached,
                 cache_write_tokens=write,
                 cache_read_tokens=read,
@@ -350,7 +402,11 @@ class CacheSimulator:
             read_agrees = _close(read, shape.logged_read)
             write_agrees = _close(write, shape.logged_write)
             logged_cost = self._cost(
-                shape.logged_uncached, shape.logged_write, shape.logged_read, shape.output
+                shape.prices,
+                shape.logged_uncached,
+                shape.logged_write,
+                shape.logged_read,
+                shape.output,
             )
         return CacheRequest(
             response_id=shape.response_id,
@@ -365,7 +421,7 @@ class CacheSimulator:
             write_difference=(
                 write - shape.logged_write if shape.logged_write is not None else None
             ),
-            cost=self._cost(uncached, write, read, shape.output),
+            cost=self._cost(shape.prices, uncached, write, read, shape.output),
             logged_cost=logged_cost,
             within_5pct=None if read_agrees is None else bool(read_agrees and write_agrees),
             read_within_5pct=read_agrees,
@@ -373,15 +429,20 @@ class CacheSimulator:
         )
 
     def run(
-        self, shapes: Sequence[RequestShape], shared: Sequence[SharedEvidence] = ()
+        self,
+        shapes: Sequence[RequestShape],
+        shared: Sequence[SharedEvidence] = (),
+        history: HistorySeed | None = None,
     ) -> CacheSummary:
         """``shared``: what other conversations on the same cache showed, in time order; each
-        request sees what was logged before it went out."""
+        request sees what was logged before it went out. ``history``: what the requests before
+        ``shapes`` logged (they are not simulated); the summary's figures include theirs."""
         # A request whose shape changed (the system prefix became known, a compaction took its
         # messages off the context) is simulated again, with everything after it: from the
         # newest snapshot before it (a live session changes only its newest requests).
         shared = tuple(shared)
-        if shared != self._shared:
+        if shared != self._shared or history is not self._history:
+            self._history = history
             self._restart()
             self._shared = shared
         same = _common_prefix(shapes, self._shapes)
@@ -406,11 +467,13 @@ class CacheSimulator:
             self._applied = applied
             totals = totals.copy()
             totals.add(rows[-1])
+        if self._history is not None:
+            totals = totals.plus(self._history.totals)
         return totals.summary(self.style, self.ttl, rows)
 
     def _restart(self) -> None:
-        self._state, self._done, self._shapes = _fresh_state(), [], []
-        self._applied, self._totals, self._snapshots = 0, _Totals(), []
+        self._state, self._done, self._shapes = _fresh_state(self._history), [], []
+        self._applied, self._totals, self._snapshots = 0, Totals(), []
 
     def _snapshot(self) -> _Snapshot:
         return _Snapshot(len(self._done), self._state.copy(), self._applied, self._totals.copy())

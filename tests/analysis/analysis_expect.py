@@ -34,6 +34,18 @@ def report_json(path: Path, *options: str) -> dict[str, Any]:
     return data
 
 
+def before_compaction(path: Path, folder: Path) -> Path:
+    """A copy of the session's log up to its first compaction (that line excluded): the
+    requests before it are the live context there, which the cache simulation simulates (in
+    the whole log they are history, taken from the log's own figures)."""
+    from engine.agents.session_reader import read_session
+
+    line = read_session(path).compactions[0].line
+    copy = folder / path.name
+    copy.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[: line - 1]))
+    return copy
+
+
 def count(messages: list[Message]) -> int:
     """The tokenizer count of messages' content (images: Claude Code's flat 2000)."""
     return sum(

@@ -12,6 +12,7 @@ from analysis_expect import (
     CALC_MAIN,
     CODEX,
     ENC,
+    before_compaction,
     count,
     report_json,
     section,
@@ -83,26 +84,20 @@ def test_budget_override_asks_what_if_the_window_were_smaller() -> None:
     assert analysis["thresholds"]["autocompact_at"] == 17_000
 
 
-def test_codex_cache_simulation_reads_the_previous_prompt_in_128_token_steps() -> None:
-    analysis = report_json(CODEX)["analysis"]
-    rows = analysis["cache"]["requests"]
+def test_codex_cache_simulation_reads_the_previous_prompt_in_128_token_steps(
+    tmp_path: Path,
+) -> None:
     state = read_session(CODEX)
-    prompts = [r.usage.input_tokens_total for r in state.responses.values()]
-    assert [row["prompt"] for row in rows] == prompts
     compaction = state.compactions[0].line
-    # The summarising request before the compaction goes without tool definitions: no read.
-    summary = max(
-        (row for row, r in zip(rows, state.responses.values(), strict=True) if r.line < compaction),
-        key=lambda row: row["line"],
-    )
-    assert summary["read"] == 0 and summary["uncached"] == summary["prompt"]
-    for previous, (row, response) in zip(
-        prompts, list(zip(rows, state.responses.values(), strict=True))[1:], strict=False
-    ):
-        if response.line > compaction or row is summary or row["prompt"] < previous:
+    # Before the compaction (the log up to it: those requests are on its context).
+    rows = report_json(before_compaction(CODEX, tmp_path))["analysis"]["cache"]["requests"]
+    prompts = [r.usage.input_tokens_total for r in state.responses.values() if r.line < compaction]
+    assert [row["prompt"] for row in rows] == prompts
+    for previous, row in itertools.pairwise(rows):
+        if row["prompt"] < previous["prompt"]:
             continue
         # OpenAI caches every prefix it saw; the previous prompt is one, counted in 128s.
-        assert row["read"] == previous // 128 * 128
+        assert row["read"] == previous["prompt"] // 128 * 128
         assert row["write"] == 0 and row["uncached"] == row["prompt"] - row["read"]
     agreeing = [
         row
@@ -111,32 +106,49 @@ def test_codex_cache_simulation_reads_the_previous_prompt_in_128_token_steps() -
         and abs(row["write"] - row["logged_write"]) <= 0.05 * row["logged_write"]
     ]
     assert len(agreeing) / len(rows) >= 0.9
+    # The whole log: only the requests after the compaction are simulated; the first reads the
+    # system prompt and tools the requests before it left cached (every prefix is cached).
+    analysis = report_json(CODEX)["analysis"]
+    cache = analysis["cache"]
+    after = [r for r in state.responses.values() if r.line > compaction]
+    assert [row["line"] for row in cache["requests"]] == [r.line for r in after]
+    system = section(analysis, "system")["tokens"]
+    assert cache["requests"][0]["read"] == system // 128 * 128 > 0
+    # The figures of the requests before it are what the log reported.
+    history = [r.usage for r in state.responses.values() if r.line < compaction]
+    simulated = cache["requests"]
+    assert cache["read"] == sum(u.cache_read_tokens for u in history) + sum(
+        row["read"] for row in simulated
+    )
+    assert cache["uncached"] == sum(u.input_tokens for u in history) + sum(
+        row["uncached"] for row in simulated
+    )
 
 
-def test_claude_code_cache_simulation_against_the_logged_cache_fields() -> None:
-    rows = report_json(CALC_MAIN)["analysis"]["cache"]["requests"]
+def test_claude_code_cache_simulation_against_the_logged_cache_fields(tmp_path: Path) -> None:
+    rows = report_json(before_compaction(CALC_MAIN, tmp_path))["analysis"]["cache"]["requests"]
     assert all(row["logged_read"] is not None for row in rows)
     reads = sum(abs(row["read"] - row["logged_read"]) <= 0.05 * row["logged_read"] for row in rows)
     assert reads / len(rows) >= 0.8
     # Within a run of requests, each one reads what the log says the previous one left cached.
     # The realagents model server caches the whole prompt it was sent (its next read is the
     # previous prompt, not the previous read + write), and the simulation follows the log.
-    state = read_session(CALC_MAIN)
-    boundary = state.compactions[0].line
-    before = [row for row in rows if row["line"] < boundary]
-    runs = [(a, b) for a, b in itertools.pairwise(before) if b["logged_read"]]
+    runs = [(a, b) for a, b in itertools.pairwise(rows) if b["logged_read"]]
     assert len(runs) >= 10
     assert sum(b["logged_read"] == a["prompt"] for a, b in runs) > len(runs) / 2
     followed = [b for a, b in runs if a["logged_read"] and b["read"] == a["prompt"]]
     assert len(followed) >= len(runs) - 3  # all but the first and the runs after a restart
-    after = [row for row in rows if row["line"] > boundary]
-    # Claude Code sends a new system prompt after a compaction: the first request reads nothing.
-    assert after[0]["read"] == 0 and after[0]["logged_read"] == 0
+    state = read_session(CALC_MAIN)
     # Price check on the first request: all written at 6.25/M, output at 25/M (claude-opus-4-8).
     first = rows[0]
     output = next(iter(state.responses.values())).usage.output_tokens
     expected = (first["write"] * 6.25 + first["uncached"] * 5.0 + output * 25.0) / 1e6
     assert abs(first["cost"] - expected) < 1e-6
+    # The whole log: the requests after the compaction are simulated.
+    after = report_json(CALC_MAIN)["analysis"]["cache"]["requests"]
+    assert after and all(row["line"] > state.compactions[0].line for row in after)
+    # Claude Code sends a new system prompt after a compaction: the first request reads nothing.
+    assert after[0]["read"] == 0 and after[0]["logged_read"] == 0
 
 
 def test_tool_figures_on_the_openai_sample() -> None:
