@@ -32,7 +32,10 @@ class HistoryLog:
         self._key: tuple[object, ...] | None = None
         self._count = 0  # responses taken in
         self._place = 0  # how far into the state's request changes they were checked
-        self._prices: dict[str | None, Prices | None] = {}  # by model, on the key's terms
+        self._prices: dict[str | None, Prices | None] = {}  # by model
+        # The terms the prices of responses naming no model were taken on, and how many.
+        self._terms: tuple[object, ...] | None = None
+        self._unnamed = 0
         self._totals = Totals()
         self._tails: list[int] = []
         self._votes = (0, 0)
@@ -56,11 +59,16 @@ class HistoryLog:
         if count == 0:
             self._reset(None)
             return None
-        key = (id(state), logged, terms)
+        key = (id(state), logged)
         changes = state.request_changes
         revised = self._count and any(index < self._count for index in changes[self._place :])
-        if key != self._key or count < self._count or revised:
+        # Another session model changes only the prices of responses that name none.
+        repriced = terms != self._terms and self._unnamed
+        if key != self._key or count < self._count or revised or repriced:
             self._reset(key)
+        if terms != self._terms:
+            self._terms = terms
+            self._prices.pop(None, None)
         self._place = len(changes)
         seed = self._seed
         if count == self._count and seed is not None and seed.entries == entries:
@@ -69,6 +77,7 @@ class HistoryLog:
             model = response.model
             prices = self._prices[model] if model in self._prices else prices_of(model)
             self._prices[model] = prices
+            self._unnamed += model is None
             self._take(response, logged, prices)
         self._count = count
         self._seed = HistorySeed(
@@ -83,7 +92,7 @@ class HistoryLog:
 
     def _reset(self, key: tuple[object, ...] | None) -> None:
         self._key, self._count, self._place = key, 0, 0
-        self._prices, self._totals = {}, Totals()
+        self._prices, self._totals, self._unnamed = {}, Totals(), 0
         self._tails, self._votes, self._last = [], (0, 0), None
         self._seed = None
 

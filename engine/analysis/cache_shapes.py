@@ -61,34 +61,73 @@ class _Walk:
         newest of them the same object, with the same usage)."""
         if count == 0 or self.last is None:
             return count == 0
-        response = next(islice(state.responses.values(), count - 1, None), None)
+        newest = responses_from(state, count - 1)
+        response = newest[0] if newest else None
         return response is self.last[0] and response.usage is self.last[1]
+
+
+def _lines_since(state: SessionState, after: int) -> list[int]:
+    """The sorted lines of the compactions at or after line ``after`` (a walk back from the
+    newest: the compactions before are not looked at)."""
+    lines = []
+    for compaction in reversed(state.compactions):
+        if compaction.line < after:
+            break
+        lines.append(compaction.line)
+    return sorted(lines)
+
+
+def responses_from(state: SessionState, start: int) -> list[Response]:
+    """The session's responses from index ``start`` on, taken from the newest back: the work is
+    that of the responses returned, not of those before them (the history)."""
+    count = len(state.responses) - start
+    if count <= 0:
+        return []
+    found = list(islice(reversed(state.responses.values()), count))
+    found.reverse()
+    return found
 
 
 class _EditLines:
     """The sorted lines of a session's calls to some tools, taken in as calls arrive (the
-    session's calls only grow), for ``new_system_restarts``."""
+    session's calls only grow), and the process starts they make new system prompts at
+    (``new_system_restarts``), worked out for the new starts only while lines come in order.
+    ``version`` changes whenever those starts do."""
 
     def __init__(self) -> None:
         self._key: tuple[int, Sequence[str]] | None = None
-        self._seen = 0
+        self._seen = 0  # how far into the state's ``tool_changes`` (only ever appended)
+        self._calls: set[str] = set()  # the ids of the calls taken in
         self._lines: list[int] = []
-        self._found: tuple[tuple[int, int], list[int]] = ((0, 0), [])
+        self._starts = 0  # process starts worked out
+        self._found: list[int] = []
+        self.version = 0
 
     def of(self, state: SessionState, tools: Sequence[str]) -> list[int]:
         if not tools or not state.process_starts:
             return []
-        if self._key != (id(state), tools) or self._seen > len(state.tools):
-            self._key, self._seen, self._lines = (id(state), tools), 0, []
-            self._found = ((-1, -1), [])
-        for call in islice(state.tools.values(), self._seen, None):
-            if call.name in tools:
+        starts = state.process_starts
+        changes = state.tool_changes
+        if self._key != (id(state), tools) or self._seen > len(changes):
+            self._key, self._seen, self._lines, self._calls = (id(state), tools), 0, [], set()
+            self._starts, self._found = 0, []
+            self.version += 1
+        # Past the newest start worked out, a new call changes none of them.
+        settled = starts[self._starts - 1] if self._starts else 0
+        for call in changes[self._seen :]:
+            if call.name in tools and call.call_id not in self._calls:
+                self._calls.add(call.call_id)
                 bisect.insort(self._lines, call.line)
-        self._seen = len(state.tools)
-        counts = (len(state.process_starts), len(self._lines))
-        if self._found[0] != counts:  # worked out again only when starts or edits came
-            self._found = (counts, restarts_after_edits(state.process_starts, self._lines))
-        return self._found[1]
+                if call.line < settled:
+                    self._starts, self._found = 0, []
+        self._seen = len(changes)
+        if len(starts) < self._starts:
+            self._starts, self._found = 0, []
+        if self._starts < len(starts):
+            self._found = self._found + restarts_after_edits(starts, self._lines, self._starts)
+            self._starts = len(starts)
+            self.version += 1
+        return self._found
 
 
 def live_start(state: SessionState, on_context: Sequence[OnContext]) -> int:
@@ -170,11 +209,21 @@ class ShapeBuilder:
         if history != self.history:
             self._shape_memo = {}  # the requests that left the live context are shaped no more
         self.history = history
-        key = (id(state), system, rules, automatic, setup.cache, tuple(restarts), history)
+        key = (id(state), system, rules, automatic, setup.cache, self._restarts.version, history)
         walk, start = self._resume(state, key)
         if start < history:  # a fresh walk: from the live context on
-            walk.first, start = history == 0, history
-        responses: Iterator[Response] = islice(state.responses.values(), start, None)
+            walk.first, start = False, history
+            # The compactions and restarts before the history's last request, counted.
+            walk.after = state.request_lines[history - 1]
+            walk.compactions = sum(c.line < walk.after for c in state.compactions)
+            walk.systems = sum(line < walk.after for line in restarts)
+            walk.epoch = walk.compactions + walk.systems
+        ahead = responses_from(state, start - 1 if start else 0)
+        if start and ahead:
+            if walk.last is None:  # the history's last response: the checkpoint's mark
+                walk.last = (ahead[0], ahead[0].usage)
+            del ahead[0]
+        responses: Iterator[Response] = iter(ahead)
         if not walk.logged:
             ahead = list(responses)
             walk.logged = any(u.cache_read_tokens or u.cache_write_tokens for u in _usages(ahead))
@@ -187,14 +236,14 @@ class ShapeBuilder:
         self.logged = walk.logged
         self._carry(state, setup, history, system, restarts)
         placed = {item.response.key: item for item in on_context}
-        compaction_lines = sorted(c.line for c in state.compactions if c.line >= walk.after)
+        compaction_lines = _lines_since(state, walk.after)
         summaries = (
             self._summary_requests(state, start, compaction_lines)
             if setup.cache.summary_request_uncached
             else set()
         )
         frozen_until = state.last_rewrite_line
-        restarts = [line for line in restarts if line >= walk.after]
+        restarts = restarts[bisect.bisect_left(restarts, walk.after) :]  # starts come in order
         shapes = walk.shapes
         self._marks = None
         new_system = setup.cache.compaction_changes_system
@@ -280,7 +329,8 @@ class ShapeBuilder:
         breakpoints the history's own prefixes are the prompts of its run, which the live
         context does not send; nothing is carried."""
         cache = setup.cache
-        key = (id(state), history, system, cache, tuple(restarts), setup.model.min_cacheable_tokens)
+        version = self._restarts.version
+        key = (id(state), history, system, cache, version, setup.model.min_cacheable_tokens)
         if key == self._carried_key:
             return
         self._carried_key, self.carried = key, ()
@@ -294,7 +344,7 @@ class ShapeBuilder:
             return
         lines = sorted(c.line for c in state.compactions)
         first = max(history - 8, 0)  # a few requests back: past the summary requests
-        recent = list(islice(state.responses.values(), first, history + 1))
+        recent = responses_from(state, first)[: history + 1 - first]
         live, before = recent[-1], recent[:-1]
         uncached = cache.summary_request_uncached
         summaries = self._summary_requests(state, first, lines) if uncached else set()
@@ -385,7 +435,7 @@ class ShapeBuilder:
         keys: set[str] = set()
         lines = list(lines)
         last: Response | None = None
-        for response in islice(state.responses.values(), start, None):
+        for response in responses_from(state, start):
             while lines and lines[0] < response.line:
                 if last is not None:
                     keys.add(last.key)
@@ -526,11 +576,14 @@ def new_system_restarts(state: SessionState, tools: Sequence[str]) -> list[int]:
     return restarts_after_edits(state.process_starts, edits)
 
 
-def restarts_after_edits(process_starts: Sequence[int], edits: Sequence[int]) -> list[int]:
-    """The process starts with an edit (of the sorted lines ``edits``) since the one before."""
+def restarts_after_edits(
+    process_starts: Sequence[int], edits: Sequence[int], first: int = 0
+) -> list[int]:
+    """The process starts with an edit (of the sorted lines ``edits``) since the one before
+    (of the starts from index ``first`` on)."""
     found: list[int] = []
-    began = 0
-    for start in process_starts:
+    began = process_starts[first - 1] if first else 0
+    for start in process_starts[first:]:
         index = bisect.bisect_right(edits, began)
         if index < len(edits) and edits[index] < start:
             found.append(start)

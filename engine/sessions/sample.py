@@ -20,7 +20,10 @@ choice (``context_window``), the one fill % (``fill_percent``), and the context 
 from __future__ import annotations
 
 import dataclasses
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from engine.models.registry import lookup as model_info
 from engine.sessions.adapter import Adapter
@@ -185,6 +188,43 @@ class Sample:
         return fill_percent(self.context.value, self.window.tokens)
 
 
+Item = TypeVar("Item")
+# A session's copies of its compactions, truncations and skipped lines, kept between samples
+# (until the session is gone): (the session, the terms they were made on, the copies).
+_COPIED: dict[tuple[int, str], tuple[weakref.ref[SessionState], object, list[Any]]] = {}
+
+
+def _copies(
+    state: SessionState,
+    name: str,
+    items: Sequence[Item],
+    copy: Callable[[Item], Item],
+    terms: object = None,
+) -> tuple[Item, ...]:
+    """The copies of a session's list ``items`` (only ever appended to), kept between samples:
+    a sample copies the newest item again (a reader may still complete it: a compaction's
+    "after" figure arrives with the next request) and the items added since, not the whole
+    history of them."""
+    key = (id(state), name)
+    known = _COPIED.get(key)
+    if known is None or known[0]() is not state or known[1] != terms or len(known[2]) > len(items):
+        # When the session is gone, so are its copies (and another may take its id).
+        ref = weakref.ref(state, _forget(key))
+        known = _COPIED[key] = (ref, terms, [])
+    copies = known[2]
+    settled = max(len(copies) - 1, 0)
+    del copies[settled:]
+    copies.extend(copy(item) for item in items[settled:])
+    return tuple(copies)
+
+
+def _forget(key: tuple[int, str]) -> Callable[[object], None]:
+    def forget(_: object) -> None:
+        _COPIED.pop(key, None)
+
+    return forget
+
+
 def _compaction(compaction: Compaction, window: int | None) -> Compaction:
     """A copy; its "after" figure only when the window can hold it (an agent's own estimate can
     be absurd)."""
@@ -239,9 +279,9 @@ def build_sample(
     encoding = encoding_for(state)
     window = context_window(state)
     context = context_tokens(state, ledger, encoding)
-    skipped = list(state.skipped)
+    skipped = list(_copies(state, "skipped", state.skipped, dataclasses.replace))
     for child in state.subagents.values():
-        skipped.extend(child.skipped)
+        skipped.extend(dataclasses.replace(item) for item in child.skipped)
     sample = Sample(
         agent=state.agent,
         agent_version=state.agent_version,
@@ -259,14 +299,20 @@ def build_sample(
         autocompact_at=adapter.autocompact_at(window.tokens) if window.tokens else None,
         api_requests=state.api_requests,
         totals=dataclasses.replace(state.totals),
-        compactions=tuple(_compaction(item, window.tokens) for item in state.compactions),
-        truncations=tuple(dataclasses.replace(item) for item in state.truncations),
+        compactions=_copies(
+            state,
+            "compactions",
+            state.compactions,
+            lambda item: _compaction(item, window.tokens),
+            window.tokens,
+        ),
+        truncations=_copies(state, "truncations", state.truncations, dataclasses.replace),
         tools=ledger.tools(state, encoding),
         subagents=tuple(
             _subagent(child, ledger, state.model) for child in state.subagents.values()
         ),
         subagent_of=_parent(state),
-        skipped=tuple(dataclasses.replace(item) for item in skipped),
+        skipped=tuple(skipped),
         lines_read=state.lines_read,
         bytes_read=state.bytes_read,
         history=state.request_history(),
