@@ -14,7 +14,7 @@ from pathlib import Path
 from textual.app import App
 
 from engine.errors import CtxtopError
-from engine.live.auto_live import AutoLive, load_auto_live
+from engine.live.auto_live import AutoLive, apply_auto, load_auto_live
 from engine.live.live_status import LiveStatus, live_status
 from engine.live.view import LiveView
 from engine.proxy.live_plan import stop_plan
@@ -70,24 +70,15 @@ class LiveApplyApp(App[None]):
         self.call_from_thread(self.show_live, status)
 
     def _apply_automatically(self, path: Path, session: str, auto: AutoLive) -> None:
-        from engine.editing.policy import Policy
-        from engine.live.apply_plan import apply_compact, apply_edit
-
         try:
-            if auto.action == "edit":
-                apply_edit(path, Policy(), session)
-            else:
-                apply_compact(path, session)
+            done = apply_auto(path, session, auto)  # the engine's, as headless ctxtop proxy
         except CtxtopError as error:
             self.call_from_thread(
                 self.notify, str(error), title="Automatic live policy", markup=False
             )
             return
         self.call_from_thread(
-            self.notify,
-            f"the fill passed {auto.at:.0%}: {auto.action} applied live (l stops it)",
-            title="Automatic live policy",
-            markup=False,
+            self.notify, f"{done} (l stops it)", title="Automatic live policy", markup=False
         )
 
     def show_live(self, status: LiveStatus) -> None:

@@ -1,5 +1,6 @@
 """``ctxtop proxy``: live mode's loopback proxy without the dashboard; one line per model
-request (whose session, what the prompt held, what the answer reported)."""
+request (whose session, what the prompt held, what the answer reported), and the settings'
+automatic live policy (``live: auto``) applied to the proxied sessions as the dashboard does."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 from typing import Any
 
 from engine.errors import CtxtopError
+from engine.live.auto_live import AutoLive, AutoLiveWatch, load_auto_live
 from engine.proxy.rewrite_live import LiveRewriter
 from engine.proxy.server import ProxyServer
 from engine.proxy.settings import ProxySettings, load_proxy_settings
@@ -47,11 +49,21 @@ def settings_from(args: argparse.Namespace) -> ProxySettings:
     return settings
 
 
-async def serve(settings: ProxySettings) -> None:
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+async def serve(settings: ProxySettings, auto: AutoLive) -> None:
+    watch = AutoLiveWatch(auto, report=say)
+
+    def measured(line: dict[str, Any]) -> None:
+        say(request_line(line))
+        watch.seen(line.get("session_id"))  # the settings' live: auto policy, if on
+
     server = ProxyServer(
         settings,
         rewriter=LiveRewriter(),  # live plans (ctxtop edit --live ...) apply from the next request
-        on_measured=lambda line: print(request_line(line), flush=True),
+        on_measured=measured,
     )
     try:
         port = await server.start()
@@ -63,6 +75,8 @@ async def serve(settings: ProxySettings) -> None:
     print(f"ctxtop proxy on http://127.0.0.1:{port} (loopback only); start an agent through it:")
     print("\n".join(start_lines(port)))
     print(f"measurements: {measurements_dir()}/<session>.jsonl", flush=True)
+    if auto.action != "off":
+        say(f"automatic live policy: {auto.action} a session once its fill passes {auto.at:.0%}")
     stopped = asyncio.Event()
     with contextlib.suppress(NotImplementedError):  # SIGTERM stops as ctrl+c does
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
@@ -70,11 +84,12 @@ async def serve(settings: ProxySettings) -> None:
         await stopped.wait()
     finally:
         await server.stop()  # the requests forwarded so far are all measured first
+        await asyncio.to_thread(watch.close)
 
 
 def run(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings_from(args)))
+        asyncio.run(serve(settings_from(args), load_auto_live()))
     print("ctxtop proxy stopped", file=sys.stderr)
     return 0
 

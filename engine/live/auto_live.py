@@ -8,16 +8,28 @@ live:
   at: 0.85        # the fill (fraction of the window) that triggers it
 ```
 It applies once: while a plan is in force nothing is applied again (stopping it re-arms it).
+
+The dashboard looks at the session it shows every few seconds (tui/live_apply.py); headless
+``ctxtop proxy`` looks at each proxied session after each of its requests was measured
+(``AutoLiveWatch``): it finds the session's log by the id the agent sent, follows it as the
+dashboard does (the gauge's fill) and applies the same plan with ``apply_auto``.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.config import config_path, read_config_data
-from engine.errors import InputError
+from engine.errors import CtxtopError, InputError
+
+if TYPE_CHECKING:
+    from engine.live.session import LiveSession
 
 ACTIONS = ("off", "edit", "compact")
 DEFAULT_AT = 0.85
@@ -54,3 +66,121 @@ def load_auto_live(path: Path | None = None) -> AutoLive:
     path = path or config_path()
     data = read_config_data(path)
     return parse_auto_live(data.get("live") if isinstance(data, dict) else None, str(path))
+
+
+def apply_auto(path: str | Path, session_id: str, auto: AutoLive) -> str:
+    """Put the policy's default edit (keep the last 3 tool uses) or compaction (keep the last 3
+    rounds) in force for the session, as a live plan; what was done, in a few words.
+    ``CtxtopError`` when there is nothing to apply (e.g. no old tool result to clear)."""
+    from engine.editing.policy import Policy
+    from engine.live.apply_plan import apply_compact, apply_edit
+
+    if auto.action == "edit":
+        apply_edit(path, Policy(), session_id)
+    else:
+        apply_compact(path, session_id)
+    return f"the fill passed {auto.at:.0%}: {auto.action} applied live"
+
+
+def session_log(session_id: str) -> Path | None:
+    """The log of the session the agent names ``session_id`` in its requests, among every
+    agent's sessions: Claude Code's ``<id>.jsonl``, Codex's ``rollout-<time>-<id>.jsonl``."""
+    from engine.agents.discovery import discover
+
+    for found in discover():
+        stem = found.path.stem
+        if stem == session_id or stem.endswith("-" + session_id):
+            return found.path
+    return None
+
+
+LOOK_AGAIN_SECONDS = 30.0  # a session whose log was not found is looked for again after this
+SETTLE_SECONDS = 1.0  # the agent writes the answer's usage to its log as the answer ends
+
+
+class AutoLiveWatch:
+    """The automatic policy for headless ``ctxtop proxy``: ``seen(session_id)`` after each of a
+    session's requests was measured; in a thread of its own, the session's log is followed
+    (the dashboard's gauge) and, once its fill passes ``at`` with no plan in force, the plan is
+    applied, once. It is armed again when the fill is seen under ``at`` with no plan in force
+    (the agent compacted by itself): stopping a plan while the fill is still past ``at`` does
+    not bring it straight back. ``report`` gets one line per plan applied or refused."""
+
+    def __init__(self, auto: AutoLive, report: Callable[[str], None]) -> None:
+        self.auto = auto
+        self.report = report
+        self.sessions: dict[str, LiveSession] = {}
+        self.missing: dict[str, float] = {}  # session id -> when its log was looked for
+        self.applied: set[str] = set()
+        self.queued: set[str] = set()
+        self.lock = threading.Lock()
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="ctxtop-auto-live")
+
+    def seen(self, session_id: str | None) -> None:
+        """A request of ``session_id`` was measured (from any thread; returns at once)."""
+        if self.auto.action == "off" or not session_id or session_id == "unknown":
+            return
+        with self.lock:
+            if session_id in self.queued:
+                return  # a look is already due: it reads the log as it is then
+            self.queued.add(session_id)
+        self.pool.submit(self._look_twice, session_id)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _look_twice(self, session_id: str) -> None:
+        """Now, and once more when the agent has had time to log the answer's usage."""
+        try:
+            if not self.look(session_id):
+                time.sleep(SETTLE_SECONDS)
+                self.look(session_id)
+        finally:
+            with self.lock:
+                self.queued.discard(session_id)
+
+    def look(self, session_id: str) -> bool:
+        """Apply the policy to the session if it is due; True when a plan was applied."""
+        from engine.live.live_status import live_status
+
+        fill = self.fill(session_id)
+        if fill is None:
+            return False
+        planned = live_status(session_id).plan is not None
+        if session_id in self.applied:
+            if fill < self.auto.at and not planned:
+                self.applied.discard(session_id)  # the agent compacted by itself: armed again
+            return False
+        if not self.auto.due(fill, proxied=True, planned=planned):
+            return False
+        self.applied.add(session_id)
+        live = self.sessions[session_id]
+        try:
+            done = apply_auto(live.path, session_id, self.auto)
+        except CtxtopError as error:
+            self.report(f"automatic live policy: {session_id}: {error}")
+            return False
+        self.report(
+            f"automatic live policy: {session_id} at {fill:.1%} of its window, {done} "
+            f"(ctxtop live --stop {session_id} gives the agent its own requests back)"
+        )
+        return True
+
+    def fill(self, session_id: str) -> float | None:
+        """The session's fill as the dashboard's gauge has it (None: no log found, or not one
+        ctxtop can read)."""
+        from engine.live.session import LiveSession
+
+        live = self.sessions.get(session_id)
+        if live is None:
+            looked = self.missing.get(session_id)
+            if looked is not None and time.monotonic() - looked < LOOK_AGAIN_SECONDS:
+                return None
+            path = session_log(session_id)
+            if path is None:
+                self.missing[session_id] = time.monotonic()
+                return None
+            live = self.sessions[session_id] = LiveSession(path, analysis=False)
+        live.poll()
+        view = live.figures()
+        return view.gauge.fill if view is not None else None

@@ -1,0 +1,110 @@
+"""Headless ``ctxtop proxy`` applies the settings' automatic live policy (``live: auto``) as the
+dashboard does: the real ``ctxtop proxy`` on 127.0.0.1 in front of the project's model server,
+with a session Claude Code wrote (tests/proxy/data/live) where Claude Code keeps its sessions.
+Past ``at``, the request after the one that passed it reaches the model with the default edit's
+placeholders; under it, the agent's bytes pass unchanged. The agent's log is never touched."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+
+from model_server import ModelServer
+from test_live_dashboard import BODY, PLACEHOLDER, SESSION, SESSION_LOG, send
+
+from engine.config import config_path
+from engine.live.auto_live import AutoLive, AutoLiveWatch, session_log
+from engine.proxy.live_plan import plan_path
+from engine.proxy.rewrite_live import LiveRewriter
+from engine.proxy.server import ProxyServer
+from engine.proxy.settings import ProxySettings
+
+
+def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home where Claude Code's session is the only session of any agent; its log."""
+    home = tmp_path / "home"
+    log = home / ".claude" / "projects" / "-home-dev-project" / SESSION_LOG.name
+    log.parent.mkdir(parents=True)
+    shutil.copyfile(SESSION_LOG, log)
+    for name, value in (("HOME", home), ("CLAUDE_CONFIG_DIR", home / ".claude")):
+        monkeypatch.setenv(name, str(value))
+    for name in ("CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    return log
+
+
+def settings(auto: str, at: float) -> None:
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"live:\n  auto: {auto}\n  at: {at}\n", encoding="utf-8")
+
+
+def test_ctxtop_proxy_applies_the_policy_once_the_fill_passes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = agent_home(tmp_path, monkeypatch)
+    before = log.read_bytes()
+    settings("edit", 0.05)
+    with ModelServer() as model:
+        env = dict(os.environ, CTXTOP_PROXY_ANTHROPIC_URL=f"http://127.0.0.1:{model.port}")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tui", "proxy", "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        lines: queue.Queue[str] = queue.Queue()
+        assert process.stdout is not None
+        threading.Thread(target=lambda: [lines.put(x) for x in process.stdout], daemon=True).start()
+        try:
+            port = int(lines.get(timeout=30).split("127.0.0.1:")[1].split()[0])
+            head = [lines.get(timeout=30) for _ in range(5)]
+            assert "automatic live policy: edit a session once its fill passes 5%" in head[-1]
+            send(port)
+            assert model.requests[-1]["raw"] == BODY  # at 10.8 %: no plan yet, the agent's bytes
+            said = ""
+            while "automatic live policy: " + SESSION not in said:
+                said = lines.get(timeout=60)
+            assert "at 10.8% of its window, the fill passed 5%: edit applied live" in said
+            assert plan_path(SESSION).exists()
+            send(port)
+            assert model.requests[-1]["body"] != model.requests[0]["body"]
+            assert str(model.requests[-1]["body"]).count(PLACEHOLDER) == 2  # 3 tool uses kept
+        finally:
+            process.terminate()
+            _, err = process.communicate(timeout=30)
+    assert "Traceback" not in err
+    assert log.read_bytes() == before  # the agent's log keeps the originals
+
+
+def test_under_the_threshold_nothing_is_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same wiring in-process, so the look after the request can be waited for."""
+    log = agent_home(tmp_path, monkeypatch)
+    assert session_log(SESSION) == log
+    reports: list[str] = []
+    watch = AutoLiveWatch(AutoLive("edit", 0.5), report=reports.append)
+    with ModelServer() as model:
+        config = ProxySettings(port=0).with_upstreams(anthropic=f"http://127.0.0.1:{model.port}")
+        proxy = ProxyServer(
+            config, rewriter=LiveRewriter(), on_measured=lambda line: watch.seen(line["session_id"])
+        ).start_in_thread()
+        try:
+            send(proxy.port)
+            while proxy.server.served < 1:
+                threading.Event().wait(0.05)
+        finally:
+            proxy.stop()
+        watch.close()  # the look the request queued is done
+        assert model.requests[-1]["raw"] == BODY
+    assert reports == [] and not plan_path(SESSION).exists()
+    assert watch.fill(SESSION) == 21_649 / 200_000  # the dashboard's gauge: 10.8 % (Claude Code's)
+    assert not watch.look(SESSION)
