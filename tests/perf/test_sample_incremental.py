@@ -1,5 +1,7 @@
 """A sample copies what it shows out of the session, so that it stays as it was: after each
-append, the newest compaction and those added since, not every compaction of the history.
+append, the newest compaction and those added since, not every compaction of the history; the
+dashboard's event log writes the text of those only (of all when the figure a Claude Code
+compaction's messages-only "after" is shown with, what the log does not show, changed).
 
 The sessions are the bundled Claude Code logs with a compaction, repeated with fresh ids (each
 copy ends in its own compaction). Work is counted, never timed: compactions copied per update.
@@ -9,11 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 from session_copies import COMPACTED, copies
 
+from engine.live import session
 from engine.live.session import LiveSession
+from engine.live.view import Event
 from engine.sessions import sample
 from engine.sessions.model import Compaction, SessionState
 
@@ -22,30 +27,45 @@ APPENDS = 12
 
 def copied_per_update(tmp_path: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Compactions copied by the samples of the updates after each of the last 12 lines of a
-    session of ``count`` copies, and the sample's compactions after the last."""
+    session of ``count`` copies, compaction events made by those of them that kept the figure
+    of what the log does not show (added to a messages-only "after"), and the compactions
+    after the last."""
     lines = copies(COMPACTED[0], count)
     path = tmp_path / f"session-{count}.jsonl"
     path.write_bytes(b"".join(lines[: len(lines) - APPENDS]))
     live = LiveSession(path)
     live.poll()
     live.view()
-    copied = [0]
+    copied = [0, 0]
     real = sample._compaction
 
     def counted(item: Compaction, window: int | None) -> Compaction:
         copied[0] += 1
         return real(item, window)
 
+    def event(kind: str, *args: Any) -> Event:
+        copied[1] += kind == "compaction"
+        return Event(kind, *args)
+
     with monkeypatch.context() as patched:
         patched.setattr(sample, "_compaction", counted)
+        patched.setattr(session, "Event", event)
+        events, outside = 0, None
         for line in lines[len(lines) - APPENDS :]:
             with path.open("ab") as handle:
                 handle.write(line)
             live.poll()
-            live.figures()
+            made = copied[1]
+            view = live.figures()
+            assert view is not None
+            now = session._outside_now(view.sample, live._outside_log())
+            if now == outside:
+                events += copied[1] - made
+            outside = now
+    copied[1] = events
     view = live.view()
     assert view is not None
-    return [copied[0], len(view.sample.compactions)]
+    return [*copied, len(view.sample.compactions)]
 
 
 def test_samples_do_not_copy_every_compaction_again(
@@ -53,8 +73,9 @@ def test_samples_do_not_copy_every_compaction_again(
 ) -> None:
     small = copied_per_update(tmp_path, 10, monkeypatch)
     big = copied_per_update(tmp_path, 40, monkeypatch)
-    assert small[1] == 10 and big[1] == 40  # every compaction is still in the sample
+    assert small[2] == 10 and big[2] == 40  # every compaction is still in the sample
     assert 0 < small[0] == big[0] <= 2 * APPENDS
+    assert 0 < small[1] == big[1] <= 2 * APPENDS
 
 
 def test_a_compaction_completed_later_is_copied_again(tmp_path: Path) -> None:
