@@ -7,15 +7,19 @@ drives), then appends the same lines to both, one at a time, interleaved so both
 background load, and times what the engine does per append: ``poll`` + ``figures()`` (the gauge)
 and ``poll`` + ``view()`` (figures and the whole analysis: sections, prompt tree, forecast).
 
-Prints p50/p95 per size and the ratio of the big file's p95 to the small one's.
-Usage: python bench/append_work.py [--size-mb 100] [--appends 100] [--no-compactions]
+Prints p50/p95 per size and the ratio of the big file's p95 to the small one's; with
+``--profile N``, then cProfile over as many more appends to the big file alone (poll + view), its
+top N functions by own time (what grows with the history shows there).
+Usage: python bench/append_work.py [--size-mb 100] [--appends 100] [--no-compactions] [--profile N]
 Goal (issue 16): per-append work on 100 MB within 20 % of that on 1 MB.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import statistics
 import sys
 import tempfile
@@ -74,11 +78,27 @@ def append_all(followers: list[tuple[Path, LiveSession, Generator]], appends: in
     return out
 
 
+def profile_appends(follower: tuple[Path, LiveSession, Generator], appends: int, top: int) -> None:
+    """cProfile over ``appends`` more appends (poll + view) to one follower; its top functions."""
+    path, live, generator = follower
+    profile = cProfile.Profile()
+    for _ in range(appends):
+        with path.open("ab") as handle:
+            handle.write(generator.next_line())
+        profile.enable()
+        live.poll()
+        live.view()
+        profile.disable()
+    print(f"profile of {appends} more appends to the big file (poll + view), by own time:")
+    pstats.Stats(profile).sort_stats("tottime").print_stats(top)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=100.0)
     parser.add_argument("--appends", type=int, default=100)
     parser.add_argument("--no-compactions", action="store_true")
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
     args = parser.parse_args()
     compact_every = None if args.no_compactions else WINDOW_BYTES
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -119,6 +139,8 @@ def main() -> int:
             ratio = p95[big, what] / p95[small, what]
             verdict = "ok" if ratio <= 1.2 else "MISSED"
             print(f"{what}: {big} p95 / {small} p95 = {ratio:.2f} (goal <= 1.20: {verdict})")
+        if args.profile:
+            profile_appends(followers[-1], args.appends, args.profile)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
