@@ -265,13 +265,31 @@ class CtxtopApp(LiveApplyApp):
         self.view = None
         self.prompt_tree.outline_tree.forget_session()
         self.feed = Feed(
-            LiveSession(path, self.settings.thresholds),
+            self._session_for(path),
             self.post_message,
             poll_interval=self.settings.refresh,
             use_watchfiles=self.use_watchfiles,
             choice=self.choice,
         )
         self.run_worker(self.feed.run, thread=True, exclusive=True, group="feed")
+
+    def _session_for(self, path: Path) -> LiveSession:
+        """The session as the sessions table already reads it (opened from the table: shown
+        without reading the file again), else a new one."""
+        if self.is_screen_installed("sessions"):
+            from tui.screens.sessions import SessionsScreen
+
+            screen = self.get_screen("sessions")
+            live = screen.table.session_of(path) if isinstance(screen, SessionsScreen) else None
+            if live is not None:
+                return live
+        return LiveSession(path, self.settings.thresholds)
+
+    def shared_session(self, path: Path) -> LiveSession | None:
+        """The session the dashboard reads, if it is ``path`` (for the sessions table, from its
+        worker thread: the file is read once and held once)."""
+        feed = self.feed
+        return feed.session if feed is not None and feed.session.path == path else None
 
     def on_unmount(self) -> None:
         self._demo_stop.set()

@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.agents.session_reader import read_all
 from engine.files import open_regular
 from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.view import LiveView
@@ -75,7 +74,8 @@ class Feed:
     ) -> None:
         self.session = session
         self.choice = choice or AnalysisChoice()
-        self._session_lock = threading.Lock()
+        self._session_lock = session.lock  # shared with the sessions table's use of it
+        self._generation = -1  # the session's generation last sampled
         self._post = post
         self.poll_interval = poll_interval
         self._stale = ""  # what the app was last told of the file ("": all well)
@@ -134,6 +134,8 @@ class Feed:
         While the agent is still writing (more bytes than were read), the analysis waits for the
         next sample, up to ``ANALYSIS_MAX_AGE``: the new fill is never queued behind it."""
         try:
+            if figures or self._shown is None:
+                self._generation = self.session.generation
             view = self.session.figures() if figures or self._shown is None else self._shown
             self.loaded.set()
             if view is None:
@@ -150,6 +152,10 @@ class Feed:
             self._post(Problem(f"cannot build the report: {error!r}"))
         finally:
             self.loaded.set()
+
+    def _unseen(self) -> bool:
+        """The session read something since the last sample (the sessions table polled it)."""
+        return self.session.generation != self._generation
 
     def _more_written(self) -> bool:
         adapter = self.session.reader.adapter
@@ -173,15 +179,17 @@ class Feed:
             if not self._wait_for_format():
                 return
             with self._session_lock:
-                read_all(reader)
+                self.session.poll()  # what came since the format was known
                 self.sample()
             for _ in wake_ups(reader, self.stop, self.poll_interval, self.use_watchfiles):
                 if self.stop.is_set():
                     return
                 with self._session_lock:
-                    # Only what was appended is read; an action ctxtop took (ctxtop edit in
-                    # another terminal) shows without waiting for the agent's next line.
-                    if self.session.poll() or self.session.actions.changed():
+                    # Only what was appended is read (here, or by the sessions table sharing the
+                    # session); an action ctxtop took (ctxtop edit in another terminal) shows
+                    # without waiting for the agent's next line.
+                    polled = self.session.poll()
+                    if polled or self._unseen() or self.session.actions.changed():
                         self.sample()
                     self._say_staleness()
         finally:

@@ -7,6 +7,7 @@ types are in view.py), with the last analysis of it."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +48,12 @@ class AnalysisChoice:
 
 
 class LiveSession:
-    """Reads only what was appended on each ``poll``; ``view()`` is the current sample."""
+    """Reads only what was appended on each ``poll``; ``view()`` is the current sample.
+
+    One session file is read by one ``LiveSession``, shared by the dashboard's feed and the
+    sessions table (one copy of the session in memory, its bytes read once): whoever uses it
+    holds ``lock``, and ``generation`` (counting the polls that read something) tells each user
+    whether the other read something since it last looked."""
 
     def __init__(
         self,
@@ -69,12 +75,16 @@ class LiveSession:
         self._last: LiveView | None = None  # the last analysed view
         self.actions = ActionWatch(self.path)
         self.outside_log: int | None = None  # system prompt, tools: as the last request had them
+        self.lock = threading.RLock()
+        self.generation = 0
 
     def poll(self) -> bool:
         """Apply what was appended (all of it); True when the view may have changed."""
         changed = False
         while self.reader.poll():  # companions found on one poll are read by the next
             changed = True
+        if changed:
+            self.generation += 1
         return changed
 
     def view(self, choice: AnalysisChoice | None = None) -> LiveView | None:

@@ -27,10 +27,10 @@ from engine.analysis.report import analyze_session
 from engine.config import Settings
 from engine.errors import CtxtopError
 from engine.live.locate import LOCATIONS
+from engine.live.session import LiveSession
 from engine.live.sessions_row import SessionRow, at, session_figures
 from engine.live.whole import with_whole_context
 from engine.sessions.adapter import COMPANION_RESCAN
-from engine.sessions.ledger import Ledger
 from engine.sessions.sample import build_sample
 
 DEFAULT_ACTIVE_MINUTES = 30
@@ -103,29 +103,48 @@ def active_sessions(
 
 
 class TrackedSession:
-    """One session followed by byte offset, with its last row (None until it reads as one)."""
+    """One session followed by byte offset, with its last row (None until it reads as one).
 
-    def __init__(self, path: Path, settings: Settings, home: Path, written: float) -> None:
+    ``live``: the session as the dashboard already reads it (its reader and token counts are
+    shared, under its lock: the file is read once and held once); else one of its own."""
+
+    def __init__(
+        self,
+        path: Path,
+        settings: Settings,
+        home: Path,
+        written: float,
+        live: LiveSession | None = None,
+    ) -> None:
         self.path = path
-        self.reader = SessionReader(path)
-        self.ledger = Ledger()  # the token counts, kept between updates
-        self.analyzer = Analyzer(ledger=self.ledger)  # keeps the cache simulation too
+        self.live = live or LiveSession(path, settings.thresholds)
+        self.analyzer = Analyzer(ledger=self.live.ledger)  # keeps the cache simulation too
         self.settings = settings
         self.home = home
         self.row: SessionRow | None = None
         self.last_write = written
         self.gone_since: float | None = None
+        self.generation = -1  # the live session's generation the row is of
+
+    @property
+    def reader(self) -> SessionReader:
+        return self.live.reader
 
     def update(self) -> bool:
-        """Read what was appended (all of it) and recompute the figures if anything was."""
-        changed = False
-        while self.reader.poll():  # companions found on one poll are read by the next
-            changed = True
+        """Read what was appended (all of it) and recompute the figures if anything was (here
+        or by the dashboard sharing the session)."""
+        with self.live.lock:
+            return self._update()
+
+    def _update(self) -> bool:
+        live = self.live
+        live.poll()
         adapter = self.reader.adapter
-        if not changed or adapter is None:
+        if live.generation == self.generation or adapter is None:
             return False
+        self.generation = live.generation
         profile = self.settings.profile
-        sample = build_sample(adapter, self.ledger, breakdown=True)
+        sample = build_sample(adapter, live.ledger, breakdown=True)
         try:
             analysis = analyze_session(
                 adapter,
@@ -153,8 +172,11 @@ class SessionsTable:
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
         clock: Callable[[], float] = time.time,
+        shared: Callable[[Path], LiveSession | None] | None = None,
     ) -> None:
+        """``shared``: the session a path is already read as (the dashboard's), or None."""
         self.active_seconds = active_minutes * 60
+        self.shared = shared
         self.agent = agent
         self.settings = settings or Settings()
         self.env = os.environ if env is None else env
@@ -178,9 +200,17 @@ class SessionsTable:
     def _track(self, path: Path, written: float) -> TrackedSession:
         session = self.tracked.get(path)
         if session is None:
-            session = self.tracked[path] = TrackedSession(path, self.settings, self.home, written)
+            live = self.shared(path) if self.shared is not None else None
+            session = TrackedSession(path, self.settings, self.home, written, live)
+            self.tracked[path] = session
         session.update()
         return session
+
+    def session_of(self, path: Path) -> LiveSession | None:
+        """The session ``path`` is read as here (for the dashboard to show without reading it
+        again), or None when it is not on the table."""
+        tracked = self.tracked.get(path)
+        return tracked.live if tracked is not None else None
 
     def changed(self, paths: Iterable[Path]) -> None:
         """Notified changes: read the sessions they belong to; a new session file is tracked."""

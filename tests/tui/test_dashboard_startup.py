@@ -13,15 +13,19 @@ from typing import Any
 
 import pytest
 from dashboard_support import synchronous, wait_until, write_companions
+from sessions_home import NEW_SESSION, sample_home
 from textual.message import Message
 
 from engine.agents import session_reader
+from engine.agents.discovery import discover
+from engine.config import Settings
 from engine.live import session as live_session
 from engine.live.demo import demo_lines
 from engine.sessions.tail import Batch, LineTailer
 from engine.tokens import encoding
 from tui.app import CtxtopApp
 from tui.messages import ViewApplied
+from tui.screens.sessions import SessionsScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,6 +55,7 @@ def startup_counts(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     def init(self: session_reader.SessionReader, *args: Any, **kwargs: Any) -> None:
         counts["SessionReader"] += 1
         real_init(self, *args, **kwargs)
+        counts[f"readers of {self.path.name}"] += 1
 
     def read(self: LineTailer, limit: int | None = None) -> Batch:
         batch = real_read(self, limit)
@@ -95,6 +100,44 @@ async def test_the_first_full_screen_reads_samples_and_analyses_once(
     # (one screen when the analysis is ready by the time the figures are taken).
     assert 1 <= len(applied) <= 2 and applied[-1].view.analysis is not None
     assert all(m.view.sample is applied[-1].view.sample for m in applied)
+
+
+@synchronous
+async def test_the_sessions_table_and_the_dashboard_read_a_session_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, startup_counts: Counter[str]
+) -> None:
+    """``ctxtop`` with several sessions active starts on the sessions table, the newest session
+    on the dashboard under it: that one is read once for both, and a session opened from the
+    table is shown without reading it again."""
+    home = sample_home(tmp_path / "home", monkeypatch)
+    newest = home / NEW_SESSION
+    newest.parent.mkdir(parents=True)
+    newest.write_bytes(b"".join(demo_lines()))
+    sessions = [found.path for found in discover()]
+    assert sessions[0] == newest and len(sessions) > 2
+    app = CtxtopApp(newest, settings=Settings(), follow_newest=True, start_on_sessions=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen.loaded
+        )
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        await wait_until(pilot, lambda: {row.key for row in screen.rows} >= set(map(str, sessions)))
+        row = next(row for row in screen.rows if row.key == str(newest))
+        assert row.context_tokens == app.view.gauge.tokens  # the same figures on both screens
+        for path in sessions:
+            assert startup_counts[f"readers of {path.name}"] == 1, path
+        assert startup_counts[f"bytes of {newest.name}"] == newest.stat().st_size
+
+        # Opening another session from the table: the table's reading of it is shown.
+        other = next(path for path in sessions[1:] if path.suffix == ".jsonl")
+        before = startup_counts.copy()
+        screen.grid.move_cursor(row=[row.key for row in screen.rows].index(str(other)))
+        app.open_session(other)
+        await wait_until(pilot, lambda: app.view is not None and app.view.file == str(other))
+        assert startup_counts[f"readers of {other.name}"] == 1
+        assert startup_counts[f"bytes of {other.name}"] == before[f"bytes of {other.name}"]
 
 
 def test_opening_the_dashboard_imports_only_what_the_first_screen_needs() -> None:

@@ -332,6 +332,7 @@ def sessions_screen(app: Any) -> SessionsScreen:
         agent=app.agent,
         settings=settings,
         clock=lambda: app.clock().timestamp(),
+        shared=app.shared_session,  # the dashboard's session is not read a second time
     )
     return SessionsScreen(
         table,
