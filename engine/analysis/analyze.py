@@ -86,7 +86,7 @@ class Analyzer:
         self._shapes = ShapeBuilder()
         self._history_log = HistoryLog()
         self._simulator: CacheSimulator | None = None
-        self._simulator_key: tuple[str, CacheSpec, int] | None = None
+        self._simulator_key: tuple[str, CacheSpec] | None = None
         self._shared: tuple[tuple[tuple[int, ...], ...], tuple[SharedEvidence, ...]] = ((), ())
         # The history's shares of the window, for (the state, the window), and the place in the
         # state's request changes they were worked out to.
@@ -173,10 +173,10 @@ class Analyzer:
     # --- the cache --------------------------------------------------------------------------
 
     def _simulator_for(self, setup: Setup) -> CacheSimulator:
-        # Each request carries its own model's prices: another model is no reason to simulate
-        # everything again.
+        # Each request carries its own model (prices, minimum cacheable prefix): another model
+        # is no reason to simulate everything again.
         cache = setup.cache
-        key = (setup.profile.name, cache, setup.model.min_cacheable_tokens)
+        key = (setup.profile.name, cache)
         if self._simulator is None or self._simulator_key != key:
             self._simulator = CacheSimulator(
                 cache.style,

@@ -22,7 +22,7 @@ from engine.analysis.placement import OnContext
 from engine.analysis.sections import content_kind, is_typed_user_message
 from engine.analysis.setup import Setup
 from engine.analysis.snapshot import Breakpoint
-from engine.models.registry import Prices
+from engine.models.registry import ModelInfo, Prices
 from engine.models.registry import lookup as model_info
 from engine.sessions.model import Message, Response, SessionState, Usage
 
@@ -146,13 +146,13 @@ def live_start(state: SessionState, on_context: Sequence[OnContext]) -> int:
     return len(state.responses)
 
 
+def model_of(model: str | None, setup: Setup) -> ModelInfo:
+    """The model that answered (the session's model when the log names none)."""
+    return model_info(model) if model else setup.model
+
+
 def model_prices(model: str | None, setup: Setup) -> Prices | None:
-    """The prices of the model that answered (the session's model's when the log names none)."""
-    return model_info(model).prices if model else setup.model.prices
-
-
-def prices_of(response: Response, setup: Setup) -> Prices | None:
-    return model_prices(response.model, setup)
+    return model_of(model, setup).prices
 
 
 class ShapeBuilder:
@@ -274,7 +274,7 @@ class ShapeBuilder:
             walk.after, walk.last = response.line, (response, usage)
             if response.key in summaries:
                 shapes.append(
-                    self._summary_shape(response, walk.logged, prices_of(response, setup))
+                    self._summary_shape(response, walk.logged, model_of(response.model, setup))
                 )
                 continue
             if walk.first and not shapes and item is not None and item.index > 0:
@@ -293,7 +293,7 @@ class ShapeBuilder:
                 setup,
                 context,
                 cumulative,
-                prices_of(response, setup),
+                model_of(response.model, setup),
             )
             shapes.append(shape)
             walk.prompt_ends.append(Boundary(end_key, prompt, False))
@@ -330,7 +330,7 @@ class ShapeBuilder:
         context does not send; nothing is carried."""
         cache = setup.cache
         version = self._restarts.version
-        key = (id(state), history, system, cache, version, setup.model.min_cacheable_tokens)
+        key = (id(state), history, system, cache, version, setup.model)
         if key == self._carried_key:
             return
         self._carried_key, self.carried = key, ()
@@ -338,7 +338,6 @@ class ShapeBuilder:
             not history
             or cache.style != "automatic"
             or cache.compaction_changes_system
-            or system < setup.model.min_cacheable_tokens
             or history >= len(state.responses)
         ):
             return
@@ -349,8 +348,8 @@ class ShapeBuilder:
         uncached = cache.summary_request_uncached
         summaries = self._summary_requests(state, first, lines) if uncached else set()
         last = next((r for r in reversed(before) if r.key not in summaries), None)
-        if last is None:
-            return
+        if last is None or system < model_of(last.model, setup).min_cacheable_tokens:
+            return  # (a prefix its model does not cache)
         if bisect.bisect_left(restarts, last.line) != bisect.bisect_left(restarts, live.line):
             return  # a new process with another system prompt came between them
         systems = bisect.bisect_left(restarts, live.line)
@@ -382,7 +381,7 @@ class ShapeBuilder:
         setup: Setup,
         context: Sequence[Message],
         cumulative: Sequence[int],
-        prices: Prices | None,
+        model: ModelInfo,
     ) -> RequestShape:
         """The request's shape; one whose inputs did not change keeps its shape object, so
         that the simulation sees at a glance that it need not run again."""
@@ -406,7 +405,7 @@ class ShapeBuilder:
             setup.cache.marks_last_arrived_result,
             # The earlier prompts it may read from (their ends), as they are now.
             walk.ends_digest,
-            prices,
+            model,
         )
         known = self._shape_memo.get(response.key)
         if known is not None and known[0] == memo_key:
@@ -423,7 +422,7 @@ class ShapeBuilder:
             walk.prompt_ends,
             context,
             cumulative,
-            prices,
+            model,
         )
         self._shape_memo[response.key] = (memo_key, shape)
         return shape
@@ -447,10 +446,10 @@ class ShapeBuilder:
         return keys
 
     @staticmethod
-    def _summary_shape(response: Response, logged: bool, prices: Prices | None) -> RequestShape:
+    def _summary_shape(response: Response, logged: bool, model: ModelInfo) -> RequestShape:
         prompt = response.usage.input_tokens_total
         boundaries = [Boundary(f"summary:{response.key}", prompt, True)]
-        return _request_shape(response, logged, boundaries, prices=prices)
+        return _request_shape(response, logged, boundaries, model=model)
 
     def _shape(
         self,
@@ -465,7 +464,7 @@ class ShapeBuilder:
         prompt_ends: Sequence[Boundary],
         context: Sequence[Message],
         cumulative: Sequence[int],
-        prices: Prices | None,
+        model: ModelInfo,
     ) -> RequestShape:
         prompt = response.usage.input_tokens_total
         system_key, system = system_prefix
@@ -484,7 +483,7 @@ class ShapeBuilder:
                 round((cumulative[i + 1] - cumulative[i]) * scale) + RESULT_FRAMING for i in after
             )
         sent = context[item.index - 1].timestamp if item is not None and item.index else None
-        return _request_shape(response, logged, boundaries, unmarked, sent, prices)
+        return _request_shape(response, logged, boundaries, unmarked, sent, model)
 
     def _message_breakpoints(
         self,
@@ -650,7 +649,7 @@ def _request_shape(
     boundaries: list[Boundary],
     unmarked: int = 0,
     sent: str | None = None,
-    prices: Prices | None = None,
+    model: ModelInfo | None = None,
 ) -> RequestShape:
     usage = response.usage
     return RequestShape(
@@ -665,5 +664,5 @@ def _request_shape(
         logged_uncached=usage.input_tokens,
         unmarked=unmarked,
         sent=sent,
-        prices=prices,
+        model=model,
     )

@@ -31,7 +31,7 @@ from datetime import datetime
 
 from engine.analysis.cache_tails import RunningMedian
 from engine.analysis.snapshot import CacheRequest, CacheSummary
-from engine.models.registry import Prices
+from engine.models.registry import ModelInfo, Prices
 
 TOLERANCE = 0.05
 
@@ -58,8 +58,9 @@ class RequestShape:
     # every request has, which the simulation learns from the log): uncached by the rule.
     unmarked: int = 0
     sent: str | None = None  # when the request went out (its last message), if known
-    # The prices of the model that answered it (None: the simulator's own).
-    prices: Prices | None = None
+    # The model that answered it: its prices and minimum cacheable prefix (None: the
+    # simulator's own).
+    model: ModelInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,8 +297,13 @@ class CacheSimulator:
         # uncached input the API reported on earlier requests that hit the cache; 0 until then.
         return state.tails.median()
 
+    def _minimum(self, shape: RequestShape) -> int:
+        """The smallest prefix the model that answered caches."""
+        return shape.model.min_cacheable_tokens if shape.model is not None else self.min_cacheable
+
     def _simulate(self, shape: RequestShape, state: _CacheState) -> CacheRequest:
         now = epoch_seconds(shape.timestamp)
+        minimum = self._minimum(shape)
         read = 0
         hit: str | None = None
         for boundary in shape.boundaries:
@@ -309,10 +315,10 @@ class CacheSimulator:
         write = 0
         if self.style == "automatic":
             read = read // self.granularity * self.granularity
-            if read < self.min_cacheable:
+            if read < minimum:
                 read = 0
             for boundary in shape.boundaries:
-                if boundary.tokens >= self.min_cacheable:
+                if boundary.tokens >= minimum:
                     state.entries[boundary.key] = (boundary.tokens, now)
         else:
             # An endpoint that caches the whole prompt ignores where the marker is.
@@ -323,7 +329,7 @@ class CacheSimulator:
             end = read
             held = hit  # the entry that holds this request's longest cached prefix afterwards
             for boundary in shape.boundaries:
-                if not boundary.breakpoint or boundary.tokens < self.min_cacheable:
+                if not boundary.breakpoint or boundary.tokens < minimum:
                     continue
                 size = min(boundary.tokens, last)
                 if boundary.tokens >= shape.prompt:
@@ -379,9 +385,9 @@ class CacheSimulator:
             state.entries.pop(held, None)
 
     def _cost(
-        self, prices: Prices | None, uncached: int, write: int, read: int, output: int
+        self, model: ModelInfo | None, uncached: int, write: int, read: int, output: int
     ) -> float | None:
-        prices = prices or self.prices
+        prices = model.prices if model is not None else self.prices
         if prices is None:
             return None
         return round(
@@ -402,7 +408,7 @@ class CacheSimulator:
             read_agrees = _close(read, shape.logged_read)
             write_agrees = _close(write, shape.logged_write)
             logged_cost = self._cost(
-                shape.prices,
+                shape.model,
                 shape.logged_uncached,
                 shape.logged_write,
                 shape.logged_read,
@@ -421,7 +427,7 @@ class CacheSimulator:
             write_difference=(
                 write - shape.logged_write if shape.logged_write is not None else None
             ),
-            cost=self._cost(shape.prices, uncached, write, read, shape.output),
+            cost=self._cost(shape.model, uncached, write, read, shape.output),
             logged_cost=logged_cost,
             within_5pct=None if read_agrees is None else bool(read_agrees and write_agrees),
             read_within_5pct=read_agrees,
@@ -514,5 +520,5 @@ class CacheSimulator:
             if not self.follow_log:
                 # The open loop takes from the log only the prompt sizes and the framing.
                 tokens = whole - self._tail(state)
-            if tokens >= self.min_cacheable:
+            if tokens >= self._minimum(shape):
                 state.entries[key] = (tokens, evidence.time)

@@ -1,0 +1,66 @@
+"""Each request of the cache simulation is priced at the prices of the model that answered it:
+a session that changes model mid-way keeps its simulation (nothing simulated again) and prices
+the requests before the change at the old model's prices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis_expect import CALC_MAIN
+
+from engine.agents.session_reader import SessionReader
+from engine.analysis.analyze import Analyzer
+from engine.analysis.cache_sim import CacheSimulator
+from engine.analysis.report import analyze_session
+from engine.models.registry import lookup
+
+OLD, NEW = "claude-opus-4-8", "claude-sonnet-4-5"
+
+
+def test_a_model_change_keeps_the_simulation_and_prices_each_request_by_its_model(
+    tmp_path: Path,
+) -> None:
+    lines = CALC_MAIN.read_bytes().splitlines(keepends=True)
+    cut = 89  # after the compaction (line 71) and the first request after it (line 88)
+    path = tmp_path / CALC_MAIN.name
+    path.write_bytes(b"".join(lines[:cut]))
+    reader = SessionReader(path)
+    reader.poll()
+    assert reader.adapter is not None
+    analyzer = Analyzer()
+    before = analyze_session(reader.adapter, analyzer=analyzer).cache
+    simulator = analyzer._simulator
+    assert isinstance(simulator, CacheSimulator) and before.requests
+    simulated = [0]
+    real = simulator._simulate
+
+    def counted(*args: object) -> object:
+        simulated[0] += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    simulator._simulate = counted  # type: ignore[method-assign]
+    with path.open("ab") as handle:
+        handle.write(b"".join(lines[cut:]).replace(OLD.encode(), NEW.encode()))
+    reader.poll()
+    after = analyze_session(reader.adapter, analyzer=analyzer).cache
+    assert analyzer._simulator is simulator
+    assert reader.adapter.snapshot().model == NEW
+    # Only the requests after the change (and the newest before it, which the log may revise).
+    assert simulated[0] <= len(after.requests) - len(before.requests) + 1
+    responses = reader.adapter.snapshot().responses
+    by_line = {response.line: response for response in responses.values()}
+    models = set()
+    for row in after.requests:
+        response = by_line[row.line]
+        models.add(response.model)
+        prices = lookup(response.model).prices
+        assert prices is not None
+        expected = prices.cost(
+            input_tokens=row.uncached,
+            cache_write_tokens=row.write,
+            cache_read_tokens=row.read,
+            output_tokens=response.usage.output_tokens,
+        )
+        assert row.cost == round(expected, 6)
+    assert models == {OLD, NEW}
+    assert lookup(OLD).prices != lookup(NEW).prices
