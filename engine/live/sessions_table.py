@@ -118,7 +118,9 @@ class TrackedSession:
     ) -> None:
         self.path = path
         self.live = live or LiveSession(path, settings.thresholds)
-        self.analyzer = Analyzer(ledger=self.live.ledger)  # keeps the cache simulation too
+        # Keeps the cache simulation between updates; the dashboard's own stays its own (it
+        # may analyse with another profile or a what-if window).
+        self.analyzer = self.live.analyzer if live is None else Analyzer(ledger=live.ledger)
         self.settings = settings
         self.home = home
         self.row: SessionRow | None = None

@@ -112,7 +112,8 @@ async def test_the_sessions_table_and_the_dashboard_read_a_session_once(
     home = sample_home(tmp_path / "home", monkeypatch)
     newest = home / NEW_SESSION
     newest.parent.mkdir(parents=True)
-    newest.write_bytes(b"".join(demo_lines()))
+    lines = demo_lines()
+    newest.write_bytes(b"".join(lines[:60]))
     sessions = [found.path for found in discover()]
     assert sessions[0] == newest and len(sessions) > 2
     app = CtxtopApp(newest, settings=Settings(), follow_newest=True, start_on_sessions=True)
@@ -124,10 +125,19 @@ async def test_the_sessions_table_and_the_dashboard_read_a_session_once(
         screen = app.screen
         assert isinstance(screen, SessionsScreen)
         await wait_until(pilot, lambda: {row.key for row in screen.rows} >= set(map(str, sessions)))
-        row = next(row for row in screen.rows if row.key == str(newest))
-        assert row.context_tokens == app.view.gauge.tokens  # the same figures on both screens
+        assert row_of(screen, newest) == app.view.gauge.tokens  # the same on both screens
         for path in sessions:
             assert startup_counts[f"readers of {path.name}"] == 1, path
+        assert startup_counts[f"bytes of {newest.name}"] == newest.stat().st_size
+
+        # The agent writes on: whichever of the two reads the new lines, both show them.
+        before_tokens = app.view.gauge.tokens
+        with newest.open("ab") as out:
+            out.write(b"".join(lines[60:]))
+        await wait_until(
+            pilot, lambda: app.view is not None and app.view.gauge.tokens != before_tokens
+        )
+        await wait_until(pilot, lambda: row_of(screen, newest) == app.view.gauge.tokens)
         assert startup_counts[f"bytes of {newest.name}"] == newest.stat().st_size
 
         # Opening another session from the table: the table's reading of it is shown.
@@ -138,6 +148,11 @@ async def test_the_sessions_table_and_the_dashboard_read_a_session_once(
         await wait_until(pilot, lambda: app.view is not None and app.view.file == str(other))
         assert startup_counts[f"readers of {other.name}"] == 1
         assert startup_counts[f"bytes of {other.name}"] == before[f"bytes of {other.name}"]
+
+
+def row_of(screen: SessionsScreen, path: Path) -> int | None:
+    """The context tokens of ``path``'s row."""
+    return next((row.context_tokens for row in screen.rows if row.key == str(path)), None)
 
 
 def test_opening_the_dashboard_imports_only_what_the_first_screen_needs() -> None:
