@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,8 @@ from engine.proxy.live_plan import plan_path
 from engine.proxy.rewrite_live import LiveRewriter
 from engine.proxy.server import ProxyServer
 from engine.proxy.settings import ProxySettings
+
+SUMMARY = "This session continues an earlier conversation"
 
 
 def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -48,12 +51,24 @@ def settings(auto: str, at: float) -> None:
     path.write_text(f"live:\n  auto: {auto}\n  at: {at}\n", encoding="utf-8")
 
 
+def received(action: str, body: dict[str, Any]) -> bool:
+    """Whether the model received the plan of ``action``: the default edit's placeholders (the
+    last 3 tool uses kept: 2 results cleared) or the compaction's summary."""
+    if action == "edit":
+        return str(body).count(PLACEHOLDER) == 2
+    first = body["messages"][0]["content"]
+    return any(
+        str(block.get("text", "")).startswith(SUMMARY) for block in first if isinstance(block, dict)
+    )
+
+
+@pytest.mark.parametrize("action", ["edit", "compact"])
 def test_ctxtop_proxy_applies_the_policy_once_the_fill_passes_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    action: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = agent_home(tmp_path, monkeypatch)
     before = log.read_bytes()
-    settings("edit", 0.05)
+    settings(action, 0.05)
     with ModelServer() as model:
         env = dict(os.environ, CTXTOP_PROXY_ANTHROPIC_URL=f"http://127.0.0.1:{model.port}")
         process = subprocess.Popen(
@@ -66,17 +81,17 @@ def test_ctxtop_proxy_applies_the_policy_once_the_fill_passes_it(
         try:
             port = int(lines.get(timeout=30).split("127.0.0.1:")[1].split()[0])
             head = [lines.get(timeout=30) for _ in range(5)]
-            assert "automatic live policy: edit a session once its fill passes 5%" in head[-1]
+            assert f"automatic live policy: {action} a session once its fill passes 5%" in head[-1]
             send(port)
             assert model.requests[-1]["raw"] == BODY  # at 10.8 %: no plan yet, the agent's bytes
             said = ""
             while "automatic live policy: " + SESSION not in said:
                 said = lines.get(timeout=60)
-            assert "at 10.8% of its window, the fill passed 5%: edit applied live" in said
+            assert f"at 10.8% of its window, the fill passed 5%: {action} applied live" in said
             assert plan_path(SESSION).exists()
             send(port)
-            assert model.requests[-1]["body"] != model.requests[0]["body"]
-            assert str(model.requests[-1]["body"]).count(PLACEHOLDER) == 2  # 3 tool uses kept
+            assert not received(action, model.requests[0]["body"])
+            assert received(action, model.requests[-1]["body"])
         finally:
             process.terminate()
             _, err = process.communicate(timeout=30)
