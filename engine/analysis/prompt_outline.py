@@ -121,10 +121,12 @@ def message_labels(message: Message, tool_names: Mapping[str, str]) -> Labels:
 
 class Outliner:
     """``prompt_outline`` for a live session: the labels of messages seen before are kept
-    (making them is most of the cost on a long context)."""
+    (making them is most of the cost on a long context), those of the last outline's messages
+    only (a message a compaction took off the context is not labelled again)."""
 
     def __init__(self) -> None:
         self._labels: dict[str, tuple[tuple[int, int, int], Labels]] = {}
+        self._used: dict[str, tuple[tuple[int, int, int], Labels]] = {}  # by this outline
 
     def _labels_of(self, message: Message, tool_names: Mapping[str, str]) -> Labels:
         blocks = message.blocks
@@ -134,11 +136,12 @@ class Outliner:
             len(blocks[0].text) if blocks else 0,
             len(blocks[-1].text) if blocks else 0,
         )
-        known = self._labels.get(message.id)
+        known = self._used.get(message.id) or self._labels.get(message.id)
         if known is not None and known[0] == key:
+            self._used[message.id] = known
             return known[1]
         labels = message_labels(message, tool_names)
-        self._labels[message.id] = (key, labels)
+        self._used[message.id] = (key, labels)
         return labels
 
     def outline(
@@ -148,7 +151,10 @@ class Outliner:
         analysis: Analysis,
         tokens_of: Callable[[Block], int] | None = None,
     ) -> Outline:
-        return prompt_outline(state, profile, analysis, self._labels_of, tokens_of)
+        try:
+            return prompt_outline(state, profile, analysis, self._labels_of, tokens_of)
+        finally:
+            self._labels, self._used = self._used, {}
 
 
 def _rounds(

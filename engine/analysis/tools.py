@@ -15,8 +15,12 @@ LARGEST = 3
 
 
 class ToolAudit:
+    """Audits each result once while it stays on the context (the last call's results are
+    kept, not every result the session ever had)."""
+
     def __init__(self) -> None:
         self._json: dict[str, tuple[int, int, bool]] = {}  # call id -> (text length, saving, json)
+        self._used: dict[str, tuple[int, int, bool]] = {}  # by this call
 
     def stats(
         self,
@@ -27,6 +31,7 @@ class ToolAudit:
         tokens_of: Callable[[Block], int],
     ) -> tuple[ToolStat, ...]:
         """``tokens_of``: a block's token count (the session's ledger)."""
+        self._used = {}
         per_tool: dict[str, list[tuple[str, int]]] = {}
         savings: Counter[str] = Counter()
         json_results: Counter[str] = Counter()
@@ -43,6 +48,7 @@ class ToolAudit:
                 )
                 savings[name] += saving
                 json_results[name] += is_json
+        self._json, self._used = self._used, {}
         rows = []
         for name, results in per_tool.items():
             total = sum(tokens for _, tokens in results)
@@ -63,10 +69,10 @@ class ToolAudit:
     def _json_saving(
         self, call_id: str, text: str, tokens: int, encoding: Encoding
     ) -> tuple[int, bool]:
-        known = self._json.get(call_id)
-        if known is not None and known[0] == len(text):
-            return known[1], known[2]
-        compact = compact_json(text)
-        saving = max(tokens - encoding.count(compact), 0) if compact is not None else 0
-        self._json[call_id] = (len(text), saving, compact is not None)
-        return saving, compact is not None
+        known = self._used.get(call_id) or self._json.get(call_id)
+        if known is None or known[0] != len(text):
+            compact = compact_json(text)
+            saving = max(tokens - encoding.count(compact), 0) if compact is not None else 0
+            known = (len(text), saving, compact is not None)
+        self._used[call_id] = known
+        return known[1], known[2]

@@ -1,0 +1,41 @@
+"""What the analysis keeps between the updates of a live session is bounded by the live context:
+followed across many compactions, the JSON audits of tool results and the prompt outline's
+message labels are those of the messages on the context now, not of every message the session
+ever had. Counted, never measured in bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from session_copies import COMPACTED, copies
+
+from engine.live.session import LiveSession
+
+CHUNK = 40
+
+
+def test_the_analysis_keeps_what_the_live_context_holds(tmp_path: Path) -> None:
+    lines = copies(COMPACTED[0], 8)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"")
+    live = LiveSession(path)
+    for end in range(CHUNK, len(lines) + CHUNK, CHUNK):
+        with path.open("ab") as handle:
+            handle.write(b"".join(lines[end - CHUNK : end]))
+        live.poll()
+        assert live.view() is not None
+    adapter = live.reader.adapter
+    assert adapter is not None
+    state = adapter.snapshot()
+    assert len(state.compactions) == 8
+    results = {
+        block.tool_call_id
+        for message in state.context
+        for block in message.blocks
+        if block.kind == "tool_result"
+    }
+    audited = live.analyzer._tools._json
+    assert set(audited) <= results
+    labelled = live.outliner._labels
+    assert labelled and set(labelled) <= {message.id for message in state.context}
