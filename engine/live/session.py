@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 from engine.agents import profile_of
@@ -256,8 +257,25 @@ def _compaction_event(item: Compaction, outside_log: int | None) -> Event:
     return event
 
 
+# By session file: its settled compactions (all but the newest, which a reader may still
+# complete), the figure their "after" was shown with, and their events.
+_SETTLED_EVENTS: dict[str, tuple[tuple[Compaction, ...], int | None, list[Event]]] = {}
+
+
+def _compaction_events(sample: Sample, outside_log: int | None) -> list[Event]:
+    """The compactions' events; those of the settled ones as the last update made them when
+    they are the same copies shown with the same figure (one comparison of the two tuples)."""
+    compactions = sample.compactions
+    settled = compactions[:-1]
+    known = _SETTLED_EVENTS.get(sample.file)
+    if known is None or known[1] != outside_log or known[0] != settled:
+        events = [_compaction_event(item, outside_log) for item in settled]
+        known = _SETTLED_EVENTS[sample.file] = (settled, outside_log, events)
+    return [*known[2], *(_compaction_event(item, outside_log) for item in compactions[-1:])]
+
+
 def _events(sample: Sample, outside_log: int | None = None) -> tuple[Event, ...]:
-    events = [_compaction_event(item, outside_log) for item in sample.compactions]
+    events = _compaction_events(sample, outside_log)
     events.extend(
         Event(
             "truncation",
@@ -273,7 +291,7 @@ def _events(sample: Sample, outside_log: int | None = None) -> tuple[Event, ...]
         Event("skipped", item.line, f"skipped line {item.line}: {item.reason}")
         for item in sample.skipped
     )
-    events.sort(key=lambda event: event.line)
+    events.sort(key=attrgetter("line"))
     return tuple(events)
 
 
