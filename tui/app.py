@@ -160,7 +160,10 @@ class CtxtopApp(LiveApplyApp):
         newer_check: float = NEWER_CHECK_SECONDS,
         start_on_sessions: bool = False,
         proxy_port: int | None = None,
+        passed_over: list[Path] | None = None,
     ) -> None:
+        """``passed_over``: following the newest session, the newer files the launch already
+        found not to be sessions (None: the app looks for itself at once)."""
         super().__init__()
         self.proxy_port = proxy_port  # live mode: ctxtop's proxy runs beside the dashboard
         self.settings = settings or Settings()
@@ -173,6 +176,7 @@ class CtxtopApp(LiveApplyApp):
         self.use_watchfiles = use_watchfiles
         self.newer_check = newer_check
         self.start_on_sessions = start_on_sessions
+        self.passed_over = passed_over
         self.view: LiveView | None = None
         self.paused = False
         self.pinned = not follow_newest
@@ -241,7 +245,10 @@ class CtxtopApp(LiveApplyApp):
             )
         if self.follow_newest:
             self.set_interval(self.newer_check, self._check_newer)
-            self._check_newer()  # says now if newer files were passed over
+            if self.passed_over is None:
+                self._check_newer()  # says now if newer files were passed over
+            elif self.passed_over:  # the launch just looked: no second listing on the way
+                self.post_message(SkippedFiles(self.passed_over))
         self._show_session(self.path)
         self.start_live_checks()
         if self.start_on_sessions:

@@ -39,7 +39,8 @@ def build_app(
     if target.follow_newest:
         from engine.live.sessions_table import active_sessions
 
-        several = len(active_sessions(settings.active_minutes, args.agent)) > 1
+        active = active_sessions(settings.active_minutes, args.agent, listed=target.listed)
+        several = len(active) > 1
     return CtxtopApp(
         target.path,
         settings=settings,
@@ -47,6 +48,7 @@ def build_app(
         agent=target.agent,
         places=searched(target.agent),
         start_on_sessions=several,
+        passed_over=list(target.skipped) if target.follow_newest else None,
         proxy_port=proxy_port,
     )
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.agents import ADAPTERS, detect
-from engine.agents.discovery import discover
+from engine.agents.discovery import Found, discover
 from engine.agents.session_reader import decode_line
 from engine.errors import InputError
 from engine.files import read_head
@@ -55,6 +55,9 @@ class Target:
     path: Path | None
     agent: str | None
     follow_newest: bool
+    # Following the newest: the newer files passed over (not sessions) and the sessions listed.
+    skipped: tuple[Path, ...] = ()
+    listed: tuple[Found, ...] = ()
 
 
 def check_agent(agent: str | None) -> None:
@@ -80,10 +83,13 @@ def is_session(path: Path) -> bool:
     return detect([record for record in records if record is not None]) is not None
 
 
-def newest_sessions(agent: str | None = None) -> tuple[Path | None, list[Path]]:
-    """The newest real session, and the newer files (by name a session) that are not."""
+def newest_sessions(
+    agent: str | None = None, listed: Sequence[Found] | None = None
+) -> tuple[Path | None, list[Path]]:
+    """The newest real session, and the newer files (by name a session) that are not
+    (``listed``: the agent's sessions as ``discover`` just listed them)."""
     skipped: list[Path] = []
-    for found in discover(agent):
+    for found in discover(agent) if listed is None else listed:
         if is_session(found.path):
             return found.path, skipped
         skipped.append(found.path)
@@ -124,4 +130,6 @@ def choose(session: str | None, agent: str | None) -> Target:
         if problem is not None:
             raise InputError(session, problem)
         return Target(path, agent, follow_newest=False)
-    return Target(newest_session(agent), agent, follow_newest=True)
+    listed = tuple(discover(agent))
+    newest, skipped = newest_sessions(agent, listed)
+    return Target(newest, agent, follow_newest=True, skipped=tuple(skipped), listed=listed)

@@ -96,10 +96,13 @@ def active_sessions(
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
     now: float | None = None,
+    listed: Iterable[Found] | None = None,
 ) -> list[Found]:
-    """Sessions written in the last ``minutes``, newest first."""
+    """Sessions written in the last ``minutes``, newest first (``listed``: the sessions as
+    ``discover`` just listed them, newest first)."""
     since = (time.time() if now is None else now) - minutes * 60
-    return [found for found in discover(agent, env, home) if found.mtime >= since]
+    listed = discover(agent, env, home) if listed is None else listed
+    return [found for found in listed if found.mtime >= since]
 
 
 class TrackedSession:

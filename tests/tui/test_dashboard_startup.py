@@ -5,8 +5,11 @@ way. Operation counts only, never times."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
+from argparse import Namespace
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,11 +22,13 @@ from textual.message import Message
 from engine.agents import session_reader
 from engine.agents.discovery import discover
 from engine.config import Settings
+from engine.live import locate, sessions_table
 from engine.live import session as live_session
 from engine.live.demo import demo_lines
 from engine.sessions.tail import Batch, LineTailer
 from engine.tokens import encoding
 from tui.app import CtxtopApp
+from tui.launch import build_app
 from tui.messages import ViewApplied
 from tui.screens.sessions import SessionsScreen
 
@@ -148,6 +153,38 @@ async def test_the_sessions_table_and_the_dashboard_read_a_session_once(
         await wait_until(pilot, lambda: app.view is not None and app.view.file == str(other))
         assert startup_counts[f"readers of {other.name}"] == 1
         assert startup_counts[f"bytes of {other.name}"] == before[f"bytes of {other.name}"]
+
+
+@synchronous
+async def test_following_the_newest_session_lists_the_sessions_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ctxtop`` with no file: the sessions are listed once and the newest looked into once on
+    the way to the first screen (the launch's look serves the dashboard's first newer-session
+    check); a newer file that is no session is still said to be passed over, once."""
+    home = sample_home(tmp_path / "home", monkeypatch, written=time.time() - 7200)  # not active
+    newest = home / NEW_SESSION
+    newest.parent.mkdir(parents=True)
+    newest.write_bytes(b"".join(demo_lines()))
+    junk = newest.with_name("2bf70000-0000-4000-8000-000000000002.jsonl")
+    junk.write_text('{"not": "a session"}\n' * 50)
+    hour_ago, later = time.time() - 3600, time.time() - 3500  # the junk alone is active
+    os.utime(newest, (hour_ago, hour_ago))
+    os.utime(junk, (later, later))
+    counts: Counter[str] = Counter()
+    count_calls(monkeypatch, counts, locate, "discover")
+    count_calls(monkeypatch, counts, sessions_table, "discover")
+    count_calls(monkeypatch, counts, locate, "is_session")
+    app = build_app(Namespace(demo=False, session=None, agent=None))
+    assert isinstance(app, CtxtopApp) and app.path == newest and not app.start_on_sessions
+    app.newer_check = 3600  # the periodic check stays out of the counts
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+        await pilot.pause(0.3)
+        said = [n.message for n in app._notifications if n.title == "Skipped newer files"]
+    assert counts["discover"] == 1
+    assert counts["is_session"] == 2  # the junk file, then the newest session
+    assert len(said) == 1 and junk.name in said[0]
 
 
 def row_of(screen: SessionsScreen, path: Path) -> int | None:
