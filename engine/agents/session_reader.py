@@ -25,7 +25,7 @@ from engine.errors import InputError
 from engine.files import open_regular, read_head
 from engine.sessions.adapter import DETECT_RECORDS, Adapter
 from engine.sessions.model import SessionState, SkippedLine
-from engine.sessions.tail import CHUNK, MAX_BATCH_LINES, Batch, LineTailer
+from engine.sessions.tail import CHUNK, MAX_BATCH_LINES, Batch, ByteSource, LineTailer
 
 # The first scan of a big file goes in slices of this many bytes (bounded memory for raw lines).
 BATCH_BYTES = 8 << 20
@@ -140,11 +140,15 @@ class SessionReader:
         tail_bytes: int | None = None,
         *,
         data: bytes | None = None,
+        lean_history: bool = True,
     ) -> None:
         """``tail_bytes``: read only about the last that many bytes of a bigger file (a quick
         look: the latest request and context are right, totals cover that part only).
         ``data``: read these bytes as the file's content instead of the file (nothing is opened:
-        no companion files either); ``path`` names the session in the state and in errors."""
+        no companion files either); ``path`` names the session in the state and in errors.
+        ``lean_history``: a first read from the start may take the history before the agent's
+        last compaction for its figures only (``Adapter.plan_history``); False: every line in
+        full (the same figures, more work and memory)."""
         self.path = Path(path)
         self._forced = adapter
         self._data = data
@@ -158,6 +162,10 @@ class SessionReader:
         self._companions: dict[Path, LineTailer] = {}
         self._unreadable: set[Path] = set()  # companions reported as unreadable
         self.error: str | None = None
+        # A first read from the start lets the adapter plan the history it reads for figures
+        # only (``Adapter.plan_history``); once that turned out wrong, every read is full.
+        self._plan = lean_history and not self.partial
+        self._planned: Adapter | None = None
 
     @property
     def state(self) -> SessionState | None:
@@ -195,6 +203,7 @@ class SessionReader:
 
     def _start_over(self) -> None:
         self.adapter = None
+        self._planned = None
         self._held.clear()
         self._held_skips.clear()
         self._companions.clear()
@@ -207,8 +216,21 @@ class SessionReader:
             while True:
                 batch = self._tailer.read(BATCH_BYTES)
                 changed = self._apply(batch) or changed
+                planned = self._planned
+                if planned is not None and not batch.more and not self._document_mode:
+                    self._planned = None  # the first read is done
+                    planned.history_read()
+                if self.adapter is not None and self.adapter.needs_full_read:
+                    self._read_in_full()
+                    continue
                 if self._document_mode or not batch.more:
                     return changed
+
+    def _read_in_full(self) -> None:
+        """Read the file again from its start, every line through the full path."""
+        self._plan = False
+        self._tailer.restart()
+        self._start_over()
 
     def _apply(self, batch: Batch) -> bool:
         if batch.reset:
@@ -229,7 +251,7 @@ class SessionReader:
         adapter = self.adapter
         path = str(self.path)
         for line_no, raw in batch.lines:
-            if adapter is not None and adapter.ignores(raw):
+            if adapter is not None and (adapter.ignores(raw) or adapter.feed_history(raw, line_no)):
                 continue
             record, reason = decode_line(raw)
             if reason is not None:
@@ -282,6 +304,8 @@ class SessionReader:
                 self._held = self._held[-DETECT_RECORDS:]
             return None
         adapter = cls(self.path)
+        if self._plan:
+            self._plan_history(adapter)
         adapter.state.skipped.extend(self._held_skips)
         self._held_skips.clear()
         for line_no, record in self._held:
@@ -289,6 +313,13 @@ class SessionReader:
         self._held.clear()
         self.adapter = adapter
         return adapter
+
+    def _plan_history(self, adapter: Adapter) -> None:
+        self._plan = False
+        source = ByteSource(data=self._data) if self._data is not None else ByteSource(self.path)
+        with source:
+            adapter.plan_history(source)
+        self._planned = adapter
 
     def _document_data(self) -> bytes | None:
         """The whole document when it changed since the last read, else None."""

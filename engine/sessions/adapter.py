@@ -77,6 +77,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.sessions.model import SessionState
+from engine.sessions.tail import ByteSource
 
 DETECT_RECORDS = 20
 # How often (seconds) an adapter lists its companions' directories again while following a live
@@ -143,6 +144,32 @@ class Adapter(ABC):
         such lines are counted as read but not checked for valid JSON. Default: decode all.
         """
         return False
+
+    # -- a cold read's history ---------------------------------------------------------------
+
+    # Set by an adapter whose quick reading of the history turned out not to give the figures a
+    # full reading gives (a rare shape of log): the reader then reads the file again from its
+    # start with a fresh adapter, without ``plan_history``.
+    needs_full_read = False
+
+    def plan_history(self, source: ByteSource) -> None:
+        """Called once before a file is read from its start (``source``: its bytes as they are
+        now, to look back from the end): an adapter may decide there which of the first lines
+        are history the context no longer holds (before an agent's last compaction), which it
+        then takes in ``feed_history`` for their figures only. Default: none."""
+        return None
+
+    def feed_history(self, raw: bytes, line: int) -> bool:
+        """Take one raw main-file line of the history planned by ``plan_history`` for its figures
+        (usage, tool calls and result sizes, compactions, timestamps), without keeping its
+        content; False: the line is not history (or not one this shortcut reads), and is
+        decoded and given to ``feed`` as usual. Called for lines in file order, each once."""
+        return False
+
+    def history_read(self) -> None:
+        """Called when the first read reached the end of the file: a last check of the planned
+        history (set ``needs_full_read`` if it cannot stand)."""
+        return None
 
     def companions(self) -> list[Path]:
         """Other files that belong to this session and should be followed too."""

@@ -9,6 +9,7 @@ caller starts over.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,3 +155,88 @@ class LineTailer:
     def pending_bytes(self) -> int:
         """Bytes of a partial last line held back."""
         return len(self._partial)
+
+
+class ByteSource:
+    """Random access to the bytes of a session as they are now (a file, or bytes in memory),
+    for looking back from the end before reading forward: ``lines_back`` finds lines by a byte
+    pattern from the last one up, reading only as far back as the caller goes on asking."""
+
+    STEP = 1 << 20
+
+    def __init__(self, path: Path | None = None, data: bytes | None = None) -> None:
+        self._path = path
+        self._data = data
+        self._fd: int | None = None
+        self.size = 0
+        if data is not None:
+            self.size = len(data)
+        elif path is not None:
+            self._fd = open_regular(path)
+            self.size = os.fstat(self._fd).st_size
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> ByteSource:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def read(self, start: int, end: int) -> bytes:
+        start, end = max(start, 0), min(end, self.size)
+        if end <= start:
+            return b""
+        if self._data is not None:
+            return self._data[start:end]
+        assert self._fd is not None
+        return os.pread(self._fd, end - start, start)
+
+    def lines_back(self, pattern: bytes) -> Iterator[tuple[int, bytes]]:
+        """(start offset, line without its newline) of each complete line holding ``pattern``,
+        the last one first."""
+        position = self._newline_before(self.size) + 1  # what follows may be cut short
+        while position > 0:
+            start = max(position - self.STEP, 0)
+            # A match found here starts before ``position`` (it could not fit after it).
+            found = self.read(start, position + len(pattern) - 1).rfind(pattern)
+            if found < 0:
+                position = start
+                continue
+            line_start = self._newline_before(start + found) + 1
+            yield line_start, self.read(line_start, self._newline_after(start + found))
+            position = line_start
+
+    def contains(self, pattern: bytes, start: int, end: int) -> bool:
+        """Whether ``pattern`` occurs within bytes ``start`` to ``end``."""
+        position = start
+        while position < end:
+            window = self.read(position, min(position + self.STEP + len(pattern) - 1, end))
+            if pattern in window:
+                return True
+            position += self.STEP
+        return False
+
+    def _newline_before(self, at: int) -> int:
+        """The offset of the last newline before ``at`` (-1: none)."""
+        position = at
+        while position > 0:
+            start = max(position - self.STEP, 0)
+            found = self.read(start, position).rfind(b"\n")
+            if found >= 0:
+                return start + found
+            position = start
+        return -1
+
+    def _newline_after(self, at: int) -> int:
+        """The offset of the first newline from ``at`` (the size: none)."""
+        position = at
+        while position < self.size:
+            found = self.read(position, position + self.STEP).find(b"\n")
+            if found >= 0:
+                return position + found
+            position += self.STEP
+        return self.size

@@ -27,8 +27,9 @@ class ProcessStarts:
         self._turn_open = False  # the model owes a response (a prompt or tool results are out)
         self._queued = 0  # enqueued and not yet dequeued
         # The records since the last queue record that may open or close the turn: looked at
-        # only when the next queue record comes (most sessions have few), not one by one.
-        self._since: list[Mapping[str, Any]] = []
+        # only when the next queue record comes (most sessions have few), not one by one; a
+        # bool: a line already known to leave the turn open or closed (``feed_turn``).
+        self._since: list[Mapping[str, Any] | bool] = []
 
     def feed(self, record: Mapping[str, Any], line: int) -> None:
         kind = record.get("type")
@@ -40,9 +41,21 @@ class ProcessStarts:
             self._settle()
             self._queue(record, line)
 
+    def feed_turn(self, kind: str, opens: bool) -> None:
+        """A user or assistant line known by what it does to the turn (a cold read's history,
+        engine/agents/claude_code/history.py): an assistant line leaves it open or not, a user
+        line with ``opens`` opens it."""
+        if kind == "assistant":
+            self._since = [opens]
+        elif opens:
+            self._since.append(True)
+
     def _settle(self) -> None:
         """Whether the turn is open after the records since the last queue record."""
         for record in self._since:
+            if isinstance(record, bool):
+                self._turn_open = record
+                continue
             message = record.get("message")
             content = message.get("content") if isinstance(message, Mapping) else None
             if record.get("type") == "assistant":

@@ -25,15 +25,21 @@ from collections.abc import Container, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from engine.agents.claude_code import history as lean
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
 from engine.files import read_head
 from engine.sessions.adapter import CERTAIN, LIKELY, MAX_TOKENS, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
+from engine.sessions.tail import ByteSource
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
 _MESSAGE_TYPES = {"user", "assistant", "attachment"}
+# The history lines a cold read takes in its lean reading (history.py); others take the full path.
+_LEAN_KINDS = frozenset({"user", "assistant", "attachment", "system", "progress"})
 # Session-level records that may come before any conversation line (agent-log-formats.md §1.3).
 _METADATA_TYPES = {
     "queue-operation",
@@ -102,22 +108,7 @@ def _tokens(value: Any) -> int:
     return token_count(value) or 0
 
 
-def _text_of(content: Any) -> str:
-    """The text of a tool_result ``content`` (a string or a list of blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict):
-                if block.get("type") == "text":
-                    parts.append(str(block.get("text", "")))
-                elif block.get("type") == "image":
-                    parts.append("[image]")
-            elif isinstance(block, str):
-                parts.append(block)
-        return "\n".join(parts)
-    return "" if content is None else json.dumps(content)
+_text_of = lean.result_text
 
 
 def _blocks(content: Any) -> list[Block]:
@@ -165,6 +156,7 @@ class _Chain:
         self.nodes: dict[str, tuple[str | None, Message | None]] = {}  # uuid → (parent, message)
         self.position: dict[str, int] = {}
         self.redirect: dict[str, list[str]] = {}  # compaction summary → messages it preserved
+        self.anchor: str | None = None  # the summary of the newest compaction's redirect
 
     def resolve(self, parent: str | None) -> str | None:
         """Skip transparent nodes (progress, non-boundary system lines) up to a real message;
@@ -198,6 +190,7 @@ class _Chain:
             self.nodes[uuid] = (previous, self.nodes[uuid][1])
             previous = uuid
         self.redirect[anchor] = kept
+        self.anchor = anchor
 
     def add(self, uuid: str, parent: str | None, message: Message, *, new_root: bool) -> bool:
         """Add a message; returns whether it is now on the active chain (always, as newest)."""
@@ -206,6 +199,8 @@ class _Chain:
         parent = None if new_root else self.resolve(parent)
         self.nodes[uuid] = (parent, message)
         context = self.state.context
+        if new_root:
+            self.anchor = None
         if new_root or (parent is None and not context):
             # A compaction keeps the last response known until the next one arrives.
             self._replace([message], [uuid], reset=not new_root)
@@ -273,6 +268,17 @@ class _Chain:
                 return
 
 
+def _compaction(meta: Mapping[str, Any], line: int, timestamp: str | None) -> Compaction:
+    """A ``compact_boundary`` line's compaction, from its ``compactMetadata``."""
+    return Compaction(
+        trigger=str(meta.get("trigger") or "unknown"),
+        pre_tokens=token_count(meta.get("preTokens")),
+        post_tokens=token_count(meta.get("postTokens")),
+        line=line,
+        timestamp=timestamp,
+    )
+
+
 def _is_tool_result(message: Message) -> bool:
     return bool(message.blocks) and message.blocks[0].kind == "tool_result"
 
@@ -318,15 +324,7 @@ class _Window:
         meta = meta if isinstance(meta, dict) else {}
         if uuid not in self.chain.nodes:
             self.state.keep_context()
-            self.state.record_compaction(
-                Compaction(
-                    trigger=str(meta.get("trigger") or "unknown"),
-                    pre_tokens=token_count(meta.get("preTokens")),
-                    post_tokens=token_count(meta.get("postTokens")),
-                    line=line,
-                    timestamp=ts,
-                )
-            )
+            self.state.record_compaction(_compaction(meta, line, ts))
         message = Message(uuid, "system", [], line, ts, kind="compact_boundary")
         if self.chain.add(uuid, None, message, new_root=True):
             preserved = meta.get("preservedMessages")
@@ -435,6 +433,7 @@ class ClaudeCodeAdapter(Adapter):
         self._own_prompt: str | None = None
         self._own_meta: dict[str, Any] = {}
         self._parent: claude_subagent.ParentSession | None = None
+        self._history: lean.History | None = None  # a cold read's history (``plan_history``)
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -464,6 +463,8 @@ class ClaudeCodeAdapter(Adapter):
         if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object")
             return
+        if self._history is not None:
+            self._history_note(record, line)
         self._metadata(record)
         kind = record.get("type")
         if kind == "api-request":
@@ -480,11 +481,191 @@ class ClaudeCodeAdapter(Adapter):
             return
         self._processes.feed(record, line)
         self._main.feed(record, line)
+        if kind == "system" and self._history is not None:
+            self._history_boundary()
         if kind == "assistant":
             self._note_task_prompts(record)
             requested = record.get("requestedModel")
             if isinstance(requested, str) and requested.endswith("[1m]"):
                 self.state.context_window = LONG_CONTEXT_WINDOW
+
+    # -- a cold read's history (engine/agents/claude_code/history.py) ----------------------
+
+    def plan_history(self, source: ByteSource) -> None:
+        self._history = lean.plan(source)
+
+    def history_read(self) -> None:
+        history = self._history
+        if history is None or history.split_uuid is None:
+            return
+        last = self.state.last_response
+        # The context figures come from a response after the split (its first boundary found
+        # by a byte search may have none: an assistant line of a sub-agent's progress).
+        if history.active or last is None or last.line < history.split_line:
+            self.needs_full_read = True
+
+    def _history_note(self, record: Mapping[str, Any], line: int) -> None:
+        """A line of the full path: note a history line's uuid; before the split boundary, let
+        the history's context go; after it, ask for a full read for a line that hangs off the
+        history (a rewind across the compaction) or repeats one of its lines."""
+        history = self._history
+        assert history is not None
+        if record.get("isSidechain") or self._own_subagent:
+            return
+        uuid = record.get("uuid")
+        if history.active:
+            if uuid == history.split_uuid and record.get("type") == "system":
+                history.active = False
+                history.split_line = line
+                history.compactions_at_split = len(self.state.compactions)
+                # What the history's full lines left there is not the context of any figure.
+                self.state.context.clear()
+                self._main.chain.position.clear()
+                self.state.context_before_rewrite = None
+            elif isinstance(uuid, str) and uuid not in history.preserved:
+                history.seen.add(hash(uuid))
+            return
+        seen = history.seen
+        parent = record.get("parentUuid")
+        if (isinstance(uuid, str) and hash(uuid) in seen) or (
+            isinstance(parent, str) and hash(parent) in seen
+        ):
+            self.needs_full_read = True
+
+    def _history_boundary(self) -> None:
+        """After a compaction of the main chain: let go of the messages that left the context
+        (a session followed all day keeps one window of messages, not its whole history).
+
+        The first compaction after the split keeps the context before it (as a full read
+        would) only when a response since the split is on it; else the figures would need the
+        history's context: a full read."""
+        history = self._history
+        assert history is not None
+        compactions = len(self.state.compactions)
+        if history.active or compactions == history.compactions_released:
+            return
+        history.compactions_released = compactions
+        self._release_history(history)
+        if history.split_uuid is None or not history.check_boundary:
+            return
+        if compactions <= history.compactions_at_split + 1:
+            return  # the split boundary itself
+        history.check_boundary = False
+        kept = self.state.context_before_rewrite
+        if kept is None or kept[1] < history.split_line:
+            self.needs_full_read = True
+
+    def _release_history(self, history: lean.History) -> None:
+        """Forget the chain's lines that are not on the context now (nor kept by the
+        compaction for its summary), noting their uuids: a line that hangs off one of them
+        later (a rewind across the compaction) asks for a full read."""
+        chain = self._main.chain
+        keep = set(chain.position)
+        anchor = chain.anchor
+        chain.redirect = {} if anchor is None else {anchor: chain.redirect[anchor]}
+        if anchor is not None:
+            keep.add(anchor)
+            keep.update(chain.redirect[anchor])
+        seen = history.seen
+        for uuid in [uuid for uuid in chain.nodes if uuid not in keep]:
+            seen.add(hash(uuid))
+            del chain.nodes[uuid]
+
+    def feed_history(self, raw: bytes, line: int) -> bool:
+        history = self._history
+        if history is None or not history.active or self._own_subagent is not False:
+            return False
+        try:
+            record = lean.decode_line(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+            return False  # a shape the lean reading does not take: the full path's
+        kind = record.type
+        uuid = record.uuid
+        if (
+            kind not in _LEAN_KINDS
+            or record.isSidechain
+            or not isinstance(uuid, str)
+            or uuid == history.split_uuid
+            or uuid in history.preserved
+            or record.isApiErrorMessage
+        ):
+            return False
+        key = hash(uuid)
+        if kind == "progress":
+            history.seen.add(key)
+            history.lean_lines += 1
+            return True
+        message = record.message
+        content: lean.Content | None = None
+        if kind == "user" or kind == "assistant":
+            if message is None:
+                return False  # the full path reports it
+            content = lean.content_of(message, kind, record)
+            if content is None:
+                return False
+        state = self.state
+        if isinstance(record.version, str):
+            state.agent_version = record.version
+        if state.session_id is None and isinstance(record.sessionId, str):
+            state.session_id = record.sessionId
+        if isinstance(record.cwd, str):
+            state.cwd = record.cwd
+        timestamp = record.timestamp if isinstance(record.timestamp, str) else None
+        if timestamp:
+            state.touch(timestamp)
+        if content is not None:
+            assert message is not None
+            self._processes.feed_turn(kind, content.opens_turn)
+            self._lean_message(record, message, content, line, timestamp)
+        elif kind == "system" and record.subtype == "compact_boundary" and key not in history.seen:
+            self._lean_compaction(record, line, timestamp)
+        history.seen.add(key)
+        history.lean_lines += 1
+        return True
+
+    def _lean_message(
+        self,
+        record: lean.Line,
+        message: lean.Message,
+        content: lean.Content,
+        line: int,
+        timestamp: str | None,
+    ) -> None:
+        """A history message's tool calls and results, its response, as ``_Window.feed`` and
+        ``feed`` record them (no message kept: the history is not in the context)."""
+        state = self.state
+        for call_id, name, text, is_error in content.tools:
+            if text is None:
+                state.record_tool_call(call_id, name, line=line)
+                continue
+            state.record_tool_result(call_id, text, is_error=is_error)
+            if text.startswith(PERSISTED_OUTPUT):
+                saved = _PERSISTED_PATH.search(text, 0, 4096)
+                state.tools[call_id].persisted_to = saved.group(1) if saved else ""
+        if record.type != "assistant":
+            return
+        model = message.model
+        if model != SYNTHETIC_MODEL:
+            key = message.id or record.requestId or record.uuid
+            key = key if isinstance(key, str) else str(key)
+            if key not in self._main.replayed:
+                usage = message.usage
+                state.record_response(
+                    key,
+                    Usage() if usage is None else usage.normalised(),
+                    model=model if isinstance(model, str) else None,
+                    line=line,
+                    timestamp=timestamp,
+                )
+        for call_id, prompt in content.spawns:
+            self._task_prompts[prompt] = call_id
+        requested = record.requestedModel
+        if isinstance(requested, str) and requested.endswith("[1m]"):
+            state.context_window = LONG_CONTEXT_WINDOW
+
+    def _lean_compaction(self, record: lean.Line, line: int, timestamp: str | None) -> None:
+        meta = record.compactMetadata if isinstance(record.compactMetadata, dict) else {}
+        self.state.record_compaction(_compaction(meta, line, timestamp))
 
     # -- this file is a sub-agent's transcript ---------------------------------------------
 

@@ -1,0 +1,238 @@
+"""A cold read takes the history before a Claude Code session's last compaction for its figures
+only (engine/agents/claude_code/history.py): the same figures as reading every line in full, on
+every bundled session and on long sessions made of copies with compactions, with work that grows
+with the history only in its lean reading, and a session followed live keeps one window of
+messages whatever its history.
+
+Work is counted, never timed: lines given to the full path (``ClaudeCodeAdapter.feed``) and taken
+by the lean one, texts tokenized, messages alive."""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Watch
+from session_copies import COMPACTED, copies
+
+from engine.agents.claude_code.reader import ClaudeCodeAdapter
+from engine.agents.session_reader import SessionReader, read_all
+from engine.sessions import model
+from engine.sessions.model import Message, SessionState
+from engine.sessions.report import build_report
+from engine.sessions.tail import ByteSource
+
+ROOT = Path(__file__).resolve().parents[2]
+SESSIONS = sorted(
+    path
+    for folder in (ROOT / "sample_sessions" / "claude-code", ROOT / "tests" / "sessions" / "data")
+    for path in folder.rglob("*.jsonl")
+)
+
+
+def _figures(reader: SessionReader) -> dict[str, Any]:
+    """What a reader's state shows: the report (with the context by kind) and the state's own
+    records. (Not ``context_before_rewrite``: a cold read keeps it only when a figure needs it,
+    i.e. no request followed the last compaction.)"""
+    state = read_all(reader)
+    assert reader.adapter is not None
+    return {
+        "report": build_report(reader.adapter, breakdown=True),
+        "responses": [
+            (r.key, r.usage, r.model, r.line, r.timestamp) for r in state.responses.values()
+        ],
+        "requests": (state.request_sizes, state.request_lines, state.request_lines_ordered),
+        "tools": [
+            (c.call_id, c.name, c.line, c.result_chars, c.is_error, c.persisted_to)
+            for c in state.tools.values()
+        ],
+        "process_starts": state.process_starts,
+        "context": [
+            (m.id, m.role, m.kind, m.response_key, [(b.kind, b.content()) for b in m.blocks])
+            for m in state.context
+        ],
+        "last_response": state.last_response,
+        "pending_compaction": state.pending_compaction,
+        "subagents": {
+            key: (child.totals, child.description, child.parent_tool_call_id)
+            for key, child in state.subagents.items()
+        },
+    }
+
+
+def _both_ways(path: Path, data: bytes | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    full = _figures(SessionReader(path, data=data, lean_history=False))
+    cold = _figures(SessionReader(path, data=data))
+    return full, cold
+
+
+# The conversation's records; the others (queue operations, titles, modes: small records the
+# lean reading leaves to the full path) are not the history's bulk.
+CONVERSATION = {"user", "assistant", "attachment", "system", "progress"}
+
+
+class Work:
+    """Lines through the full path, counted while reading (``messages``: of the conversation)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.full = 0
+        self.messages = 0
+        real = ClaudeCodeAdapter.feed
+
+        def feed(adapter: ClaudeCodeAdapter, record: Any, line: int) -> None:
+            self.full += 1
+            self.messages += isinstance(record, dict) and record.get("type") in CONVERSATION
+            real(adapter, record, line)
+
+        monkeypatch.setattr(ClaudeCodeAdapter, "feed", feed)
+
+
+def _lean_lines(reader: SessionReader) -> int:
+    history = getattr(reader.adapter, "_history", None)
+    return history.lean_lines if history is not None else 0
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_session_reads_the_same_cold(path: Path) -> None:
+    full, cold = _both_ways(path)
+    assert cold == full
+
+
+@pytest.mark.parametrize("count", [1, 2, 5])
+@pytest.mark.parametrize("source", COMPACTED, ids=lambda path: path.parent.name)
+def test_copies_with_compactions_read_the_same_cold(source: Path, count: int) -> None:
+    data = b"".join(copies(source, count))
+    full, cold = _both_ways(source, data)
+    assert cold == full
+    reader = SessionReader(source, data=data)
+    read_all(reader)
+    assert _lean_lines(reader) > 0  # the history before the last compaction went the lean way
+
+
+def test_a_compaction_with_no_request_after_it_reads_a_window_more(tmp_path: Path) -> None:
+    """The context before the last compaction is still the figures' (no request since): the
+    full path starts at the compaction before it."""
+    lines = copies(COMPACTED[0], 3)
+    boundary = max(i for i, line in enumerate(lines) if b'"compact_boundary"' in line)
+    data = b"".join(lines[: boundary + 1])
+    path = tmp_path / "just-compacted.jsonl"
+    path.write_bytes(data)
+    full, cold = _both_ways(path)
+    assert cold == full
+    reader = SessionReader(path)
+    state = read_all(reader)
+    assert _lean_lines(reader) > 0
+    assert state.context_before_rewrite is not None
+    before = SessionReader(path, lean_history=False)
+    kept = read_all(before).context_before_rewrite
+    assert kept is not None
+    assert [m.id for m in state.context_before_rewrite[0]] == [m.id for m in kept[0]]
+
+
+def test_a_rewind_across_the_compaction_reads_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line hanging off the history (the agent resumed from before the compaction) needs the
+    history's chain: the reader reads the file again in full, to the same figures."""
+    lines = copies(COMPACTED[0], 3)
+    first = json.loads(next(line for line in lines if b'"type":"user"' in line))
+    rewound = dict(first, uuid="0f0f0f0f-0000-4000-8000-000000000001", parentUuid=first["uuid"])
+    rewound["message"] = {"role": "user", "content": "start over from here"}
+    data = b"".join(lines) + json.dumps(rewound).encode() + b"\n"
+    path = tmp_path / "rewound.jsonl"
+    path.write_bytes(data)
+    full, cold = _both_ways(path)
+    assert cold == full
+    work = Work(monkeypatch)
+    read_all(SessionReader(path, lean_history=False))
+    in_full, work.full = work.full, 0
+    reader = SessionReader(path)
+    read_all(reader)
+    assert _lean_lines(reader) == 0  # read again in full
+    assert work.full >= in_full
+
+
+def test_work_grows_with_the_history_only_in_the_lean_reading(
+    monkeypatch: pytest.MonkeyPatch, watch: Watch
+) -> None:
+    """Doubling the history: the same lines through the full path, twice the lean ones, and
+    no more texts tokenized for the report's context and tools (the results' budget lowered
+    under one copy's results)."""
+    monkeypatch.setattr(model, "RESULT_BUDGET", 3_000)
+    work = Work(monkeypatch)
+    counts = []
+    for count in (8, 16, 32):
+        work.full = work.messages = 0
+        source = COMPACTED[0]
+        reader = SessionReader(source, data=b"".join(copies(source, count)))
+        read_all(reader)
+        assert reader.adapter is not None
+        with watch.active():
+            build_report(reader.adapter, breakdown=True)
+        lines = work.full + _lean_lines(reader)
+        counts.append((work.messages, lines, sum(map(len, watch.counted))))
+        watch.clear()
+    (full8, lines8, tokens8), (full16, lines16, tokens16), (full32, lines32, tokens32) = counts
+    assert full8 == full16 == full32  # the conversation after the last compaction
+    assert lines16 <= 2.2 * lines8 and lines32 <= 2.2 * lines16
+    assert tokens16 <= 1.1 * tokens8 and tokens32 <= 1.1 * tokens16
+
+
+def _messages_alive() -> int:
+    gc.collect()
+    return sum(isinstance(item, Message) for item in gc.get_objects())
+
+
+def _follow(path: Path, lines: list[bytes], step: int) -> tuple[SessionReader, SessionState]:
+    path.write_bytes(b"")
+    reader = SessionReader(path)
+    for start in range(0, len(lines), step):
+        with path.open("ab") as out:
+            out.write(b"".join(lines[start : start + step]))
+        reader.poll()
+    return reader, read_all(reader)
+
+
+def test_a_session_followed_live_lets_go_of_the_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Followed append by append, a session with twice the history keeps as many messages and
+    result texts alive (one window's), and gives the figures of a full read."""
+    monkeypatch.setattr(model, "RESULT_BUDGET", 3_000)
+    alive = []
+    for count in (6, 12):
+        lines = copies(COMPACTED[0], count)
+        path = tmp_path / f"live-{count}.jsonl"
+        reader, state = _follow(path, lines, 11)
+        texts = sum(call.result_text is not None for call in state.tools.values())
+        alive.append((_messages_alive(), texts))
+        assert _figures(reader) == _figures(SessionReader(path, lean_history=False))
+        del reader, state
+    assert alive[1] == alive[0]
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 7, 64])
+def test_lines_are_found_from_the_end(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ByteSource.lines_back``: every complete line holding the pattern, the last first, and
+    ``contains`` over any range, whatever the lines' lengths against the read step."""
+    monkeypatch.setattr(ByteSource, "STEP", step)
+    generator = random.Random(step)
+    for _ in range(200):
+        lines = [
+            bytes(generator.choice(b"abX") for _ in range(generator.choice([0, 1, 5, 40])))
+            for _ in range(generator.randint(0, 12))
+        ]
+        data = b"\n".join(lines) + (b"\n" if generator.random() < 0.5 else b"")
+        expected, offset = [], 0
+        for line in data.split(b"\n")[:-1]:  # the complete lines
+            if b"XX" in line:
+                expected.append((offset, line))
+            offset += len(line) + 1
+        assert list(ByteSource(data=data).lines_back(b"XX")) == expected[::-1]
+        start = generator.randint(0, len(data))
+        end = generator.randint(start, len(data))
+        assert ByteSource(data=data).contains(b"XX", start, end) == (b"XX" in data[start:end])
