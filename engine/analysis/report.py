@@ -35,6 +35,27 @@ def _k(tokens: int | None) -> str:
     return "-" if tokens is None else f"{tokens:,}"
 
 
+def _cache_text(analysis: dict[str, Any]) -> str:
+    """The cache line: the live context's requests simulated, those before it as logged."""
+    cache = analysis["cache"]
+    agreement = cache["agreement_pct"]
+    agree = f"{agreement}% of {{}} within 5% of the log" if agreement is not None else ""
+    figures = (
+        f"read {_k(cache['read'])}, write {_k(cache['write'])}, uncached {_k(cache['uncached'])}"
+    )
+    simulated = len(cache["requests"])
+    history = len(analysis["history"]) - simulated
+    if history <= 0:
+        return f"cache      simulated {figures}" + (
+            f"; {agree.format('requests')}" if agree else ""
+        )
+    return (
+        f"cache      {figures} (simulated: the {plural(simulated, 'request')} on the live"
+        f" context{', ' + agree.format('them') if agree else ''}; as logged: the"
+        f" {plural(history, 'request')} before it)"
+    )
+
+
 def analysis_text(analysis: dict[str, Any]) -> list[str]:
     """A few lines for the text report: sections, cache, forecast and estimate accuracy."""
     limits = analysis["thresholds"]
@@ -56,13 +77,7 @@ def analysis_text(analysis: dict[str, Any]) -> list[str]:
             f"  pruned {pruned['id']}: {_k(pruned['tokens'])} tokens, estimated"
             f" ({pruned['reason']})"
         )
-    cache = analysis["cache"]
-    agreement = cache["agreement_pct"]
-    lines.append(
-        f"cache      simulated read {_k(cache['read'])}, write {_k(cache['write'])},"
-        f" uncached {_k(cache['uncached'])}"
-        + (f"; {agreement}% of requests within 5% of the log" if agreement is not None else "")
-    )
+    lines.append(_cache_text(analysis))
     forecast = analysis["forecast"]
     if forecast["requests_left"] is not None:
         lines.append(

@@ -66,7 +66,14 @@ def test_text_report_has_a_short_analysis_section() -> None:
     # Every figure says where it comes from: a section's provenance, the residual's inferred.
     residual = next(line for line in text.splitlines() if "residual (framing" in line)
     assert residual.rstrip().endswith("inferred")
-    assert "cache      simulated read" in text
+    # calc-main has a compaction: the requests after it are simulated, those before as logged.
+    assert "cache      read " in text
+    assert "(simulated: the 2 requests on the live context" in text
+    assert "as logged: the 19 requests before it)" in text
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["report", str(AGENT_LOOP)]) == 0  # no compaction: every request simulated
+    assert "cache      simulated read" in buffer.getvalue()
 
 
 def test_copilot_profile_lays_out_the_vs_code_prompt() -> None:
