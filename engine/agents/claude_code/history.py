@@ -73,26 +73,28 @@ class Block(msgspec.Struct):
 
 class Message(msgspec.Struct):
     content: str | list[Block] | None = None
-    model: Any = None
+    model: str | None = None
     id: Any = None
     usage: UsageLine | None = None
 
 
 class Line(msgspec.Struct):
-    """A history line: the fields the figures need (the rest is skipped unread)."""
+    """A history line: the fields the figures need (the rest is skipped unread). A field the
+    full path takes only as a string is typed so: any other value fails the lean decoding, and
+    the line goes the full path (which ignores or reports it)."""
 
     type: str | None = None
-    uuid: Any = None
-    timestamp: Any = None
+    uuid: str | None = None
+    timestamp: str | None = None
     isSidechain: Any = None
     isMeta: Any = None
     isCompactSummary: Any = None
     isApiErrorMessage: Any = None
     requestId: Any = None
     requestedModel: Any = None
-    version: Any = None
-    sessionId: Any = None
-    cwd: Any = None
+    version: str | None = None
+    sessionId: str | None = None
+    cwd: str | None = None
     subtype: Any = None
     compactMetadata: Any = None
     message: Message | None = None

@@ -33,7 +33,15 @@ from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
 from engine.files import read_head
 from engine.sessions.adapter import CERTAIN, LIKELY, MAX_TOKENS, NOT_MINE, Adapter, token_count
-from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
+from engine.sessions.model import (
+    Block,
+    Compaction,
+    Message,
+    Response,
+    Role,
+    SessionState,
+    Usage,
+)
 from engine.sessions.tail import ByteSource
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
@@ -434,6 +442,8 @@ class ClaudeCodeAdapter(Adapter):
         self._own_meta: dict[str, Any] = {}
         self._parent: claude_subagent.ParentSession | None = None
         self._history: lean.History | None = None  # a cold read's history (``plan_history``)
+        # The last response the lean reading recorded: (it, its usage as logged, as recorded).
+        self._lean_last: tuple[Response, lean.UsageLine | None, Usage] | None = None
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -584,7 +594,7 @@ class ClaudeCodeAdapter(Adapter):
         if (
             kind not in _LEAN_KINDS
             or record.isSidechain
-            or not isinstance(uuid, str)
+            or uuid is None
             or uuid == history.split_uuid
             or uuid in history.preserved
             or record.isApiErrorMessage
@@ -604,15 +614,18 @@ class ClaudeCodeAdapter(Adapter):
             if content is None:
                 return False
         state = self.state
-        if isinstance(record.version, str):
+        if record.version is not None:
             state.agent_version = record.version
-        if state.session_id is None and isinstance(record.sessionId, str):
+        if state.session_id is None:
             state.session_id = record.sessionId
-        if isinstance(record.cwd, str):
+        if record.cwd is not None:
             state.cwd = record.cwd
-        timestamp = record.timestamp if isinstance(record.timestamp, str) else None
-        if timestamp:
-            state.touch(timestamp)
+        timestamp = record.timestamp
+        if timestamp:  # (``state.touch``, inline: once a line)
+            if state.first_activity is None:
+                state.first_activity = timestamp
+            if state.last_activity is None or timestamp > state.last_activity:
+                state.last_activity = timestamp
         if content is not None:
             assert message is not None
             self._processes.feed_turn(kind, content.opens_turn)
@@ -648,15 +661,23 @@ class ClaudeCodeAdapter(Adapter):
         if model != SYNTHETIC_MODEL:
             key = message.id or record.requestId or record.uuid
             key = key if isinstance(key, str) else str(key)
-            if key not in self._main.replayed:
-                usage = message.usage
-                state.record_response(
-                    key,
-                    Usage() if usage is None else usage.normalised(),
-                    model=model if isinstance(model, str) else None,
-                    line=line,
-                    timestamp=timestamp,
+            usage = message.usage
+            before = self._lean_last
+            if (
+                before is not None
+                and before[0] is state.last_response
+                and before[0].key == key
+                and before[0].usage is before[2]
+                and usage == before[1]
+                and (model is None or (model == before[0].model and model == state.model))
+            ):
+                pass  # the same response's next block, the same figures (``touch`` done)
+            elif key not in self._main.replayed:
+                recorded = Usage() if usage is None else usage.normalised()
+                response = state.record_response(
+                    key, recorded, model=model, line=line, timestamp=timestamp
                 )
+                self._lean_last = (response, usage, recorded)
         for call_id, prompt in content.spawns:
             self._task_prompts[prompt] = call_id
         requested = record.requestedModel
