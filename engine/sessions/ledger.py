@@ -191,7 +191,18 @@ class _ToolTally:
         self.names: dict[str, list[int]] = {}
 
     def update(self, changes: Sequence[ToolCall], encoding: Encoding) -> tuple[ToolTotal, ...]:
-        for call in changes:
+        # Each call once, where it last changed: the order the results came in.
+        latest = list({id(call): call for call in reversed(changes)}.values())
+        latest.reverse()
+        # Those older than the newest budget's worth of them are estimated at once (a cold
+        # read's history: not queued among the counted ones to be moved out again).
+        first_counted, newer = len(latest), 0
+        for index in range(len(latest) - 1, -1, -1):
+            if newer >= model.RESULT_BUDGET:
+                break
+            first_counted = index
+            newer += latest[index].result_chars
+        for index, call in enumerate(latest):
             old = self.results.get(id(call))
             if old is not None:
                 self._take_back(old)
@@ -199,10 +210,15 @@ class _ToolTally:
             row = self.names.setdefault(entry.name, [0, 0, 0, 0, 0, 0])
             row[0] += 1
             row[4] += entry.persisted
-            if call.result_text is not None or entry.chars:
+            if call.result_text is None and not entry.chars:
+                continue  # no result yet
+            if index >= first_counted:
                 entry.exact = True
                 self.newest[id(call)] = entry
                 self.newest_chars += entry.chars
+            elif entry.chars:
+                row[2] += entry.chars
+                row[3] += 1
         self._slide()
         self._count(encoding)
         return self._rows()
@@ -226,8 +242,9 @@ class _ToolTally:
         self.newest_chars -= entry.chars
         self._uncount(entry, row)
         entry.exact = False
-        row[2] += entry.chars
-        row[3] += 1
+        if entry.chars:  # (an empty result estimates nothing)
+            row[2] += entry.chars
+            row[3] += 1
 
     def _uncount(self, entry: _Result, row: list[int]) -> None:
         if entry.counted:
