@@ -308,6 +308,7 @@ class Ledger:
         self._blocks: dict[int, tuple[Block, int]] = {}  # id -> (the block, kept alive; count)
         self._tools = _ToolTally()
         self._tool_changes = 0  # how much of the state's ``tool_changes`` was tallied
+        self._tools_of: SessionState | None = None  # the state they were tallied from
         self._shares = _Shares()
 
     def _use(self, encoding: Encoding) -> None:
@@ -377,6 +378,9 @@ class Ledger:
         the newest ``RESULT_BUDGET`` characters of results counted, older ones estimated); only
         calls added or given a new result since the last look are tallied again."""
         self._use(encoding)
+        if state is not self._tools_of:
+            # Another state (a reader that read its file again from the start): tally anew.
+            self._tools, self._tool_changes, self._tools_of = _ToolTally(), 0, state
         changes = state.tool_changes[self._tool_changes :]
         self._tool_changes = len(state.tool_changes)
         return self._tools.update(changes, encoding)

@@ -104,3 +104,16 @@ def test_tokenizer_work_does_not_grow_with_history(budget: int, watch: Watch) ->
         watch.clear()
     assert counted[0] >= budget
     assert counted[2] < counted[0] + 2 * max(len(c.result_text or "") for c in state.tools.values())
+
+
+def test_a_ledger_tallies_a_state_read_again_anew() -> None:
+    """A live session's ledger outlives its reader's state when the reader reads the file again
+    from its start (a file replaced; a history that needs the full read): the table is the new
+    state's."""
+    ledger = Ledger()
+    first = _state(3)
+    ledger.tools(first, encoding_for(first))
+    second = _state(2)
+    assert ledger.tools(second, encoding_for(second)) == Ledger().tools(
+        second, encoding_for(second)
+    )
