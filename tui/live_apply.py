@@ -14,7 +14,7 @@ from pathlib import Path
 from textual.app import App
 
 from engine.errors import CtxtopError
-from engine.live.auto_live import AutoLive, apply_auto, load_auto_live
+from engine.live.auto_live import AutoArming, AutoLive, apply_auto, load_auto_live
 from engine.live.live_status import LiveStatus, live_status
 from engine.live.view import LiveView
 from engine.proxy.live_plan import stop_plan
@@ -32,14 +32,14 @@ class LiveApplyApp(App[None]):
     header: SessionHeader
     live: LiveStatus | None = None
     auto_live: AutoLive = AutoLive()
-    auto_tried: set[str]  # sessions the automatic policy was applied to (once each)
+    auto_arming: AutoArming  # the engine's rule: once, armed again when the fill drops
 
     def start_live_checks(self) -> None:
-        self.auto_tried = set()
         try:
             self.auto_live = load_auto_live()
         except CtxtopError as error:
             self.notify(str(error), title="Settings", severity="warning", markup=False)
+        self.auto_arming = AutoArming(self.auto_live)
         self.set_interval(LIVE_CHECK_SECONDS, self.check_live)
 
     def live_session(self) -> str | None:
@@ -63,8 +63,7 @@ class LiveApplyApp(App[None]):
         status = live_status(session)
         auto = self.auto_live
         planned = status.plan is not None
-        if path and session not in self.auto_tried and auto.due(fill, status.proxied, planned):
-            self.auto_tried.add(session)  # once: stopping the plan (l) re-arms it
+        if path and self.auto_arming.due(session, fill, status.proxied, planned):
             self._apply_automatically(path, session, auto)
             status = live_status(session)
         self.call_from_thread(self.show_live, status)
@@ -92,8 +91,7 @@ class LiveApplyApp(App[None]):
         if status is None or status.plan is None:
             self.notify("Nothing is applied live to this session.")
             return
-        stop_plan(status.session_id)
-        self.auto_tried.discard(status.session_id)
+        stop_plan(status.session_id)  # for good: the policy waits for the fill to drop
         self.notify("The next request is the agent's own again.", title="Stopped applying live")
         self.check_live()
 

@@ -7,7 +7,8 @@ live:
   auto: edit      # off (the default), edit or compact
   at: 0.85        # the fill (fraction of the window) that triggers it
 ```
-It applies once: while a plan is in force nothing is applied again (stopping it re-arms it).
+It applies once per session, and is armed again only when the fill is seen under `at` with no plan
+in force: stopping a plan (`l`, `ctxtop live --stop`) past `at` does not bring it straight back.
 
 The dashboard looks at the session it shows every few seconds (tui/live_apply.py); headless
 ``ctxtop proxy`` looks at each proxied session after each of its requests was measured
@@ -43,6 +44,29 @@ class AutoLive:
     def due(self, fill: float, proxied: bool, planned: bool) -> bool:
         """Whether to apply now: on, the session proxied, no plan in force, the fill past it."""
         return self.action != "off" and proxied and not planned and fill >= self.at
+
+
+class AutoArming:
+    """When the automatic policy applies, for the dashboard and headless ``ctxtop proxy`` alike:
+    once per session when its fill passes ``at`` with no plan in force; armed again only when
+    the fill is seen under ``at`` with no plan in force (the agent compacted, or a plan made
+    it fit). So stopping a plan while the fill is still past ``at`` gives the agent its own
+    requests back for good, instead of the policy applying it again on the next look."""
+
+    def __init__(self, auto: AutoLive) -> None:
+        self.auto = auto
+        self.applied: set[str] = set()
+
+    def due(self, session_id: str, fill: float, proxied: bool, planned: bool) -> bool:
+        """Whether to apply now; when True, the session counts as applied from here on."""
+        if session_id in self.applied:
+            if fill < self.auto.at and not planned:
+                self.applied.discard(session_id)
+            return False
+        if not self.auto.due(fill, proxied, planned):
+            return False
+        self.applied.add(session_id)
+        return True
 
 
 def parse_auto_live(raw: Any, where: str) -> AutoLive:
@@ -111,7 +135,7 @@ class AutoLiveWatch:
         self.report = report
         self.sessions: dict[str, LiveSession] = {}
         self.missing: dict[str, float] = {}  # session id -> when its log was looked for
-        self.applied: set[str] = set()
+        self.arming = AutoArming(auto)
         self.queued: set[str] = set()
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="ctxtop-auto-live")
@@ -147,13 +171,8 @@ class AutoLiveWatch:
         if fill is None:
             return False
         planned = live_status(session_id).plan is not None
-        if session_id in self.applied:
-            if fill < self.auto.at and not planned:
-                self.applied.discard(session_id)  # the agent compacted by itself: armed again
+        if not self.arming.due(session_id, fill, proxied=True, planned=planned):
             return False
-        if not self.auto.due(fill, proxied=True, planned=planned):
-            return False
-        self.applied.add(session_id)
         live = self.sessions[session_id]
         try:
             done = apply_auto(live.path, session_id, self.auto)

@@ -25,7 +25,7 @@ from model_server import ModelServer
 
 from engine.config import config_path
 from engine.errors import InputError
-from engine.live.auto_live import AutoLive, load_auto_live, parse_auto_live
+from engine.live.auto_live import AutoArming, AutoLive, load_auto_live, parse_auto_live
 from engine.proxy.live_plan import live_sessions, plan_path
 from engine.proxy.rewrite_live import LiveRewriter
 from engine.proxy.server import ProxyServer
@@ -148,6 +148,17 @@ async def test_the_automatic_policy_applies_an_edit_past_its_threshold(tmp_path:
             assert app.auto_live == AutoLive("edit", 0.01)
             send(port)
             assert received(model).count(PLACEHOLDER) == 2
+            # l stops it for good: still past 1 %, the next looks do not apply it again
+            await pilot.press("l")
+            await wait_until(pilot, lambda: "edited live" not in app.header.live)
+            for _ in range(2):  # two more looks, each waited for
+                app.live = None
+                app.check_live()
+                await wait_until(pilot, lambda: app.live is not None)
+            assert app.live is not None and app.live.plan is None
+            assert "edited live" not in app.header.live
+            send(port)
+            assert received(model).count(PLACEHOLDER) == 0
 
 
 def test_the_automatic_policy_is_off_by_default_and_checked() -> None:
@@ -160,3 +171,14 @@ def test_the_automatic_policy_is_off_by_default_and_checked() -> None:
     for bad in ({"auto": "sometimes"}, {"at": 1.5}, {"at": True}, ["edit"]):
         with pytest.raises(InputError):
             parse_auto_live(bad, "config.yaml")
+
+
+def test_the_automatic_policy_applies_once_and_again_only_after_the_fill_drops() -> None:
+    arming = AutoArming(AutoLive("edit", 0.8))
+    assert not arming.due("s", 0.79, proxied=True, planned=False)
+    assert arming.due("s", 0.81, proxied=True, planned=False)
+    assert not arming.due("s", 0.9, proxied=True, planned=True)  # in force
+    assert not arming.due("s", 0.9, proxied=True, planned=False)  # stopped while past 80 %
+    assert not arming.due("s", 0.5, proxied=True, planned=False)  # dropped: armed again
+    assert arming.due("s", 0.85, proxied=True, planned=False)
+    assert not arming.due("t", 0.95, proxied=False, planned=False)  # not through the proxy
