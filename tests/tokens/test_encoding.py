@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import subprocess
@@ -134,6 +135,17 @@ def test_pinned_rank_files_rank_their_tokens_by_line_number(name: str) -> None:
     data = _shipped_bytes(name)
     assert bpe_source.ranks_in_line_order(bpe_source.EXPECTED_SHA256[name])
     assert bpe_source.parse_ranks(data, in_line_order=True) == bpe_source.parse_ranks(data)
+
+
+def test_the_rank_file_parses_the_same_in_slices_as_line_by_line() -> None:
+    # parse_ranks splits the file a slice at a time (bounded memory); every line is still read.
+    data = _shipped_bytes("cl100k_base")
+    by_line = {}
+    for line in data.splitlines():
+        token, rank = line.split()
+        by_line[base64.b64decode(token)] = int(rank)
+    assert len(data) > 4 * bpe_source.PARSE_CHUNK
+    assert bpe_source.parse_ranks(data) == by_line
 
 
 def test_an_unpinned_rank_file_keeps_its_own_ranks() -> None:
