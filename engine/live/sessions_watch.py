@@ -10,9 +10,10 @@ checks each tracked session's ``mtime`` and lists the directories again every
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +53,28 @@ def _notified(
                 recursive=True,
             )
             for batch in changes:
-                yield {Path(path) for _, path in batch}
+                yield changed_paths(batch)
                 if table.watched() != roots:
                     break  # an agent's directory appeared (or went): watch the new set
         except (OSError, RuntimeError):
             yield None
             return
+
+
+def changed_paths(batch: Iterable[tuple[Any, str]]) -> set[Path]:
+    """The paths of one batch of notifications, and the files in a directory the batch says
+    was added: a file written into a new directory before the watch on it was in place (a
+    new project's first session) is notified to nobody, so it is looked for there."""
+    from watchfiles import Change
+
+    paths: set[Path] = set()
+    for change, name in batch:
+        path = Path(name)
+        paths.add(path)
+        if change == Change.added and path.is_dir():
+            with contextlib.suppress(OSError):
+                paths.update(child for child in path.rglob("*") if child.is_file())
+    return paths
 
 
 def _polled(stop: threading.Event, interval: float) -> Iterator[None]:

@@ -113,6 +113,43 @@ def test_watch_rows_sees_a_new_session_through_notifications(
     assert str(new) in seen[-1]
 
 
+def test_watch_rows_sees_a_session_in_a_directory_that_arrives_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new project directory whose session file was written before the watch on it was in
+    place (here: the directory moved in whole, so its file is notified to nobody) still
+    becomes a row, without waiting for the file's next write."""
+    home = sample_home(tmp_path / "home", monkeypatch)
+    table = SessionsTable(active_minutes=30)
+    stop = threading.Event()
+    seen: list[set[str]] = []
+    new = home / NEW_SESSION
+    outside = tmp_path / "elsewhere" / new.parent.name
+    outside.mkdir(parents=True)
+    (outside / new.name).write_bytes(b"".join(demo_lines()[:40]))
+
+    def run() -> None:
+        for rows in watch_rows(table, stop, heartbeat=60):
+            seen.append({row.key for row in rows})
+            if str(new) in seen[-1]:
+                stop.set()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(2.5)  # past the first wake-up (its listing would find any file)
+        os.rename(outside, new.parent)
+        worker.join(timeout=60)
+    finally:
+        stop.set()
+        worker.join()
+    assert str(new) not in seen[0]
+    assert str(new) in seen[-1]
+
+
 def test_sessions_watch_json_prints_the_table(tmp_path: Path) -> None:
     home = tmp_path / "home"
     monkeypatch = pytest.MonkeyPatch()
