@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -82,15 +83,12 @@ def test_rows_follow_appends_new_files_and_time(
     assert table.rows() == ()
 
 
-def test_watch_rows_sees_a_new_session_through_notifications(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    home = sample_home(tmp_path / "home", monkeypatch)
+def _rows_seen(new: Path, act: Callable[[], object]) -> list[set[str]]:
+    """The keys of each set of rows ``watch_rows`` yields, ``act`` done after the first, until
+    a row of ``new`` is among them (or a minute passed: a safety limit, not a timing one)."""
     table = SessionsTable(active_minutes=30)
     stop = threading.Event()
     seen: list[set[str]] = []
-    new = home / NEW_SESSION
-    new.parent.mkdir(parents=True)
 
     def run() -> None:
         for rows in watch_rows(table, stop, heartbeat=60):
@@ -101,14 +99,24 @@ def test_watch_rows_sees_a_new_session_through_notifications(
     worker = threading.Thread(target=run)
     worker.start()
     try:
-        deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
+        deadline = time.monotonic() + 60
         while not seen and time.monotonic() < deadline:
             time.sleep(0.05)
-        new.write_bytes(b"".join(demo_lines()[:40]))
+        act()
         worker.join(timeout=60)
     finally:
         stop.set()
         worker.join()
+    return seen
+
+
+def test_watch_rows_sees_a_new_session_through_notifications(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = sample_home(tmp_path / "home", monkeypatch)
+    new = home / NEW_SESSION
+    new.parent.mkdir(parents=True)
+    seen = _rows_seen(new, lambda: new.write_bytes(b"".join(demo_lines()[:40])))
     assert str(new) not in seen[0]
     assert str(new) in seen[-1]
 
@@ -120,32 +128,16 @@ def test_watch_rows_sees_a_session_in_a_directory_that_arrives_whole(
     place (here: the directory moved in whole, so its file is notified to nobody) still
     becomes a row, without waiting for the file's next write."""
     home = sample_home(tmp_path / "home", monkeypatch)
-    table = SessionsTable(active_minutes=30)
-    stop = threading.Event()
-    seen: list[set[str]] = []
     new = home / NEW_SESSION
     outside = tmp_path / "elsewhere" / new.parent.name
     outside.mkdir(parents=True)
     (outside / new.name).write_bytes(b"".join(demo_lines()[:40]))
 
-    def run() -> None:
-        for rows in watch_rows(table, stop, heartbeat=60):
-            seen.append({row.key for row in rows})
-            if str(new) in seen[-1]:
-                stop.set()
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    try:
-        deadline = time.monotonic() + 60  # a safety limit, not a timing assertion
-        while not seen and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(2.5)  # past the first wake-up (its listing would find any file)
+    def move_in() -> None:
+        time.sleep(2.5)  # past the watch's first wake-up (its listing would find any file)
         os.rename(outside, new.parent)
-        worker.join(timeout=60)
-    finally:
-        stop.set()
-        worker.join()
+
+    seen = _rows_seen(new, move_in)
     assert str(new) not in seen[0]
     assert str(new) in seen[-1]
 
