@@ -5,19 +5,18 @@ automatic live policy (``live: auto``) applied to the proxied sessions as the da
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import dataclasses
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import CtxtopError
-from engine.live.auto_live import AutoLive, AutoLiveWatch, load_auto_live
-from engine.proxy.rewrite_live import LiveRewriter
-from engine.proxy.server import ProxyServer
-from engine.proxy.settings import ProxySettings, load_proxy_settings
-from engine.proxy.store import measurements_dir
+
+# The server (aiohttp) is imported when the proxy starts: `ctxtop --help` lists this command.
+if TYPE_CHECKING:
+    from engine.live.auto_live import AutoLive
+    from engine.proxy.settings import ProxySettings
 
 
 def start_lines(port: int) -> list[str]:
@@ -43,6 +42,8 @@ def request_line(line: dict[str, Any]) -> str:
 
 
 def settings_from(args: argparse.Namespace) -> ProxySettings:
+    from engine.proxy.settings import load_proxy_settings
+
     settings = load_proxy_settings()
     if args.port is not None:
         settings = dataclasses.replace(settings, port=args.port)
@@ -54,6 +55,13 @@ def say(line: str) -> None:
 
 
 async def serve(settings: ProxySettings, auto: AutoLive) -> None:
+    import asyncio
+
+    from engine.live.auto_live import AutoLiveWatch
+    from engine.proxy.rewrite_live import LiveRewriter
+    from engine.proxy.server import ProxyServer
+    from engine.proxy.store import measurements_dir
+
     watch = AutoLiveWatch(auto, report=say)
 
     def measured(line: dict[str, Any]) -> None:
@@ -88,6 +96,10 @@ async def serve(settings: ProxySettings, auto: AutoLive) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from engine.live.auto_live import load_auto_live
+
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(settings_from(args), load_auto_live()))
     print("ctxtop proxy stopped", file=sys.stderr)

@@ -109,9 +109,13 @@ def test_statusline_imports_no_analysis_when_the_log_reports_the_context(tmp_pat
 
 
 def test_help_still_lists_every_command(tmp_path: Path) -> None:
-    done, _ = loaded(tmp_path, "--help")
+    done, modules = loaded(tmp_path, "--help")
     for name in COMMAND_NAMES:
         assert name in done.stdout
+    # Listing the proxy command does not start its HTTP stack (nor the dashboard's toolkit).
+    heavy = heavy_in(modules)
+    for name in ("aiohttp", "asyncio", "engine.proxy.server", "textual", "tui.app"):
+        assert name not in heavy
 
 
 def test_command_names_are_the_parsers_the_modules_add() -> None:
