@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -236,3 +237,37 @@ def test_lines_are_found_from_the_end(step: int, monkeypatch: pytest.MonkeyPatch
         start = generator.randint(0, len(data))
         end = generator.randint(start, len(data))
         assert ByteSource(data=data).contains(b"XX", start, end) == (b"XX" in data[start:end])
+
+
+def _retained(source: Path, count: int) -> tuple[int, int]:
+    """The lines of ``count`` copies and the heap a cold read of them keeps (traced bytes)."""
+    lines = copies(source, count)
+    data = b"".join(lines)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        state = read_all(SessionReader(source, data=data))
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert state.compactions  # (kept alive to here)
+    return len(lines), kept
+
+
+# Bytes a cold read keeps per added history line, at most: each response's figures and each
+# tool call (the calc sample has a response every 3 lines and a call every 3.5).
+PER_LINE = {COMPACTED[0]: 72, COMPACTED[1]: 288}
+
+
+@pytest.mark.parametrize("source", COMPACTED, ids=lambda path: path.parent.name)
+def test_the_heap_of_a_cold_read_grows_little_per_history_line(
+    source: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twice the history costs a few dozen bytes of memory per added line (counted in traced
+    bytes, never time), not the lines' messages: result texts past the budget are let go of."""
+    monkeypatch.setattr(model, "RESULT_BUDGET", 10_000)
+    lines, kept = _retained(source, 20)
+    more_lines, more_kept = _retained(source, 40)
+    assert (more_kept - kept) / (more_lines - lines) <= PER_LINE[source]

@@ -18,6 +18,7 @@ context (no response after the boundary; see ``ClaudeCodeAdapter.history_read``)
 from __future__ import annotations
 
 import json
+from sys import intern
 from typing import Annotated, Any
 
 import msgspec
@@ -153,8 +154,8 @@ def content_of(message: Message, kind: str, line: Line) -> Content | None:
                     elif not isinstance(name, str):
                         return None
                     call_id = "" if block.id is msgspec.UNSET else str(block.id)
-                    if call_id:
-                        found.tools.append((call_id, name or "unknown", None, False))
+                    if call_id:  # (names interned: a few tools called thousands of times)
+                        found.tools.append((call_id, intern(name or "unknown"), None, False))
                     if kind == "assistant" and name in SUBAGENT_TOOLS and block.input:
                         value = decode_value(block.input)
                         prompt = value.get("prompt") if isinstance(value, dict) else None
@@ -184,6 +185,31 @@ def content_of(message: Message, kind: str, line: Line) -> Content | None:
     return found
 
 
+class Hashes:
+    """A set of 64-bit hashes (the history lines' uuids) at 8 bytes each, packed in buckets by
+    their low bits: a Python set of ints costs about 60 bytes an entry, and a long session
+    notes one for every history line."""
+
+    __slots__ = ("_buckets",)
+
+    def __init__(self) -> None:
+        self._buckets = [bytearray() for _ in range(4096)]  # by the key's low 12 bits
+
+    def add(self, key: int) -> None:
+        # (a key added twice is kept twice: the history's lines each have their own uuid)
+        self._buckets[key & 4095] += key.to_bytes(8, "little", signed=True)
+
+    def __contains__(self, key: int) -> bool:
+        bucket = self._buckets[key & 4095]
+        packed = key.to_bytes(8, "little", signed=True)
+        at = bucket.find(packed)
+        while at >= 0:
+            if not at & 7:  # (a match across two entries is no match)
+                return True
+            at = bucket.find(packed, at + 1)
+        return False
+
+
 class History:
     """The planned history of one cold read, and what was seen of it."""
 
@@ -195,7 +221,7 @@ class History:
         self.split_line = 0
         self.compactions_at_split = 0
         self.check_boundary = True  # the first boundary after the split is still to check
-        self.seen: set[int] = set()  # hashes of the history lines' uuids
+        self.seen = Hashes()  # hashes of the history lines' uuids
         self.lean_lines = 0  # lines taken by the lean reading (a measure of the work saved)
 
 

@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Container, Iterator, Mapping, Sequence
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -658,6 +659,8 @@ class ClaudeCodeAdapter(Adapter):
         if record.type != "assistant":
             return
         model = message.model
+        if model is not None:
+            model = intern(model)  # (one string per model, not one per response)
         if model != SYNTHETIC_MODEL:
             key = message.id or record.requestId or record.uuid
             key = key if isinstance(key, str) else str(key)
