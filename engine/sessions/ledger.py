@@ -182,6 +182,10 @@ class _ToolTally:
 
     def __init__(self) -> None:
         self.results: dict[int, _Result] = {}  # id(call) -> its latest contribution
+        # call id -> an estimated (or empty) result's contribution, packed: characters * 2 +
+        # persisted (its row: the call's name). Most of a long session's calls end here, so
+        # each costs a dict entry (keyed by the call's own id string), not a ``_Result``.
+        self.settled: dict[str, int] = {}
         self.newest: dict[int, _Result] = {}  # the counted ones, oldest first
         self.newest_chars = 0
         self.counted_tokens = 0  # of the results counted now (``newest``)
@@ -203,27 +207,34 @@ class _ToolTally:
             first_counted = index
             newer += latest[index].result_chars
         for index, call in enumerate(latest):
-            old = self.results.get(id(call))
+            old = self.results.pop(id(call), None)
             if old is not None:
                 self._take_back(old)
-            entry = self.results[id(call)] = _Result(call)
-            row = self.names.setdefault(entry.name, [0, 0, 0, 0, 0, 0])
+            else:
+                self._take_back_settled(call)
+            row = self.names.setdefault(call.name, [0, 0, 0, 0, 0, 0])
             row[0] += 1
-            row[4] += entry.persisted
-            if call.result_text is None and not entry.chars:
-                continue  # no result yet
-            if index >= first_counted:
+            persisted = call.persisted_to is not None
+            row[4] += persisted
+            chars = call.result_chars
+            if call.result_text is None and not chars:
+                self.results[id(call)] = _Result(call)  # no result yet
+            elif index >= first_counted:
+                entry = self.results[id(call)] = _Result(call)
                 entry.exact = True
                 self.newest[id(call)] = entry
                 self.newest_chars += entry.chars
-            elif entry.chars:
-                row[2] += entry.chars
-                row[3] += 1
+            else:
+                self.settled[call.call_id] = chars * 2 + persisted
+                if chars:
+                    row[2] += chars
+                    row[3] += 1
         self._slide()
         self._count(encoding)
         return self._rows()
 
     def _take_back(self, entry: _Result) -> None:
+        """Take back a counted result, or a call with no result yet."""
         row = self.names[entry.name]
         row[0] -= 1
         row[4] -= entry.persisted
@@ -231,17 +242,26 @@ class _ToolTally:
             del self.newest[id(entry.call)]
             self.newest_chars -= entry.chars
             self._uncount(entry, row)
-        elif entry.chars:
-            row[2] -= entry.chars
+
+    def _take_back_settled(self, call: ToolCall) -> None:
+        packed = self.settled.pop(call.call_id, None)
+        if packed is None:
+            return
+        row = self.names[call.name]
+        row[0] -= 1
+        row[4] -= packed & 1
+        if packed > 1:
+            row[2] -= packed >> 1
             row[3] -= 1
 
     def _estimate(self, entry: _Result) -> None:
-        """Move a result out of the counted ones."""
+        """Move a result out of the counted ones (settled: it is estimated from now on)."""
         row = self.names[entry.name]
         del self.newest[id(entry.call)]
         self.newest_chars -= entry.chars
         self._uncount(entry, row)
-        entry.exact = False
+        del self.results[id(entry.call)]
+        self.settled[entry.call.call_id] = entry.chars * 2 + entry.persisted
         if entry.chars:  # (an empty result estimates nothing)
             row[2] += entry.chars
             row[3] += 1
