@@ -65,6 +65,9 @@ class Response:
     model: str | None = None
     line: int = 0  # first line of the main file (or of the sub-agent file) that carried it
     timestamp: str | None = None
+    # Its place in its state's ``request_sizes`` (-1: not yet noted; a response belongs to
+    # one state), kept here rather than in a dict by key: a long session has many responses.
+    index: int = field(default=-1, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -191,7 +194,6 @@ class SessionState:
     request_lines: list[int] = field(default_factory=list)
     request_changes: list[int] = field(default_factory=list)
     request_lines_ordered: bool = True  # each response's line >= the one before it
-    _request_index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _request_history: tuple[int, ...] | None = field(default=None, repr=False, compare=False)
     totals: Usage = field(default_factory=Usage)
     last_response: Response | None = None
@@ -282,9 +284,9 @@ class SessionState:
         return existing
 
     def _note_request(self, response: Response) -> None:
-        index = self._request_index.get(response.key)
-        if index is None:
-            index = self._request_index[response.key] = len(self.request_sizes)
+        index = response.index
+        if index < 0:
+            index = response.index = len(self.request_sizes)
             if self.request_lines and response.line < self.request_lines[-1]:
                 self.request_lines_ordered = False
             self.request_sizes.append(response.usage.total)

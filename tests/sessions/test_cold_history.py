@@ -258,7 +258,7 @@ def _retained(source: Path, count: int) -> tuple[int, int]:
 
 # Bytes a cold read keeps per added history line, at most: each response's figures and each
 # tool call (the calc sample has a response every 3 lines and a call every 3.5).
-PER_LINE = {COMPACTED[0]: 72, COMPACTED[1]: 288}
+PER_LINE = {COMPACTED[0]: 64, COMPACTED[1]: 256}
 
 
 @pytest.mark.parametrize("source", COMPACTED, ids=lambda path: path.parent.name)
