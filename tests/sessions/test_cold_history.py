@@ -20,6 +20,7 @@ import pytest
 from conftest import Watch
 from session_copies import COMPACTED, copies
 
+from engine.agents.claude_code.history import Hashes
 from engine.agents.claude_code.reader import ClaudeCodeAdapter
 from engine.agents.session_reader import SessionReader, read_all
 from engine.sessions import model
@@ -216,6 +217,26 @@ def test_a_session_followed_live_lets_go_of_the_history(
     assert alive[1] == alive[0]
 
 
+def test_history_hashes_are_a_set() -> None:
+    """The uuid hashes a cold read notes (``history.Hashes``): each found again as its buckets
+    grow, no other one found."""
+    generator = random.Random(16)
+    keys = [generator.getrandbits(64) - 2**63 for _ in range(70_000)]
+    hashes = Hashes()
+    for key in keys:
+        hashes.add(key)
+    assert all(key in hashes for key in keys)
+    others = [generator.getrandbits(64) - 2**63 for _ in range(20_000)]
+    known = set(keys)
+    assert not any(key in hashes for key in others if key not in known)
+
+
+def test_a_short_history_keeps_little() -> None:
+    """A session with one compaction keeps about what its lines hold, not a fixed table."""
+    for source in COMPACTED:
+        assert _retained(source, 1)[1] < 150_000
+
+
 @pytest.mark.parametrize("step", [1, 2, 3, 7, 64])
 def test_lines_are_found_from_the_end(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """``ByteSource.lines_back``: every complete line holding the pattern, the last first, and
@@ -257,8 +278,9 @@ def _retained(source: Path, count: int) -> tuple[int, int]:
 
 
 # Bytes a cold read keeps per added history line, at most: each response's figures and each
-# tool call (the calc sample has a response every 3 lines and a call every 3.5).
-PER_LINE = {COMPACTED[0]: 64, COMPACTED[1]: 256}
+# tool call (the calc sample has a response every 3 lines and a call every 3.5); and copies
+# taken first, so that both reads have their uuid hashes in as many buckets (history.Hashes).
+PER_LINE = {COMPACTED[0]: (64, 20), COMPACTED[1]: (256, 40)}
 
 
 @pytest.mark.parametrize("source", COMPACTED, ids=lambda path: path.parent.name)
@@ -268,6 +290,7 @@ def test_the_heap_of_a_cold_read_grows_little_per_history_line(
     """Twice the history costs a few dozen bytes of memory per added line (counted in traced
     bytes, never time), not the lines' messages: result texts past the budget are let go of."""
     monkeypatch.setattr(model, "RESULT_BUDGET", 10_000)
-    lines, kept = _retained(source, 20)
-    more_lines, more_kept = _retained(source, 40)
-    assert (more_kept - kept) / (more_lines - lines) <= PER_LINE[source]
+    bound, count = PER_LINE[source]
+    lines, kept = _retained(source, count)
+    more_lines, more_kept = _retained(source, 2 * count)
+    assert (more_kept - kept) / (more_lines - lines) <= bound
