@@ -187,6 +187,9 @@ class _ToolTally:
         # each costs a dict entry (keyed by the call's own id string), not a ``_Result``.
         self.settled: dict[str, int] = {}
         self.newest: dict[int, _Result] = {}  # the counted ones, oldest first
+        # Those of ``newest`` not counted yet: an update counts only them, not every result of
+        # the budget's worth (thousands in a long session) to find them.
+        self.uncounted: dict[int, _Result] = {}
         self.newest_chars = 0
         self.counted_tokens = 0  # of the results counted now (``newest``)
         self.counted_chars = 0
@@ -223,6 +226,7 @@ class _ToolTally:
                 entry = self.results[id(call)] = _Result(call)
                 entry.exact = True
                 self.newest[id(call)] = entry
+                self.uncounted[id(call)] = entry
                 self.newest_chars += entry.chars
             else:
                 self.settled[call.call_id] = chars * 2 + persisted
@@ -240,6 +244,7 @@ class _ToolTally:
         row[4] -= entry.persisted
         if entry.exact:
             del self.newest[id(entry.call)]
+            self.uncounted.pop(id(entry.call), None)
             self.newest_chars -= entry.chars
             self._uncount(entry, row)
 
@@ -258,6 +263,7 @@ class _ToolTally:
         """Move a result out of the counted ones (settled: it is estimated from now on)."""
         row = self.names[entry.name]
         del self.newest[id(entry.call)]
+        self.uncounted.pop(id(entry.call), None)
         self.newest_chars -= entry.chars
         self._uncount(entry, row)
         del self.results[id(entry.call)]
@@ -283,7 +289,8 @@ class _ToolTally:
             self._estimate(oldest)
 
     def _count(self, encoding: Encoding) -> None:
-        pending = [entry for entry in self.newest.values() if not entry.counted]
+        pending = list(self.uncounted.values())
+        self.uncounted.clear()  # counted below, or estimated
         for entry in pending:
             if entry.call.result_text is None:
                 self._estimate(entry)  # the session let its text go: not expected, estimable
