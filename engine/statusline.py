@@ -16,7 +16,7 @@ from typing import Any
 from engine.agents.session_reader import SessionReader
 from engine.config import Thresholds
 from engine.sessions.sample import Sample, build_sample, fill_percent
-from engine.tokens.short import short_tokens
+from engine.tokens.short import provenance_mark, short_tokens
 
 # Enough of the transcript's end for the latest request and the context since the last compaction.
 TAIL_BYTES = 4 << 20
@@ -84,21 +84,23 @@ def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
     sample = _sample(data)
     json_tokens, json_window = _json_window(data)
     if sample is not None:
-        tokens = sample.context.value
+        tokens, source = sample.context.value, sample.context.source
         window = json_window or sample.window.tokens
         autocompact = sample.autocompact_at
     elif json_tokens is not None and json_window:
-        tokens, window, autocompact = json_tokens, json_window, None
+        tokens, source, window, autocompact = json_tokens, "reported", json_window, None
     else:
         return "ctxtop: no transcript yet"
     percent = fill_percent(tokens, window)
     if percent is None or not window:
-        return f"ctx {_k(tokens)}"
-    parts = [f"{state_mark(percent, thresholds)}ctx {percent:.0f}% {_k(tokens)}/{_k(window)}"]
+        return f"ctx {_k(tokens)}{provenance_mark(source)}"
+    figure = f"{_k(tokens)}{provenance_mark(source)}/{_k(window)}"
+    parts = [f"{state_mark(percent, thresholds)}ctx {percent:.0f}% {figure}"]
     if autocompact is not None:
         left = max(autocompact - tokens, 0)
         parts.append(f"{_k(left)} to auto-compact")
     largest = largest_part(sample) if sample is not None else None
     if largest is not None:
-        parts.append(f"largest {largest[0].replace('_', ' ')} {_k(largest[1])}")
+        # A category of the context by kind: the tokenizer's estimate, marked so.
+        parts.append(f"largest {largest[0].replace('_', ' ')} {_k(largest[1])}≈")
     return " · ".join(parts)

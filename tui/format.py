@@ -8,29 +8,15 @@ from rich.text import Text
 from textual.markup import escape
 
 from engine.safety.terminal import one_line, printable
-from engine.tokens.short import short_tokens
+from engine.tokens.short import provenance_mark, short_tokens
 from engine.words import plural as plural
 
 CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared (or would clear)
-PROVENANCE_MARK = {
-    "reported": "",
-    "compaction": "",
-    "calibrated": "~",
-    "estimated": "≈",
-    "inferred": "*",
-    "measured": "=",
-}
-
-
 # 12345 -> 12.3k, 1234567 -> 1.23M: the engine's one short form of a token count.
 tokens = short_tokens
 
 
-def mark(source: str) -> str:
-    """The provenance mark of a figure: none when reported, ~ calibrated, ≈ estimated,
-    * inferred (what is left of a reported total after the parts the log shows), = measured
-    (counted from the request itself, as ctxtop's proxy forwarded it)."""
-    return PROVENANCE_MARK.get(source, "?")
+mark = provenance_mark  # the engine's: none when reported, ~ calibrated, ≈ estimated, ...
 
 
 def shown(text: str, *, lines: bool = False, limit: int | None = None) -> str:

@@ -10,6 +10,8 @@ from pathlib import Path
 from dashboard_support import write_lines
 
 from engine.config import config_path
+from engine.live.demo import demo_lines
+from engine.tokens.short import provenance_mark
 
 
 def ctxtop(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -31,6 +33,27 @@ def test_statusline_shows_fill_distance_to_autocompact_and_largest_part(tmp_path
     left = (report["autocompact_at"] - report["context_tokens"]["value"]) / 1000
     assert f"{left:.0f}k to auto-compact" in line
     assert "largest " in line
+
+
+def test_statusline_marks_a_context_the_api_did_not_report(tmp_path: Path) -> None:
+    """Between a response and the next one, the context is the last report plus the new lines'
+    estimate: the status line marks it as the dashboard does, and the largest part (a
+    tokenizer estimate) too."""
+    lines = demo_lines()
+    session = tmp_path / "s.jsonl"
+    for end in range(len(lines), 0, -1):
+        session.write_bytes(b"".join(lines[:end]))
+        report = json.loads(ctxtop("report", "--json", str(session)).stdout)
+        source = report["context_tokens"]["source"]
+        if source not in ("reported", "compaction"):
+            break
+    else:
+        raise AssertionError("no prefix of the demo session ends between two responses")
+    status = {"transcript_path": str(session), "model": {"id": report["model"]}}
+    line = ctxtop("statusline", stdin=json.dumps(status)).stdout.strip()
+    figure = line.split(" · ")[0].split()[2]  # ctx 11% 23k~/200k
+    assert figure.split("/")[0].endswith(provenance_mark(source)) and provenance_mark(source)
+    assert line.split(" · ")[-1].startswith("largest ") and line.endswith("≈")
 
 
 def test_statusline_without_a_transcript_uses_the_json_or_says_so() -> None:
