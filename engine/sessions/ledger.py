@@ -155,15 +155,14 @@ class _Shares:
 class _Result:
     """What one tool call adds to the tools table."""
 
-    __slots__ = ("call", "chars", "counted", "exact", "name", "persisted", "tokens")
+    __slots__ = ("call", "chars", "counted", "name", "persisted", "tokens")
 
     def __init__(self, call: ToolCall) -> None:
         self.call = call  # kept alive: entries are keyed by its id
         self.name = call.name
         self.chars = call.result_chars
         self.persisted = call.persisted_to is not None
-        self.exact = False  # among the newest results, counted (or about to be)
-        self.tokens = 0  # the tokenizer's count, when ``exact`` and counted
+        self.tokens = 0  # the tokenizer's count, when among the newest and counted
         self.counted = False
 
 
@@ -224,7 +223,6 @@ class _ToolTally:
                 self.results[id(call)] = _Result(call)  # no result yet
             elif index >= first_counted:
                 entry = self.results[id(call)] = _Result(call)
-                entry.exact = True
                 self.newest[id(call)] = entry
                 self.uncounted[id(call)] = entry
                 self.newest_chars += entry.chars
@@ -242,7 +240,7 @@ class _ToolTally:
         row = self.names[entry.name]
         row[0] -= 1
         row[4] -= entry.persisted
-        if entry.exact:
+        if id(entry.call) in self.newest:
             del self.newest[id(entry.call)]
             self.uncounted.pop(id(entry.call), None)
             self.newest_chars -= entry.chars
@@ -294,7 +292,7 @@ class _ToolTally:
         for entry in pending:
             if entry.call.result_text is None:
                 self._estimate(entry)  # the session let its text go: not expected, estimable
-        pending = [entry for entry in pending if entry.exact]
+        pending = [entry for entry in pending if id(entry.call) in self.newest]
         if not pending:
             return
         counter = cached(encoding) if len(pending) >= BULK else encoding

@@ -333,7 +333,9 @@ class SessionState:
         call = self.tools.get(call_id)
         if call is None:
             call = self.record_tool_call(call_id, "unknown")
-        if call.result_text != text or call.result_chars != len(text):
+        if call.result_text != text:
+            if call.result_text is not None:  # a replaced text leaves the newest results
+                self._retained_chars -= call.result_chars
             call.result_text = text
             call.result_chars = len(text)
             self.tool_changes.append(call)
@@ -348,13 +350,15 @@ class SessionState:
         self._retained_chars += call.result_chars
         while retained:
             oldest, text = retained[0]
+            if oldest.result_text is not text:  # replaced since: its characters left then
+                retained.popleft()
+                continue
             if self._retained_chars - len(text) < RESULT_BUDGET:
                 return
             retained.popleft()
             self._retained_chars -= len(text)
-            if oldest.result_text is text:  # (else a newer result of the call replaced it)
-                oldest.result_text = None
-                oldest.raw_input = None
+            oldest.result_text = None
+            oldest.raw_input = None
 
     def keep_context(self) -> None:
         """Keep the context before a rewrite, when a request since the last one is on it (after

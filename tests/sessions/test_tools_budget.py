@@ -117,3 +117,25 @@ def test_a_ledger_tallies_a_state_read_again_anew() -> None:
     assert ledger.tools(second, encoding_for(second)) == Ledger().tools(
         second, encoding_for(second)
     )
+
+
+def test_a_result_replaced_again_and_again_keeps_the_others_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A result replaced several times (a streamed or re-logged result) counts once among the
+    newest: an older call's text within the budget is kept and counted, not dropped for the
+    replaced texts' characters (it showed 0 tokens, estimated)."""
+    monkeypatch.setattr(model, "RESULT_BUDGET", 100)
+    state = SessionState(agent="claude-code", path=Path("/s.jsonl"))
+    state.record_tool_call("a", "Read")
+    state.record_tool_result("a", "alpha beta gamma delta " * 2 + "epsilon zeta")  # 58
+    state.record_tool_call("b", "Bash")
+    for n in range(4):
+        state.record_tool_result("b", f"output {n} of the command, thirty"[:30])
+    a = state.tools["a"]
+    assert a.result_text is not None  # 58 + 30 characters: within the budget
+    encoding = encoding_for(state)
+    table = _table(state)
+    assert table["Read"].result_tokens == encoding.count(a.result_text)
+    assert not table["Read"].estimated
+    assert table["Bash"].result_tokens == encoding.count(state.tools["b"].result_text or "")
