@@ -95,7 +95,7 @@ def render_text(report: dict[str, Any]) -> str:
         for tool in report["tools"]:
             lines.append(
                 f"  {tool['name']:<24} {plural(tool['calls'], 'call'):>11}"
-                f" {_estimated(tool) + _fmt(tool['result_tokens']):>10} result tokens"
+                f" {_fmt(tool['result_tokens']) + _estimated(tool):>10} result tokens"
             )
     for sub in report["subagents"]:
         lines.append(
