@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from engine.config import config_path, read_config_data
 from engine.errors import CtxtopError, InputError
+from engine.tokens.short import provenance_mark
 
 if TYPE_CHECKING:
     from engine.live.session import LiveSession
+    from engine.live.view import Gauge
 
 ACTIONS = ("off", "edit", "compact")
 DEFAULT_AT = 0.85
@@ -167,9 +169,10 @@ class AutoLiveWatch:
         """Apply the policy to the session if it is due; True when a plan was applied."""
         from engine.live.live_status import live_status
 
-        fill = self.fill(session_id)
-        if fill is None:
+        gauge = self.gauge(session_id)
+        if gauge is None:
             return False
+        fill = gauge.fill
         planned = live_status(session_id).plan is not None
         if not self.arming.due(session_id, fill, proxied=True, planned=planned):
             return False
@@ -180,14 +183,15 @@ class AutoLiveWatch:
             self.report(f"automatic live policy: {session_id}: {error}")
             return False
         self.report(
-            f"automatic live policy: {session_id} at {fill:.1%} of its window, {done} "
+            f"automatic live policy: {session_id} at {fill:.1%}{provenance_mark(gauge.source)}"
+            f" of its window, {done} "
             f"(ctxtop live --stop {session_id} gives the agent its own requests back)"
         )
         return True
 
-    def fill(self, session_id: str) -> float | None:
-        """The session's fill as the dashboard's gauge has it (None: no log found, or not one
-        ctxtop can read)."""
+    def gauge(self, session_id: str) -> Gauge | None:
+        """The session's gauge as the dashboard has it, its fill and where its figure comes
+        from (None: no log found, or not one ctxtop can read)."""
         from engine.live.session import LiveSession
 
         live = self.sessions.get(session_id)
@@ -202,4 +206,4 @@ class AutoLiveWatch:
             live = self.sessions[session_id] = LiveSession(path, analysis=False)
         live.poll()
         view = live.figures()
-        return view.gauge.fill if view is not None else None
+        return view.gauge if view is not None else None

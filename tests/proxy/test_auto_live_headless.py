@@ -121,5 +121,7 @@ def test_under_the_threshold_nothing_is_applied(
         watch.close()  # the look the request queued is done
         assert model.requests[-1]["raw"] == BODY
     assert reports == [] and not plan_path(SESSION).exists()
-    assert watch.fill(SESSION) == 21_649 / 200_000  # the dashboard's gauge: 10.8 % (Claude Code's)
+    gauge = watch.gauge(SESSION)
+    # The dashboard's gauge: 10.8 % (Claude Code's), as the API reported it.
+    assert gauge is not None and gauge.fill == 21_649 / 200_000 and gauge.source == "reported"
     assert not watch.look(SESSION)
