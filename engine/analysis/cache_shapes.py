@@ -223,16 +223,13 @@ class ShapeBuilder:
             if walk.last is None:  # the history's last response: the checkpoint's mark
                 walk.last = (ahead[0], ahead[0].usage)
             del ahead[0]
-        responses: Iterator[Response] = iter(ahead)
         if not walk.logged:
-            ahead = list(responses)
             walk.logged = any(u.cache_read_tokens or u.cache_write_tokens for u in _usages(ahead))
             if not walk.logged and history:
                 walk.logged = self._logged_before(state, history)
             if walk.logged and start > history:  # the checkpoint was made on other terms
                 self._checkpoint = None
                 return self.shapes(state, setup, on_context, context, cumulative, system)
-            responses = iter(ahead)
         self.logged = walk.logged
         self._carry(state, setup, history, system, restarts)
         placed = {item.response.key: item for item in on_context}
@@ -248,7 +245,7 @@ class ShapeBuilder:
         self._marks = None
         new_system = setup.cache.compaction_changes_system
         final = True  # every response walked so far in this call is final
-        for response in responses:
+        for response in ahead:
             item = placed.get(response.key)
             if final and (item is not None or response.line >= frozen_until):
                 # The first response not final (on the context, or after the last compaction):
