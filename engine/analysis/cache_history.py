@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import islice
 
-from engine.analysis.cache_sim import HistorySeed, Totals, rule_vote
+from engine.analysis.cache_sim import HistorySeed, Totals, price, rule_vote
 from engine.models.registry import Prices
 from engine.sessions.model import Response, SessionState
 
@@ -81,7 +81,6 @@ class HistoryLog:
             self._take(response, logged, prices)
         self._count = count
         self._seed = HistorySeed(
-            count,
             tuple(self._tails[-TAILS_KEPT:]),
             self._votes,
             self._last,
@@ -100,11 +99,11 @@ class HistoryLog:
         usage = response.usage
         prompt, output = usage.input_tokens_total, usage.output_tokens
         if not logged:
-            self._totals.add_logged(0, 0, prompt, _price(prices, prompt, 0, 0, output), None)
+            self._totals.add_logged(0, 0, prompt, price(prices, prompt, 0, 0, output), None)
             return
         read, write = usage.cache_read_tokens, usage.cache_write_tokens
         uncached = usage.input_tokens
-        cost = _price(prices, uncached, write, read, output)
+        cost = price(prices, uncached, write, read, output)
         self._totals.add_logged(read, write, uncached, cost, cost)
         if read or write:
             self._tails.append(uncached)
@@ -116,18 +115,3 @@ class HistoryLog:
                 first, second = self._votes
                 self._votes = (first + 1, second) if vote == 0 else (first, second + 1)
         self._last = (read + write, prompt)
-
-
-def _price(
-    prices: Prices | None, uncached: int, write: int, read: int, output: int
-) -> float | None:
-    """A request's cost as the simulation rounds it (cache_sim.py)."""
-    if prices is None:
-        return None
-    cost = prices.cost(
-        input_tokens=uncached,
-        cache_write_tokens=write,
-        cache_read_tokens=read,
-        output_tokens=output,
-    )
-    return round(cost, 6)

@@ -216,6 +216,19 @@ class Totals:
         )
 
 
+def price(prices: Prices | None, uncached: int, write: int, read: int, output: int) -> float | None:
+    """A request's cost at ``prices`` (None: the model has no prices), rounded to 6 places."""
+    if prices is None:
+        return None
+    cost = prices.cost(
+        input_tokens=uncached,
+        cache_write_tokens=write,
+        cache_read_tokens=read,
+        output_tokens=output,
+    )
+    return round(cost, 6)
+
+
 @dataclass(frozen=True, slots=True)
 class HistorySeed:
     """What the requests before the live context (the last compaction or rewrite) leave the
@@ -228,7 +241,6 @@ class HistorySeed:
     write, uncached input and costs, which the summary's figures start from; ``entries``: the
     prefixes they leave cached for the live context (key, tokens, when last used)."""
 
-    requests: int
     tails: tuple[int, ...]
     votes: tuple[int, int]
     last: tuple[int, int] | None
@@ -387,17 +399,8 @@ class CacheSimulator:
     def _cost(
         self, model: ModelInfo | None, uncached: int, write: int, read: int, output: int
     ) -> float | None:
-        prices = model.prices if model is not None else self.prices
-        if prices is None:
-            return None
-        return round(
-            prices.cost(
-                input_tokens=uncached,
-                cache_write_tokens=write,
-                cache_read_tokens=read,
-                output_tokens=output,
-            ),
-            6,
+        return price(
+            model.prices if model is not None else self.prices, uncached, write, read, output
         )
 
     def _row(self, shape: RequestShape, read: int, write: int, uncached: int) -> CacheRequest:
