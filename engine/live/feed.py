@@ -188,8 +188,8 @@ class Feed:
                     # Only what was appended is read (here, or by the sessions table sharing the
                     # session); an action ctxtop took (ctxtop edit in another terminal) shows
                     # without waiting for the agent's next line.
-                    polled = self.session.poll()
-                    if polled or self._unseen() or self.session.actions.changed():
+                    self.session.poll()  # a read moves the generation: unseen then
+                    if self._unseen() or self.session.actions.changed():
                         self.sample()
                     self._say_staleness()
         finally:
