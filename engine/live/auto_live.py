@@ -122,6 +122,9 @@ def session_log(session_id: str) -> Path | None:
 
 LOOK_AGAIN_SECONDS = 30.0  # a session whose log was not found is looked for again after this
 SETTLE_SECONDS = 1.0  # the agent writes the answer's usage to its log as the answer ends
+# A session with no request for this long is let go (its log is read again from the start if
+# it comes back): a proxy left running for days does not keep every session it ever saw.
+FORGET_SECONDS = 1800.0
 
 
 class AutoLiveWatch:
@@ -137,6 +140,7 @@ class AutoLiveWatch:
         self.report = report
         self.sessions: dict[str, LiveSession] = {}
         self.missing: dict[str, float] = {}  # session id -> when its log was looked for
+        self.last_seen: dict[str, float] = {}  # session id -> its latest request (monotonic)
         self.arming = AutoArming(auto)
         self.queued: set[str] = set()
         self.lock = threading.Lock()
@@ -147,6 +151,7 @@ class AutoLiveWatch:
         if self.auto.action == "off" or not session_id or session_id == "unknown":
             return
         with self.lock:
+            self.last_seen[session_id] = time.monotonic()
             if session_id in self.queued:
                 return  # a look is already due: it reads the log as it is then
             self.queued.add(session_id)
@@ -161,9 +166,20 @@ class AutoLiveWatch:
             if not self.look(session_id):
                 time.sleep(SETTLE_SECONDS)
                 self.look(session_id)
+            self.forget_quiet(time.monotonic())
         finally:
             with self.lock:
                 self.queued.discard(session_id)
+
+    def forget_quiet(self, now: float) -> None:
+        """Let go of the sessions with no request in the last ``FORGET_SECONDS``."""
+        with self.lock:
+            quiet = [sid for sid, at in self.last_seen.items() if now - at > FORGET_SECONDS]
+            for session_id in quiet:
+                del self.last_seen[session_id]
+        for session_id in quiet:
+            self.sessions.pop(session_id, None)
+            self.missing.pop(session_id, None)
 
     def look(self, session_id: str) -> bool:
         """Apply the policy to the session if it is due; True when a plan was applied."""

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from model_server import ModelServer
 from test_live_dashboard import BODY, PLACEHOLDER, SESSION, SESSION_LOG, send
 
 from engine.config import config_path
-from engine.live.auto_live import AutoLive, AutoLiveWatch, session_log
+from engine.live.auto_live import FORGET_SECONDS, AutoLive, AutoLiveWatch, session_log
 from engine.proxy.live_plan import plan_path
 from engine.proxy.rewrite_live import LiveRewriter
 from engine.proxy.server import ProxyServer
@@ -125,3 +126,8 @@ def test_under_the_threshold_nothing_is_applied(
     # The dashboard's gauge: 10.8 % (Claude Code's), as the API reported it.
     assert gauge is not None and gauge.fill == 21_649 / 200_000 and gauge.source == "reported"
     assert not watch.look(SESSION)
+    # A session with no request for half an hour is let go (read again if it comes back).
+    watch.forget_quiet(time.monotonic() + FORGET_SECONDS / 2)
+    assert SESSION in watch.sessions
+    watch.forget_quiet(time.monotonic() + FORGET_SECONDS + 1)
+    assert SESSION not in watch.sessions
