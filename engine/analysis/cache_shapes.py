@@ -89,15 +89,14 @@ def responses_from(state: SessionState, start: int) -> list[Response]:
 
 
 class _EditLines:
-    """The sorted lines of a session's calls to some tools, taken in as calls arrive (the
-    session's calls only grow), and the process starts they make new system prompts at
-    (``new_system_restarts``), worked out for the new starts only while lines come in order.
-    ``version`` changes whenever those starts do."""
+    """The sorted lines (each once) of a session's calls to some tools, taken in as calls
+    arrive (the session's calls only grow), and the process starts they make new system
+    prompts at (``new_system_restarts``), worked out for the new starts only while lines come
+    in order. ``version`` changes whenever those starts do."""
 
     def __init__(self) -> None:
         self._key: tuple[int, Sequence[str]] | None = None
         self._seen = 0  # how far into the state's ``tool_changes`` (only ever appended)
-        self._calls: set[str] = set()  # the ids of the calls taken in
         self._lines: list[int] = []
         self._starts = 0  # process starts worked out
         self._found: list[int] = []
@@ -108,19 +107,23 @@ class _EditLines:
             return []
         starts = state.process_starts
         changes = state.tool_changes
-        if self._key != (id(state), tools) or self._seen > len(changes):
-            self._key, self._seen, self._lines, self._calls = (id(state), tools), 0, [], set()
+        if self._key != (id(state), tools) or not changes.base <= self._seen <= changes.end:
+            # (changes dropped since the last look: their calls are read from the session)
+            self._key, self._seen = (id(state), tools), changes.end
+            self._lines = sorted({call.line for call in state.tools.values() if call.name in tools})
             self._starts, self._found = 0, []
             self.version += 1
         # Past the newest start worked out, a new call changes none of them.
         settled = starts[self._starts - 1] if self._starts else 0
-        for call in changes[self._seen :]:
-            if call.name in tools and call.call_id not in self._calls:
-                self._calls.add(call.call_id)
-                bisect.insort(self._lines, call.line)
-                if call.line < settled:
-                    self._starts, self._found = 0, []
-        self._seen = len(changes)
+        lines = self._lines
+        for call in changes.since(self._seen):
+            if call.name in tools:
+                at = bisect.bisect_left(lines, call.line)
+                if at == len(lines) or lines[at] != call.line:
+                    lines.insert(at, call.line)
+                    if call.line < settled:
+                        self._starts, self._found = 0, []
+        self._seen = changes.end
         if len(starts) < self._starts:
             self._starts, self._found = 0, []
         if self._starts < len(starts):

@@ -14,12 +14,13 @@ when the message leaves the context (a compaction, a rewind).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.models.registry import lookup
 from engine.sessions import model
 from engine.sessions.model import Block, Message, SessionState, ToolCall
+from engine.sessions.tool_calls import ArchivedTotal
 from engine.tokens import get_encoding
 from engine.tokens.cache import CachedCounter, default_disk_cache
 from engine.tokens.encoding import Encoding
@@ -51,6 +52,8 @@ BREAKDOWN_ORDER = (
 )
 
 _CACHED: dict[str, CachedCounter] = {}
+
+_NONE = (0, 0, 0, 0, 0, 0)  # a tool's row in ``_ToolTally.names`` before any live call
 
 
 def encoding_for(state: SessionState) -> Encoding:
@@ -196,10 +199,25 @@ class _ToolTally:
         # counted characters]
         self.names: dict[str, list[int]] = {}
 
-    def update(self, changes: Sequence[ToolCall], encoding: Encoding) -> tuple[ToolTotal, ...]:
+    def update(
+        self,
+        changes: Sequence[ToolCall],
+        encoding: Encoding,
+        archived: Mapping[str, ArchivedTotal],
+    ) -> tuple[ToolTotal, ...]:
+        """Take in ``changes``; the rows add the sums of the session's ``archived`` calls
+        (whose results the session let go of: estimated, and never tallied here)."""
         # Each call once, where it last changed: the order the results came in.
-        latest = list({id(call): call for call in reversed(changes)}.values())
-        latest.reverse()
+        latest = []
+        for call in reversed({id(call): call for call in reversed(changes)}.values()):
+            if call.archived:  # (counted in the archive's sums from now on)
+                old = self.results.pop(id(call), None)
+                if old is not None:
+                    self._take_back(old)
+                else:
+                    self._take_back_settled(call)
+            else:
+                latest.append(call)
         # Those older than the newest budget's worth of them are estimated at once (a cold
         # read's history: not queued among the counted ones to be moved out again).
         first_counted, newer = len(latest), 0
@@ -233,7 +251,7 @@ class _ToolTally:
                     row[3] += 1
         self._slide()
         self._count(encoding)
-        return self._rows()
+        return self._rows(archived)
 
     def _take_back(self, entry: _Result) -> None:
         """Take back a counted result, or a call with no result yet."""
@@ -305,12 +323,19 @@ class _ToolTally:
             self.counted_tokens += tokens
             self.counted_chars += entry.chars
 
-    def _rows(self) -> tuple[ToolTotal, ...]:
+    def _rows(self, archived: Mapping[str, ArchivedTotal]) -> tuple[ToolTotal, ...]:
         chars = self.counted_chars
         overall = self.counted_tokens / chars if chars else 1 / CHARS_PER_TOKEN
         measured = max(model.RESULT_BUDGET * MEASURED_SHARE, 1)
         rows = []
-        for name, (calls, tokens, guessed, estimated, persisted, counted) in self.names.items():
+        for name in self.names.keys() | archived.keys():
+            calls, tokens, guessed, estimated, persisted, counted = self.names.get(name, _NONE)
+            more = archived.get(name)
+            if more is not None:
+                calls += more.calls
+                guessed += more.chars
+                estimated += more.results
+                persisted += more.persisted
             if not calls:
                 continue
             if guessed:
@@ -403,9 +428,11 @@ class Ledger:
         the newest ``RESULT_BUDGET`` characters of results counted, older ones estimated); only
         calls added or given a new result since the last look are tallied again."""
         self._use(encoding)
-        if state is not self._tools_of:
-            # Another state (a reader that read its file again from the start): tally anew.
-            self._tools, self._tool_changes, self._tools_of = _ToolTally(), 0, state
-        changes = state.tool_changes[self._tool_changes :]
-        self._tool_changes = len(state.tool_changes)
-        return self._tools.update(changes, encoding)
+        changes = state.tool_changes
+        if state is not self._tools_of or self._tool_changes < changes.base:
+            # Another state (a reader that read its file again from the start), or changes
+            # dropped since the last look (their calls are in the archive's sums): tally anew.
+            self._tools, self._tool_changes, self._tools_of = _ToolTally(), changes.base, state
+        new = changes.since(self._tool_changes)
+        self._tool_changes = changes.end
+        return self._tools.update(new, encoding, state.tools.archived.totals)

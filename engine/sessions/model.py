@@ -10,8 +10,13 @@ from __future__ import annotations
 import json
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
+
+from engine.sessions.tool_calls import ChangeLog, ToolCall, ToolCalls
+
+__all__ = ["ToolCall"]  # (defined beside the session's other calls, read from here too)
 
 # A session keeps the texts of at least its newest tool results of this many characters (the
 # ledger counts these with the tokenizer, and estimates older ones from their length): a long
@@ -105,31 +110,6 @@ class Message:
     kind: str = "message"  # e.g. "message", "attachment", "compact_summary", "meta", "instructions"
 
 
-@dataclass(slots=True)
-class ToolCall:
-    """A tool call, keyed by its call id; its result is attached when it arrives."""
-
-    call_id: str
-    name: str
-    line: int = 0
-    input_text: str = ""
-    # The result, None until it comes; a long session lets the text of older results go
-    # (``RESULT_BUDGET``), keeping their length.
-    result_text: str | None = None
-    result_chars: int = 0
-    is_error: bool = False
-    raw_input: Any = None  # the input as JSON, when ``input_text`` is left to ``input()``
-    # Where the agent saved the full output when only a preview went to the model (Claude Code
-    # ``<persisted-output>``); ``result_text`` is then the preview, which is what counts.
-    persisted_to: str | None = None
-
-    def input(self) -> str:
-        """The call's input as text (serialising ``raw_input`` on demand)."""
-        if self.input_text or self.raw_input is None:
-            return self.input_text
-        return json.dumps(self.raw_input, ensure_ascii=False)
-
-
 # Where a compaction's "after" figure comes from: the agent logged it, it is the prompt of the
 # first request after the compaction, or it is the agent's own estimate of the new history.
 PostSource = Literal["logged", "request", "estimate"]
@@ -198,10 +178,13 @@ class SessionState:
     totals: Usage = field(default_factory=Usage)
     last_response: Response | None = None
     context: list[Message] = field(default_factory=list)
-    tools: dict[str, ToolCall] = field(default_factory=dict)
-    # Calls in the order they were added or given a (new) result; only ever appended, so a
-    # reader (engine/sessions/ledger.py) keeps its own place and tallies only what is new.
-    tool_changes: list[ToolCall] = field(default_factory=list)
+    # The calls by id: the newest as ``ToolCall``s, those whose result text was let go of
+    # (``_retain``) in the archive's columns (engine/sessions/tool_calls.py).
+    tools: ToolCalls = field(default_factory=ToolCalls)
+    # Calls in the order they were added, given a (new) result or archived; only ever
+    # appended, so a reader (engine/sessions/ledger.py) keeps its own place and tallies only
+    # what is new.
+    tool_changes: ChangeLog = field(default_factory=ChangeLog)
     # The calls whose result texts are kept (newest last) and their length (``_retain``).
     _retained: deque[tuple[ToolCall, str]] = field(default_factory=deque, repr=False, compare=False)
     _retained_chars: int = field(default=0, repr=False, compare=False)
@@ -321,18 +304,28 @@ class SessionState:
         self, call_id: str, name: str, *, line: int = 0, input_text: str = "", raw_input: Any = None
     ) -> ToolCall:
         """Register a tool call once by its id (later copies of the same call are ignored)."""
-        call = self.tools.get(call_id)
+        tools = self.tools
+        call = tools.live.get(call_id)
         if call is None:
-            call = ToolCall(call_id, name, line, input_text, raw_input=raw_input)
-            self.tools[call_id] = call
+            row = tools.archived.find(call_id)
+            if row >= 0:
+                return tools.archived.call(row)
+            call = tools.live[call_id] = ToolCall(
+                call_id, name, line, input_text, raw_input=raw_input
+            )
             self.tool_changes.append(call)
         return call
 
     def record_tool_result(self, call_id: str, text: str, *, is_error: bool = False) -> None:
         """Attach a result to its call (a result without a known call gets an "unknown" call)."""
-        call = self.tools.get(call_id)
+        call = self.tools.live.get(call_id)
         if call is None:
-            call = self.record_tool_call(call_id, "unknown")
+            archived = self.tools.archived
+            row = archived.find(call_id)
+            if row >= 0:  # (its text was let go of: this one is new, as it was to the call)
+                call = self.tools.live[call_id] = archived.take(row)
+            else:
+                call = self.record_tool_call(call_id, "unknown")
         if call.result_text != text:
             if call.result_text is not None:  # a replaced text leaves the newest results
                 self._retained_chars -= call.result_chars
@@ -343,8 +336,8 @@ class SessionState:
         call.is_error = is_error
 
     def _retain(self, call: ToolCall) -> None:
-        """Keep ``call``'s result text among the newest; let go of the text of results older
-        than the newest ``RESULT_BUDGET`` characters (their calls keep their length)."""
+        """Keep ``call``'s result text among the newest; archive the calls of results older
+        than the newest ``RESULT_BUDGET`` characters (they keep their length)."""
         retained = self._retained
         retained.append((call, call.result_text or ""))
         self._retained_chars += call.result_chars
@@ -357,8 +350,23 @@ class SessionState:
                 return
             retained.popleft()
             self._retained_chars -= len(text)
-            oldest.result_text = None
-            oldest.raw_input = None
+            self._archive(oldest)
+            # Calls older than it that never had a result are settled too.
+            self.tool_changes.drop_settled(partial(self._settle_unanswered, before=oldest.line))
+
+    def _archive(self, call: ToolCall) -> None:
+        call.result_text = None
+        call.raw_input = None
+        del self.tools.live[call.call_id]
+        call.archived = True
+        self.tools.archived.add(call)
+        self.tool_changes.append(call)  # (so that a reader that counted it takes it back)
+
+    def _settle_unanswered(self, call: ToolCall, *, before: int) -> bool:
+        if call.result_text is not None or call.result_chars or call.line >= before:
+            return False
+        self._archive(call)
+        return True
 
     def keep_context(self) -> None:
         """Keep the context before a rewrite, when a request since the last one is on it (after

@@ -20,10 +20,10 @@ import pytest
 from conftest import Watch
 from session_copies import COMPACTED, copies
 
-from engine.agents.claude_code.history import Hashes
 from engine.agents.claude_code.reader import ClaudeCodeAdapter
 from engine.agents.session_reader import SessionReader, read_all
 from engine.sessions import model
+from engine.sessions.columns import Hashes
 from engine.sessions.model import Message, SessionState
 from engine.sessions.report import build_report
 from engine.sessions.tail import ByteSource
@@ -218,7 +218,7 @@ def test_a_session_followed_live_lets_go_of_the_history(
 
 
 def test_history_hashes_are_a_set() -> None:
-    """The uuid hashes a cold read notes (``history.Hashes``): each found again as its buckets
+    """The uuid hashes a cold read notes (``columns.Hashes``): each found again as its buckets
     grow, no other one found."""
     generator = random.Random(16)
     keys = [generator.getrandbits(64) - 2**63 for _ in range(70_000)]
@@ -279,7 +279,7 @@ def _retained(source: Path, count: int) -> tuple[int, int]:
 
 # Bytes a cold read keeps per added history line, at most: each response's figures and each
 # tool call (the calc sample has a response every 3 lines and a call every 3.5); and copies
-# taken first, so that both reads have their uuid hashes in as many buckets (history.Hashes).
+# taken first, so that both reads have their uuid hashes in as many buckets (columns.Hashes).
 PER_LINE = {COMPACTED[0]: (64, 20), COMPACTED[1]: (256, 40)}
 
 

@@ -139,3 +139,72 @@ def test_a_result_replaced_again_and_again_keeps_the_others_counted(
     assert table["Read"].result_tokens == encoding.count(a.result_text)
     assert not table["Read"].estimated
     assert table["Bash"].result_tokens == encoding.count(state.tools["b"].result_text or "")
+
+
+def _calls(count: int, size: int) -> SessionState:
+    """``count`` calls, alternately Read and Bash, each answered with ``size`` characters."""
+    state = SessionState(agent="claude-code", path=Path("/s.jsonl"))
+    for n in range(count):
+        state.record_tool_call(f"c{n}", ("Read", "Bash")[n % 2], line=2 * n + 1)
+        state.record_tool_result(f"c{n}", f"{n:06d} " * (size // 7), is_error=n == 3)
+    return state
+
+
+def test_a_call_settled_long_ago_is_still_found_by_its_id(budget: int) -> None:
+    """A call whose result text was let go of keeps its name, line, size and error flag (a
+    context block that refers to it still shows its tool), and its tool's row counts it."""
+    state = _calls(200, 700)  # 140,000 characters of results against the 12,000 budget
+    old = state.tools["c3"]
+    assert (old.name, old.line, old.result_chars, old.is_error) == ("Bash", 7, 700, True)
+    assert old.result_text is None
+    assert "c3" in state.tools and "c999" not in state.tools
+    assert len(state.tools) == 200 and len(list(state.tools)) == 200
+    table = _table(state)
+    assert table["Read"].calls == table["Bash"].calls == 100
+    assert table["Read"].estimated and table["Bash"].estimated
+
+
+def test_a_late_result_for_a_settled_call_counts_once_under_its_tool(budget: int) -> None:
+    state = _calls(200, 700)
+    ledger = Ledger()
+    encoding = encoding_for(state)
+    before = {row.name: row for row in ledger.tools(state, encoding)}
+    state.record_tool_result("c2", "a late result, logged again")
+    after = {row.name: row for row in ledger.tools(state, encoding)}
+    assert state.tools["c2"].name == "Read"  # not an "unknown" call
+    assert after["Read"].calls == before["Read"].calls  # the same call, not a new one
+    assert "unknown" not in after
+    # Its new text is among the newest: counted, and the same as a fresh ledger says.
+    assert state.tools["c2"].result_text == "a late result, logged again"
+    assert after == {row.name: row for row in Ledger().tools(state, encoding)}
+
+
+def test_calls_that_never_had_a_result_are_counted_once(budget: int) -> None:
+    state = SessionState(agent="claude-code", path=Path("/s.jsonl"))
+    ledger = Ledger()
+    encoding = encoding_for(state)
+    for n in range(300):
+        state.record_tool_call(f"c{n}", "Bash", line=n + 1)
+        if n % 10:  # every tenth call was interrupted: no result ever came
+            state.record_tool_result(f"c{n}", "x" * 500)
+        if n % 37 == 0:  # a dashboard looking now and then
+            ledger.tools(state, encoding)
+    assert _table(state)["Bash"].calls == 300
+    assert ledger.tools(state, encoding) == Ledger().tools(state, encoding)
+    # What the session keeps of its calls' changes stays with its newest results.
+    assert len(state.tool_changes) < 2_000
+
+
+def test_a_tools_table_followed_call_by_call_equals_a_fresh_one(budget: int) -> None:
+    """However often the table is looked at while calls come, it says what a table made at the
+    end says (calls settled and taken back in between)."""
+    state = SessionState(agent="claude-code", path=Path("/s.jsonl"))
+    ledger = Ledger()
+    encoding = encoding_for(state)
+    for n in range(400):
+        state.record_tool_call(f"c{n}", ("Read", "Bash", "Grep")[n % 3], line=n + 1)
+        state.record_tool_result(f"c{n}", f"result {n} " * (n % 50))
+        if n % 25 == 24:
+            state.record_tool_result(f"c{n - 20}", "taken back")  # a late result
+        ledger.tools(state, encoding)
+    assert ledger.tools(state, encoding) == Ledger().tools(state, encoding)

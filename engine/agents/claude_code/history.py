@@ -18,13 +18,14 @@ context (no response after the boundary; see ``ClaudeCodeAdapter.history_read``)
 from __future__ import annotations
 
 import json
-from sys import byteorder, intern
+from sys import intern
 from typing import Annotated, Any
 
 import msgspec
 
 from engine.agents.claude_code.subagent import SUBAGENT_TOOLS
 from engine.sessions.adapter import MAX_TOKENS
+from engine.sessions.columns import Hashes
 from engine.sessions.model import Usage
 from engine.sessions.tail import ByteSource
 
@@ -183,49 +184,6 @@ def content_of(message: Message, kind: str, line: Line) -> Content | None:
                 text = decode_value(first_text)
             found.opens_turn = isinstance(text, str) and not text.lstrip().startswith("<")
     return found
-
-
-class Hashes:
-    """A set of 64-bit hashes (the history lines' uuids) at 8 bytes each, packed in buckets by
-    their low bits: a Python set of ints costs about 60 bytes an entry, and a long session
-    notes one for every history line. Buckets grow with the entries (to 4,096), so that a
-    short history costs little too."""
-
-    __slots__ = ("_buckets", "_count", "_mask")
-
-    MOST = 4096  # buckets, at most
-    FILL = 64  # entries per bucket before the buckets grow (while under ``MOST``)
-
-    def __init__(self) -> None:
-        self._buckets: list[bytearray] = [bytearray()]
-        self._mask = 0
-        self._count = 0
-
-    def add(self, key: int) -> None:
-        # (a key added twice is kept twice: the history's lines each have their own uuid)
-        self._buckets[key & self._mask] += key.to_bytes(8, byteorder, signed=True)
-        self._count += 1
-        if self._count > self.FILL * len(self._buckets) and len(self._buckets) < self.MOST:
-            self._grow()
-
-    def _grow(self) -> None:
-        size = min(len(self._buckets) * 16, self.MOST)
-        buckets = [bytearray() for _ in range(size)]
-        mask = size - 1
-        for bucket in self._buckets:
-            for key in memoryview(bucket).cast("q"):
-                buckets[key & mask] += key.to_bytes(8, byteorder, signed=True)
-        self._buckets, self._mask = buckets, mask
-
-    def __contains__(self, key: int) -> bool:
-        bucket = self._buckets[key & self._mask]
-        packed = key.to_bytes(8, byteorder, signed=True)
-        at = bucket.find(packed)
-        while at >= 0:
-            if not at & 7:  # (a match across two entries is no match)
-                return True
-            at = bucket.find(packed, at + 1)
-        return False
 
 
 class History:
