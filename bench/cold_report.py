@@ -10,7 +10,8 @@ then runs `ctxtop report --json FILE` as a whole process (from compiled bytecode
 first time a file is opened), then ``--runs`` times more with the count cache the first run left
 (a re-open: the tokenizer's counts come from the disk cache). Prints, per size: wall time, CPU
 time (user + system) and peak RSS (ranges over the runs), time per MB (wall, and CPU: the steadier
-figure on a shared machine, flat when the cost is linear), and the goals of issue 16. When ``npm``
+figure on a shared machine, flat when the cost is linear), the peak RSS per line beyond the first
+size's (B/line: what a line of history costs in memory), and the goals of issue 16. When ``npm``
 can install ccusage 17 (into the temp dir, before any timing), the same file is also given to
 `ccusage session --json --offline` in the layout it reads (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl)
 and timed the same way; it runs offline on loopback-free local files.
@@ -149,13 +150,14 @@ def main() -> int:
         if not args.no_ccusage:
             print("ccusage 17:", "installed" if ccusage else "could not be installed (skipped)")
         header = f"{'size':>8} {'lines':>9} {'ctxtop s':>12} {'cpu s':>11} {'peak MB':>10}"
-        header += f" {'s/MB':>13} {'cpu ms/MB':>11}"
+        header += f" {'s/MB':>13} {'cpu ms/MB':>11} {'B/line':>7}"
         header += f"  {'goal':<28}"
         if not args.no_reopen:
             header += f" {'reopen s':>12} {'reopen cpu':>11} {'reopen MB':>10}"
         if ccusage:
             header += f" {'ccusage s':>12} {'ccusage cpu':>12} {'ccusage MB':>11}"
         print(header)
+        first: tuple[int, float] | None = None  # the first size's lines and least peak RSS
         for size in sizes:
             session = scratch / f"session-{size}mb.jsonl"
             build(session, size << 20, compact_every=None if args.no_compactions else WINDOW_BYTES)
@@ -164,12 +166,18 @@ def main() -> int:
                 count = sum(1 for _ in lines)
             runs, reopens = ctxtop_runs(session, scratch, args.runs, not args.no_reopen)
             seconds = [run.seconds for run in runs]
+            peak = min(run.peak_mb for run in runs)
+            first = first or (count, peak)
+            # What the process holds per line beyond the first size's (its memory per line of
+            # the file: the goal is a small index, not the lines' content).
+            per_line = (peak - first[1]) * 2**20 / (count - first[0]) if count > first[0] else 0
             row = (
                 f"{megabytes:6.0f}MB {count:>9,} {span(seconds, 2):>12}"
                 f" {span([run.cpu for run in runs], 2):>11}"
                 f" {span([run.peak_mb for run in runs], 0):>10}"
                 f" {span([s / megabytes for s in seconds], 4):>13}"
                 f" {span([1000 * run.cpu / megabytes for run in runs], 1):>11}"
+                f" {per_line:>7.0f}"
                 f"  {GOALS.get(size, '-'):<28}"
             )
             if reopens:
