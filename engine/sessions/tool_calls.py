@@ -3,7 +3,7 @@
 A call whose result text the session let go of (older than the newest ``RESULT_BUDGET``
 characters of results, model.py) is only ever counted again as part of its tool's row, with
 its result's size. A day-long session has hundreds of thousands of those; each is kept as a
-row of ``ArchivedCalls`` (its id, name, line, result size and flags: about 60 bytes) instead of
+row of ``ArchivedCalls`` (its id, name, line, result size and flags: under 100 bytes) instead of
 a ``ToolCall`` with its strings (about 350), and the tools table reads their sums per tool.
 Reading one by its id gives a snapshot of it; a result that comes for one later brings it back
 as a ``ToolCall``.
