@@ -350,11 +350,11 @@ class SessionState:
                 return
             retained.popleft()
             self._retained_chars -= len(text)
-            self._archive(oldest)
+            self._archive_call(oldest)
             # Calls older than it that never had a result are settled too.
             self.tool_changes.drop_settled(partial(self._settle_unanswered, before=oldest.line))
 
-    def _archive(self, call: ToolCall) -> None:
+    def _archive_call(self, call: ToolCall) -> None:
         call.result_text = None
         call.raw_input = None
         del self.tools.live[call.call_id]
@@ -365,7 +365,7 @@ class SessionState:
     def _settle_unanswered(self, call: ToolCall, *, before: int) -> bool:
         if call.result_text is not None or call.result_chars or call.line >= before:
             return False
-        self._archive(call)
+        self._archive_call(call)
         return True
 
     def keep_context(self) -> None:
