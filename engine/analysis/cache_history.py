@@ -11,11 +11,10 @@ simulation learns from the log (see cache_sim.py). A ``HistorySeed`` holds them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import islice
 
 from engine.analysis.cache_sim import HistorySeed, Totals, price, rule_vote
 from engine.models.registry import Prices
-from engine.sessions.model import Response, SessionState
+from engine.sessions.model import SessionState, Usage
 
 PricesOf = Callable[[str | None], Prices | None]  # a response's model -> its prices
 # The newest tails the history hands on: the framing of the requests just before the live
@@ -73,12 +72,11 @@ class HistoryLog:
         seed = self._seed
         if count == self._count and seed is not None and seed.entries == entries:
             return seed
-        for response in islice(state.responses.values(), self._count, count):
-            model = response.model
+        for usage, model in state.responses.figures(self._count, count):
             prices = self._prices[model] if model in self._prices else prices_of(model)
             self._prices[model] = prices
             self._unnamed += model is None
-            self._take(response, logged, prices)
+            self._take(usage, logged, prices)
         self._count = count
         self._seed = HistorySeed(
             tuple(self._tails[-TAILS_KEPT:]),
@@ -95,8 +93,7 @@ class HistoryLog:
         self._tails, self._votes, self._last = [], (0, 0), None
         self._seed = None
 
-    def _take(self, response: Response, logged: bool, prices: Prices | None) -> None:
-        usage = response.usage
+    def _take(self, usage: Usage, logged: bool, prices: Prices | None) -> None:
         prompt, output = usage.input_tokens_total, usage.output_tokens
         if not logged:
             self._totals.add_logged(0, 0, prompt, price(prices, prompt, 0, 0, output), None)

@@ -63,7 +63,13 @@ class _Walk:
             return count == 0
         newest = responses_from(state, count - 1)
         response = newest[0] if newest else None
-        return response is self.last[0] and response.usage is self.last[1]
+        held, usage = self.last
+        if response is None:
+            return False
+        if response is held:
+            return response.usage is usage
+        # An archived response is read as a new object each time (engine/sessions/responses.py).
+        return response.key == held.key and response.model == held.model and response.usage == usage
 
 
 def _lines_since(state: SessionState, after: int) -> list[int]:

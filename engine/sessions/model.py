@@ -8,15 +8,19 @@ running totals right so that reading a snapshot never has to walk the whole sess
 from __future__ import annotations
 
 import json
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from engine.sessions import responses as _responses
+from engine.sessions.responses import Response, Responses, Usage
 from engine.sessions.tool_calls import ChangeLog, ToolCall, ToolCalls
 
-__all__ = ["ToolCall"]  # (defined beside the session's other calls, read from here too)
+# (defined beside the session's other calls and responses, read from here too)
+__all__ = ["Response", "Responses", "ToolCall", "Usage"]
 
 # A session keeps the texts of at least its newest tool results of this many characters (the
 # ledger counts these with the tokenizer, and estimates older ones from their length): a long
@@ -26,53 +30,6 @@ RESULT_BUDGET = 1_000_000
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image", "other"]
 ContextSource = Literal["reported", "calibrated", "estimated", "compaction"]
-
-
-@dataclass(slots=True)
-class Usage:
-    """Token counts of one API response, normalised to Anthropic's split.
-
-    ``input_tokens`` is *uncached* input only; the whole prompt is ``input_tokens_total``.
-    ``output_tokens`` includes reasoning/thinking (``reasoning_tokens`` is the part of it that was
-    reasoning, for display only). Codex: ``input_tokens = input - cached_input``,
-    ``cache_read_tokens = cached_input``. Gemini: ``output_tokens = candidates + thoughts``.
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    @property
-    def input_tokens_total(self) -> int:
-        """The whole prompt of the request: uncached + cache read + cache write."""
-        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
-
-    @property
-    def total(self) -> int:
-        return self.input_tokens_total + self.output_tokens
-
-    def add(self, other: Usage, sign: int = 1) -> None:
-        self.input_tokens += sign * other.input_tokens
-        self.output_tokens += sign * other.output_tokens
-        self.cache_read_tokens += sign * other.cache_read_tokens
-        self.cache_write_tokens += sign * other.cache_write_tokens
-        self.reasoning_tokens += sign * other.reasoning_tokens
-
-
-@dataclass(slots=True)
-class Response:
-    """One model response (one API request), counted once however often the log repeats it."""
-
-    key: str  # the de-duplication key: Claude message.id, Codex response_id, Gemini message id, …
-    usage: Usage
-    model: str | None = None
-    line: int = 0  # first line of the main file (or of the sub-agent file) that carried it
-    timestamp: str | None = None
-    # Its place in its state's ``request_sizes`` (-1: not yet noted; a response belongs to
-    # one state), kept here rather than in a dict by key: a long session has many responses.
-    index: int = field(default=-1, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -166,13 +123,14 @@ class SessionState:
     context_window: int | None = None  # only when the agent itself logged one
     first_activity: str | None = None
     last_activity: str | None = None
-    responses: dict[str, Response] = field(default_factory=dict)
     # Each response's ``usage.total`` and line, in the order of ``responses``, kept as responses
     # arrive so that figures over the whole history cost O(new responses) per update, and the
     # index of every response added or revised (only ever appended: a reader keeps its place).
-    request_sizes: list[int] = field(default_factory=list)
-    request_lines: list[int] = field(default_factory=list)
-    request_changes: list[int] = field(default_factory=list)
+    request_sizes: array[int] = field(default_factory=lambda: array("q"))
+    request_lines: array[int] = field(default_factory=lambda: array("q"))
+    request_changes: array[int] = field(default_factory=lambda: array("q"))
+    # By key, numbered by ``Response.index``; the history's in columns (``Responses``).
+    responses: Responses = field(init=False)
     request_lines_ordered: bool = True  # each response's line >= the one before it
     _request_history: tuple[int, ...] | None = field(default=None, repr=False, compare=False)
     totals: Usage = field(default_factory=Usage)
@@ -212,6 +170,9 @@ class SessionState:
     lines_read: int = 0
     bytes_read: int = 0
 
+    def __post_init__(self) -> None:
+        self.responses = Responses(self.request_lines)
+
     @property
     def api_requests(self) -> int:
         return len(self.responses)
@@ -246,11 +207,14 @@ class SessionState:
         ``on_context`` says the response belongs to the active context (it becomes
         ``last_response`` and clears ``pending_compaction``).
         """
-        existing = self.responses.get(key)
+        responses = self.responses
+        existing = responses.get(key)
         if existing is None:
             existing = Response(key=key, usage=usage, model=model, line=line, timestamp=timestamp)
-            self.responses[key] = existing
+            responses.add(existing)
         else:
+            if existing.index < responses.archived:  # (a snapshot: its figures are columns)
+                responses.revise(existing.index, usage, model)
             self.totals.add(existing.usage, -1)
             existing.usage = usage
             if model:
@@ -261,7 +225,8 @@ class SessionState:
             self.model = model
         self.touch(timestamp)
         if on_context:
-            if self.last_response is not existing:
+            last = self.last_response
+            if last is None or last.key != key:
                 self.pending_compaction = None
             self.last_response = existing
         return existing
@@ -380,13 +345,26 @@ class SessionState:
                 return
 
     def record_compaction(self, compaction: Compaction) -> None:
+        self._archive()
         self.compactions.append(compaction)
         self.pending_compaction = compaction
         self.touch(compaction.timestamp)
 
     def record_truncation(self, truncation: Truncation) -> None:
+        self._archive()
         self.truncations.append(truncation)
         self.touch(truncation.timestamp)
+
+    def _archive(self) -> None:
+        """Before a rewrite is recorded: move the responses logged before the previous one
+        (lines < ``last_rewrite_line``) to the columns, up to ``last_response`` (the window just
+        before the newest rewrite may still be referred to: ``context_before_rewrite``, a
+        compaction's preserved messages). The same rule cold and live, for every agent."""
+        bound = self.last_rewrite_line
+        if not bound or not _responses.ARCHIVE:
+            return
+        last = self.last_response
+        self.responses.archive(bound, None if last is None else last.key)
 
     def skip(self, line: int, reason: str, path: str | None = None) -> None:
         self.skipped.append(SkippedLine(path=path or str(self.path), line=line, reason=reason))
