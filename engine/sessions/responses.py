@@ -4,19 +4,22 @@ A day-long session logs a hundred thousand responses; as objects (a ``Response``
 its key and timestamp strings, a dict entry) they cost some 400 bytes each, and a cold read's
 memory grew with the file. ``Responses`` keeps the newest as objects and moves the history (the
 responses logged before the rewrite before the last one: ``SessionState.record_compaction``)
-into an *archive*: packed columns of their keys, timestamps, usage figures and models, with an
-open-addressing table from the key's hash to its index. Reading an archived response gives a
-fresh ``Response`` snapshot; revising one writes its columns.
+into an *archive*: columns of their keys, timestamps, usage figures and models, and a table of
+the keys' hashes, some 70 bytes a response. Reading an archived response
+gives a fresh ``Response`` snapshot; revising one writes its columns.
 """
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, chain, islice, starmap
+from itertools import chain, islice, starmap
 from operator import attrgetter
 from typing import cast
+
+from engine.sessions.columns import TextColumn
 
 # Archiving on (tests switch it off to compare a read without it).
 ARCHIVE = True
@@ -69,40 +72,45 @@ class Response:
     index: int = field(default=-1, compare=False, repr=False)
 
 
-class _Texts:
-    """Strings (or None) in one bytearray of their utf-8 bytes and an array of end offsets."""
+class _Times:
+    """Timestamps by row: one as the agents write them (``2026-11-26T12:39:37.123Z``) packed
+    in 64 bits as its 17 digits, any other text (or None) kept as text."""
 
-    __slots__ = ("_data", "_ends")
+    __slots__ = ("_packed", "_texts")
 
     def __init__(self) -> None:
-        self._data = bytearray()
-        self._ends = array("q")  # the end of each text; -1 - end for None (nothing added)
+        self._packed = array("q")  # the digits; -1 - its row in ``_texts`` for another text
+        self._texts = TextColumn()
 
-    def extend(self, texts: Sequence[str | None]) -> None:
-        data, ends = self._data, self._ends
-        if None not in texts:
-            present = cast("Sequence[str]", texts)
-            joined = "".join(present)
-            if joined.isascii():  # (a byte a character: the ends are the lengths' sums)
-                ends.extend(islice(accumulate(map(len, present), initial=len(data)), 1, None))
-                data += joined.encode("ascii")
-                return
-        for text in texts:
-            if text is None:
-                ends.append(-1 - len(data))
+    def extend(self, stamps: Sequence[str | None]) -> None:
+        packed = self._packed
+        if None not in stamps:  # (most often all of them: in one pass)
+            joined = "\n".join(cast("Sequence[str]", stamps)) + "\n"
+            if joined.isascii():
+                raw = joined.encode("ascii")
+                if raw.translate(_ZEROS) == _SHAPE * len(stamps):
+                    packed.extend(map(int, raw.translate(None, b"-T:.Z").split()))
+                    return
+        for stamp in stamps:
+            if stamp is not None and _STAMP.fullmatch(stamp):
+                packed.append(int(stamp.translate(_NOT_DIGITS)))
             else:
-                data += text.encode("utf-8", "surrogatepass")
-                ends.append(len(data))
+                packed.append(-1 - len(self._texts))
+                self._texts.append(stamp)
 
-    def __getitem__(self, index: int) -> str | None:
-        ends = self._ends
-        end = ends[index]
-        if end < 0:
-            return None
-        start = ends[index - 1] if index else 0
-        if start < 0:
-            start = -1 - start
-        return self._data[start:end].decode("utf-8", "surrogatepass")
+    def __getitem__(self, row: int) -> str | None:
+        value = self._packed[row]
+        if value < 0:
+            return self._texts[-1 - value]
+        d = f"{value:017d}"
+        return f"{d[:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:]}Z"
+
+
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+_NOT_DIGITS = str.maketrans("", "", "-T:.Z")
+# A timestamp's shape (each digit read as 0), and the table that reads them so.
+_SHAPE = b"0000-00-00T00:00:00.000Z\n"
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 
 
 class _Values:
@@ -156,16 +164,19 @@ class Responses:
         self._live: dict[str, Response] = {}  # the responses not archived, in index order
         self._lines = lines
         self.archived = 0
-        self._keys = _Texts()
-        self._hashes = array("I")  # each archived key's hash (its low 32 bits)
-        self._table = array("i", bytes(4 * 8))  # index + 1 by hash (0: empty), linear probing
-        self._times = _Texts()
+        self._keys = TextColumn()
+        # The keys' hashes (their low 32 bits) and a table of ``index + 1`` by hash (0: empty;
+        # linear probing, at most half full): every new response is looked for here first,
+        # and most often a miss ends at the first slot.
+        self._hashes = array("I")
+        self._table = array("i", bytes(4 * 8))
+        self._times = _Times()
         # Five figures a response (``Usage``'s fields, in order): 32 bits each while they fit
         # (a request's figures are at most ``adapter.MAX_TOKENS``), else 64.
         self._usage = array("i")
         self._models: list[str | None] = []
         self._model_index: dict[str | None, int] = {}
-        self._model_of = array("H")
+        self._model_of = array("I")
 
     # -- the dict API ----------------------------------------------------------------------
 
@@ -173,7 +184,9 @@ class Responses:
         return self.archived + len(self._live)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._live or (self.archived > 0 and self._find(key) >= 0)
+        if key in self._live:
+            return True
+        return self.archived > 0 and self._find(key) >= 0
 
     def __getitem__(self, key: str) -> Response:
         found = self.get(key)
@@ -183,11 +196,13 @@ class Responses:
 
     def get(self, key: str) -> Response | None:
         found = self._live.get(key)
-        if found is None and self.archived:
-            index = self._find(key)
-            if index >= 0:
-                return self.snapshot(index)
-        return found
+        if found is not None or not self.archived:
+            return found
+        table = self._table  # (``_find``, its first step inline: most often a miss ends here)
+        if not table[hash(key) & _LOW32 & (len(table) - 1)]:
+            return None
+        index = self._find(key)
+        return self.snapshot(index) if index >= 0 else None
 
     def values(self) -> _Values:
         return _Values(self)
@@ -285,7 +300,7 @@ class Responses:
         self._model_of.extend(map(numbers.__getitem__, models))
         self._hashes.extend([hash(key) & _LOW32 for key in keys])
         self.archived = start + len(moved)
-        if 2 * self.archived > len(self._table):  # (at most half full: short probes)
+        if 2 * self.archived > len(self._table):
             size = len(self._table)
             while 2 * self.archived > size:
                 size *= 2
@@ -299,12 +314,12 @@ class Responses:
     def _write(self, at: int, figures: Iterable[int]) -> None:
         """Put usage figures at ``at`` (the end: added), in 64 bits from the first that does
         not fit in 32."""
-        values = list(figures)
+        values = array("q", figures)
         try:
             column = array(self._usage.typecode, values)
         except OverflowError:
             self._usage = array("q", self._usage)
-            column = array("q", values)
+            column = values
         self._usage[at : at + len(values)] = column
 
     def _model_number(self, model: str | None) -> int:

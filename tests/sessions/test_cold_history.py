@@ -280,8 +280,8 @@ def _retained(source: Path, count: int) -> tuple[int, int]:
 # Bytes a cold read keeps per added history line, at most: each response's figures and each
 # tool call (the calc sample has a response every 3 lines and a call every 3.5); and copies
 # taken first, so that both reads have their uuid hashes in as many buckets (columns.Hashes).
-# (Measured: 20 and 86 bytes, with the history's responses and calls in columns.)
-PER_LINE = {COMPACTED[0]: (28, 20), COMPACTED[1]: (112, 40)}
+# (Measured: 19 and 78 bytes, with the history's responses and calls in columns.)
+PER_LINE = {COMPACTED[0]: (24, 20), COMPACTED[1]: (100, 40)}
 
 
 @pytest.mark.parametrize("source", COMPACTED, ids=lambda path: path.parent.name)

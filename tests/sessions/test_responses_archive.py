@@ -172,3 +172,34 @@ def test_figures_past_32_bits_are_kept_exactly() -> None:
     state.record_response("r0", Usage(2**41), line=70)
     assert state.responses["r0"].usage == Usage(2**41)
     assert state.totals == Usage(2**41 + 6 + 3 * 10**9 + 0 + 1 + 2 + 3, 2, 10**12)
+
+
+STAMPS = [
+    "2026-11-26T12:39:37.123Z",
+    None,
+    "",
+    "2026-11-26T12:39:37Z",
+    "2026-11-26T12:39:37.123+00:00",
+    "\u0662\u0660\u0662\u0666-11-26T12:39:37.123Z",  # (other digits than ASCII's)
+    "2026-11-26T12:39:37.123Z\n2026-11-26T12:39:37.124Z",
+    "0001-01-01T00:00:00.000Z",
+    "x\udc80y",  # (a lone surrogate, as a JSON string may hold)
+]
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["mixed", "one-shape"])
+def test_keys_and_timestamps_of_any_shape_come_back_as_they_were(together: bool) -> None:
+    """(Timestamps as the agents write them are packed in 64 bits, any other text kept.)"""
+    stamps = [s for s in STAMPS if s and s.isascii() and len(s) == 24] if together else STAMPS
+    keys = [f"k\u00e9y{number}\udc80" for number in range(len(stamps))]
+    state = SessionState(agent="codex", path=Path("s.jsonl"))
+    for number, (key, stamp) in enumerate(zip(keys, stamps, strict=True)):
+        state.record_response(key, Usage(number), line=number, timestamp=stamp)
+    state.record_compaction(Compaction("auto", line=100))
+    state.record_response("after", Usage(1), line=101)
+    state.record_compaction(Compaction("auto", line=102))
+    assert state.responses.archived == len(stamps)
+    assert [(r.key, r.timestamp) for r in state.responses.values()][: len(stamps)] == list(
+        zip(keys, stamps, strict=True)
+    )
+    assert all(state.responses[key].key == key for key in keys)
