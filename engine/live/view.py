@@ -8,6 +8,7 @@ self-contained and immutable, so views can be kept and replayed.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine.agents import profile_of
@@ -114,7 +115,7 @@ class LiveView:
     file: str
     last_activity: str | None
     gauge: Gauge
-    history: tuple[int, ...]  # context tokens of each request, oldest first
+    history: Sequence[int]  # context tokens of each request, oldest first
     tools: tuple[ToolRow, ...]
     categories: tuple[CategoryRow, ...]
     subagents: tuple[SubagentRow, ...]

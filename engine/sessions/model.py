@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.sessions import responses as _responses
+from engine.sessions.request_history import RequestHistory
 from engine.sessions.responses import Response, Responses, Usage
 from engine.sessions.tool_calls import ChangeLog, ToolCall, ToolCalls
 
@@ -132,7 +133,9 @@ class SessionState:
     # By key, numbered by ``Response.index``; the history's in columns (``Responses``).
     responses: Responses = field(init=False)
     request_lines_ordered: bool = True  # each response's line >= the one before it
-    _request_history: tuple[int, ...] | None = field(default=None, repr=False, compare=False)
+    # How many of ``request_sizes`` a ``RequestHistory`` handed out can see (``_note_request``
+    # copies the array before it changes one of them).
+    _sizes_shared: int = field(default=0, repr=False, compare=False)
     totals: Usage = field(default_factory=Usage)
     last_response: Response | None = None
     context: list[Message] = field(default_factory=list)
@@ -239,17 +242,18 @@ class SessionState:
                 self.request_lines_ordered = False
             self.request_sizes.append(response.usage.total)
             self.request_lines.append(response.line)
-        else:
+        elif self.request_sizes[index] != response.usage.total:
+            if index < self._sizes_shared:  # (a view handed out keeps the sizes it had)
+                self.request_sizes = array("q", self.request_sizes)
+                self._sizes_shared = 0
             self.request_sizes[index] = response.usage.total
         self.request_changes.append(index)
-        self._request_history = None
 
-    def request_history(self) -> tuple[int, ...]:
-        """The context size after every request (``usage.total``), oldest first; one tuple
-        shared by every reader until a response is added or revised."""
-        if self._request_history is None:
-            self._request_history = tuple(self.request_sizes)
-        return self._request_history
+    def request_history(self) -> RequestHistory:
+        """The context size after every request (``usage.total``), oldest first: a view that
+        keeps what it shows, made without copying."""
+        self._sizes_shared = len(self.request_sizes)
+        return RequestHistory(self.request_sizes, self._sizes_shared)
 
     def requests_since(self, line: int, limit: int) -> list[int]:
         """The sizes of the last ``limit`` requests logged after ``line``, oldest first: a

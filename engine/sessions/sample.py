@@ -180,7 +180,7 @@ class Sample:
     skipped: tuple[SkippedLine, ...]  # the sub-agents' too
     lines_read: int
     bytes_read: int
-    history: tuple[int, ...]  # context tokens of each request of the main session, oldest first
+    history: Sequence[int]  # context tokens of each request of the main session, oldest first
     breakdown: Breakdown | None = None
 
     @property
