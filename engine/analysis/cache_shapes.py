@@ -315,7 +315,7 @@ class ShapeBuilder:
         if self._history_logged is None or self._history_logged[0] != (id(state), count):
             found = any(
                 u.cache_read_tokens or u.cache_write_tokens
-                for u in _usages(islice(state.responses.values(), count))
+                for u, _ in state.responses.figures(0, count)
             )
             self._history_logged = ((id(state), count), found)
         return self._history_logged[1]

@@ -1,7 +1,8 @@
 """What the analysis keeps between the updates of a live session is bounded by the live context:
 followed across many compactions, the JSON audits of tool results and the prompt outline's
 message labels are those of the messages on the context now, not of every message the session
-ever had. Counted, never measured in bytes.
+ever had, and the session's history responses are rows of columns, not objects. Counted, never
+measured in bytes.
 """
 
 from __future__ import annotations
@@ -39,3 +40,7 @@ def test_the_analysis_keeps_what_the_live_context_holds(tmp_path: Path) -> None:
     assert set(audited) <= results
     labelled = live.outliner._labels
     assert labelled and set(labelled) <= {message.id for message in state.context}
+    # The responses kept as objects are those since the rewrite before the last one (at most
+    # two copies' worth); the history's are in columns (engine/sessions/responses.py).
+    responses = state.responses
+    assert len(responses) - responses.archived <= 2 * len(responses) // 8
