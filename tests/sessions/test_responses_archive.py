@@ -112,6 +112,38 @@ def test_a_long_compacting_session_reads_the_same_responses_with_the_archive(
     assert _records(state) == _records(_read(source, data, archive=False, live=live))
 
 
+# Each agent's bundled session with a rewrite (Codex, Gemini and Copilot CLI compactions or
+# truncations), its lines after the first repeated: the same ids again, so that archived
+# responses are recorded again (Codex finds a response by its running totals, Gemini by its id).
+REWRITING = [
+    ROOT
+    / "sample_sessions/codex/sessions/2026/11/23"
+    / "rollout-2026-11-23T03-15-46-01a20667-0c69-7050-8ebb-bb746d3f79b0.jsonl",
+    ROOT
+    / "tests/sessions/data/generated/codex/exec-resume-0.120/sessions/2026/11/23"
+    / "rollout-2026-11-23T03-18-04-01a20669-25da-7b12-bbd1-d02a632cef15.jsonl",
+    ROOT
+    / "tests/sessions/data/generated/gemini-cli/tmp/calc-gemini/chats"
+    / "session-2026-11-23T03-12-196d3f0b.jsonl",
+    ROOT
+    / "tests/sessions/data/generated/copilot-cli/session-state"
+    / "244e876e-1a43-4419-88f6-972d1b6e8877/events.jsonl",
+]
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["cold", "followed"])
+@pytest.mark.parametrize("source", REWRITING, ids=lambda path: path.parts[-2][:24])
+def test_every_agent_repeating_its_rewrites_reads_the_same_responses(
+    source: Path, live: bool
+) -> None:
+    first, *rest = source.read_bytes().splitlines(keepends=True)
+    data = first + b"".join(rest) * 6
+    state = _read(source, data, archive=True, live=live)
+    assert len(state.compactions) + len(state.truncations) >= 6
+    assert state.responses.archived >= len(state.responses) // 2
+    assert _records(state) == _records(_read(source, data, archive=False, live=live))
+
+
 def _session(archive: bool) -> SessionState:
     """Responses a, b; a compaction; c; a truncation; d; a compaction; then a and c again
     with new figures (a and c archived by then), and e."""
