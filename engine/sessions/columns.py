@@ -2,7 +2,8 @@
 
 A Python object per history record (a tool call, a response) costs a few hundred bytes with its
 strings and ints; a session read for a day holds hundreds of thousands of them. These columns
-keep a row's texts in one shared buffer and find a row by its key through 16 bytes of hash.
+keep a row's texts in one shared buffer and find a row by its key through about 12 bytes of
+hash table.
 """
 
 from __future__ import annotations
@@ -50,15 +51,14 @@ class TextColumn:
         return len(self._ends)
 
 
-class _Buckets:
-    """Entries of ``WIDTH`` bytes, each led by a 64-bit hash, packed in buckets by the hash's
-    low bits: a Python set or dict costs 60 to 100 bytes an entry, and a long session has one
-    for every history line. Buckets grow with the entries (to ``MOST``), so that a short
-    history costs little too."""
+class Hashes:
+    """A set of 64-bit hashes at 8 bytes each (a hash added twice is kept twice), packed in
+    buckets by their low bits: a Python set of ints costs about 60 bytes an entry, and a long
+    session notes one for every history line. Buckets grow with the entries (to ``MOST``), so
+    that a short history costs little too."""
 
     __slots__ = ("_buckets", "_count", "_mask")
 
-    WIDTH = 8
     MOST = 4096  # buckets, at most
     FILL = 64  # entries per bucket before the buckets grow (while under ``MOST``)
 
@@ -67,74 +67,104 @@ class _Buckets:
         self._mask = 0
         self._count = 0
 
-    def _add(self, code: int, entry: bytes) -> None:
-        self._buckets[code & self._mask] += entry
+    def add(self, code: int) -> None:
+        self._buckets[code & self._mask] += _PACKED(code)
         self._count += 1
         if self._count > self.FILL * len(self._buckets) and len(self._buckets) < self.MOST:
             self._grow()
 
-    def _places(self, code: int, entry: bytes) -> tuple[bytearray, list[int]]:
-        """The bucket of ``code`` and where in it the entries starting with ``entry`` are,
-        oldest first (most often none: a list, not a generator, for the work of a miss)."""
+    def __contains__(self, code: int) -> bool:
         bucket = self._buckets[code & self._mask]
-        at = bucket.find(entry)
-        if at < 0:
-            return bucket, []
-        found = []
+        packed = _PACKED(code)
+        at = bucket.find(packed)
         while at >= 0:
-            if not at % self.WIDTH:  # (a match across two entries is no match)
-                found.append(at)
-            at = bucket.find(entry, at + 1)
-        return bucket, found
+            if not at & 7:  # (a match across two entries is no match)
+                return True
+            at = bucket.find(packed, at + 1)
+        return False
 
     def _grow(self) -> None:
         size = min(len(self._buckets) * 16, self.MOST)
         buckets = [bytearray() for _ in range(size)]
-        mask, width = size - 1, self.WIDTH
+        mask = size - 1
         for bucket in self._buckets:
-            codes = memoryview(bucket).cast("q")[:: width // 8]
-            for at, code in enumerate(codes):
-                buckets[code & mask] += bucket[at * width : (at + 1) * width]
+            for code in memoryview(bucket).cast("q"):
+                buckets[code & mask] += _PACKED(code)
         self._buckets, self._mask = buckets, mask
 
 
-class Hashes(_Buckets):
-    """A set of 64-bit hashes at 8 bytes each (a key added twice is kept twice)."""
-
-    __slots__ = ()
-
-    def add(self, code: int) -> None:
-        self._add(code, _ONE(code))
-
-    def __contains__(self, code: int) -> bool:
-        return bool(self._places(code, _ONE(code))[1])
+# Native order, as ``Hashes._grow`` reads the hashes back through a memoryview.
+_PACKED = Struct("=q").pack
 
 
-class KeyIndex(_Buckets):
-    """Rows by a text key's hash, 16 bytes a row. A hash names candidates only: the caller
-    checks each against the key's text (exact however rare a collision)."""
+class KeyedRows:
+    """Rows found by a text key, about 12 bytes a row: the low 32 bits of each row's key hash,
+    and a table of ``row + 1`` by hash (0: empty; linear probing, at most half full). A hash
+    names candidates only; ``rows`` checks them against the keys' column (exact however rare a
+    collision). Rows are added in order, never removed: an owner marks a row dropped itself.
+    Most lookups of a new key are a miss that ends at the first slot."""
 
-    __slots__ = ()
+    __slots__ = ("_hashes", "_table")
 
-    WIDTH = 16
+    def __init__(self) -> None:
+        self._hashes = array("I")
+        self._table = array("i", bytes(4 * 8))
 
-    def add(self, key: str, row: int) -> None:
-        code = hash(key)
-        self._add(code, _TWO(code, row))
+    def append(self, key: str) -> None:
+        """Add a row for ``key`` (the next row)."""
+        wanted = hash(key) & _LOW32
+        self._hashes.append(wanted)
+        table = self._table
+        if 2 * len(self._hashes) > len(table):
+            self._grow()
+            return
+        mask = len(table) - 1
+        slot = wanted & mask
+        while table[slot]:
+            slot = (slot + 1) & mask
+        table[slot] = len(self._hashes)
 
-    def rows(self, key: str) -> list[int]:
-        """The rows added under a key with ``key``'s hash, oldest first."""
-        code = hash(key)
-        bucket, places = self._places(code, _ONE(code))
-        return [_ONE_FROM(bucket, at + 8)[0] for at in places]
+    def extend(self, keys: Sequence[str]) -> None:
+        """Add rows for ``keys``, numbered on from the rows there are."""
+        start = len(self._hashes)
+        self._hashes.extend([hash(key) & _LOW32 for key in keys])
+        if 2 * len(self._hashes) > len(self._table):
+            self._grow()
+        else:
+            self._place(start)
 
-    def remove(self, key: str, row: int) -> None:
-        code = hash(key)
-        bucket, places = self._places(code, _TWO(code, row))
-        if places:
-            del bucket[places[0] : places[0] + 16]
-            self._count -= 1
+    def _grow(self) -> None:
+        size = len(self._table)
+        while 2 * len(self._hashes) > size:
+            size *= 2
+        self._table = array("i", bytes(4 * size))
+        self._place(0)
+
+    def _place(self, start: int) -> None:
+        table = self._table
+        mask = len(table) - 1
+        for row, wanted in enumerate(self._hashes[start:], start + 1):
+            slot = wanted & mask
+            while table[slot]:
+                slot = (slot + 1) & mask
+            table[slot] = row
+
+    def rows(self, key: str, keys: TextColumn) -> list[int]:
+        """The rows whose key in ``keys`` is ``key``, oldest first."""
+        table = self._table
+        mask = len(table) - 1
+        wanted = hash(key) & _LOW32
+        slot = wanted & mask
+        found = table[slot]
+        if not found:
+            return []
+        rows = []
+        while found:
+            if self._hashes[found - 1] == wanted and keys[found - 1] == key:
+                rows.append(found - 1)
+            slot = (slot + 1) & mask
+            found = table[slot]
+        return sorted(rows)
 
 
-# Native order, as ``_Buckets._grow`` reads the hashes back through a memoryview.
-_ONE, _ONE_FROM, _TWO = Struct("=q").pack, Struct("=q").unpack_from, Struct("=qq").pack
+_LOW32 = 0xFFFFFFFF

@@ -20,7 +20,7 @@ from itertools import chain, islice, starmap
 from operator import attrgetter
 from typing import cast
 
-from engine.sessions.columns import TextColumn
+from engine.sessions.columns import KeyedRows, TextColumn
 
 # Archiving on (tests switch it off to compare a read without it).
 ARCHIVE = True
@@ -148,14 +148,13 @@ class Responses:
     """
 
     __slots__ = (
-        "_hashes",
+        "_index",
         "_keys",
         "_lines",
         "_live",
         "_model_index",
         "_model_of",
         "_models",
-        "_table",
         "_times",
         "_usage",
         "archived",
@@ -166,11 +165,8 @@ class Responses:
         self._lines = lines
         self.archived = 0
         self._keys = TextColumn()
-        # The keys' hashes (their low 32 bits) and a table of ``index + 1`` by hash (0: empty;
-        # linear probing, at most half full): every new response is looked for here first,
-        # and most often a miss ends at the first slot.
-        self._hashes = array("I")
-        self._table = array("i", bytes(4 * 8))
+        # Every new response is looked for here first (most often a miss at the first slot).
+        self._index = KeyedRows()
         self._times = _Times()
         # Five figures a response (``Usage``'s fields, in order): 32 bits each while they fit
         # (a request's figures are at most ``adapter.MAX_TOKENS``), else 64.
@@ -187,7 +183,7 @@ class Responses:
     def __contains__(self, key: object) -> bool:
         if key in self._live:
             return True
-        return self.archived > 0 and self._find(key) >= 0
+        return self.archived > 0 and isinstance(key, str) and self._find(key) >= 0
 
     def __getitem__(self, key: str) -> Response:
         found = self.get(key)
@@ -199,9 +195,6 @@ class Responses:
         found = self._live.get(key)
         if found is not None or not self.archived:
             return found
-        table = self._table  # (``_find``, its first step inline: most often a miss ends here)
-        if not table[hash(key) & _LOW32 & (len(table) - 1)]:
-            return None
         index = self._find(key)
         return self.snapshot(index) if index >= 0 else None
 
@@ -299,16 +292,8 @@ class Responses:
         for model in set(models).difference(numbers):
             self._model_number(model)
         self._model_of.extend(map(numbers.__getitem__, models))
-        self._hashes.extend([hash(key) & _LOW32 for key in keys])
+        self._index.extend(keys)
         self.archived = start + len(moved)
-        if 2 * self.archived > len(self._table):
-            size = len(self._table)
-            while 2 * self.archived > size:
-                size *= 2
-            self._table = array("i", bytes(4 * size))
-            self._place(0)
-        else:
-            self._place(start)
         self._live = dict(islice(live.items(), len(moved), None))
         return len(moved)
 
@@ -330,32 +315,12 @@ class Responses:
             self._models.append(model)
         return number
 
-    def _place(self, start: int) -> None:
-        """Put the archived responses from ``start`` on into the table."""
-        table = self._table
-        mask = len(table) - 1
-        for index, wanted in enumerate(self._hashes[start:], start + 1):
-            slot = wanted & mask
-            while table[slot]:
-                slot = (slot + 1) & mask
-            table[slot] = index
-
-    def _find(self, key: object) -> int:
+    def _find(self, key: str) -> int:
         """The index of the archived response under ``key`` (-1: none)."""
-        table = self._table
-        mask = len(table) - 1
-        wanted = hash(key) & _LOW32
-        slot = wanted & mask
-        found = table[slot]
-        while found:
-            if self._hashes[found - 1] == wanted and self._keys[found - 1] == key:
-                return found - 1
-            slot = (slot + 1) & mask
-            found = table[slot]
-        return -1
+        found = self._index.rows(key, self._keys)
+        return found[0] if found else -1
 
 
-_LOW32 = 0xFFFFFFFF
 _figures: Callable[[Usage], tuple[int, int, int, int, int]] = attrgetter(
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"
 )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass
 from typing import Any
 
-from engine.sessions.columns import KeyIndex, TextColumn
+from engine.sessions.columns import KeyedRows, TextColumn
 
 _ERROR, _PERSISTED, _GONE = 1, 2, 4  # an archived row's flags
 
@@ -77,7 +77,7 @@ class ArchivedCalls:
 
     def __init__(self) -> None:
         self.ids = TextColumn()
-        self._index = KeyIndex()
+        self._index = KeyedRows()
         self._names: list[str] = []  # the distinct names; a row holds its place here
         self._name_at: dict[str, int] = {}
         self._row_names = array("I")
@@ -96,9 +96,8 @@ class ArchivedCalls:
             place = self._name_at[name] = len(self._names)
             self._names.append(name)
             self.totals[name] = ArchivedTotal()
-        row = len(self._lines)
         self.ids.append(call.call_id)
-        self._index.add(call.call_id, row)
+        self._index.append(call.call_id)
         self._row_names.append(place)
         self._lines.append(call.line)
         chars = call.result_chars
@@ -113,8 +112,8 @@ class ArchivedCalls:
 
     def find(self, call_id: str) -> int:
         """The row of the call ``call_id`` (-1: none)."""
-        for row in self._index.rows(call_id):
-            if not self._flags[row] & _GONE and self.ids[row] == call_id:
+        for row in self._index.rows(call_id, self.ids):
+            if not self._flags[row] & _GONE:
                 return row
         return -1
 
@@ -135,8 +134,7 @@ class ArchivedCalls:
         """Take the call in ``row`` out (a result came for it): it is a ``ToolCall`` again."""
         call = self.call(row)
         call.archived = False
-        self._flags[row] |= _GONE
-        self._index.remove(call.call_id, row)
+        self._flags[row] |= _GONE  # (its row stays, dropped: ``find`` passes it by)
         total = self.totals[call.name]
         total.calls -= 1
         total.chars -= call.result_chars

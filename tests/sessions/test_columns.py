@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from engine.sessions.columns import KeyIndex, TextColumn
+from engine.sessions.columns import KeyedRows, TextColumn
 
 
 def test_texts_come_back_as_they_went_in() -> None:
@@ -17,16 +17,21 @@ def test_texts_come_back_as_they_went_in() -> None:
     assert [column[row] for row in range(len(texts))] == texts
 
 
-def test_a_key_finds_its_rows_as_the_index_grows() -> None:
+def test_a_key_finds_its_rows_as_the_table_grows() -> None:
     generator = random.Random(16)
     keys = [f"toolu_{generator.getrandbits(96):024x}" for _ in range(30_000)]
-    index = KeyIndex()
-    for row, key in enumerate(keys):
-        index.add(key, row)
-    assert all(row in index.rows(key) for row, key in enumerate(keys))
-    assert not any(list(index.rows(f"other_{n}")) for n in range(2_000))
-    index.add(keys[5], 99_999)  # the same key again: both rows, oldest first
-    assert list(index.rows(keys[5])) == [5, 99_999]
-    index.remove(keys[5], 5)
-    assert list(index.rows(keys[5])) == [99_999]
-    assert list(index.rows(keys[6])) == [6]
+    column, index = TextColumn(), KeyedRows()
+    for start in range(0, len(keys), 997):  # in batches (responses) and one by one (calls)
+        batch = keys[start : start + 997]
+        column.extend(batch)
+        if start % 2:
+            index.extend(batch)
+        else:
+            for key in batch:
+                index.append(key)
+    assert all(index.rows(key, column) == [row] for row, key in enumerate(keys))
+    assert not any(index.rows(f"other_{n}", column) for n in range(2_000))
+    column.append(keys[5])  # the same key again: both rows, oldest first
+    index.append(keys[5])
+    assert index.rows(keys[5], column) == [5, 30_000]
+    assert index.rows(keys[6], column) == [6]
