@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from engine.analysis.accuracy import RequestPoint, accuracy
 from engine.analysis.cache_history import HistoryLog
@@ -43,6 +43,7 @@ from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section
 from engine.analysis.tools import ToolAudit
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Message, SessionState
+from engine.sessions.request_history import SequenceView
 from engine.sessions.sample import ContextTokens, context_tokens
 from engine.tokens.encoding import Encoding
 
@@ -74,6 +75,35 @@ def _share(tokens: int, window: int) -> float:
     return round(tokens / window, 4) if window else 0.0
 
 
+class RequestShares(SequenceView[float]):
+    """Each request's context size as a share of the window, worked out when read: an analysis
+    of every update hands it out without a float per request of the history."""
+
+    __slots__ = ("_sizes", "_window")
+
+    def __init__(self, sizes: Sequence[int], window: int) -> None:
+        self._sizes = sizes
+        self._window = window
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | Sequence[float]:
+        if isinstance(index, slice):
+            return [_share(size, self._window) for size in self._sizes[index]]
+        return _share(self._sizes[index], self._window)
+
+    def __iter__(self) -> Iterator[float]:
+        window = self._window
+        return (_share(size, window) for size in self._sizes)
+
+
 class Analyzer:
     """Keeps what an analysis counted and simulated between the updates of one session."""
 
@@ -90,9 +120,6 @@ class Analyzer:
         self._shared: tuple[tuple[tuple[int, ...], ...], tuple[SharedEvidence, ...]] = ((), ())
         # The history's shares of the window, for (the state, the window), and the place in the
         # state's request changes they were worked out to.
-        self._fills: tuple[list[float], int] = ([], 0)
-        self._fills_of: tuple[SessionState, int] | None = None
-        self._fill_tuple: tuple[float, ...] | None = None
 
     # --- counting -------------------------------------------------------------------------
 
@@ -124,32 +151,6 @@ class Analyzer:
         return max(first.response.usage.input_tokens_total - first.before, 0)
 
     # --- parts ----------------------------------------------------------------------------
-
-    def _history_fill(self, state: SessionState, window: int) -> tuple[float, ...]:
-        """Each request's context size as a share of the window, oldest first: only the requests
-        added or revised since the last call are worked out (all again for another window or
-        another state)."""
-        fills, place = self._fills
-        if self._fills_of != (state, window):
-            fills, place, self._fill_tuple = [], 0, None
-            self._fills_of = (state, window)
-        sizes = state.request_sizes
-        changes = state.request_changes
-        if not place and changes:  # every request's latest size, once
-            fills, place = [_share(size, window) for size in sizes], len(changes)
-            self._fill_tuple = None
-        for index in changes[place:]:
-            share = _share(sizes[index], window)
-            if index == len(fills):
-                fills.append(share)
-            else:
-                fills[index] = share
-        if place != len(changes) or self._fill_tuple is None:
-            self._fill_tuple = tuple(fills)
-        self._fills = (fills, len(changes))
-        return self._fill_tuple
-
-    # --- the layout -----------------------------------------------------------------------
 
     def _lay_out(self, setup: Setup, counts: Counts, budget: int) -> Layout:
         """The profile's prompt tree rendered to the budget: its budgets and pruning (rendered
@@ -287,9 +288,10 @@ class Analyzer:
             for item in counts.on_context
         ]
         autocompact = thresholds.autocompact_at
+        history = state.request_history()
         return {
-            "history": state.request_history(),
-            "history_fill": self._history_fill(state, setup.window),
+            "history": history,
+            "history_fill": RequestShares(history, setup.window),
             # An agent without auto-compaction (Copilot) prunes once the budget is full; the
             # forecast reads only the last requests since the last compaction or truncation.
             "forecast": forecast(

@@ -191,7 +191,7 @@ class Analysis:
     cache: CacheSummary
     tools: tuple[ToolStat, ...]
     history: Sequence[int]  # context size after every request (a view: RequestHistory)
-    history_fill: tuple[float, ...]  # the same as a fraction of the window
+    history_fill: Sequence[float]  # the same as a fraction of the window (a view)
     forecast: Forecast
     estimate_accuracy: Accuracy
     relevance: tuple[Relevance, ...]

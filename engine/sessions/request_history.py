@@ -11,10 +11,28 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import overload
+from typing import TypeVar, overload
+
+T = TypeVar("T")
 
 
-class RequestHistory(Sequence[int]):
+class SequenceView(Sequence[T]):
+    """Equality and text of a read-only sequence, as a tuple of its items would have them."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+class RequestHistory(SequenceView[int]):
     """The first ``length`` sizes of ``sizes``, which their owner never changes again."""
 
     __slots__ = ("_length", "_sizes")
@@ -41,17 +59,3 @@ class RequestHistory(Sequence[int]):
 
     def __iter__(self) -> Iterator[int]:
         return islice(self._sizes, self._length)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RequestHistory):
-            return self._sizes[: self._length] == other._sizes[: other._length]
-        if isinstance(other, Sequence):
-            return len(other) == self._length and all(
-                a == b for a, b in zip(self, other, strict=True)
-            )
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RequestHistory({self._sizes[: self._length].tolist()!r})"
