@@ -118,8 +118,6 @@ class Analyzer:
         self._simulator: CacheSimulator | None = None
         self._simulator_key: tuple[str, CacheSpec] | None = None
         self._shared: tuple[tuple[tuple[int, ...], ...], tuple[SharedEvidence, ...]] = ((), ())
-        # The history's shares of the window, for (the state, the window), and the place in the
-        # state's request changes they were worked out to.
 
     # --- counting -------------------------------------------------------------------------
 

@@ -116,7 +116,9 @@ class _EditLines:
         if self._key != (id(state), tools) or not changes.base <= self._seen <= changes.end:
             # (changes dropped since the last look: their calls are read from the session)
             self._key, self._seen = (id(state), tools), changes.end
-            self._lines = sorted({call.line for call in state.tools.values() if call.name in tools})
+            edits = set(state.tools.archived.lines_of(tools))  # (columns: no call objects)
+            edits.update(call.line for call in state.tools.live.values() if call.name in tools)
+            self._lines = sorted(edits)
             self._starts, self._found = 0, []
             self.version += 1
         # Past the newest start worked out, a new call changes none of them.
@@ -149,8 +151,9 @@ def live_start(state: SessionState, on_context: Sequence[OnContext]) -> int:
         bound = min([frozen, *(item.response.line for item in on_context[:1])])
         return bisect.bisect_left(state.request_lines, bound)
     placed = {item.response.key for item in on_context}
-    for index, response in enumerate(state.responses.values()):
-        if response.key in placed or response.line >= frozen:
+    # (keys and lines, not responses: the history's are in columns)
+    for index, (key, line) in enumerate(zip(state.responses, state.request_lines, strict=True)):
+        if key in placed or line >= frozen:
             return index
     return len(state.responses)
 
