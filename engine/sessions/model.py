@@ -146,9 +146,13 @@ class SessionState:
     # appended, so a reader (engine/sessions/ledger.py) keeps its own place and tallies only
     # what is new.
     tool_changes: ChangeLog = field(default_factory=ChangeLog)
-    # The calls whose result texts are kept (newest last) and their length (``_retain``).
-    _retained: deque[tuple[ToolCall, str]] = field(default_factory=deque, repr=False, compare=False)
+    # The results whose texts are kept (newest last): the call, the text's length and its
+    # ``result_serial``; their length in all; the results given so far (``_retain``).
+    _retained: deque[tuple[ToolCall, int, int]] = field(
+        default_factory=deque, repr=False, compare=False
+    )
     _retained_chars: int = field(default=0, repr=False, compare=False)
+    _results_given: int = field(default=0, repr=False, compare=False)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
     # The context as a reader found it just before it last rewrote it (a compaction, a
@@ -300,6 +304,8 @@ class SessionState:
                 self._retained_chars -= call.result_chars
             call.result_text = text
             call.result_chars = len(text)
+            self._results_given += 1
+            call.result_serial = self._results_given
             self.tool_changes.append(call)
             self._retain(call)
         call.is_error = is_error
@@ -308,17 +314,17 @@ class SessionState:
         """Keep ``call``'s result text among the newest; archive the calls of results older
         than the newest ``RESULT_BUDGET`` characters (they keep their length)."""
         retained = self._retained
-        retained.append((call, call.result_text or ""))
+        retained.append((call, call.result_chars, call.result_serial))
         self._retained_chars += call.result_chars
         while retained:
-            oldest, text = retained[0]
-            if oldest.result_text is not text:  # replaced since: its characters left then
+            oldest, chars, serial = retained[0]
+            if oldest.result_serial != serial:  # replaced since: its characters left then
                 retained.popleft()
                 continue
-            if self._retained_chars - len(text) < RESULT_BUDGET:
+            if self._retained_chars - chars < RESULT_BUDGET:
                 return
             retained.popleft()
-            self._retained_chars -= len(text)
+            self._retained_chars -= chars
             self._archive_call(oldest)
             # Calls older than it that never had a result are settled too.
             self.tool_changes.drop_settled(partial(self._settle_unanswered, before=oldest.line))

@@ -42,6 +42,9 @@ class ToolCall:
     # Moved to the session's ``ArchivedCalls`` (this object is then a stale copy, or a
     # snapshot read from there): the tools table counts it from the archive's sums.
     archived: bool = False
+    # Which of the session's results is the call's (``SessionState._retain`` tells a result
+    # replaced since from the current one by it: a text may come back as the same object).
+    result_serial: int = 0
 
     def input(self) -> str:
         """The call's input as text (serialising ``raw_input`` on demand)."""

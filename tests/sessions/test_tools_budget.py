@@ -8,6 +8,7 @@ exceed it."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,27 @@ def test_a_tools_table_followed_call_by_call_equals_a_fresh_one(budget: int) -> 
             state.record_tool_result(f"c{n - 20}", "taken back")  # a late result
         ledger.tools(state, encoding)
     assert ledger.tools(state, encoding) == Ledger().tools(state, encoding)
+
+
+def test_which_results_are_kept_does_not_depend_on_shared_text_objects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A result replaced and later given again as the very same string object is the newest
+    one, as a fresh copy of it would be: the same results are kept and let go of, and the tools
+    table is the same (texts repeat as one object when a reader interns or caches them)."""
+    monkeypatch.setattr(model, "RESULT_BUDGET", 100)
+    generator = random.Random(23)
+    pool = [
+        letter * size
+        for letter, size in zip("stuvwxyz", (30, 5, 19, 6, 40, 12, 25, 3), strict=True)
+    ]
+    for _ in range(300):
+        steps = [(generator.randrange(6), generator.randrange(len(pool))) for _ in range(14)]
+        shared, fresh = (SessionState(agent="claude-code", path=Path("/s.jsonl")) for _ in "ab")
+        for call, text in steps:
+            for state, given in ((shared, pool[text]), (fresh, "".join(list(pool[text])))):
+                state.record_tool_call(f"c{call}", ("Read", "Bash", "Grep")[call % 3])
+                state.record_tool_result(f"c{call}", given)
+        kept = [(c.call_id, c.result_text) for c in shared.tools.values()]
+        assert kept == [(c.call_id, c.result_text) for c in fresh.tools.values()], steps
+        assert _table(shared) == _table(fresh), steps
