@@ -16,7 +16,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 from engine.analysis.accuracy import RequestPoint, accuracy
 from engine.analysis.cache_history import HistoryLog
@@ -88,15 +88,7 @@ class RequestShares(SequenceView[float]):
     def __len__(self) -> int:
         return len(self._sizes)
 
-    @overload
-    def __getitem__(self, index: int) -> float: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[float]: ...
-
-    def __getitem__(self, index: int | slice) -> float | Sequence[float]:
-        if isinstance(index, slice):
-            return [_share(size, self._window) for size in self._sizes[index]]
+    def _at(self, index: int) -> float:
         return _share(self._sizes[index], self._window)
 
     def __iter__(self) -> Iterator[float]:

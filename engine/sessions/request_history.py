@@ -17,9 +17,31 @@ T = TypeVar("T")
 
 
 class SequenceView(Sequence[T]):
-    """Equality and text of a read-only sequence, as a tuple of its items would have them."""
+    """A read-only sequence read item by item (``_at``), with a tuple's indexing, equality and
+    text; slices are lists."""
 
     __slots__ = ()
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _at(self, index: int) -> T:
+        """The item at ``index``, in range."""
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        length = len(self)
+        if isinstance(index, slice):
+            return [self._at(at) for at in range(length)[index]]
+        if not -length <= index < length:
+            raise IndexError(index)
+        return self._at(index % length)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str):
@@ -44,18 +66,8 @@ class RequestHistory(SequenceView[int]):
     def __len__(self) -> int:
         return self._length
 
-    @overload
-    def __getitem__(self, index: int) -> int: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[int]: ...
-
-    def __getitem__(self, index: int | slice) -> int | Sequence[int]:
-        if isinstance(index, slice):
-            return self._sizes[: self._length][index].tolist()
-        if not -self._length <= index < self._length:
-            raise IndexError(index)
-        return self._sizes[index % self._length]
+    def _at(self, index: int) -> int:
+        return self._sizes[index]
 
     def __iter__(self) -> Iterator[int]:
         return islice(self._sizes, self._length)
