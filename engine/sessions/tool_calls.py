@@ -67,13 +67,13 @@ class ArchivedCalls:
     """Settled tool calls in columns, and their sums per tool name."""
 
     __slots__ = (
+        "_chars",
         "_flags",
         "_index",
         "_lines",
         "_name_at",
         "_names",
         "_row_names",
-        "chars",
         "ids",
         "totals",
     )
@@ -85,7 +85,7 @@ class ArchivedCalls:
         self._name_at: dict[str, int] = {}
         self._row_names = array("I")
         self._lines = array("q")
-        self.chars = array("q")
+        self._chars = array("q")
         self._flags = bytearray()
         self.totals: dict[str, ArchivedTotal] = {}
 
@@ -104,7 +104,7 @@ class ArchivedCalls:
         self._row_names.append(place)
         self._lines.append(call.line)
         chars = call.result_chars
-        self.chars.append(chars)
+        self._chars.append(chars)
         persisted = call.persisted_to is not None
         self._flags.append(_ERROR * call.is_error | _PERSISTED * persisted)
         total = self.totals[name]
@@ -127,7 +127,7 @@ class ArchivedCalls:
             self.ids[row] or "",
             self._names[self._row_names[row]],
             self._lines[row],
-            result_chars=self.chars[row],
+            result_chars=self._chars[row],
             is_error=bool(flags & _ERROR),
             persisted_to="" if flags & _PERSISTED else None,  # (the path is not kept)
             archived=True,
