@@ -231,30 +231,16 @@ def _whole_after(post: int | None, outside_log: int | None) -> int | None:
     return post + outside_log
 
 
-# The event of each compaction copy a sample holds (build_sample keeps its copies between
-# samples): id -> (the copy, its "after" figure as shown, its event), so that an update does not
-# write the text of every compaction of the history again.
-_COMPACTION_EVENTS: dict[int, tuple[Compaction, int | None, Event]] = {}
-
-
 def _compaction_event(item: Compaction, outside_log: int | None) -> Event:
-    after = _whole_after(item.post_tokens, outside_log)
-    known = _COMPACTION_EVENTS.get(id(item))
-    if known is not None and known[0] is item and known[1] == after:
-        return known[2]
-    event = Event(
+    return Event(
         "compaction",
         item.line,
         f"{item.trigger} compaction: {short_tokens(item.pre_tokens)}"
         # An "after" that is the agent's own estimate carries the estimate mark.
         f" -> {'≈' if item.post_tokens is not None and item.post_source == 'estimate' else ''}"
-        f"{short_tokens(after)}",
+        f"{short_tokens(_whole_after(item.post_tokens, outside_log))}",
         item.timestamp,
     )
-    if len(_COMPACTION_EVENTS) >= 1 << 16:
-        _COMPACTION_EVENTS.clear()
-    _COMPACTION_EVENTS[id(item)] = (item, after, event)
-    return event
 
 
 # By session file: its settled compactions (all but the newest, which a reader may still

@@ -7,6 +7,8 @@ measured in bytes.
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from pathlib import Path
 
 from session_copies import COMPACTED, copies
@@ -44,3 +46,27 @@ def test_the_analysis_keeps_what_the_live_context_holds(tmp_path: Path) -> None:
     # two copies' worth); the history's are in columns (engine/sessions/responses.py).
     responses = state.responses
     assert len(responses) - responses.archived <= 2 * len(responses) // 8
+
+
+def test_looking_again_and_again_at_an_unchanged_session_keeps_nothing_more(
+    tmp_path: Path,
+) -> None:
+    """A dashboard refreshing a session with compactions (its gauge, its events) holds no more
+    memory after 2,000 looks than after the first (each look once kept its compaction event)."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(copies(COMPACTED[0], 3)))
+    live = LiveSession(path)
+    live.poll()
+    first = live.figures()
+    assert any(event.kind == "compaction" for event in first.events)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(2_000):
+            live.figures()
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 20_000  # bytes: not a copy per look (about 600 bytes each)
