@@ -369,13 +369,7 @@ class _Window:
                     raw_input=block.raw,
                 )
             elif block.kind == "tool_result" and block.tool_call_id:
-                self.state.record_tool_result(
-                    block.tool_call_id, block.text, is_error=block.is_error
-                )
-                if block.text.startswith(PERSISTED_OUTPUT):
-                    saved = _PERSISTED_PATH.search(block.text, 0, 4096)
-                    call = self.state.tools[block.tool_call_id]
-                    call.persisted_to = saved.group(1) if saved else ""
+                _record_result(self.state, block.tool_call_id, block.text, block.is_error)
         return message
 
     def _response(
@@ -496,9 +490,7 @@ class ClaudeCodeAdapter(Adapter):
             self._history_boundary()
         if kind == "assistant":
             self._note_task_prompts(record)
-            requested = record.get("requestedModel")
-            if isinstance(requested, str) and requested.endswith("[1m]"):
-                self.state.context_window = LONG_CONTEXT_WINDOW
+            _note_requested(self.state, record.get("requestedModel"))
 
     # -- a cold read's history (engine/agents/claude_code/history.py) ----------------------
 
@@ -652,10 +644,7 @@ class ClaudeCodeAdapter(Adapter):
             if text is None:
                 state.record_tool_call(call_id, name, line=line)
                 continue
-            state.record_tool_result(call_id, text, is_error=is_error)
-            if text.startswith(PERSISTED_OUTPUT):
-                saved = _PERSISTED_PATH.search(text, 0, 4096)
-                state.tools[call_id].persisted_to = saved.group(1) if saved else ""
+            _record_result(state, call_id, text, is_error)
         if record.type != "assistant":
             return
         model = message.model
@@ -683,9 +672,7 @@ class ClaudeCodeAdapter(Adapter):
                 self._lean_last = (response, usage, recorded)
         for call_id, prompt in content.spawns:
             self._task_prompts[prompt] = call_id
-        requested = record.requestedModel
-        if isinstance(requested, str) and requested.endswith("[1m]"):
-            state.context_window = LONG_CONTEXT_WINDOW
+        _note_requested(state, record.requestedModel)
 
     def _lean_compaction(self, record: lean.Line, line: int, timestamp: str | None) -> None:
         meta = record.compactMetadata if isinstance(record.compactMetadata, dict) else {}
@@ -910,3 +897,17 @@ class ClaudeCodeAdapter(Adapter):
                 for path in project.glob("*.jsonl"):
                     if not path.name.startswith("agent-"):
                         yield path
+
+
+def _record_result(state: SessionState, call_id: str, text: str, is_error: bool) -> None:
+    """A tool result, and where the agent saved its full output when only a preview came."""
+    state.record_tool_result(call_id, text, is_error=is_error)
+    if text.startswith(PERSISTED_OUTPUT):
+        saved = _PERSISTED_PATH.search(text, 0, 4096)
+        state.tools.live[call_id].persisted_to = saved.group(1) if saved else ""
+
+
+def _note_requested(state: SessionState, requested: Any) -> None:
+    """A request that asked for the 1M-token window (``requestedModel`` ending "[1m]")."""
+    if isinstance(requested, str) and requested.endswith("[1m]"):
+        state.context_window = LONG_CONTEXT_WINDOW
