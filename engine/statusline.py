@@ -102,5 +102,7 @@ def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
     largest = largest_part(sample) if sample is not None else None
     if largest is not None:
         # A category of the context by kind: the tokenizer's estimate, marked so.
-        parts.append(f"largest {largest[0].replace('_', ' ')} {_k(largest[1])}≈")
+        parts.append(
+            f"largest {largest[0].replace('_', ' ')} {_k(largest[1])}{provenance_mark('estimated')}"
+        )
     return " · ".join(parts)
