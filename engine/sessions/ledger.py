@@ -259,10 +259,7 @@ class _ToolTally:
         row[0] -= 1
         row[4] -= entry.persisted
         if id(entry.call) in self.newest:
-            del self.newest[id(entry.call)]
-            self.uncounted.pop(id(entry.call), None)
-            self.newest_chars -= entry.chars
-            self._uncount(entry, row)
+            self._leave_newest(entry, row)
 
     def _take_back_settled(self, call: ToolCall) -> None:
         packed = self.settled.pop(call.call_id, None)
@@ -278,15 +275,19 @@ class _ToolTally:
     def _estimate(self, entry: _Result) -> None:
         """Move a result out of the counted ones (settled: it is estimated from now on)."""
         row = self.names[entry.name]
-        del self.newest[id(entry.call)]
-        self.uncounted.pop(id(entry.call), None)
-        self.newest_chars -= entry.chars
-        self._uncount(entry, row)
+        self._leave_newest(entry, row)
         del self.results[id(entry.call)]
         self.settled[entry.call.call_id] = entry.chars * 2 + entry.persisted
         if entry.chars:  # (an empty result estimates nothing)
             row[2] += entry.chars
             row[3] += 1
+
+    def _leave_newest(self, entry: _Result, row: list[int]) -> None:
+        """Take a result out of the newest ones, and its count out of its tool's row."""
+        del self.newest[id(entry.call)]
+        self.uncounted.pop(id(entry.call), None)
+        self.newest_chars -= entry.chars
+        self._uncount(entry, row)
 
     def _uncount(self, entry: _Result, row: list[int]) -> None:
         if entry.counted:
