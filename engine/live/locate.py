@@ -96,10 +96,6 @@ def newest_sessions(
     return None, skipped
 
 
-def newest_session(agent: str | None = None) -> Path | None:
-    return newest_sessions(agent)[0]
-
-
 def not_a_session_file(path: Path) -> str | None:
     """What ``path`` is, if it cannot be a session file (None for a regular file)."""
     try:

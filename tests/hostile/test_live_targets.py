@@ -13,7 +13,7 @@ import pytest
 from cli_run import SAMPLES, Ended
 
 from engine.live import locate
-from engine.live.locate import newest_session
+from engine.live.locate import newest_sessions
 from tui.cli import main
 
 
@@ -39,7 +39,7 @@ def test_junk_newest_jsonl_is_skipped_for_the_newest_real_session(
     for age, path in enumerate((newer_junk, junk, real)):
         os.utime(path, (1_700_000_000 - age * 60, 1_700_000_000 - age * 60))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
-    assert newest_session("claude-code") == real
+    assert newest_sessions("claude-code")[0] == real
     assert locate.newest_sessions("claude-code") == (real, [newer_junk, junk])
 
 

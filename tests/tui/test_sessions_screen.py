@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from engine.agents.discovery import discover
 from engine.config import Settings
 from engine.live.demo import demo_lines
-from engine.live.locate import newest_session
+from engine.live.locate import newest_sessions
 from engine.live.sessions_row import SessionRow
 from engine.live.sessions_text import sort_rows
 from tui.app import CtxtopApp
@@ -68,7 +68,7 @@ async def test_table_lists_sorts_filters_opens_and_follows(
     home = sample_home(tmp_path / "home", monkeypatch)
     sessions = discover()
     assert len(sessions) > 1
-    app = CtxtopApp(newest_session(), settings=Settings(), follow_newest=True,
+    app = CtxtopApp(newest_sessions()[0], settings=Settings(), follow_newest=True,
                     start_on_sessions=True)  # fmt: skip
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await on_sessions(pilot)

@@ -16,7 +16,7 @@ from sessions_home import sample_home
 from textual.pilot import Pilot
 
 from engine.config import Settings
-from engine.live.locate import newest_session
+from engine.live.locate import newest_sessions
 from tui.app import CtxtopApp
 
 # Written 20 s before the frozen clock: the rest were written 10 minutes before it (idle).
@@ -30,7 +30,7 @@ def sessions_app(home: Path, monkeypatch: pytest.MonkeyPatch) -> CtxtopApp:
         if any(part in RECENT for part in path.parts) or ".codex" in path.parts:
             os.utime(path, (now - 20, now - 20))
     return CtxtopApp(
-        newest_session(),
+        newest_sessions()[0],
         settings=Settings(),
         follow_newest=True,
         start_on_sessions=True,
