@@ -43,6 +43,7 @@ from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section
 from engine.analysis.tools import ToolAudit
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Message, SessionState
+from engine.sessions.prompt_parts import PromptParts
 from engine.sessions.request_history import SequenceView
 from engine.sessions.sample import ContextTokens, context_tokens
 from engine.tokens.encoding import Encoding
@@ -50,15 +51,20 @@ from engine.tokens.encoding import Encoding
 
 @dataclass(frozen=True, slots=True)
 class Counts:
-    """The context counted: per message, running sums, and the system prompt inferred from the
-    first request on the context."""
+    """The context counted: per message, running sums, and the system prompt and tools: counted
+    from the log when it records their text (``logged``), else inferred from the first request
+    on the context (``inferred``; ``unknown`` without one)."""
 
     context: Sequence[Message]
     tokens: list[int]
     cumulative: list[int]  # tokens before each message (and after the last)
     on_context: list[OnContext]
     system: int
-    system_known: bool
+    system_source: str  # logged | inferred | unknown
+
+    @property
+    def system_known(self) -> bool:
+        return self.system_source != "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +116,7 @@ class Analyzer:
         self._simulator: CacheSimulator | None = None
         self._simulator_key: tuple[str, CacheSpec] | None = None
         self._shared: tuple[tuple[tuple[int, ...], ...], tuple[SharedEvidence, ...]] = ((), ())
+        self._logged: tuple[PromptParts, str, int] | None = None  # the last parts counted
 
     # --- counting -------------------------------------------------------------------------
 
@@ -120,8 +127,21 @@ class Analyzer:
         for value in tokens:
             cumulative.append(cumulative[-1] + value)
         on_context = find_on_context(state, context, tokens)
+        logged = self._logged_system(state.prompt_parts, encoding)
+        if logged is not None:
+            return Counts(context, tokens, cumulative, on_context, logged, "logged")
         system = self._inferred_system(state, on_context, encoding)
-        return Counts(context, tokens, cumulative, on_context, system or 0, system is not None)
+        source = "unknown" if system is None else "inferred"
+        return Counts(context, tokens, cumulative, on_context, system or 0, source)
+
+    def _logged_system(self, parts: PromptParts | None, encoding: Encoding) -> int | None:
+        """The system prompt and tools the log records, counted (once per parts and encoding)."""
+        if parts is None:
+            return None
+        known = self._logged
+        if known is None or known[0] is not parts or known[1] != encoding.name:
+            known = self._logged = (parts, encoding.name, parts.tokens(encoding.count))
+        return known[2]
 
     def _inferred_system(
         self, state: SessionState, on_context: list[OnContext], encoding: Encoding
@@ -329,6 +349,12 @@ def _thresholds(setup: Setup) -> Thresholds:
     )
 
 
+def _label(label: str, source: str) -> str:
+    """A profile's system label says how it is known when inferred (the usual case); counted
+    from the log, it says so."""
+    return label.replace("(inferred)", "(from the log)") if source == "logged" else label
+
+
 def _sections(
     setup: Setup,
     layout: Layout,
@@ -339,11 +365,11 @@ def _sections(
     """The profile's sections with the renderer's budgets, then the auto-compaction buffer and
     the free space."""
     window, budget = setup.window, thresholds.budget
-    system = "inferred" if counts.system_known else "unknown"
+    system = counts.system_source
     sections = [
         Section(
             name=spec.name,
-            label=spec.label,
+            label=_label(spec.label, system) if spec.content == "system" else spec.label,
             budget=layout.rendered.budgets.get(spec.name, 0),
             tokens=layout.used[spec.content],
             share=_share(layout.used[spec.content], window),

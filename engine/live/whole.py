@@ -17,9 +17,9 @@ if TYPE_CHECKING:  # the statusline's common case needs neither module
 
 def system_of(analysis: Analysis | None) -> int | None:
     """The system prompt and tools as the analysis's sections have them (inferred from the
-    requests or measured by the proxy), else None."""
+    requests, counted from the log or measured by the proxy), else None."""
     for section in analysis.sections if analysis is not None else ():
-        if section.name == "system" and section.provenance in ("inferred", "measured"):
+        if section.name == "system" and section.provenance in ("inferred", "logged", "measured"):
             return section.tokens
     return None
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.sessions import responses as _responses
+from engine.sessions.prompt_parts import PromptParts
 from engine.sessions.request_history import RequestHistory
 from engine.sessions.responses import Response, Responses, Usage
 from engine.sessions.tool_calls import ChangeLog, ToolCall, ToolCalls
@@ -122,6 +123,8 @@ class SessionState:
     cwd: str | None = None
     title: str | None = None
     context_window: int | None = None  # only when the agent itself logged one
+    # The system prompt and tools of the latest main request, when the log records their text.
+    prompt_parts: PromptParts | None = None
     first_activity: str | None = None
     last_activity: str | None = None
     # Each response's ``usage.total`` and line, in the order of ``responses``, kept as responses

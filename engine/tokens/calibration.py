@@ -30,6 +30,7 @@ class Provenance(StrEnum):
     INFERRED = "inferred"  # derived by subtraction, e.g. a system prompt the log does not hold
     COMPACTION = "compaction"  # the agent's own post-compaction figure
     MEASURED = "measured"  # counted from the request itself as ctxtop's proxy forwarded it
+    LOGGED = "logged"  # counted from the request's text as the agent's log records it
 
 
 class Method(StrEnum):

@@ -25,11 +25,13 @@ PROVENANCE_MARK = {
     "estimated": "≈",
     "inferred": "*",
     "measured": "=",
+    "logged": "≡",
 }
 
 
 def provenance_mark(source: str) -> str:
     """The provenance mark of a figure: none when reported, ~ calibrated, ≈ estimated,
     * inferred (what is left of a reported total after the parts the log shows), = measured
-    (counted from the request itself, as ctxtop's proxy forwarded it)."""
+    (counted from the request itself, as ctxtop's proxy forwarded it), ≡ logged (counted from
+    the request's text as the agent's log records it)."""
     return PROVENANCE_MARK.get(source, "?")

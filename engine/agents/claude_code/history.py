@@ -94,6 +94,7 @@ class Line(msgspec.Struct):
     isApiErrorMessage: Any = None
     requestId: Any = None
     requestedModel: Any = None
+    requestSessionId: Any = None
     version: str | None = None
     sessionId: str | None = None
     cwd: str | None = None

@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 
 from engine.agents.claude_code import history as lean
+from engine.agents.claude_code import prompt_log
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
@@ -47,6 +48,7 @@ from engine.sessions.tail import ByteSource
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
 _MESSAGE_TYPES = {"user", "assistant", "attachment"}
+_PROMPT_RECORDS = {prompt_log.SHAPE, prompt_log.REQUEST, "attachment"}
 # The history lines a cold read takes in its lean reading (history.py); others take the full path.
 _LEAN_KINDS = frozenset({"user", "assistant", "attachment", "system", "progress"})
 # Session-level records that may come before any conversation line (agent-log-formats.md §1.3).
@@ -77,7 +79,6 @@ _IGNORED_PREFIXES = tuple(
     f'{{"type":"{kind}"'.encode()
     for kind in (
         "api-request-blob",
-        "api-request-shape",
         "api-request",
         "file-history-snapshot",
         "file-history-delta",
@@ -88,6 +89,8 @@ _IGNORED_PREFIXES = tuple(
     )
 )
 _API_REQUEST = b'{"type":"api-request",'
+# A ``prompt_snapshot`` attachment (prompt_log.py): not a message; the full path takes it.
+_SNAPSHOT = b'"type":"prompt_snapshot"'
 # The beta that gives a Claude model its 1M-token window; 2.1.x records each request's betas in
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
@@ -298,6 +301,7 @@ class _Window:
     def __init__(self, state: SessionState, replayed: Container[str] = ()) -> None:
         self.state = state
         self.chain = _Chain(state)
+        self.prompt = prompt_log.PromptLog()
         # Response keys of the parent session: a sub-agent transcript replaying one of them
         # did not make that request itself.
         self.replayed = replayed
@@ -307,6 +311,12 @@ class _Window:
         state = self.state
         uuid = record.get("uuid")
         timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        if kind in _PROMPT_RECORDS and self.prompt.feed(record, line):
+            state.prompt_parts = self.prompt.current
+        if _is_snapshot(record):
+            if isinstance(uuid, str):  # a link of the chain, no message
+                self.chain.add_transparent(uuid, record.get("parentUuid"))
+            return
         if kind not in _MESSAGE_TYPES and kind != "system":
             if kind == "progress" and isinstance(uuid, str):
                 self.chain.add_transparent(uuid, record.get("parentUuid"))
@@ -346,8 +356,7 @@ class _Window:
     ) -> Message | None:
         kind = record.get("type")
         if kind == "attachment":
-            block = Block("other", raw=record.get("attachment"))
-            return Message(uuid, "user", [block], line, ts, kind="attachment")
+            return Message(uuid, "user", _attachment_blocks(record), line, ts, kind="attachment")
         raw = record.get("message")
         if not isinstance(raw, dict):
             self.state.skip(line, f"{kind} record without a message")
@@ -389,15 +398,51 @@ class _Window:
             key = str(key)
         if key in self.replayed:
             return  # a parent response replayed in the sub-agent transcript
+        usage = usage_from(raw.get("usage"))
+        if not usage.total and _copied(record.get("requestSessionId"), record.get("sessionId")):
+            return
         message.response_key = key
         self.state.record_response(
             key,
-            usage_from(raw.get("usage")),
+            usage,
             model=model if isinstance(model, str) else None,
             line=line,
             timestamp=ts,
             on_context=on_chain and self.state.context[-1] is message,
         )
+
+
+def _copied(request_session: Any, session: Any) -> bool:
+    """A response line another session's request wrote: ``--fork-session`` copies the parent's
+    context into the new file, the messages a compaction preserved with their usage zeroed
+    [OBS 2.1.330 76c4d859 line 8]. Such a copy with no usage is no request of this file (taken
+    for one, it made the first request on the context 0 tokens: no system prompt, the forecast
+    a jump from 0 to the whole context)."""
+    return isinstance(request_session, str) and request_session != session
+
+
+def _is_snapshot(record: Mapping[str, Any]) -> bool:
+    attachment = record.get("attachment")
+    return (
+        record.get("type") == "attachment"
+        and isinstance(attachment, dict)
+        and attachment.get("type") == prompt_log.SNAPSHOT
+    )
+
+
+def _attachment_blocks(record: Mapping[str, Any]) -> list[Block]:
+    """What the model sees of an attachment: its ``rendered`` texts (2.1.33x), else its JSON."""
+    rendered = record.get("rendered")
+    if not isinstance(rendered, list):
+        return [Block("other", raw=record.get("attachment"))]
+    blocks: list[Block] = []
+    for part in rendered:
+        content = part.get("content") if isinstance(part, dict) else part
+        if isinstance(content, str):
+            blocks.append(Block("text", content))
+        else:
+            blocks.extend(_blocks(content))
+    return blocks
 
 
 def _prompt_of(record: Mapping[str, Any]) -> str | None:
@@ -460,8 +505,12 @@ class ClaudeCodeAdapter(Adapter):
 
     def ignores(self, raw: bytes) -> bool:
         if raw.startswith(_IGNORED_PREFIXES):
-            # A recorded request that asked for the 1M-token window is worth decoding.
-            return not (raw.startswith(_API_REQUEST) and LONG_CONTEXT_BETA in raw)
+            # A recorded request that asked for the 1M-token window, or that names a system
+            # prompt and tools other than the last one's, is worth decoding.
+            return not (
+                raw.startswith(_API_REQUEST)
+                and (LONG_CONTEXT_BETA in raw or self._main.prompt.wants(raw))
+            )
         return False
 
     def feed(self, record: Any, line: int) -> None:
@@ -472,8 +521,10 @@ class ClaudeCodeAdapter(Adapter):
             self._history_note(record, line)
         self._metadata(record)
         kind = record.get("type")
-        if kind == "api-request":
-            self._request_window(record)
+        if kind == prompt_log.REQUEST or kind == prompt_log.SHAPE:
+            if kind == prompt_log.REQUEST:
+                self._request_window(record)
+            self._main.feed(record, line)
             return
         if self._own_subagent is None and kind in _MESSAGE_TYPES:
             self._own_subagent = bool(record.get("isSidechain"))
@@ -578,6 +629,8 @@ class ClaudeCodeAdapter(Adapter):
         history = self._history
         if history is None or not history.active or self._own_subagent is not False:
             return False
+        if _SNAPSHOT in raw:
+            return False  # the prompt it records (the full path's), not a message
         try:
             record = lean.decode_line(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
@@ -666,10 +719,11 @@ class ClaudeCodeAdapter(Adapter):
                 pass  # the same response's next block, the same figures (``touch`` done)
             elif key not in self._main.replayed:
                 recorded = Usage() if usage is None else usage.normalised()
-                response = state.record_response(
-                    key, recorded, model=model, line=line, timestamp=timestamp
-                )
-                self._lean_last = (response, usage, recorded)
+                if recorded.total or not _copied(record.requestSessionId, record.sessionId):
+                    response = state.record_response(
+                        key, recorded, model=model, line=line, timestamp=timestamp
+                    )
+                    self._lean_last = (response, usage, recorded)
         for call_id, prompt in content.spawns:
             self._task_prompts[prompt] = call_id
         _note_requested(state, record.requestedModel)
