@@ -40,8 +40,26 @@ def claude_responses(rows: list[dict[str, Any]], exclude: set[str] | None = None
         message = row["message"]
         if message.get("model") == "<synthetic>" or message["id"] in (exclude or set()):
             continue
+        if _copied_without_usage(row):
+            continue
         out[message["id"]] = message["usage"]
     return out
+
+
+def _copied_without_usage(row: dict[str, Any]) -> bool:
+    """A --fork-session file's copy of another session's response, its usage zeroed: no request
+    of this file."""
+    usage = row["message"].get("usage") or {}
+    copied = row.get("requestSessionId") not in (None, row.get("sessionId"))
+    return copied and not any(
+        usage.get(key)
+        for key in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        )
+    )
 
 
 def claude_active_chain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -630,7 +630,7 @@ class ClaudeCodeAdapter(Adapter):
         if history is None or not history.active or self._own_subagent is not False:
             return False
         if _SNAPSHOT in raw:
-            return False  # the prompt it records (the full path's), not a message
+            return self._lean_snapshot(raw, line, history)
         try:
             record = lean.decode_line(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
@@ -679,6 +679,23 @@ class ClaudeCodeAdapter(Adapter):
         elif kind == "system" and record.subtype == "compact_boundary" and key not in history.seen:
             self._lean_compaction(record, line, timestamp)
         history.seen.add(key)
+        history.lean_lines += 1
+        return True
+
+    def _lean_snapshot(self, raw: bytes, line: int, history: lean.History) -> bool:
+        """A history line recording the prompt sent (no message): the prompt noted as the full
+        path notes it."""
+        try:
+            record = lean.decode_value(raw)
+        except (msgspec.DecodeError, ValueError, RecursionError):
+            return False
+        uuid = record.get("uuid") if isinstance(record, dict) else None
+        if not isinstance(uuid, str) or record.get("isSidechain") or not _is_snapshot(record):
+            return False
+        window = self._main
+        if window.prompt.feed(record, line):
+            self.state.prompt_parts = window.prompt.current
+        history.seen.add(hash(uuid))
         history.lean_lines += 1
         return True
 
