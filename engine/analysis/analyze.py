@@ -43,7 +43,7 @@ from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section
 from engine.analysis.tools import ToolAudit
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Message, SessionState
-from engine.sessions.prompt_parts import PromptParts
+from engine.sessions.prompt_parts import logged_tokens
 from engine.sessions.request_history import SequenceView
 from engine.sessions.sample import ContextTokens, context_tokens
 from engine.tokens.encoding import Encoding
@@ -116,7 +116,6 @@ class Analyzer:
         self._simulator: CacheSimulator | None = None
         self._simulator_key: tuple[str, CacheSpec] | None = None
         self._shared: tuple[tuple[tuple[int, ...], ...], tuple[SharedEvidence, ...]] = ((), ())
-        self._logged: tuple[PromptParts, str, int] | None = None  # the last parts counted
 
     # --- counting -------------------------------------------------------------------------
 
@@ -127,21 +126,12 @@ class Analyzer:
         for value in tokens:
             cumulative.append(cumulative[-1] + value)
         on_context = find_on_context(state, context, tokens)
-        logged = self._logged_system(state.prompt_parts, encoding)
+        logged = logged_tokens(state.prompt_parts, encoding)
         if logged is not None:
             return Counts(context, tokens, cumulative, on_context, logged, "logged")
         system = self._inferred_system(state, on_context, encoding)
         source = "unknown" if system is None else "inferred"
         return Counts(context, tokens, cumulative, on_context, system or 0, source)
-
-    def _logged_system(self, parts: PromptParts | None, encoding: Encoding) -> int | None:
-        """The system prompt and tools the log records, counted (once per parts and encoding)."""
-        if parts is None:
-            return None
-        known = self._logged
-        if known is None or known[0] is not parts or known[1] != encoding.name:
-            known = self._logged = (parts, encoding.name, parts.tokens(encoding.count))
-        return known[2]
 
     def _inferred_system(
         self, state: SessionState, on_context: list[OnContext], encoding: Encoding

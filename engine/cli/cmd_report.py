@@ -109,7 +109,11 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(f"context by category (estimates, {breakdown['encoding']})")
         for entry in breakdown["categories"]:
             lines.append(f"  {entry['category']:<24} {_fmt(entry['tokens']):>10}")
-        lines.append(f"  {'not in the log':<24} {_fmt(breakdown['unattributed']):>10}")
+        logged = breakdown.get("logged_prompt") or 0
+        if logged:
+            lines.append(f"  {'system prompt + tools':<24} {_fmt(logged):>10}  logged")
+        rest = max(breakdown["unattributed"] - logged, 0)
+        lines.append(f"  {'not in the log':<24} {_fmt(rest):>10}")
     if report.get("measured"):
         from engine.proxy.measured_analysis import measurement_text
 

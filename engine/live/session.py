@@ -180,6 +180,8 @@ def _tools(sample: Sample) -> tuple[ToolRow, ...]:
 
 # What the log cannot show (system prompt, tool definitions, message framing).
 UNATTRIBUTED = "not in the log"
+# The system prompt and tools when the log records their text (Claude Code 2.1.33x).
+LOGGED_PROMPT = "system prompt + tools"
 
 
 def _categories(sample: Sample) -> tuple[CategoryRow, ...]:
@@ -191,8 +193,11 @@ def _categories(sample: Sample) -> tuple[CategoryRow, ...]:
         for entry in breakdown.categories
         if entry.tokens > 0
     ]
-    if breakdown.unattributed:
-        rows.append(CategoryRow(UNATTRIBUTED, breakdown.unattributed, "inferred"))
+    logged = min(breakdown.logged_prompt, breakdown.unattributed)
+    if logged:
+        rows.append(CategoryRow(LOGGED_PROMPT, logged, "logged"))
+    if breakdown.unattributed - logged:
+        rows.append(CategoryRow(UNATTRIBUTED, breakdown.unattributed - logged, "inferred"))
     return tuple(sorted(rows, key=lambda row: -row.tokens))
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.tokens.chat import tool_definitions_tokens
+from engine.tokens.encoding import Encoding
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -32,3 +33,22 @@ class PromptParts:
         """System blocks counted as texts, tool definitions by the chat rules (as ctxtop's proxy
         counts a request it forwards)."""
         return sum(count(text) for text in self.system) + tool_definitions_tokens(self.tools, count)
+
+
+# The parts counted lately, by identity and encoding (a live session's every sample asks again;
+# the parts change only when the agent's prompt does).
+_COUNTED: dict[tuple[int, str], tuple[PromptParts, int]] = {}
+_COUNTED_MAX = 64
+
+
+def logged_tokens(parts: PromptParts | None, encoding: Encoding) -> int | None:
+    """``parts`` counted with ``encoding`` (None: the log holds no prompt parts)."""
+    if parts is None:
+        return None
+    key = (id(parts), encoding.name)
+    known = _COUNTED.get(key)
+    if known is None or known[0] is not parts:
+        if len(_COUNTED) >= _COUNTED_MAX:
+            _COUNTED.clear()
+        known = _COUNTED[key] = (parts, parts.tokens(encoding.count))
+    return known[1]

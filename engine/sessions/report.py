@@ -82,6 +82,7 @@ def _breakdown_json(breakdown: Breakdown) -> dict[str, Any]:
         "estimated_total": breakdown.estimated_total,
         "unattributed": breakdown.unattributed,
         "encoding": breakdown.encoding,
+        "logged_prompt": breakdown.logged_prompt,
     }
 
 

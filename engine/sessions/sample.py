@@ -36,6 +36,7 @@ from engine.sessions.model import (
     Truncation,
     Usage,
 )
+from engine.sessions.prompt_parts import logged_tokens
 from engine.tokens.encoding import Encoding
 
 
@@ -114,11 +115,14 @@ class LastRequest:
 @dataclass(frozen=True, slots=True)
 class Breakdown:
     """What the context holds by kind of content (tokenizer estimates); ``unattributed``: the
-    part of the context figure the log does not show (system prompt, tools, framing)."""
+    part of the context figure the log's messages do not show (system prompt, tools, framing),
+    of which ``logged_prompt`` is the system prompt and tools counted from the log when it
+    records their text (0: it does not)."""
 
     categories: tuple[CategoryTotal, ...]
     unattributed: int
     encoding: str
+    logged_prompt: int = 0
 
     @property
     def estimated_total(self) -> int:
@@ -322,4 +326,7 @@ def build_sample(
     categories = ledger.categories(state, encoding)
     estimated = sum(entry.tokens for entry in categories)
     unattributed = max(context.value - estimated, 0) if context.source != "estimated" else 0
-    return dataclasses.replace(sample, breakdown=Breakdown(categories, unattributed, encoding.name))
+    logged = logged_tokens(state.prompt_parts, encoding) or 0
+    return dataclasses.replace(
+        sample, breakdown=Breakdown(categories, unattributed, encoding.name, logged)
+    )
