@@ -86,3 +86,39 @@ def test_a_prompt_queued_while_a_turn_runs_is_no_process_start(tmp_path: Path) -
     state = read_session(path)
     assert state.agent == "claude-code" and state.api_requests == 2
     assert state.process_starts == []
+
+
+def test_a_prompt_removed_from_the_queue_is_no_longer_waiting(tmp_path: Path) -> None:
+    """2.1.33x: a prompt typed during a turn may leave the queue by ``remove`` (the running turn
+    took it as a ``queued_command`` attachment), not by ``dequeue``: nothing is queued after it,
+    so a later dequeue alone (a new process, 2.0.x's way) is a process start."""
+    session = "11111111-2222-3333-4444-666666666666"
+    at = "2026-11-28T00:00:00Z"
+
+    def record(kind: str, uuid: str, parent: str | None, content: Any) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": kind, "content": content}
+        if kind == "assistant":
+            message.update(id=f"msg_{uuid}", model="claude-opus-5-5", usage={"input_tokens": 9})
+        return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": session,
+                "timestamp": at, "message": message}  # fmt: skip
+
+    def queue(operation: str) -> dict[str, Any]:
+        return {"type": "queue-operation", "operation": operation, "sessionId": session,
+                "timestamp": at, "content": "and the tests too"}  # fmt: skip
+
+    call = [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]
+    result = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}]
+    lines = [
+        record("user", "u1", None, "fix the bug"),
+        record("assistant", "a1", "u1", call),
+        queue("enqueue"),  # typed during the turn
+        record("user", "u2", "a1", result),
+        queue("remove"),  # the turn took it along with the tool result
+        record("assistant", "a2", "u2", [{"type": "text", "text": "Fixed, tests too."}]),
+        queue("dequeue"),  # the next process's prompt
+        record("user", "u3", "a2", "now commit"),
+    ]
+    path = tmp_path / f"{session}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    state = read_session(path)
+    assert state.process_starts == [7]

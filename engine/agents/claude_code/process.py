@@ -3,9 +3,10 @@
 ``claude -p … --resume <id>`` runs one process per prompt, each appending to the same session
 file. A prompt reaches the agent through its input queue, which 2.x logs as ``queue-operation``
 records: ``enqueue`` then ``dequeue`` (2.1.x), or ``dequeue`` alone (2.0.x), before the prompt.
-The queue also holds what a user typed while a turn was running (taken when the turn ends) and
-the task notifications the agent queues for itself inside a running process: neither starts a
-process. A new process sends a fresh system prompt, which matters for the prompt cache.
+The queue also holds what a user typed while a turn was running (taken when the turn ends, or
+``remove``d from the queue when the running turn takes it as a ``queued_command`` attachment,
+2.1.33x) and the task notifications the agent queues for itself inside a running process: none of
+them starts a process. A new process sends a fresh system prompt, which matters for the prompt cache.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class ProcessStarts:
                 self._queued -= 1
             elif not self._turn_open:
                 self.state.process_starts.append(line)  # 2.0.x logs the dequeue alone
+        elif operation == "remove" and self._queued:
+            self._queued -= 1  # left the queue without a dequeue (enqueue = dequeue + remove)
 
 
 def _has_block(content: Any, kind: str) -> bool:
