@@ -21,7 +21,7 @@ Figures
   no mark: reported by the API    ~ calibrated
   ≈ estimated by the tokenizer    * inferred (the rest of a total)
   = measured: counted from the request itself (ctxtop proxy)
-  ≡ logged: counted from the request's text the agent's log holds
+  ≡ logged: counted from the prompt text the log holds
   ? unknown (no request reported a figure yet)
 Fill per request
   ~N requests left (low–high) before the agent compacts, from the
