@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sessions_expect import ENC, report
+from sessions_expect import ENC, claude_active_chain, records, report
 
 from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
@@ -84,7 +84,9 @@ def line(kind: str, uuid: str | None, parent: str | None, **fields: Any) -> dict
 def attachment(uuid: str, parent: str, kind: str) -> dict[str, Any]:
     raw = {"type": kind, "padding": "raw JSON the model never sees " * 40}
     rendered = [{"content": RENDERED[kind]}]
-    return line("attachment", uuid, parent, attachment=raw, rendered=rendered, renderedRole="system")
+    return line(
+        "attachment", uuid, parent, attachment=raw, rendered=rendered, renderedRole="system"
+    )
 
 
 def snapshot(uuid: str, parent: str, **fields: Any) -> dict[str, Any]:
@@ -242,3 +244,27 @@ def test_the_parts_add_up_to_a_request_that_sent_exactly_them(tmp_path: Path) ->
     got = report(write(tmp_path / f"{SESSION}.jsonl", lines))
     assert got["context_tokens"]["value"] == prompt + count(ANSWER)
     assert got["analysis"]["residual_tokens"] == 0
+
+
+SAMPLE_2_1_332 = (
+    Path(__file__).resolve().parents[2]
+    / "sample_sessions"
+    / "claude-code"
+    / "projects"
+    / "-home-dev-cce-projects-calc-fork"
+)
+
+
+def test_a_real_2_1_332_session_counts_what_its_attachments_render() -> None:
+    """The real CLI's log (its prompt redacted): the attachments on the active chain count their
+    ``rendered`` texts, its snapshots none (they read 18.5k on a fresh session, ~3k rendered)."""
+    path = SAMPLE_2_1_332 / "094e0cdb-c3f1-4079-bae2-c22a6095a2c4.jsonl"
+    chain = claude_active_chain(records(path))
+    attached = [row for row in chain if row["type"] == "attachment"]
+    snapshots = [row for row in attached if row["attachment"]["type"] == "prompt_snapshot"]
+    rendered = [part["content"] for row in attached for part in row.get("rendered", [])]
+    assert snapshots and all("rendered" not in row for row in snapshots)
+    assert all("rendered" in row for row in attached if row not in snapshots)
+    got = report(path)
+    assert sections(got)["attachments"]["tokens"] == sum(count(text) for text in rendered)
+    assert got["analysis"]["residual_tokens"] <= 0.06 * got["context_tokens"]["value"]
