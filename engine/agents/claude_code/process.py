@@ -5,8 +5,9 @@ file. A prompt reaches the agent through its input queue, which 2.x logs as ``qu
 records: ``enqueue`` then ``dequeue`` (2.1.x), or ``dequeue`` alone (2.0.x), before the prompt.
 The queue also holds what a user typed while a turn was running (taken when the turn ends, or
 ``remove``d from the queue when the running turn takes it as a ``queued_command`` attachment,
-2.1.33x) and the task notifications the agent queues for itself inside a running process: none of
-them starts a process. A new process sends a fresh system prompt, which matters for the prompt cache.
+2.1.33x) and the task notifications the agent queues for itself inside a running process: none
+of them starts a process. A new process sends a fresh system prompt, which matters for the prompt
+cache.
 """
 
 from __future__ import annotations
