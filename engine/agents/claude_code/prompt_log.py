@@ -139,7 +139,7 @@ class PromptLog:
     def wants(self, raw: bytes) -> bool:
         """Whether an ``api-request`` line (raw) may change ``current``: it names a shape other
         than the current one, or carries its own system prompt (the rest is skipped unread)."""
-        if b'"system"' in raw:
+        if b'"system":' in raw:  # (a key; the cache-control paths name "system" too)
             return True
         digest = self.current_hash
         return b'"shapeHash"' in raw and (digest is None or digest.encode() not in raw)
