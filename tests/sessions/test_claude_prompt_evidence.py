@@ -174,10 +174,14 @@ def test_the_request_shape_wins_and_deferred_tools_are_not_in_the_prompt(tmp_pat
         "system": [{"type": "text", "text": PREFIX}, {"type": "text", "text": SECTIONS[1]}],
         "tools": [*sent_tools(), deferred],
     }
+    side = {"system": [{"type": "text", "text": "Name this chat in three words."}], "tools": []}
     records = [
         line("api-request-shape", None, None, shapeHash="h1", shape=first),
         line("api-request-shape", None, None, shapeHash="h2", shape=second),
         line("api-request", None, None, shapeHash="h2", params={"model": "claude-opus-5-5"}),
+        # A side request offering no tools (a title) is not the main loop's prompt.
+        line("api-request-shape", None, None, shapeHash="h3", shape=side),
+        line("api-request", None, None, shapeHash="h3", params={"model": "claude-opus-5-5"}),
     ]
     got = report(write(tmp_path / f"{SESSION}.jsonl", session_lines(*records)))
     system = sections(got)["system"]

@@ -99,20 +99,24 @@ class PromptLog:
             self.shapes[digest] = parts
         if self.current is None or self.current.source == SNAPSHOT:
             # The request naming it follows; without one, the newest shape is the best guess.
-            self.current = parts
-            self.current_hash = digest if isinstance(digest, str) else None
+            self._use(parts, digest if isinstance(digest, str) else None)
 
     def _request(self, record: Mapping[str, Any], line: int) -> None:
         params = record.get("params")
         if isinstance(params, Mapping) and "system" in params and "tools" in params:
             system, tools = _system_texts(params["system"]), _sent_tools(params["tools"])
             if system is not None and tools is not None:
-                self.current = PromptParts(system, tools, REQUEST, line)
-                self.current_hash = None
+                self._use(PromptParts(system, tools, REQUEST, line), None)
                 return
         digest = record.get("shapeHash")
         parts = self.shapes.get(digest) if isinstance(digest, str) else None
         if parts is not None and digest != self.current_hash:
+            self._use(parts, digest)
+
+    def _use(self, parts: PromptParts, digest: str | None) -> None:
+        """The parts of the main loop's requests: a side request offering no tools (a title,
+        a summary) leaves them as they were (as ctxtop's proxy measures the main loop's)."""
+        if parts.tools or self.current is None or not self.current.tools:
             self.current = parts
             self.current_hash = digest
 
