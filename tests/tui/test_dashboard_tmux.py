@@ -71,10 +71,10 @@ def test_appended_compaction_shows_the_new_fill_within_one_second(
     name, session_file = tmux_session
     shown, screen = wait_for_screen(name, "│ 11.9 %", limit=30)  # start-up: a safety limit
     assert shown, screen
-    # The /compact: 11.9 % -> 11.0 %, the agent's 2.8k of messages after it and the 19.3k of
+    # The /compact: 11.9 % -> 11.1 %, the agent's 2.8k of messages after it and the 19.5k of
     # system prompt and tools the next request sends too (was 1.4 %, the messages alone).
     write_lines(session_file, 10, start=60)
-    shown, screen = wait_for_screen(name, "│ 11.0 %", limit=1.0)
+    shown, screen = wait_for_screen(name, "│ 11.1 %", limit=1.0)
     assert shown, f"the new fill did not show within one second:\n{screen}"
     # The events table and the sections may paint a frame after the gauge: within the second too.
     for text in ("manual compaction", "(after compaction)"):
