@@ -37,7 +37,7 @@ class OutlineNode:
     breakpoint: str | None = None  # the cache breakpoints right after this node
     call_id: str | None = None  # a tool call's or result's tool_call_id
     cleared: bool = False  # a tool result ctxtop's editing replaced (placeholder, skeleton, cut)
-    provenance: str = "estimated"  # of ``tokens``: a section's is the analysis's (system: inferred)
+    provenance: str = "estimated"  # of ``tokens``: a section's is the analysis's
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ class Section:
     budget: int  # tokens the profile's layout allocates to it
     tokens: int
     share: float  # of the window
-    provenance: str  # reported | calibrated | estimated | inferred
+    provenance: str  # reported | calibrated | estimated | inferred | logged | measured
     limit: int | None = None  # its TokenLimit, if any
     priority: int | None = None
 

@@ -76,7 +76,7 @@ class CategoryRow:
 
     name: str
     tokens: int
-    source: str  # estimated (the tokenizer) | inferred (the context figure minus the rest)
+    source: str  # estimated (the tokenizer) | inferred (the context figure minus the rest) | logged
 
 
 @dataclass(frozen=True, slots=True)
