@@ -15,6 +15,7 @@ from sessions_expect import ENC, claude_active_chain, records, report
 
 from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
+from engine.live.session import LiveSession
 from engine.sessions.report import build_report
 
 SESSION = "5e55c0de-0000-4000-8000-00000000c0de"
@@ -272,3 +273,35 @@ def test_a_real_2_1_332_session_counts_what_its_attachments_render() -> None:
     got = report(path)
     assert sections(got)["attachments"]["tokens"] == sum(count(text) for text in rendered)
     assert got["analysis"]["residual_tokens"] <= 0.06 * got["context_tokens"]["value"]
+
+
+def test_a_followed_session_shows_what_a_cold_read_shows(tmp_path: Path) -> None:
+    """The dashboard follows the file line by line: after each line, its system prompt section
+    is the cold report's (the snapshot, then a shape, each taken when it is written)."""
+    shape = {"system": [{"type": "text", "text": PREFIX}], "tools": sent_tools()[1:]}
+    lines = [
+        *session_lines(),
+        line("user", "u2", "m1", message={"role": "user", "content": "Now run the tests."}),
+        line("api-request-shape", None, None, shapeHash="h9", shape=shape),
+        line("api-request", None, None, shapeHash="h9", params={"model": "claude-opus-5-5"}),
+        assistant("m2", "u2", "Running them.", 1_100, "msg_two"),
+    ]
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_bytes(b"")
+    live = LiveSession(path)
+    seen = set()
+    for item in lines:
+        with path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(item) + "\n")
+        while live.poll():
+            pass
+        view = live.view()
+        if view is None or view.analysis is None:
+            continue
+        followed = next(s for s in view.analysis.sections if s.name == "system")
+        cold = sections(report(path))["system"]
+        assert (followed.tokens, followed.provenance) == (cold["tokens"], cold["provenance"])
+        seen.add((cold["tokens"], cold["provenance"]))
+    snapshot_parts = count(PREFIX) + count("\n\n".join(SECTIONS)) + tools_tokens(sent_tools())
+    shape_parts = count(PREFIX) + tools_tokens(sent_tools()[1:])
+    assert {(snapshot_parts, "logged"), (shape_parts, "logged")} <= seen
