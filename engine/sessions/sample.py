@@ -31,6 +31,7 @@ from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_fo
 from engine.sessions.model import (
     Compaction,
     Message,
+    Microcompaction,
     SessionState,
     SkippedLine,
     Truncation,
@@ -182,6 +183,8 @@ class Sample:
     bytes_read: int
     history: Sequence[int]  # context tokens of each request of the main session, oldest first
     breakdown: Breakdown | None = None
+    # Results (and attachments) the agent cleared in place, listed with the compactions.
+    microcompactions: tuple[Microcompaction, ...] = ()
 
     @property
     def fill_percent(self) -> float | None:
@@ -307,6 +310,9 @@ def build_sample(
             window.tokens,
         ),
         truncations=_copies(state, "truncations", state.truncations, dataclasses.replace),
+        microcompactions=_copies(
+            state, "microcompactions", state.microcompactions, dataclasses.replace
+        ),
         tools=ledger.tools(state, encoding),
         subagents=tuple(
             _subagent(child, ledger, state.model) for child in state.subagents.values()
