@@ -13,7 +13,7 @@ Some files carry a legacy ``compactMetadata`` beside ``microcompactMetadata``; t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any, Protocol
 
 from engine.sessions.adapter import token_count
@@ -40,18 +40,17 @@ def metadata(record: Mapping[str, Any]) -> Mapping[str, Any]:
     return {}
 
 
-def _ids(value: Any) -> frozenset[str]:
-    return (
-        frozenset(item for item in value if isinstance(item, str))
-        if isinstance(value, list)
-        else frozenset()
-    )
+def _ids(value: Any) -> tuple[str, ...]:
+    """The ids of a list, each once, in the log's order."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(item for item in value if isinstance(item, str)))
 
 
-def cleared_results(record: Mapping[str, Any]) -> frozenset[str]:
+def cleared_results(record: Mapping[str, Any]) -> tuple[str, ...]:
     """The tool results a line clears (none: it is not a microcompaction)."""
     if record.get("type") != "system" or record.get("subtype") != SUBTYPE:
-        return frozenset()
+        return ()
     return _ids(metadata(record).get("compactedToolIds"))
 
 
@@ -67,7 +66,7 @@ def event(meta: Mapping[str, Any], line: int, timestamp: str | None) -> Microcom
     )
 
 
-def _cleared(message: Message, tool_ids: frozenset[str]) -> Message:
+def _cleared(message: Message, tool_ids: Set[str]) -> Message:
     """``message`` with the named results replaced by the marker (a new message and new blocks:
     counts are kept by identity, so the old ones are taken back and the marker counted)."""
     blocks = [
@@ -90,13 +89,15 @@ def apply(chain: Chain, record: Mapping[str, Any], line: int, timestamp: str | N
     state = chain.state
     state.record_microcompaction(event(meta, line, timestamp))
     tool_ids = _ids(meta.get("compactedToolIds"))
-    attachments = _ids(meta.get("clearedAttachmentUUIDs"))
-    for call_id in sorted(tool_ids):
+    attachments = set(_ids(meta.get("clearedAttachmentUUIDs")))
+    for call_id in tool_ids:
         # The call's result is the marker from now on, in the tools table too (an archived
-        # call comes back with it); an id the log never showed a call for is left alone.
+        # call comes back with it); a call the log shows no result for is left alone.
         call = state.tools.get(call_id)
-        if call is not None and call.result_text != CLEARED_RESULT:
+        had_result = call is not None and (call.result_text is not None or call.result_chars > 0)
+        if call is not None and had_result and call.result_text != CLEARED_RESULT:
             state.record_tool_result(call_id, CLEARED_RESULT, is_error=call.is_error)
+    results = set(tool_ids)
     kept: list[Message] = []
     changed = False
     for message in state.context:
@@ -106,7 +107,7 @@ def apply(chain: Chain, record: Mapping[str, Any], line: int, timestamp: str | N
             chain.nodes[message.id] = (parent, None)  # a line the chain passes through now
             changed = True
             continue
-        cleared = _cleared(message, tool_ids) if tool_ids else message
+        cleared = _cleared(message, results) if results else message
         if cleared is not message:
             if node is not None:
                 chain.nodes[message.id] = (parent, cleared)
