@@ -10,12 +10,14 @@ with (microcompact_log.py), not taken from ctxtop's output.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from analysis_expect import report_json, run_report, section
+from analysis_expect import report_json, section
 from microcompact_log import ENC, MARKER, SYSTEM, TRIGGER, Written, write_session
 
 from engine.agents.session_reader import SessionReader, read_session
@@ -24,6 +26,7 @@ from engine.analysis.prompt_outline import prompt_outline
 from engine.analysis.report import analyze_session
 from engine.cli.main import main
 from engine.live.session import LiveSession
+from engine.sessions import model
 from engine.sessions.report import to_json
 from engine.tokens.short import short_tokens
 
@@ -118,9 +121,8 @@ def test_the_event_is_listed_with_the_compactions(written: Written) -> None:
         }
     ]
     assert report["compactions"] == []
-    code, _, _ = run_report(str(written.path))
+    code, text = _report_text(written.path)
     assert code == 0
-    _, text = _report_text(written.path)
     assert (
         f"microcompaction {TRIGGER}: {written.before:,}, {written.saved:,} saved"
         f" (2 tool results, 1 attachment cleared; line {line})"
@@ -136,9 +138,6 @@ def test_the_event_is_listed_with_the_compactions(written: Written) -> None:
 
 
 def _report_text(path: Path) -> tuple[int, str]:
-    import contextlib
-    import io
-
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(["report", str(path)])
@@ -234,3 +233,25 @@ def test_a_live_tail_shows_what_a_cold_read_shows(tmp_path: Path, compacted: boo
     report = report_json(copy)
     assert report["microcompactions"][0]["tokens_saved"] == written.saved
     assert len(report["compactions"]) == int(compacted)
+
+
+def test_a_cleared_result_whose_call_was_archived(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long session lets go of old results' texts (their calls go to the archive's
+    columns); a microcompaction naming one brings the call back with the marker."""
+    written = write_session(tmp_path / "projects")
+    monkeypatch.setattr(model, "RESULT_BUDGET", 50_000)  # (characters: the first result goes)
+    lines = written.path.read_bytes().splitlines(keepends=True)
+    boundary = next(i for i, line in enumerate(lines) if b"microcompact_boundary" in line)
+    before = tmp_path / "before" / written.path.name
+    before.parent.mkdir()
+    before.write_bytes(b"".join(lines[:boundary]))
+    assert read_session(before).tools.archived.find("toolu_01") >= 0
+    report = report_json(written.path)
+    tools = {tool["name"]: tool for tool in report["tools"]}
+    assert tools["Read"]["result_tokens"] == 2 * ENC.count(MARKER)
+    assert "result_tokens_estimated" not in tools["Read"]
+    copy = tmp_path / "live" / written.path.name
+    copy.parent.mkdir()
+    assert_live_equals_cold(copy, lines)
