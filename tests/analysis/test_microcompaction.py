@@ -20,6 +20,7 @@ import pytest
 from analysis_expect import report_json, section
 from microcompact_log import ENC, MARKER, SYSTEM, TRIGGER, Written, write_session
 
+from engine.agents.claude_code.writer import ClaudeCodeWriter
 from engine.agents.session_reader import SessionReader, read_session
 from engine.analysis.profiles import load_profile
 from engine.analysis.prompt_outline import prompt_outline
@@ -255,3 +256,20 @@ def test_a_cleared_result_whose_call_was_archived(
     copy = tmp_path / "live" / written.path.name
     copy.parent.mkdir()
     assert_live_equals_cold(copy, lines)
+
+
+def test_a_fork_keeps_the_cleared_results_cleared(written: Written) -> None:
+    """An edit's fork holds the marker where the agent cleared a result: resumed by a release
+    that does not read the microcompaction again, the model still sees what ctxtop showed."""
+    writer = ClaudeCodeWriter(written.path, written.path.read_bytes())
+    scanned = {use.call_id: use.result for use in writer.scan().uses}
+    assert scanned == {**dict.fromkeys(written.cleared, MARKER), **written.kept}
+    fork = writer.render({}, {}, "0f0f0f0f-0000-4000-8000-000000000000")
+    results = {
+        part["tool_use_id"]: part["content"]
+        for line in fork.splitlines()
+        for record in [json.loads(line)]
+        if record.get("type") == "user" and isinstance(record["message"]["content"], list)
+        for part in record["message"]["content"]
+    }
+    assert results == {**dict.fromkeys(written.cleared, MARKER), **written.kept}
