@@ -378,8 +378,8 @@ class SessionState:
         self.touch(compaction.timestamp)
 
     def record_microcompaction(self, microcompaction: Microcompaction) -> None:
-        """Not a rewrite: the messages stay, some of their contents are cleared (the adapter
-        replaces them in ``context``)."""
+        """The messages stay, the contents it names are cleared (the adapter replaces them in
+        ``context``); the requests before it sent them whole (``last_rewrite_line``)."""
         self.microcompactions.append(microcompaction)
         self.touch(microcompaction.timestamp)
 
