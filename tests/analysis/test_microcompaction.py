@@ -273,3 +273,24 @@ def test_a_fork_keeps_the_cleared_results_cleared(written: Written) -> None:
         for part in record["message"]["content"]
     }
     assert results == {**dict.fromkeys(written.cleared, MARKER), **written.kept}
+
+
+def test_before_the_next_request_the_context_is_the_last_one_less_the_saving(
+    written: Written, tmp_path: Path
+) -> None:
+    """Right after the boundary (the request it was made for not logged yet): the last
+    reported context less what the agent says it saved, plus the new prompt; the system
+    prompt still inferred from the requests before, on the context as they sent it."""
+    lines = written.path.read_bytes().splitlines(keepends=True)
+    boundary = next(i for i, line in enumerate(lines) if b"microcompact_boundary" in line)
+    cut = tmp_path / "cut" / written.path.name
+    cut.parent.mkdir()
+    cut.write_bytes(b"".join(lines[: boundary + 1]))
+    report = report_json(cut)
+    prompt = ENC.count("And which one is larger?")
+    assert report["context_tokens"]["value"] == written.before + 90 - written.saved + prompt
+    assert report["context_tokens"]["source"] == "calibrated"
+    analysis = report["analysis"]
+    assert section(analysis, "system")["tokens"] == SYSTEM
+    assert section(analysis, "free")["provenance"] == "calibrated"
+    assert abs(analysis["residual_tokens"]) <= 0.05 * analysis["context_tokens"]

@@ -87,6 +87,9 @@ def apply(chain: Chain, record: Mapping[str, Any], line: int, timestamp: str | N
     context (and from the chain's nodes, so that a later rebuild of the chain sees the same)."""
     meta = metadata(record)
     state = chain.state
+    # The requests before it sent the results whole: the system prompt is inferred from the
+    # context as they had it until a request follows (as after a compaction).
+    state.keep_context()
     state.record_microcompaction(event(meta, line, timestamp))
     tool_ids = _ids(meta.get("compactedToolIds"))
     attachments = set(_ids(meta.get("clearedAttachmentUUIDs")))
