@@ -51,6 +51,17 @@ def _subagent_of(entry: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _microcompaction_text(micro: dict[str, Any]) -> str:
+    attachments = micro["cleared_attachments"]
+    return (
+        f"microcompaction {micro['trigger']}: {_fmt(micro['pre_tokens'])},"
+        f" {_fmt(micro['tokens_saved'])} saved"
+        f" ({plural(micro['cleared_tool_results'], 'tool result')}"
+        + (f", {plural(attachments, 'attachment')}" if attachments else "")
+        + f" cleared; line {micro['line']})"
+    )
+
+
 def render_text(report: dict[str, Any]) -> str:
     context = report["context_tokens"]
     lines = [
@@ -84,6 +95,7 @@ def render_text(report: dict[str, Any]) -> str:
             f"compaction {compaction['trigger']}: {_fmt(compaction['pre_tokens'])}"
             f" -> {_fmt(compaction['post_tokens'])} ({after}line {compaction['line']})"
         )
+    lines.extend(_microcompaction_text(micro) for micro in report.get("microcompactions", ()))
     for truncation in report["truncations"]:
         lines.append(
             f"truncation {_fmt(truncation['pre_tokens'])} -> {_fmt(truncation['post_tokens'])}"

@@ -34,9 +34,10 @@ from engine.live.view import (
 from engine.live.whole import system_of, whole_after_compaction
 from engine.proxy.opening import session_opening
 from engine.sessions.ledger import Ledger
-from engine.sessions.model import Compaction
+from engine.sessions.model import Compaction, Microcompaction
 from engine.sessions.sample import Sample, build_sample
 from engine.tokens.short import short_tokens
+from engine.words import plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +249,20 @@ def _compaction_event(item: Compaction, outside_log: int | None) -> Event:
     )
 
 
+def _microcompaction_event(item: Microcompaction) -> Event:
+    """The agent's own figures: the context before, and what clearing the results saved."""
+    cleared = plural(item.cleared_results, "tool result")
+    if item.cleared_attachments:
+        cleared += f", {plural(item.cleared_attachments, 'attachment')}"
+    return Event(
+        "microcompaction",
+        item.line,
+        f"{item.trigger} microcompaction: {short_tokens(item.pre_tokens)},"
+        f" {short_tokens(item.tokens_saved)} saved ({cleared} cleared)",
+        item.timestamp,
+    )
+
+
 # By session file: its settled compactions (all but the newest, which a reader may still
 # complete), the figure their "after" was shown with, and their events.
 _SETTLED_EVENTS: dict[str, tuple[tuple[Compaction, ...], int | None, list[Event]]] = {}
@@ -267,6 +282,7 @@ def _compaction_events(sample: Sample, outside_log: int | None) -> list[Event]:
 
 def _events(sample: Sample, outside_log: int | None = None) -> tuple[Event, ...]:
     events = _compaction_events(sample, outside_log)
+    events.extend(_microcompaction_event(item) for item in sample.microcompactions)
     events.extend(
         Event(
             "truncation",

@@ -100,7 +100,7 @@ class Event:
     """A line of the event log: a compaction or a truncation seen in the log, a skipped line, or
     an action ctxtop took on the session (``line`` 0: not in the log; ``timestamp`` says when)."""
 
-    kind: str  # compaction | truncation | skipped | action
+    kind: str  # compaction | microcompaction | truncation | skipped | action
     line: int
     text: str
     timestamp: str | None = None

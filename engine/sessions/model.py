@@ -85,6 +85,20 @@ class Compaction:
 
 
 @dataclass(slots=True)
+class Microcompaction:
+    """The agent cleared old tool results (and attachments) in place, nothing summarised
+    (Claude Code's ``microcompact_boundary``): from here on the model sees a marker instead."""
+
+    trigger: str
+    pre_tokens: int | None = None  # the context before, as the agent counted it
+    tokens_saved: int | None = None  # the agent's own count
+    cleared_results: int = 0  # tool results it named
+    cleared_attachments: int = 0
+    line: int = 0
+    timestamp: str | None = None
+
+
+@dataclass(slots=True)
 class Truncation:
     """The agent dropped the oldest messages of a prompt over its limit (Copilot CLI's
     ``session.truncation``): nothing was summarised, so it is not a compaction."""
@@ -165,6 +179,7 @@ class SessionState:
     # followed line by line.
     context_before_rewrite: tuple[list[Message], int] | None = None
     truncations: list[Truncation] = field(default_factory=list)
+    microcompactions: list[Microcompaction] = field(default_factory=list)
     # Lines where a new agent process took the next prompt (Claude Code ``-p --resume``).
     process_starts: list[int] = field(default_factory=list)
     subagents: dict[str, SessionState] = field(default_factory=dict)
@@ -189,10 +204,12 @@ class SessionState:
 
     @property
     def last_rewrite_line(self) -> int:
-        """The line of the last compaction or truncation (0: none): requests before it were
-        sent with a history the context no longer holds."""
+        """The line of the last compaction, truncation or microcompaction (0: none): requests
+        before it were sent with a history the context no longer holds (a microcompaction's
+        cleared results were whole in them)."""
         compacted = self.compactions[-1].line if self.compactions else 0
-        return max(compacted, self.truncations[-1].line if self.truncations else 0)
+        cleared = self.microcompactions[-1].line if self.microcompactions else 0
+        return max(compacted, cleared, self.truncations[-1].line if self.truncations else 0)
 
     def touch(self, timestamp: str | None) -> None:
         if timestamp:
@@ -362,6 +379,12 @@ class SessionState:
         self.compactions.append(compaction)
         self.pending_compaction = compaction
         self.touch(compaction.timestamp)
+
+    def record_microcompaction(self, microcompaction: Microcompaction) -> None:
+        """The messages stay, the contents it names are cleared (the adapter replaces them in
+        ``context``); the requests before it sent them whole (``last_rewrite_line``)."""
+        self.microcompactions.append(microcompaction)
+        self.touch(microcompaction.timestamp)
 
     def record_truncation(self, truncation: Truncation) -> None:
         self._archive()

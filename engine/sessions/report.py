@@ -7,7 +7,7 @@ from typing import Any
 
 from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import ToolTotal
-from engine.sessions.model import Compaction, Usage
+from engine.sessions.model import Compaction, Microcompaction, Usage
 from engine.sessions.sample import Breakdown, Sample, SubagentSample, build_sample
 
 
@@ -61,6 +61,19 @@ def _compaction_json(item: Compaction) -> dict[str, Any]:
     }
 
 
+def _microcompaction_json(item: Microcompaction) -> dict[str, Any]:
+    return {
+        "kind": "microcompaction",
+        "trigger": item.trigger,
+        "pre_tokens": item.pre_tokens,
+        "tokens_saved": item.tokens_saved,
+        "cleared_tool_results": item.cleared_results,
+        "cleared_attachments": item.cleared_attachments,
+        "line": item.line,
+        "timestamp": item.timestamp,
+    }
+
+
 def _tool_json(tool: ToolTotal) -> dict[str, Any]:
     row: dict[str, Any] = {
         "name": tool.name,
@@ -87,10 +100,17 @@ def _breakdown_json(breakdown: Breakdown) -> dict[str, Any]:
 
 
 def _parts_json(sample: Sample) -> dict[str, Any]:
-    """The lists of the report: compactions, truncations, tools, sub-agents, skipped lines."""
+    """The lists of the report: compactions (and microcompactions), truncations, tools,
+    sub-agents, skipped lines."""
     parent = sample.subagent_of
     return {
         "compactions": [_compaction_json(item) for item in sample.compactions],
+        # Only when there is one (the sessions of most agents never have any).
+        **(
+            {"microcompactions": [_microcompaction_json(m) for m in sample.microcompactions]}
+            if sample.microcompactions
+            else {}
+        ),
         "truncations": [
             {
                 "pre_tokens": item.pre_tokens,

@@ -11,7 +11,8 @@ choice (``context_window``), the one fill % (``fill_percent``), and the context 
 - ``reported``: the last request's whole prompt plus its output (what the agent itself counts,
   e.g. Claude Code's ``tokenCountWithEstimation``), nothing sent since;
 - ``calibrated``: that reported figure plus a tokenizer estimate of what came after the last
-  request (tool results, attachments, a new prompt not yet sent);
+  request (tool results, attachments, a new prompt not yet sent), less what a microcompaction
+  after it cleared (the agent's own count);
 - ``estimated``: nothing reported applies (no request with usage in the log, or a compaction
   without ``postTokens`` and no request since): every message of the context counted with the
   tokenizer. The system prompt and tool definitions are not in the logs, so this is low.
@@ -31,6 +32,7 @@ from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_fo
 from engine.sessions.model import (
     Compaction,
     Message,
+    Microcompaction,
     SessionState,
     SkippedLine,
     Truncation,
@@ -77,8 +79,20 @@ def context_tokens(
         return ContextTokens(estimate, "estimated", None, estimate)
     reported = last.usage.input_tokens_total + last.usage.output_tokens
     estimate = ledger.messages(tail, encoding)
-    source = "calibrated" if estimate else "reported"
-    return ContextTokens(reported + estimate, source, reported, estimate)
+    cleared = _cleared_since(state, last.line)
+    source = "calibrated" if estimate or cleared else "reported"
+    return ContextTokens(max(reported - cleared, 0) + estimate, source, reported, estimate)
+
+
+def _cleared_since(state: SessionState, line: int) -> int:
+    """What the microcompactions after ``line`` saved, as the agent counted it: the last
+    request sent those results whole, the next one sends the markers."""
+    saved = 0
+    for item in reversed(state.microcompactions):
+        if item.line <= line:
+            break
+        saved += item.tokens_saved or 0
+    return saved
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +200,8 @@ class Sample:
     bytes_read: int
     history: Sequence[int]  # context tokens of each request of the main session, oldest first
     breakdown: Breakdown | None = None
+    # Results (and attachments) the agent cleared in place, listed with the compactions.
+    microcompactions: tuple[Microcompaction, ...] = ()
 
     @property
     def fill_percent(self) -> float | None:
@@ -311,6 +327,9 @@ def build_sample(
             window.tokens,
         ),
         truncations=_copies(state, "truncations", state.truncations, dataclasses.replace),
+        microcompactions=_copies(
+            state, "microcompactions", state.microcompactions, dataclasses.replace
+        ),
         tools=ledger.tools(state, encoding),
         subagents=tuple(
             _subagent(child, ledger, state.model) for child in state.subagents.values()

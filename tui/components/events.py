@@ -16,7 +16,13 @@ from engine.live.view import Event
 from tui import format as fmt
 from tui.components.fit import fit_columns
 
-STYLES = {"compaction": "bold", "truncation": "", "action": "italic", "skipped": "dim"}
+STYLES = {
+    "compaction": "bold",
+    "microcompaction": "bold",
+    "truncation": "",
+    "action": "italic",
+    "skipped": "dim",
+}
 MIN_TEXT = 12  # the event column never narrower than this
 _MEASURE = Console(width=200, color_system=None)  # only measures wrapped heights
 

@@ -29,7 +29,7 @@ from typing import Any
 import msgspec
 
 from engine.agents.claude_code import history as lean
-from engine.agents.claude_code import prompt_log
+from engine.agents.claude_code import microcompact, prompt_log
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
@@ -336,6 +336,11 @@ class _Window:
             self._response(record, message, line, timestamp, on_chain)
 
     def _system(self, record: Mapping[str, Any], uuid: str, line: int, ts: str | None) -> None:
+        if record.get("subtype") == microcompact.SUBTYPE:
+            if uuid not in self.chain.nodes:
+                microcompact.apply(self.chain, record, line, ts)
+            self.chain.add_transparent(uuid, record.get("parentUuid"))
+            return
         if record.get("subtype") != "compact_boundary":
             self.chain.add_transparent(uuid, record.get("parentUuid"))
             return
@@ -644,6 +649,7 @@ class ClaudeCodeAdapter(Adapter):
             or uuid == history.split_uuid
             or uuid in history.preserved
             or record.isApiErrorMessage
+            or record.subtype == microcompact.SUBTYPE  # (the full path records it)
         ):
             return False
         key = hash(uuid)

@@ -15,6 +15,7 @@ import json
 import uuid
 from typing import Any
 
+from engine.agents.claude_code import microcompact
 from engine.agents.claude_code.writer import ClaudeCodeWriter
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import file_placeholder, image_placeholder
@@ -82,12 +83,18 @@ class ClaudeCodeSource(Source):
         for message in self.state.context:
             record = records.get(message.id)
             if record is not None:
-                item = self._item(record)
+                # Results the agent cleared since (microcompaction): the model sees the marker.
+                cleared = {
+                    block.tool_call_id
+                    for block in message.blocks
+                    if block.kind == "tool_result" and block.text == microcompact.CLEARED_RESULT
+                }
+                item = self._item(record, cleared)
                 if item is not None:
                     items.append(item)
         return items
 
-    def _item(self, record: dict[str, Any]) -> Item | None:
+    def _item(self, record: dict[str, Any], cleared: set[str | None]) -> Item | None:
         key = record["uuid"]
         kind = record.get("type")
         if kind == "attachment":
@@ -121,9 +128,10 @@ class ClaudeCodeSource(Source):
             return item
         results = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_result"]
         for part in results:
+            call_id = str(part.get("tool_use_id"))
             self.result(
-                str(part.get("tool_use_id")),
-                text_of(part.get("content")),
+                call_id,
+                microcompact.CLEARED_RESULT if call_id in cleared else text_of(part.get("content")),
                 bool(part.get("is_error")),
             )
         if record.get("isCompactSummary"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from engine.agents.claude_code import microcompact
 from engine.editing.cycles import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, jsonl_bytes, jsonl_records, text_id
 
@@ -55,6 +56,9 @@ class ClaudeCodeWriter(Writer):
         for record in self._records():
             if not isinstance(record, dict) or record.get("isSidechain"):
                 continue
+            for call_id in microcompact.cleared_results(record):
+                if call_id in uses and uses[call_id].result is not None:
+                    uses[call_id].result = microcompact.CLEARED_RESULT  # what the model sees
             message = record.get("message")
             if not isinstance(message, dict):
                 continue
@@ -85,6 +89,18 @@ class ClaudeCodeWriter(Writer):
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         records = self._records()
+        # Results the agent cleared (microcompaction) go in cleared: what the model sees of
+        # them, whichever version resumes the fork.
+        cleared = dict.fromkeys(
+            (
+                call_id
+                for record in records
+                if isinstance(record, dict) and not record.get("isSidechain")
+                for call_id in microcompact.cleared_results(record)
+            ),
+            microcompact.CLEARED_RESULT,
+        )
+        results = {**cleared, **results}
         for record in records:
             if not isinstance(record, dict):
                 continue
