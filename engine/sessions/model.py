@@ -18,7 +18,7 @@ from typing import Any, Literal
 from engine.sessions import responses as _responses
 from engine.sessions.request_history import RequestHistory
 from engine.sessions.responses import Response, Responses, Usage
-from engine.sessions.tool_calls import ChangeLog, ToolCall, ToolCalls
+from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL, ChangeLog, ToolCall, ToolCalls
 
 # (defined beside the session's other calls and responses, read from here too)
 __all__ = ["Response", "Responses", "ToolCall", "Usage"]
@@ -276,9 +276,14 @@ class SessionState:
     def record_tool_call(
         self, call_id: str, name: str, *, line: int = 0, input_text: str = "", raw_input: Any = None
     ) -> ToolCall:
-        """Register a tool call once by its id (later copies of the same call are ignored)."""
+        """Register a tool call once by its id (later copies of the same call are ignored; a
+        call logged after its result names the result's row)."""
         tools = self.tools
         call = tools.live.get(call_id)
+        if call is not None and call.name == RESULTS_WITHOUT_CALL:
+            call.name, call.line, call.input_text = name, line, input_text
+            call.raw_input = raw_input
+            self.tool_changes.append(call)
         if call is None:
             row = tools.archived.find(call_id)
             if row >= 0:
@@ -290,7 +295,8 @@ class SessionState:
         return call
 
     def record_tool_result(self, call_id: str, text: str, *, is_error: bool = False) -> None:
-        """Attach a result to its call (a result without a known call gets an "unknown" call)."""
+        """Attach a result to its call (a result without a known call is counted under the
+        ``RESULTS_WITHOUT_CALL`` row)."""
         call = self.tools.live.get(call_id)
         if call is None:
             archived = self.tools.archived
@@ -298,7 +304,7 @@ class SessionState:
             if row >= 0:  # (its text was let go of: this one is new, as it was to the call)
                 call = self.tools.live[call_id] = archived.take(row)
             else:
-                call = self.record_tool_call(call_id, "unknown")
+                call = self.record_tool_call(call_id, RESULTS_WITHOUT_CALL)
         if call.result_text != text:
             if call.result_text is not None:  # a replaced text leaves the newest results
                 self._retained_chars -= call.result_chars

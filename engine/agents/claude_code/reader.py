@@ -33,7 +33,15 @@ from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
 from engine.files import read_head
-from engine.sessions.adapter import CERTAIN, LIKELY, MAX_TOKENS, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import (
+    CERTAIN,
+    LIKELY,
+    MAX_TOKENS,
+    NOT_MINE,
+    Adapter,
+    logs_tokens,
+    token_count,
+)
 from engine.sessions.model import (
     Block,
     Compaction,
@@ -92,6 +100,15 @@ _API_REQUEST = b'{"type":"api-request",'
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
 LONG_CONTEXT_WINDOW = 1_000_000
+
+
+# The token counts of an Anthropic usage object (a usage with none of them is no request).
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 
 
 def usage_from(raw: Any) -> Usage:
@@ -389,6 +406,8 @@ class _Window:
             key = str(key)
         if key in self.replayed:
             return  # a parent response replayed in the sub-agent transcript
+        if not logs_tokens(raw.get("usage"), USAGE_KEYS):
+            return
         message.response_key = key
         self.state.record_response(
             key,
@@ -664,8 +683,8 @@ class ClaudeCodeAdapter(Adapter):
                 and (model is None or (model == before[0].model and model == state.model))
             ):
                 pass  # the same response's next block, the same figures (``touch`` done)
-            elif key not in self._main.replayed:
-                recorded = Usage() if usage is None else usage.normalised()
+            elif key not in self._main.replayed and usage is not None and usage.logged():
+                recorded = usage.normalised()
                 response = state.record_response(
                     key, recorded, model=model, line=line, timestamp=timestamp
                 )

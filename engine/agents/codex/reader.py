@@ -30,6 +30,7 @@ from engine.sessions.adapter import (
     MAX_TOTAL_TOKENS,
     NOT_MINE,
     Adapter,
+    logs_tokens,
     token_count,
 )
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
@@ -284,6 +285,8 @@ class _Thread:
             return  # Codex writes each token_count twice
         if self._response_key(total) is not None or self.has_records or self._replayed(total):
             return  # counted from its token_usage_record (which comes first in 0.169)
+        if not logs_tokens(info.get("last_token_usage"), _USAGE_KEYS):
+            return  # an empty usage: no request
         key = f"total-{total[-1]}"
         self.by_total[total] = key
         self._respond(key, last, line, timestamp)
@@ -320,6 +323,8 @@ class _Thread:
             return
         if self.parent is not None and response_id in self.parent.state.responses:
             return  # the parent's response, replayed
+        if not logs_tokens(payload.get("usage"), _USAGE_KEYS):
+            return  # an empty usage: no request
         self.has_records = True
         key = response_id
         total = _cumulative(payload.get("thread_token_usage"))

@@ -33,7 +33,7 @@ from typing import Any
 
 from engine.files import read_head
 from engine.paths import is_plain_name
-from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, logs_tokens, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 
 _MESSAGE_TYPES = {"user", "gemini", "info", "error", "warning"}
@@ -55,6 +55,9 @@ _BARE_UPDATE_MAX = 64
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
 
 
+_TOKEN_KEYS = ("input", "output", "cached", "thoughts", "tool")
+
+
 def usage_from(tokens: Mapping[str, Any]) -> Usage | None:
     """Gemini ``tokens`` → ``Usage`` (None if a count is not a number).
 
@@ -62,7 +65,7 @@ def usage_from(tokens: Mapping[str, Any]) -> Usage | None:
     ``thoughts`` is output the API reports apart, so it is added to output.
     """
     counts = []
-    for name in ("input", "output", "cached", "thoughts", "tool"):
+    for name in _TOKEN_KEYS:
         value = token_count(tokens.get(name) or 0)  # bool and str are malformed; float is rare
         if value is None:
             return None
@@ -328,6 +331,8 @@ class _Window:
         usage = usage_from(tokens) if isinstance(tokens, dict) else None
         if usage is None:
             self.state.skip(line, f"gemini message {message.id[:12]} with malformed tokens")
+            return
+        if not logs_tokens(tokens, _TOKEN_KEYS):
             return
         model = record.get("model")
         message.response_key = message.id

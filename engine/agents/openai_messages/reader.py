@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, logs_tokens, token_count
 from engine.sessions.model import Block, Message, Role, Usage
 
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
@@ -36,6 +36,10 @@ def _int(raw: Mapping[str, Any], *names: str) -> int:
 def _detail(raw: Mapping[str, Any], group: str, name: str) -> int:
     details = raw.get(group)
     return _int(details, name) if isinstance(details, Mapping) else 0
+
+
+# The token counts of Chat Completions and Responses usage (one of them: a request).
+_TOKEN_KEYS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
 
 
 def usage_from(raw: Mapping[str, Any]) -> Usage:
@@ -139,7 +143,8 @@ class OpenAIMessagesAdapter(Adapter):
             state.model = record["model"]
         state.context.append(message)
         usage = record.get("usage")
-        if role == "assistant" and isinstance(usage, Mapping):
+        if role == "assistant" and logs_tokens(usage, _TOKEN_KEYS):
+            assert isinstance(usage, Mapping)
             key = str(record.get("id") or f"line{line}.{index}")
             message.response_key = key
             state.record_response(
