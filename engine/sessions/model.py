@@ -137,6 +137,7 @@ class SessionState:
     # copies the array before it changes one of them).
     _sizes_shared: int = field(default=0, repr=False, compare=False)
     totals: Usage = field(default_factory=Usage)
+    unitemised_requests: int = 0  # requests counted without a ``Response`` (record_unitemised)
     last_response: Response | None = None
     context: list[Message] = field(default_factory=list)
     # The calls by id: the newest as ``ToolCall``s, those whose result text was let go of
@@ -182,7 +183,14 @@ class SessionState:
 
     @property
     def api_requests(self) -> int:
-        return len(self.responses)
+        return len(self.responses) + self.unitemised_requests
+
+    def record_unitemised(self, usage: Usage, requests: int = 0) -> None:
+        """Usage the log gives without a whole request's figures (Copilot CLI 1.0.3x: each
+        answer's output tokens, the prompt tokens only as a sum when the process ends): in the
+        totals and the count of requests, never a context figure."""
+        self.totals.add(usage)
+        self.unitemised_requests += requests
 
     @property
     def last_rewrite_line(self) -> int:
