@@ -28,6 +28,13 @@ __all__ = ["Response", "Responses", "ToolCall", "Usage"]
 # session's memory does not grow with the text of results that left the context long ago.
 RESULT_BUDGET = 1_000_000
 
+# The unknown record types a session names one by one (the rest are summed under OTHER_TYPES),
+# and the length of a name kept.
+MAX_TYPES = 50
+MAX_TYPE_NAME = 80
+NO_TYPE = "(no type)"
+OTHER_TYPES = "(other types)"
+
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image", "other"]
 ContextSource = Literal["reported", "calibrated", "estimated", "compaction"]
@@ -167,6 +174,10 @@ class SessionState:
     process_starts: list[int] = field(default_factory=list)
     subagents: dict[str, SessionState] = field(default_factory=dict)
     skipped: list[SkippedLine] = field(default_factory=list)
+    # Records a reader left out, by type: ``ignored_types`` it knows carry nothing ctxtop shows;
+    # ``unknown_types`` it does not know (a format change may hide figures in them).
+    ignored_types: dict[str, int] = field(default_factory=dict)
+    unknown_types: dict[str, int] = field(default_factory=dict)
     # For a sub-agent: its id, type/description, and the parent's tool call that started it;
     # for a sub-agent's file opened on its own, also the parent session's id and file (when
     # that file was found beside it).
@@ -392,6 +403,19 @@ class SessionState:
 
     def skip(self, line: int, reason: str, path: str | None = None) -> None:
         self.skipped.append(SkippedLine(path=path or str(self.path), line=line, reason=reason))
+
+    def ignore_type(self, kind: str) -> None:
+        """A record of a type the reader knows and leaves out (it carries nothing shown)."""
+        self.ignored_types[kind] = self.ignored_types.get(kind, 0) + 1
+
+    def unknown_type(self, kind: Any) -> None:
+        """A record of a type the reader does not know, left out (shown as such). A log may
+        hold any value there, and any number of them: a few names are kept, the rest summed."""
+        name = kind[:MAX_TYPE_NAME] if isinstance(kind, str) else NO_TYPE
+        types = self.unknown_types
+        if name not in types and len(types) >= MAX_TYPES:
+            name = OTHER_TYPES
+        types[name] = types.get(name, 0) + 1
 
     def subagent(self, subagent_id: str, path: Path | None = None) -> SessionState:
         """The sub-agent's own state (created on first use); it is never added to the parent's."""

@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 
 from engine.agents.claude_code import history as lean
+from engine.agents.claude_code import record_types
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
@@ -480,13 +481,17 @@ class ClaudeCodeAdapter(Adapter):
     def ignores(self, raw: bytes) -> bool:
         if raw.startswith(_IGNORED_PREFIXES):
             # A recorded request that asked for the 1M-token window is worth decoding.
-            return not (raw.startswith(_API_REQUEST) and LONG_CONTEXT_BETA in raw)
+            if raw.startswith(_API_REQUEST) and LONG_CONTEXT_BETA in raw:
+                return False
+            self.state.ignore_type(raw[9 : raw.index(b'"', 9)].decode())  # after {"type":"
+            return True
         return False
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object")
             return
+        record_types.note(self.state, record)
         if self._history is not None:
             self._history_note(record, line)
         self._metadata(record)
@@ -644,6 +649,8 @@ class ClaudeCodeAdapter(Adapter):
             self._lean_message(record, message, content, line, timestamp)
         elif kind == "system" and record.subtype == "compact_boundary" and key not in history.seen:
             self._lean_compaction(record, line, timestamp)
+        elif kind == "system":
+            record_types.note_system(state, record.subtype)
         history.seen.add(key)
         history.lean_lines += 1
         return True
@@ -870,6 +877,7 @@ class ClaudeCodeAdapter(Adapter):
         if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object", str(path))
             return
+        record_types.note(self.state, record)
         agent_id = path.stem.removeprefix("agent-")
         window = self._windows.get(agent_id)
         if window is None:

@@ -53,6 +53,72 @@ _COPILOT_TYPES = {
     "subagent.started",
     "session.compaction_complete",
 }
+# Event types read elsewhere than in ``_HANDLERS``' events, or known to carry nothing ctxtop shows:
+# the 1.0.34 ``schemas/session-events.schema.json`` and what 1.0.102 wrote. Not among them:
+# ``session.snapshot_rewind`` (a rewind ctxtop does not follow: shown as not understood).
+_IGNORED_TYPES = frozenset(
+    {
+        "abort",
+        "assistant.intent",
+        "assistant.message_delta",
+        "assistant.reasoning_delta",
+        "assistant.streaming_delta",
+        "assistant.turn_end",
+        "assistant.turn_start",
+        "capabilities.changed",
+        "command.completed",
+        "command.execute",
+        "command.queued",
+        "commands.changed",
+        "elicitation.completed",
+        "elicitation.requested",
+        "exit_plan_mode.completed",
+        "exit_plan_mode.requested",
+        "external_tool.completed",
+        "external_tool.requested",
+        "hook.end",
+        "hook.start",
+        "mcp.oauth_completed",
+        "mcp.oauth_required",
+        "pending_messages.modified",
+        "permission.completed",
+        "permission.requested",
+        "sampling.completed",
+        "sampling.requested",
+        "session.background_tasks_changed",
+        "session.context_changed",
+        "session.custom_agents_updated",
+        "session.error",
+        "session.extensions_loaded",
+        "session.handoff",
+        "session.idle",
+        "session.info",
+        "session.mcp_server_status_changed",
+        "session.mcp_servers_loaded",
+        "session.mode_changed",
+        "session.plan_changed",
+        "session.remote_steerable_changed",
+        "session.skills_loaded",
+        "session.task_complete",
+        "session.title_changed",
+        "session.tools_updated",
+        "session.usage_info",
+        "session.warning",
+        "session.workspace_file_changed",
+        "skill.invoked",
+        "subagent.completed",
+        "subagent.configured",
+        "subagent.deselected",
+        "subagent.failed",
+        "subagent.selected",
+        "system.notification",
+        "tool.execution_partial_result",
+        "tool.execution_progress",
+        "tool.user_requested",
+        "user_input.completed",
+        "user_input.requested",
+    }
+)
 # Auto-compaction rule, GitHub docs "Managing context in Copilot CLI" (github/docs
 # content/copilot/concepts/agents/copilot-cli/context-management.md): compaction starts in the
 # background at about 80% of the context window (and the CLI waits for it at about 95%).
@@ -162,7 +228,11 @@ class CopilotCliAdapter(Adapter):
             return
         kind = record.get("type")
         data = record.get("data")
-        if not isinstance(kind, str):
+        if not isinstance(kind, str) or kind not in _HANDLERS:
+            if kind in _IGNORED_TYPES:
+                self.state.ignore_type(kind)
+            else:
+                self.state.unknown_type(kind)
             return
         if not isinstance(data, dict):
             self.state.skip(line, f"{kind} event without data")

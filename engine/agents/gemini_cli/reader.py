@@ -187,12 +187,14 @@ class _Window:
         timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
         state.touch(timestamp)
         if kind not in _MESSAGE_TYPES:
-            return None  # a record type of a newer release
+            state.unknown_type(kind)  # a record type of a newer release
+            return None
         content = record.get("content")
         if content is not None and not isinstance(content, str | list):
             state.skip(line, f"{kind} message {message_id[:12]} whose content is not text or parts")
             return None
         if kind not in _MODEL_TYPES:
+            state.ignore_type(str(kind))  # for the user's screen only
             return None
         if kind == "user":
             message = self._user(record, message_id, line, timestamp)
@@ -348,6 +350,12 @@ class _Window:
         )
 
 
+def _shape(record: Mapping[str, Any]) -> str:
+    """A name for a record of no known shape: its type, else its first keys."""
+    kind = record.get("type")
+    return kind if isinstance(kind, str) else "{" + ", ".join(list(record)[:3]) + "}"
+
+
 def _is_metadata(record: Mapping[str, Any]) -> bool:
     return isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str)
 
@@ -404,6 +412,8 @@ class GeminiCliAdapter(Adapter):
                 self._note_agent_calls(record)
         elif _is_metadata(record):
             self._metadata(window, record, line)
+        else:
+            state.unknown_type(_shape(record))
 
     def _patch(self, window: _Window, patch: Any, line: int) -> None:
         state = window.state

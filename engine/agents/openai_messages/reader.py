@@ -60,6 +60,14 @@ def usage_from(raw: Mapping[str, Any]) -> Usage:
     )
 
 
+def _kind_of(record: Any) -> Any:
+    """What to call a record that is no chat message: its role, else its type."""
+    if not isinstance(record, Mapping):
+        return None
+    role = record.get("role")
+    return f"role:{role}" if isinstance(role, str) else record.get("type")
+
+
 def _content_blocks(content: Any, kind: str = "text") -> list[Block]:
     if content is None:
         return []
@@ -100,6 +108,7 @@ class OpenAIMessagesAdapter(Adapter):
             return
         if not _is_message(record):
             self.state.skip(line, "not a chat message (no known role)")
+            self.state.unknown_type(_kind_of(record))
             return
         self._message(record, line)
 
@@ -111,6 +120,7 @@ class OpenAIMessagesAdapter(Adapter):
                 self._message(message, line)
             else:
                 self.state.skip(line, "not a chat message (no known role)")
+                self.state.unknown_type(_kind_of(message))
 
     def _message(self, record: Mapping[str, Any], line: int) -> None:
         state = self.state
