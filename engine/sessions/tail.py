@@ -76,6 +76,7 @@ class LineTailer:
         self._partial_since = 0.0  # when the held partial line last grew
         # The last line was handed out before its newline came (``take_unterminated``).
         self._taken = False
+        self._refused = -1  # the length of a held line found not whole (not decoded again)
 
     def restart(self) -> None:
         self.offset = 0
@@ -85,6 +86,7 @@ class LineTailer:
         self._fingerprint = b""
         self._drop_first = False
         self._taken = False
+        self._refused = -1
 
     def start_near_end(self, nbytes: int) -> bool:
         """Begin with the last ``nbytes`` of the file, dropping the line they cut into.
@@ -162,9 +164,12 @@ class LineTailer:
         """
         batch = Batch()
         partial = self._partial
-        if not partial or self._clock() - self._partial_since < quiet:
+        if not partial or len(partial) == self._refused:
+            return batch
+        if self._clock() - self._partial_since < quiet:
             return batch
         if not whole_json(bytes(partial)):
+            self._refused = len(partial)  # a line only grows: decode it again once it has
             return batch
         self.line_no += 1
         batch.lines.append((self.line_no, bytes(partial)))

@@ -171,3 +171,36 @@ def test_more_written_after_a_taken_line_stays_on_that_line(tmp_path: Path) -> N
     assert joined["api_requests"] == whole["api_requests"]
     assert joined["totals"] == whole["totals"]
     assert joined["lines_read"] == whole["lines_read"] - 1
+
+
+def test_a_held_line_that_is_not_whole_is_decoded_once_per_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big line cut short is not decoded again on every poll while it stays as it is."""
+    from engine.sessions import tail
+
+    decoded: list[int] = []
+
+    def counting(raw: bytes) -> bool:
+        decoded.append(len(raw))
+        return original(raw)
+
+    original = tail.whole_json
+    monkeypatch.setattr(tail, "whole_json", counting)
+    data = _claude_up_to_last_response()
+    head, _, last = data.rpartition(b"\n")
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(head + b"\n" + last[:-1])
+    clock = Clock()
+    reader = SessionReader(target, clock=clock)
+    read_all(reader)
+    for _ in range(5):
+        clock.now += QUIET_LINE_SECONDS
+        reader.poll()
+    assert decoded == [len(last) - 1]
+    with target.open("ab") as handle:
+        handle.write(last[-1:])  # now whole, still without its newline
+    reader.poll()  # it grew just now
+    clock.now += QUIET_LINE_SECONDS
+    reader.poll()
+    assert decoded == [len(last) - 1, len(last)]
