@@ -52,7 +52,7 @@ def _sample(data: dict[str, Any]) -> Sample | None:
     if not isinstance(path, str) or not Path(path).is_file():
         return None
     reader = SessionReader(path, tail_bytes=TAIL_BYTES)
-    while reader.poll():
+    while reader.poll(as_it_stands=True):
         pass
     if reader.adapter is None:
         return None

@@ -99,6 +99,8 @@ class CtxtopApp(LiveApplyApp):
     .tree-view #categories, .tree-view #subagents { display: block; }
     #status { height: 1; padding: 0 1; color: $warning; display: none; }
     #status.shown { display: block; }
+    #unknown-records { height: 1; padding: 0 1; color: $warning; display: none; }
+    #unknown-records.shown { display: block; }
     """
     AUTO_FOCUS = "#tools"  # the tree is not on the overview at 80x24
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -208,7 +210,9 @@ class CtxtopApp(LiveApplyApp):
         self.subagents = SubagentsTable(id="subagents")
         self.no_session = NoSession(self.places, id="no-session")
         self.status = Static("", id="status")
+        self.unknown_records = Static("", id="unknown-records")
         yield self.header
+        yield self.unknown_records
         with self.dashboard:
             yield self.gauge
             yield self.history
@@ -361,6 +365,9 @@ class CtxtopApp(LiveApplyApp):
         self.tools.show(view.tools)
         self.events.show(view.events)
         self.subagents.show(view.subagents)
+        notice = view.unknown_records or ""
+        self.unknown_records.update(fmt.plain(notice))  # type names come from the log
+        self.unknown_records.set_class(bool(notice), "shown")
         self.post_message(ViewApplied(view, time.perf_counter()))
 
     def _wrote(self, view: LiveView, now: datetime) -> str:

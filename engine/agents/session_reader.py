@@ -1,7 +1,9 @@
 """File → adapter → state: reads a session file (and its companions) incrementally.
 
 ``SessionReader(path).poll()`` reads whatever was appended since the last poll, decodes complete
-lines, feeds them to the detected adapter and returns whether anything changed. Bad lines
+lines, feeds them to the detected adapter and returns whether anything changed. A last line
+without its newline counts once it is a whole JSON value: at once when the file is read as it
+stands (``read_all``), after ``QUIET_LINE_SECONDS`` without growth when followed live. Bad lines
 (invalid UTF-8, invalid JSON) are skipped and recorded in ``state.skipped`` with file and line.
 A file that is one JSON document (a JSON array of messages, a pretty-printed object) is re-read
 whole when it changes, since it cannot be appended to.
@@ -13,7 +15,8 @@ import contextlib
 import gc
 import json
 import os
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,14 @@ from engine.errors import InputError
 from engine.files import open_regular, read_head
 from engine.sessions.adapter import DETECT_RECORDS, Adapter
 from engine.sessions.model import SessionState, SkippedLine
-from engine.sessions.tail import CHUNK, MAX_BATCH_LINES, Batch, ByteSource, LineTailer
+from engine.sessions.tail import (
+    CHUNK,
+    MAX_BATCH_LINES,
+    QUIET_LINE_SECONDS,
+    Batch,
+    ByteSource,
+    LineTailer,
+)
 
 # The first scan of a big file goes in slices of this many bytes (bounded memory for raw lines).
 BATCH_BYTES = 8 << 20
@@ -141,6 +151,7 @@ class SessionReader:
         *,
         data: bytes | None = None,
         lean_history: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``tail_bytes``: read only about the last that many bytes of a bigger file (a quick
         look: the latest request and context are right, totals cover that part only).
@@ -148,11 +159,13 @@ class SessionReader:
         no companion files either); ``path`` names the session in the state and in errors.
         ``lean_history``: a first read from the start may take the history before the agent's
         last compaction for its figures only (``Adapter.plan_history``); False: every line in
-        full (the same figures, more work and memory)."""
+        full (the same figures, more work and memory). ``clock``: how long a last line without
+        its newline has been quiet is measured on it (tests drive it)."""
         self.path = Path(path)
         self._forced = adapter
         self._data = data
-        self._tailer = LineTailer(self.path) if data is None else DataTailer(self.path, data)
+        self._clock = clock
+        self._tailer = LineTailer(self.path, clock) if data is None else DataTailer(self.path, data)
         self.partial = tail_bytes is not None and self._tailer.start_near_end(tail_bytes)
         self.adapter: Adapter | None = None
         self._held: list[tuple[int, Any]] = []
@@ -185,16 +198,19 @@ class SessionReader:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def poll(self) -> bool:
+    def poll(self, *, as_it_stands: bool = False) -> bool:
         """Read and apply what was appended; True when the state may have changed.
 
+        A last line without its newline is read once it has been quiet ``QUIET_LINE_SECONDS``,
+        or at once with ``as_it_stands`` (a cold read takes the file as finished).
         An unreadable file (permissions, a directory) is not an exception here, so a follower
         keeps going: ``error`` says what went wrong until a later poll succeeds.
         """
+        quiet = 0.0 if as_it_stands else QUIET_LINE_SECONDS
         try:
-            changed = self._poll_document() if self._document_mode else self._poll_lines()
+            changed = self._poll_document() if self._document_mode else self._poll_lines(quiet)
             if self.adapter is not None and self._data is None:
-                changed = self._poll_companions() or changed
+                changed = self._poll_companions(quiet) or changed
         except OSError as error:
             self.error = error.strerror or str(error)
             return False
@@ -208,7 +224,7 @@ class SessionReader:
         self._held_skips.clear()
         self._companions.clear()
 
-    def _poll_lines(self) -> bool:
+    def _poll_lines(self, quiet: float) -> bool:
         changed = False
         # Decoding creates many objects and no reference cycles: the cyclic collector would
         # only re-scan the growing state again and again (about 20 % of a first scan).
@@ -216,6 +232,9 @@ class SessionReader:
             while True:
                 batch = self._tailer.read(BATCH_BYTES)
                 changed = self._apply(batch) or changed
+                if not batch.more and not self._document_mode:
+                    last = self._tailer.take_unterminated(quiet)
+                    changed = (bool(last.lines) and self._apply(last)) or changed
                 planned = self._planned
                 if planned is not None and not batch.more and not self._document_mode:
                     self._planned = None  # the first read is done
@@ -368,16 +387,17 @@ class SessionReader:
         self.adapter = adapter
         return True
 
-    def _poll_companions(self) -> bool:
+    def _poll_companions(self, quiet: float) -> bool:
         adapter = self.adapter
         assert adapter is not None
         changed = False
         for path in adapter.companions():
             tailer = self._companions.get(path)
             if tailer is None:
-                tailer = self._companions[path] = LineTailer(path)
+                tailer = self._companions[path] = LineTailer(path, self._clock)
             try:
                 batch = tailer.read()
+                batch.lines += tailer.take_unterminated(quiet).lines
             except OSError as error:  # the session stays readable without this one
                 if path not in self._unreadable:
                     self._unreadable.add(path)
@@ -403,11 +423,11 @@ class SessionReader:
 
 
 def read_all(reader: SessionReader) -> SessionState:
-    """Read everything there is now (main file and companions) and return the state."""
-    reader.require_state()
+    """Read everything there is now (main file and companions, each to its last line, newline
+    or not) and return the state."""
     # Companion files found by the first pass are read by the next ones.
     for _ in range(100):
-        if not reader.poll():
+        if not reader.poll(as_it_stands=True):
             break
     return reader.require_state()
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from engine.analysis.sections import is_typed_user_message
 from engine.analysis.snapshot import Relevance
 from engine.sessions.model import Block, Message, SessionState
+from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
 
 RECENT_USER_MESSAGES = 3
 RECENT_ASSISTANT_MESSAGES = 10
@@ -244,7 +245,7 @@ class RelevanceIndex:
         rows = [
             Relevance(
                 tool_call_id=key,
-                tool=state.tools[key].name if key in state.tools else "unknown",
+                tool=state.tools[key].name if key in state.tools else RESULTS_WITHOUT_CALL,
                 tokens=sizes[key],
                 score=round(scored[key], 4),
             )

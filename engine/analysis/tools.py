@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from engine.analysis.json_audit import compact_json
 from engine.analysis.snapshot import LargeResult, ToolStat
 from engine.sessions.model import Block, Message, SessionState
+from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
 from engine.tokens.encoding import Encoding
 
 LARGEST = 3
@@ -40,7 +41,7 @@ class ToolAudit:
                 if block.kind != "tool_result" or not block.tool_call_id:
                     continue
                 call = state.tools.get(block.tool_call_id)
-                name = call.name if call else (block.tool_name or "unknown")
+                name = call.name if call else (block.tool_name or RESULTS_WITHOUT_CALL)
                 tokens = tokens_of(block)
                 per_tool.setdefault(name, []).append((block.tool_call_id, tokens))
                 saving, is_json = self._json_saving(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from engine.safety.terminal import printable
+from engine.safety.terminal import one_line, printable
 from engine.words import plural
 
 if TYPE_CHECKING:
@@ -136,7 +136,28 @@ def render_text(report: dict[str, Any]) -> str:
         lines.extend(analysis_text(report["analysis"]))
     for skipped in report["skipped_lines"]:
         lines.append(f"skipped    {skipped['file']}:{skipped['line']}: {skipped['reason']}")
+    lines.extend(_record_types(report["record_types"]))
     return "\n".join(lines)
+
+
+def _record_types(types: dict[str, dict[str, int]]) -> list[str]:
+    """The records left out by type: unknown ones (figures may be incomplete), then those
+    ctxtop knows and does not need."""
+    lines = []
+    if types["unknown"]:
+        count = sum(types["unknown"].values())
+        lines.append(
+            f"unknown    {plural(count, 'record')} of types ctxtop does not know"
+            " (figures may be incomplete): " + _counts(types["unknown"])
+        )
+    if types["ignored"]:
+        known = _counts(types["ignored"])
+        lines.append(f"ignored    {known} (known types; nothing shown is in them)")
+    return lines
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{one_line(kind)} {number:,}" for kind, number in counts.items())
 
 
 def run(args: argparse.Namespace) -> int:

@@ -138,6 +138,11 @@ class LiveView:
         return sum(1 for event in self.events if event.kind == "compaction")
 
     @property
+    def unknown_records(self) -> str | None:
+        """The notice of records of types ctxtop does not know (None: there are none)."""
+        return self.sample.record_types.notice
+
+    @property
     def what_if(self) -> int | None:
         """The what-if window (``b``) the analysis assumes, or None: the model's own."""
         analysis = self.analysis

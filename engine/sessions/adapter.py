@@ -48,7 +48,8 @@ Normalisation rules (the report relies on them):
 
 - ``Usage.input_tokens`` is uncached input; ``cache_read_tokens``/``cache_write_tokens`` are apart;
   ``input_tokens_total`` is their sum = the whole prompt. ``output_tokens`` includes reasoning.
-- A response without usage (e.g. Claude's ``<synthetic>``) is not a response: don't record it.
+- A response without usage (e.g. Claude's ``<synthetic>``), or whose usage holds no token
+  figure (``"usage": {}``: see ``logs_tokens``), is not a response: don't record it.
 - Sub-agents' responses go into ``state.subagent(id)``, never into the parent's totals, and a
   response a sub-agent transcript replays from the parent (same key) must not be recorded again.
 - ``state.context_window`` only when the agent logged one (Codex ``model_context_window``);
@@ -95,6 +96,12 @@ def token_count(value: Any, limit: int = MAX_TOKENS) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return int(value) if 0 <= value <= limit else None  # NaN fails both comparisons
+
+
+def logs_tokens(raw: Any, names: Sequence[str]) -> bool:
+    """Whether the usage object ``raw`` holds a figure under one of the token count ``names``:
+    one that holds none (``"usage": {}``) was no API request, and must not become the last."""
+    return isinstance(raw, Mapping) and any(raw.get(name) is not None for name in names)
 
 
 # Detection scores.

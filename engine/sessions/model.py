@@ -19,7 +19,7 @@ from engine.sessions import responses as _responses
 from engine.sessions.prompt_parts import PromptParts
 from engine.sessions.request_history import RequestHistory
 from engine.sessions.responses import Response, Responses, Usage
-from engine.sessions.tool_calls import ChangeLog, ToolCall, ToolCalls
+from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL, ChangeLog, ToolCall, ToolCalls
 
 # (defined beside the session's other calls and responses, read from here too)
 __all__ = ["Response", "Responses", "ToolCall", "Usage"]
@@ -28,6 +28,13 @@ __all__ = ["Response", "Responses", "ToolCall", "Usage"]
 # ledger counts these with the tokenizer, and estimates older ones from their length): a long
 # session's memory does not grow with the text of results that left the context long ago.
 RESULT_BUDGET = 1_000_000
+
+# The unknown record types a session names one by one (the rest are summed under OTHER_TYPES),
+# and the length of a name kept.
+MAX_TYPES = 50
+MAX_TYPE_NAME = 80
+NO_TYPE = "(no type)"
+OTHER_TYPES = "(other types)"
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image", "other"]
@@ -154,6 +161,7 @@ class SessionState:
     # copies the array before it changes one of them).
     _sizes_shared: int = field(default=0, repr=False, compare=False)
     totals: Usage = field(default_factory=Usage)
+    unitemised_requests: int = 0  # requests counted without a ``Response`` (record_unitemised)
     last_response: Response | None = None
     context: list[Message] = field(default_factory=list)
     # The calls by id: the newest as ``ToolCall``s, those whose result text was let go of
@@ -184,6 +192,10 @@ class SessionState:
     process_starts: list[int] = field(default_factory=list)
     subagents: dict[str, SessionState] = field(default_factory=dict)
     skipped: list[SkippedLine] = field(default_factory=list)
+    # Records a reader left out, by type: ``ignored_types`` it knows carry nothing ctxtop shows;
+    # ``unknown_types`` it does not know (a format change may hide figures in them).
+    ignored_types: dict[str, int] = field(default_factory=dict)
+    unknown_types: dict[str, int] = field(default_factory=dict)
     # For a sub-agent: its id, type/description, and the parent's tool call that started it;
     # for a sub-agent's file opened on its own, also the parent session's id and file (when
     # that file was found beside it).
@@ -200,7 +212,14 @@ class SessionState:
 
     @property
     def api_requests(self) -> int:
-        return len(self.responses)
+        return len(self.responses) + self.unitemised_requests
+
+    def record_unitemised(self, usage: Usage, requests: int = 0) -> None:
+        """Usage the log gives without a whole request's figures (Copilot CLI 1.0.3x: each
+        answer's output tokens, the prompt tokens only as a sum when the process ends): in the
+        totals and the count of requests, never a context figure."""
+        self.totals.add(usage)
+        self.unitemised_requests += requests
 
     @property
     def last_rewrite_line(self) -> int:
@@ -296,9 +315,14 @@ class SessionState:
     def record_tool_call(
         self, call_id: str, name: str, *, line: int = 0, input_text: str = "", raw_input: Any = None
     ) -> ToolCall:
-        """Register a tool call once by its id (later copies of the same call are ignored)."""
+        """Register a tool call once by its id (later copies of the same call are ignored; a
+        call logged after its result names the result's row)."""
         tools = self.tools
         call = tools.live.get(call_id)
+        if call is not None and call.name == RESULTS_WITHOUT_CALL:
+            call.name, call.line, call.input_text = name, line, input_text
+            call.raw_input = raw_input
+            self.tool_changes.append(call)
         if call is None:
             row = tools.archived.find(call_id)
             if row >= 0:
@@ -310,7 +334,8 @@ class SessionState:
         return call
 
     def record_tool_result(self, call_id: str, text: str, *, is_error: bool = False) -> None:
-        """Attach a result to its call (a result without a known call gets an "unknown" call)."""
+        """Attach a result to its call (a result without a known call is counted under the
+        ``RESULTS_WITHOUT_CALL`` row)."""
         call = self.tools.live.get(call_id)
         if call is None:
             archived = self.tools.archived
@@ -318,7 +343,7 @@ class SessionState:
             if row >= 0:  # (its text was let go of: this one is new, as it was to the call)
                 call = self.tools.live[call_id] = archived.take(row)
             else:
-                call = self.record_tool_call(call_id, "unknown")
+                call = self.record_tool_call(call_id, RESULTS_WITHOUT_CALL)
         if call.result_text != text:
             if call.result_text is not None:  # a replaced text leaves the newest results
                 self._retained_chars -= call.result_chars
@@ -404,6 +429,19 @@ class SessionState:
 
     def skip(self, line: int, reason: str, path: str | None = None) -> None:
         self.skipped.append(SkippedLine(path=path or str(self.path), line=line, reason=reason))
+
+    def ignore_type(self, kind: str) -> None:
+        """A record of a type the reader knows and leaves out (it carries nothing shown)."""
+        self.ignored_types[kind] = self.ignored_types.get(kind, 0) + 1
+
+    def unknown_type(self, kind: Any) -> None:
+        """A record of a type the reader does not know, left out (shown as such). A log may
+        hold any value there, and any number of them: a few names are kept, the rest summed."""
+        name = kind[:MAX_TYPE_NAME] if isinstance(kind, str) else NO_TYPE
+        types = self.unknown_types
+        if name not in types and len(types) >= MAX_TYPES:
+            name = OTHER_TYPES
+        types[name] = types.get(name, 0) + 1
 
     def subagent(self, subagent_id: str, path: Path | None = None) -> SessionState:
         """The sub-agent's own state (created on first use); it is never added to the parent's."""

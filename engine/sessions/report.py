@@ -136,6 +136,12 @@ def _parts_json(sample: Sample) -> dict[str, Any]:
         "skipped_lines": [
             {"file": skip.path, "line": skip.line, "reason": skip.reason} for skip in sample.skipped
         ],
+        # Records left out by type: of types ctxtop does not know (figures may be incomplete),
+        # and of types it knows carry nothing it shows.
+        "record_types": {
+            "unknown": dict(sample.record_types.unknown),
+            "ignored": dict(sample.record_types.ignored),
+        },
     }
 
 

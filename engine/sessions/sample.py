@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from engine.models.registry import lookup as model_info
+from engine.safety.terminal import one_line
 from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
 from engine.sessions.model import (
@@ -173,6 +174,54 @@ class Parent:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordTypes:
+    """Records the reader left out, as (type, count), most first: ``unknown`` of types it does
+    not know (figures may be missing there), ``ignored`` of types it knows carry nothing shown."""
+
+    unknown: tuple[tuple[str, int], ...] = ()
+    ignored: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def unknown_records(self) -> int:
+        return sum(count for _, count in self.unknown)
+
+    @property
+    def notice(self) -> str | None:
+        """One line for the user when records of unknown types were left out, else None."""
+        count = self.unknown_records
+        if not count:
+            return None
+        named = self.unknown[:NOTICE_TYPES]
+        kinds = ", ".join(f"{one_line(kind)} ({number:,})" for kind, number in named)
+        rest = len(self.unknown) - len(named)
+        more = f", {rest} more" if rest else ""
+        records = "record" if count == 1 else "records"
+        return (
+            f"{count:,} {records} of types ctxtop does not know: {kinds}{more}"
+            " — figures may be incomplete"
+        )
+
+
+# The notice names at most this many unknown types (the report lists all).
+NOTICE_TYPES = 4
+
+
+def _counted(states: Sequence[SessionState], name: str) -> tuple[tuple[str, int], ...]:
+    """The counts by type of ``name`` (ignored_types, unknown_types) over ``states``."""
+    total: dict[str, int] = {}
+    for state in states:
+        for kind, count in getattr(state, name).items():
+            total[kind] = total.get(kind, 0) + count
+    return tuple(sorted(total.items(), key=lambda item: (-item[1], item[0])))
+
+
+def record_types(state: SessionState) -> RecordTypes:
+    """What the session's readers left out by type, its sub-agents' included."""
+    states = [state, *state.subagents.values()]
+    return RecordTypes(_counted(states, "unknown_types"), _counted(states, "ignored_types"))
+
+
+@dataclass(frozen=True, slots=True)
 class Sample:
     agent: str
     agent_version: str | None
@@ -202,6 +251,7 @@ class Sample:
     breakdown: Breakdown | None = None
     # Results (and attachments) the agent cleared in place, listed with the compactions.
     microcompactions: tuple[Microcompaction, ...] = ()
+    record_types: RecordTypes = RecordTypes()
 
     @property
     def fill_percent(self) -> float | None:
@@ -339,6 +389,7 @@ def build_sample(
         lines_read=state.lines_read,
         bytes_read=state.bytes_read,
         history=state.request_history(),
+        record_types=record_types(state),
     )
     if not breakdown:
         return sample

@@ -1,17 +1,22 @@
 """Byte-offset tailing of an append-only file: only new bytes are read, complete lines come out.
 
 The file is opened read-only for each read and closed again, so the agent's file is never held
-open or written. A partial last line is kept until its newline arrives. A file that shrank, was
-replaced (new inode) or whose bytes before our offset changed is reported as ``reset`` so the
-caller starts over.
+open or written. A partial last line is kept until its newline arrives, or until the reader takes
+it as finished (``take_unterminated``: a copied file often ends without a newline). A file that
+shrank, was replaced (new inode) or whose bytes before our offset changed is reported as
+``reset`` so the caller starts over.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from engine.files import open_regular
 
@@ -21,6 +26,28 @@ CHUNK = 1 << 20
 MAX_BATCH_LINES = 1 << 16
 # Bytes just before the offset that are re-checked on each read to notice an in-place rewrite.
 FINGERPRINT = 64
+# A live file's last line without its newline is taken as a whole line once the file has not
+# grown for this long (and the line is a whole JSON object or array). An agent writes a record
+# and its newline in one write: a line it is still writing has grown within milliseconds, and
+# one cut short mid-write does not decode. Its newline, should it come later, is no new line.
+QUIET_LINE_SECONDS = 2.0
+
+
+def whole_json(raw: bytes) -> bool:
+    """Whether ``raw`` is one whole JSON object or array (a finished line of a JSONL log)."""
+    stripped = raw.strip()
+    if not stripped.endswith((b"}", b"]")):
+        return False  # a cut-short line, or a bare number that more digits could extend
+    try:
+        msgspec.json.decode(stripped)
+        return True
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    try:  # what msgspec refuses and the reader's stdlib fallback takes (NaN, a BOM, ...)
+        json.loads(stripped.decode("utf-8"))
+        return True
+    except (ValueError, RecursionError):
+        return False
 
 
 @dataclass(slots=True)
@@ -34,9 +61,10 @@ class Batch:
 
 
 class LineTailer:
-    """Follows one file by byte offset."""
+    """Follows one file by byte offset. ``clock``: the seconds a held last line has been quiet
+    are measured on it (``time.monotonic``; tests pass their own)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
         self.offset = 0  # bytes consumed, including the held partial line
         self.line_no = 0  # lines emitted so far
@@ -44,6 +72,11 @@ class LineTailer:
         self._identity: tuple[int, int] | None = None
         self._fingerprint = b""
         self._drop_first = False
+        self._clock = clock
+        self._partial_since = 0.0  # when the held partial line last grew
+        # The last line was handed out before its newline came (``take_unterminated``).
+        self._taken = False
+        self._refused = -1  # the length of a held line found not whole (not decoded again)
 
     def restart(self) -> None:
         self.offset = 0
@@ -52,6 +85,8 @@ class LineTailer:
         self._identity = None
         self._fingerprint = b""
         self._drop_first = False
+        self._taken = False
+        self._refused = -1
 
     def start_near_end(self, nbytes: int) -> bool:
         """Begin with the last ``nbytes`` of the file, dropping the line they cut into.
@@ -120,6 +155,28 @@ class LineTailer:
         start = self.offset - len(self._fingerprint)
         return os.pread(fd, len(self._fingerprint), start) == self._fingerprint
 
+    def take_unterminated(self, quiet: float = QUIET_LINE_SECONDS) -> Batch:
+        """The held last line as a line of its own, when it is a whole JSON value and has not
+        grown for ``quiet`` seconds (0: a file read as it stands); else an empty batch.
+
+        Its newline arriving later is then skipped; anything else written after it continues
+        that same line (and comes out under its number).
+        """
+        batch = Batch()
+        partial = self._partial
+        if not partial or len(partial) == self._refused:
+            return batch
+        if self._clock() - self._partial_since < quiet:
+            return batch
+        if not whole_json(bytes(partial)):
+            self._refused = len(partial)  # a line only grows: decode it again once it has
+            return batch
+        self.line_no += 1
+        batch.lines.append((self.line_no, bytes(partial)))
+        partial.clear()
+        self._taken = True
+        return batch
+
     def _split(self, chunk: bytes, batch: Batch) -> None:
         if self._drop_first:
             cut = chunk.find(b"\n")
@@ -127,10 +184,18 @@ class LineTailer:
                 return
             self._drop_first = False
             chunk = chunk[cut + 1 :]
+        if self._taken and chunk:
+            self._taken = False
+            if chunk.startswith(b"\n"):
+                chunk = chunk[1:]  # the newline of the line already taken
+            else:
+                self.line_no -= 1  # more of the line already taken: the same line number
         start = 0
         newline = chunk.find(b"\n")
         if newline < 0:
-            self._partial += chunk
+            if chunk:
+                self._partial += chunk
+                self._partial_since = self._clock()
             return
         if self._partial:
             self._partial += chunk[:newline]
@@ -145,6 +210,7 @@ class LineTailer:
             batch.lines.append((self.line_no, piece))
         if tail:
             self._partial += tail
+            self._partial_since = self._clock()
 
     @property
     def partial(self) -> bytes:

@@ -20,6 +20,9 @@ from typing import Any
 from engine.sessions.columns import KeyedRows, TextColumn
 
 _ERROR, _PERSISTED, _GONE = 1, 2, 4  # an archived row's flags
+# The row of tool results whose call the log does not hold (a file that starts mid-session, a
+# call in a part of the log ctxtop did not read): no tool of that name was called.
+RESULTS_WITHOUT_CALL = "(results without their call)"
 
 
 @dataclass(slots=True)

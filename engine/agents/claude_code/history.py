@@ -41,21 +41,31 @@ class Details(msgspec.Struct):
 
 
 class UsageLine(msgspec.Struct):
-    """Anthropic usage with whole figures in range (any other value: the full path's rule)."""
+    """Anthropic usage with whole figures in range (any other value: the full path's rule);
+    a figure not logged is unset (a usage without any is no request)."""
 
-    input_tokens: Tokens = 0
-    output_tokens: Tokens = 0
-    cache_read_input_tokens: Tokens = 0
-    cache_creation_input_tokens: Tokens = 0
+    input_tokens: Tokens | msgspec.UnsetType = msgspec.UNSET
+    output_tokens: Tokens | msgspec.UnsetType = msgspec.UNSET
+    cache_read_input_tokens: Tokens | msgspec.UnsetType = msgspec.UNSET
+    cache_creation_input_tokens: Tokens | msgspec.UnsetType = msgspec.UNSET
     output_tokens_details: Details | None = None
+
+    def logged(self) -> bool:
+        """Whether one token figure was logged (``"usage": {}`` logs none)."""
+        return not (
+            self.input_tokens is msgspec.UNSET
+            and self.output_tokens is msgspec.UNSET
+            and self.cache_read_input_tokens is msgspec.UNSET
+            and self.cache_creation_input_tokens is msgspec.UNSET
+        )
 
     def normalised(self) -> Usage:
         details = self.output_tokens_details
         return Usage(
-            self.input_tokens,
-            self.output_tokens,
-            self.cache_read_input_tokens,
-            self.cache_creation_input_tokens,
+            self.input_tokens or 0,
+            self.output_tokens or 0,
+            self.cache_read_input_tokens or 0,
+            self.cache_creation_input_tokens or 0,
             details.thinking_tokens if details is not None else 0,
         )
 

@@ -29,12 +29,20 @@ from typing import Any
 import msgspec
 
 from engine.agents.claude_code import history as lean
-from engine.agents.claude_code import microcompact, prompt_log
+from engine.agents.claude_code import microcompact, prompt_log, record_types
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
 from engine.files import read_head
-from engine.sessions.adapter import CERTAIN, LIKELY, MAX_TOKENS, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import (
+    CERTAIN,
+    LIKELY,
+    MAX_TOKENS,
+    NOT_MINE,
+    Adapter,
+    logs_tokens,
+    token_count,
+)
 from engine.sessions.model import (
     Block,
     Compaction,
@@ -95,6 +103,15 @@ _SNAPSHOT = b'"type":"prompt_snapshot"'
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
 LONG_CONTEXT_WINDOW = 1_000_000
+
+
+# The token counts of an Anthropic usage object (a usage with none of them is no request).
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 
 
 def usage_from(raw: Any) -> Usage:
@@ -403,6 +420,8 @@ class _Window:
             key = str(key)
         if key in self.replayed:
             return  # a parent response replayed in the sub-agent transcript
+        if not logs_tokens(raw.get("usage"), USAGE_KEYS):
+            return
         usage = usage_from(raw.get("usage"))
         if not usage.total and _copied(record.get("requestSessionId"), record.get("sessionId")):
             return
@@ -512,16 +531,19 @@ class ClaudeCodeAdapter(Adapter):
         if raw.startswith(_IGNORED_PREFIXES):
             # A recorded request that asked for the 1M-token window, or that names a system
             # prompt and tools other than the last one's, is worth decoding.
-            return not (
-                raw.startswith(_API_REQUEST)
-                and (LONG_CONTEXT_BETA in raw or self._main.prompt.wants(raw))
-            )
+            if raw.startswith(_API_REQUEST) and (
+                LONG_CONTEXT_BETA in raw or self._main.prompt.wants(raw)
+            ):
+                return False
+            self.state.ignore_type(raw[9 : raw.index(b'"', 9)].decode())  # after {"type":"
+            return True
         return False
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object")
             return
+        record_types.note(self.state, record)
         if self._history is not None:
             self._history_note(record, line)
         self._metadata(record)
@@ -684,6 +706,8 @@ class ClaudeCodeAdapter(Adapter):
             self._lean_message(record, message, content, line, timestamp)
         elif kind == "system" and record.subtype == "compact_boundary" and key not in history.seen:
             self._lean_compaction(record, line, timestamp)
+        elif kind == "system":
+            record_types.note_system(state, record.subtype)
         history.seen.add(key)
         history.lean_lines += 1
         return True
@@ -740,8 +764,8 @@ class ClaudeCodeAdapter(Adapter):
                 and (model is None or (model == before[0].model and model == state.model))
             ):
                 pass  # the same response's next block, the same figures (``touch`` done)
-            elif key not in self._main.replayed:
-                recorded = Usage() if usage is None else usage.normalised()
+            elif key not in self._main.replayed and usage is not None and usage.logged():
+                recorded = usage.normalised()
                 if recorded.total or not _copied(record.requestSessionId, record.sessionId):
                     response = state.record_response(
                         key, recorded, model=model, line=line, timestamp=timestamp
@@ -928,6 +952,7 @@ class ClaudeCodeAdapter(Adapter):
         if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object", str(path))
             return
+        record_types.note(self.state, record)
         agent_id = path.stem.removeprefix("agent-")
         window = self._windows.get(agent_id)
         if window is None:

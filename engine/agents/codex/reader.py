@@ -30,6 +30,7 @@ from engine.sessions.adapter import (
     MAX_TOTAL_TOKENS,
     NOT_MINE,
     Adapter,
+    logs_tokens,
     token_count,
 )
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
@@ -77,6 +78,13 @@ EFFECTIVE_WINDOW_PERCENT = 95
 _WORLD_STATE = b'"type":"world_state"'
 _ITEM_COMPLETED = b'"type":"event_msg","payload":{"type":"item_completed"'
 _SETTINGS = b'"type":"event_msg","payload":{"type":"thread_settings_applied"'
+_IGNORED_MARKERS = (
+    (_ITEM_COMPLETED, "event_msg:item_completed"),
+    (_WORLD_STATE, "world_state"),
+    (_SETTINGS, "event_msg:thread_settings_applied"),
+)
+# Response items not sent to the model (§2.3).
+_UNSENT_ITEMS = {"ghost_snapshot"}
 _MARKER_WINDOW = 160
 # The tool that starts a sub-agent thread (multi_agent_v1 namespace). That thread writes its own
 # rollout; its session_meta names ours in ``source.subagent.thread_spawn.parent_thread_id``.
@@ -215,6 +223,7 @@ class _Thread:
     def feed(self, record: Mapping[str, Any], line: int, path: str | None = None) -> None:
         kind = record.get("type")
         if kind not in ROLLOUT_TYPES:
+            self.state.unknown_type(kind)
             return
         payload = record.get("payload")
         if not isinstance(payload, dict):
@@ -236,6 +245,8 @@ class _Thread:
             self._event(payload, line, timestamp, path)
         elif kind == "compacted":
             self._compacted(payload, line, timestamp)
+        elif kind == "world_state":
+            self.state.ignore_type(kind)
 
     def _meta(self, payload: Mapping[str, Any]) -> None:
         state = self.state
@@ -264,6 +275,8 @@ class _Thread:
                 self.state.context_window = token_count(window)
             return
         if kind != "token_count":
+            # Events for the user's screen, mirroring the response items (§2.2).
+            self.state.ignore_type(f"event_msg:{kind}" if isinstance(kind, str) else "event_msg")
             return
         info = payload.get("info")
         if info is None:
@@ -284,6 +297,8 @@ class _Thread:
             return  # Codex writes each token_count twice
         if self._response_key(total) is not None or self.has_records or self._replayed(total):
             return  # counted from its token_usage_record (which comes first in 0.169)
+        if not logs_tokens(info.get("last_token_usage"), _USAGE_KEYS):
+            return  # an empty usage: no request
         key = f"total-{total[-1]}"
         self.by_total[total] = key
         self._respond(key, last, line, timestamp)
@@ -320,6 +335,8 @@ class _Thread:
             return
         if self.parent is not None and response_id in self.parent.state.responses:
             return  # the parent's response, replayed
+        if not logs_tokens(payload.get("usage"), _USAGE_KEYS):
+            return  # an empty usage: no request
         self.has_records = True
         key = response_id
         total = _cumulative(payload.get("thread_token_usage"))
@@ -398,6 +415,10 @@ class _Thread:
             message = self._server_call(payload, kind, message_id, line, timestamp)
             from_model = True
         if message is None:
+            if live and kind in _UNSENT_ITEMS:
+                state.ignore_type(f"response_item:{kind}")
+            elif live and kind not in _OUTPUTS and kind not in _CALLS:
+                state.unknown_type(f"response_item:{kind}" if isinstance(kind, str) else None)
             return None  # ghost snapshots and item types not sent to the model
         if live:
             state.context.append(message)
@@ -567,7 +588,11 @@ class CodexAdapter(Adapter):
 
     def ignores(self, raw: bytes) -> bool:
         head = raw[:_MARKER_WINDOW]
-        return _ITEM_COMPLETED in head or _WORLD_STATE in head or _SETTINGS in head
+        for marker, kind in _IGNORED_MARKERS:
+            if marker in head:
+                self.state.ignore_type(kind)
+                return True
+        return False
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):

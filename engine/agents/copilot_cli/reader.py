@@ -14,6 +14,16 @@ wrote (tests/sessions/data/generated/copilot-cli):
 - ``system.message``, ``user.message`` (``transformedContent`` is what the model gets),
   ``assistant.message`` (``toolRequests``) and ``tool.execution_complete`` (``result.content``)
   are the conversation;
+- 1.0.3x (no ``session.usage_record``; checked against a log the real 1.0.34 binary wrote,
+  tests/sessions/data/generated/copilot-cli-1.0.34): each API call's answer is one
+  ``assistant.message`` with its ``outputTokens`` (and ``requestId`` when the provider sent
+  one), the prompt tokens only as the process's sums in ``session.shutdown.modelMetrics``
+  (sub-agents' calls included). Those requests are counted with their output, the sums added to
+  the totals; no request of theirs gives a context figure (its prompt is not logged);
+- 1.0.3x's ``session.compaction_complete`` has no ``messagesRemoved``: its summary replaces
+  every message before it;
+- ``system.message`` is logged again before each process's first turn: the prompt has one
+  system message, the newest;
 - ``session.truncation`` drops the oldest messages of a prompt over the limit;
   ``session.compaction_complete`` replaces the ``messagesRemoved`` oldest messages of the history
   as it was at ``session.compaction_start`` with ``summaryContent``, keeping what came after.
@@ -43,6 +53,72 @@ _COPILOT_TYPES = {
     "subagent.started",
     "session.compaction_complete",
 }
+# Event types read elsewhere than in ``_HANDLERS``' events, or known to carry nothing ctxtop shows:
+# the 1.0.34 ``schemas/session-events.schema.json`` and what 1.0.102 wrote. Not among them:
+# ``session.snapshot_rewind`` (a rewind ctxtop does not follow: shown as not understood).
+_IGNORED_TYPES = frozenset(
+    {
+        "abort",
+        "assistant.intent",
+        "assistant.message_delta",
+        "assistant.reasoning_delta",
+        "assistant.streaming_delta",
+        "assistant.turn_end",
+        "assistant.turn_start",
+        "capabilities.changed",
+        "command.completed",
+        "command.execute",
+        "command.queued",
+        "commands.changed",
+        "elicitation.completed",
+        "elicitation.requested",
+        "exit_plan_mode.completed",
+        "exit_plan_mode.requested",
+        "external_tool.completed",
+        "external_tool.requested",
+        "hook.end",
+        "hook.start",
+        "mcp.oauth_completed",
+        "mcp.oauth_required",
+        "pending_messages.modified",
+        "permission.completed",
+        "permission.requested",
+        "sampling.completed",
+        "sampling.requested",
+        "session.background_tasks_changed",
+        "session.context_changed",
+        "session.custom_agents_updated",
+        "session.error",
+        "session.extensions_loaded",
+        "session.handoff",
+        "session.idle",
+        "session.info",
+        "session.mcp_server_status_changed",
+        "session.mcp_servers_loaded",
+        "session.mode_changed",
+        "session.plan_changed",
+        "session.remote_steerable_changed",
+        "session.skills_loaded",
+        "session.task_complete",
+        "session.title_changed",
+        "session.tools_updated",
+        "session.usage_info",
+        "session.warning",
+        "session.workspace_file_changed",
+        "skill.invoked",
+        "subagent.completed",
+        "subagent.configured",
+        "subagent.deselected",
+        "subagent.failed",
+        "subagent.selected",
+        "system.notification",
+        "tool.execution_partial_result",
+        "tool.execution_progress",
+        "tool.user_requested",
+        "user_input.completed",
+        "user_input.requested",
+    }
+)
 # Auto-compaction rule, GitHub docs "Managing context in Copilot CLI" (github/docs
 # content/copilot/concepts/agents/copilot-cli/context-management.md): compaction starts in the
 # background at about 80% of the context window (and the CLI waits for it at about 95%).
@@ -124,6 +200,10 @@ class CopilotCliAdapter(Adapter):
         super().__init__(path)
         self._main = _Window(self.state)
         self._windows: dict[str, _Window] = {}
+        # This process's (since session.start or .resume) usage records, and answers counted
+        # without one (1.0.3x), by their request or message id.
+        self._process_records = 0
+        self._process_answers: set[str] = set()
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -148,7 +228,11 @@ class CopilotCliAdapter(Adapter):
             return
         kind = record.get("type")
         data = record.get("data")
-        if not isinstance(kind, str):
+        if not isinstance(kind, str) or kind not in _HANDLERS:
+            if kind in _IGNORED_TYPES:
+                self.state.ignore_type(kind)
+            else:
+                self.state.unknown_type(kind)
             return
         if not isinstance(data, dict):
             self.state.skip(line, f"{kind} event without data")
@@ -172,6 +256,8 @@ class CopilotCliAdapter(Adapter):
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
     ) -> None:
         state = window.state
+        self._process_records = 0
+        self._process_answers = set()
         if isinstance(data.get("sessionId"), str) and state.session_id is None:
             state.session_id = data["sessionId"]
         if isinstance(data.get("copilotVersion"), str):
@@ -207,9 +293,13 @@ class CopilotCliAdapter(Adapter):
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
     ) -> None:
         text = _text(data.get("content"))
-        window.append(
-            Message(event_id, "system", [Block("text", text)], line, ts, kind="instructions")
-        )
+        message = Message(event_id, "system", [Block("text", text)], line, ts, kind="instructions")
+        context = window.state.context
+        for index, known in enumerate(context):
+            if known.kind == "instructions":
+                context[index] = message  # logged again for a new process: still one prompt
+                return
+        window.append(message)
 
     def _user(
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
@@ -241,6 +331,12 @@ class CopilotCliAdapter(Adapter):
         if isinstance(data.get("model"), str):
             state.model = data["model"]
         api_call = data.get("apiCallId")
+        output = _number(data, "outputTokens")
+        if api_call is None and output is not None and not self._process_records:
+            answer = data.get("requestId") or data.get("messageId") or event_id
+            if answer not in self._process_answers:
+                self._process_answers.add(str(answer))
+                state.record_unitemised(Usage(output_tokens=output), requests=1)
         waiting = window.answers.pop(api_call, None) if isinstance(api_call, str) else None
         if waiting is not None and any(m is waiting for m in state.context[-4:]):
             waiting.id, waiting.blocks, waiting.line, waiting.timestamp = event_id, blocks, line, ts
@@ -289,6 +385,7 @@ class CopilotCliAdapter(Adapter):
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
     ) -> None:
         raw = data.get("usage", data)  # assistant.usage carries the fields in data itself
+        self._process_records += 1
         usage = usage_from(raw) if isinstance(raw, dict) else None
         if usage is None or not isinstance(raw, dict):
             window.state.skip(line, "usage record without inputTokens")
@@ -316,6 +413,24 @@ class CopilotCliAdapter(Adapter):
             window.answers[key] = answer
             window.append(answer)
 
+    def _shutdown(
+        self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
+    ) -> None:
+        """A process ends: with answers counted without usage records (1.0.3x), its prompt
+        tokens come as sums per model; they go to the totals (the output was counted)."""
+        answers, self._process_answers = self._process_answers, set()
+        if self._process_records or not answers:
+            return
+        metrics = data.get("modelMetrics")
+        for figures in metrics.values() if isinstance(metrics, dict) else ():
+            raw = figures.get("usage") if isinstance(figures, dict) else None
+            usage = usage_from(raw) if isinstance(raw, dict) else None
+            if usage is None:
+                self.state.skip(line, "session.shutdown model usage without inputTokens")
+                continue
+            usage.output_tokens = usage.reasoning_tokens = 0  # counted per answer
+            self.state.record_unitemised(usage)
+
     def compacting(self) -> bool:
         """A ``session.compaction_start`` of the main window without its ``_complete`` yet."""
         return bool(self._main.compaction_starts)
@@ -339,14 +454,21 @@ class CopilotCliAdapter(Adapter):
         attempt = str(data.get("compactionAttemptId") or "")
         snapshot = window.compaction_starts.pop(attempt, None)
         before = _number(data, "preCompactionMessagesLength")
-        removed = _number(data, "messagesRemoved") or 0
+        removed = _number(data, "messagesRemoved")
         if snapshot is None:
             snapshot = [m.id for m in window.state.context if m.role != "system"]
-        kept = before - removed if before is not None else len(snapshot) - removed
         window.state.keep_context()
-        at = window.drop_oldest(window.all_but_newest(kept, snapshot))
+        if removed is None:
+            # 1.0.3x logs no count: its summary replaces the whole history, the messages
+            # logged since the compaction started included [OBS the 1.0.34 run's requests].
+            at = window.drop_oldest(window.all_but_newest(0))
+        else:
+            kept = before - removed if before is not None else len(snapshot) - removed
+            at = window.drop_oldest(window.all_but_newest(kept, snapshot))
         summary = _text(data.get("summaryContent"))
-        message = Message(event_id, "user", [Block("text", summary)], line, ts, "compact_summary")
+        message = Message(
+            event_id, "user", [Block("text", summary)], line, ts, kind="compact_summary"
+        )
         window.state.context.insert(at, message)
         window.reset_last_response()
         trigger = data.get("trigger")
@@ -413,6 +535,7 @@ _HANDLERS: dict[str, _Handler] = {
     "session.compaction_start": CopilotCliAdapter._compaction_start,
     "session.compaction_complete": CopilotCliAdapter._compaction_complete,
     "session.truncation": CopilotCliAdapter._truncation,
+    "session.shutdown": CopilotCliAdapter._shutdown,
 }
 
 __all__ = ["CopilotCliAdapter", "usage_from"]

@@ -33,7 +33,7 @@ from typing import Any
 
 from engine.files import read_head
 from engine.paths import is_plain_name
-from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, logs_tokens, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 
 _MESSAGE_TYPES = {"user", "gemini", "info", "error", "warning"}
@@ -55,6 +55,9 @@ _BARE_UPDATE_MAX = 64
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
 
 
+_TOKEN_KEYS = ("input", "output", "cached", "thoughts", "tool")
+
+
 def usage_from(tokens: Mapping[str, Any]) -> Usage | None:
     """Gemini ``tokens`` → ``Usage`` (None if a count is not a number).
 
@@ -62,7 +65,7 @@ def usage_from(tokens: Mapping[str, Any]) -> Usage | None:
     ``thoughts`` is output the API reports apart, so it is added to output.
     """
     counts = []
-    for name in ("input", "output", "cached", "thoughts", "tool"):
+    for name in _TOKEN_KEYS:
         value = token_count(tokens.get(name) or 0)  # bool and str are malformed; float is rare
         if value is None:
             return None
@@ -184,12 +187,14 @@ class _Window:
         timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
         state.touch(timestamp)
         if kind not in _MESSAGE_TYPES:
-            return None  # a record type of a newer release
+            state.unknown_type(kind)  # a record type of a newer release
+            return None
         content = record.get("content")
         if content is not None and not isinstance(content, str | list):
             state.skip(line, f"{kind} message {message_id[:12]} whose content is not text or parts")
             return None
         if kind not in _MODEL_TYPES:
+            state.ignore_type(str(kind))  # for the user's screen only
             return None
         if kind == "user":
             message = self._user(record, message_id, line, timestamp)
@@ -329,6 +334,8 @@ class _Window:
         if usage is None:
             self.state.skip(line, f"gemini message {message.id[:12]} with malformed tokens")
             return
+        if not logs_tokens(tokens, _TOKEN_KEYS):
+            return
         model = record.get("model")
         message.response_key = message.id
         last = self.state.last_response
@@ -341,6 +348,12 @@ class _Window:
             timestamp=ts,
             on_context=newest or last is None or last.key == message.id,
         )
+
+
+def _shape(record: Mapping[str, Any]) -> str:
+    """A name for a record of no known shape: its type, else its first keys."""
+    kind = record.get("type")
+    return kind if isinstance(kind, str) else "{" + ", ".join(list(record)[:3]) + "}"
 
 
 def _is_metadata(record: Mapping[str, Any]) -> bool:
@@ -399,6 +412,8 @@ class GeminiCliAdapter(Adapter):
                 self._note_agent_calls(record)
         elif _is_metadata(record):
             self._metadata(window, record, line)
+        else:
+            state.unknown_type(_shape(record))
 
     def _patch(self, window: _Window, patch: Any, line: int) -> None:
         state = window.state

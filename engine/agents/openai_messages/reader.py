@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, token_count
+from engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, logs_tokens, token_count
 from engine.sessions.model import Block, Message, Role, Usage
 
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
@@ -38,6 +38,10 @@ def _detail(raw: Mapping[str, Any], group: str, name: str) -> int:
     return _int(details, name) if isinstance(details, Mapping) else 0
 
 
+# The token counts of Chat Completions and Responses usage (one of them: a request).
+_TOKEN_KEYS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
+
+
 def usage_from(raw: Mapping[str, Any]) -> Usage:
     """OpenAI usage → ``Usage``: the prompt count includes cached tokens, so they are split off."""
     prompt = _int(raw, "prompt_tokens", "input_tokens")
@@ -54,6 +58,14 @@ def usage_from(raw: Mapping[str, Any]) -> Usage:
         cache_read_tokens=cached,
         reasoning_tokens=reasoning,
     )
+
+
+def _kind_of(record: Any) -> Any:
+    """What to call a record that is no chat message: its role, else its type."""
+    if not isinstance(record, Mapping):
+        return None
+    role = record.get("role")
+    return f"role:{role}" if isinstance(role, str) else record.get("type")
 
 
 def _content_blocks(content: Any, kind: str = "text") -> list[Block]:
@@ -96,6 +108,7 @@ class OpenAIMessagesAdapter(Adapter):
             return
         if not _is_message(record):
             self.state.skip(line, "not a chat message (no known role)")
+            self.state.unknown_type(_kind_of(record))
             return
         self._message(record, line)
 
@@ -107,6 +120,7 @@ class OpenAIMessagesAdapter(Adapter):
                 self._message(message, line)
             else:
                 self.state.skip(line, "not a chat message (no known role)")
+                self.state.unknown_type(_kind_of(message))
 
     def _message(self, record: Mapping[str, Any], line: int) -> None:
         state = self.state
@@ -139,7 +153,8 @@ class OpenAIMessagesAdapter(Adapter):
             state.model = record["model"]
         state.context.append(message)
         usage = record.get("usage")
-        if role == "assistant" and isinstance(usage, Mapping):
+        if role == "assistant" and logs_tokens(usage, _TOKEN_KEYS):
+            assert isinstance(usage, Mapping)
             key = str(record.get("id") or f"line{line}.{index}")
             message.response_key = key
             state.record_response(
