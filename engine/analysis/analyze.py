@@ -135,6 +135,12 @@ class Analyzer:
             messages, since = kept
             tokens = self.ledger.message_sizes(messages, encoding)
             on_context = find_on_context(state, messages, tokens, since)
+        fork = state.fork_estimate
+        if not on_context and fork is not None:
+            # A fork ctxtop wrote, no request on it yet: what its estimate holds besides
+            # the messages it was made of.
+            before = [message for message in state.context if message.line <= fork.line]
+            return max(fork.tokens - sum(self.ledger.message_sizes(before, encoding)), 0)
         if not on_context:
             return None
         first = on_context[0]

@@ -194,8 +194,10 @@ def preview_compact(
         tokens_before = estimate(source.items(), compacting.count)
     session_id = str(uuid.uuid4())
     message = handoff_message(summary, len(cut.kept_rounds), cut.kept_request is not None)
+    # The agent's "before" is the whole context, as the gauge shows it.
+    before = whole_context(loaded.state, tokens_before, 0, shown, loaded.ledger).before
     try:
-        fork_data = source.render(cut, message, session_id, tokens_before)
+        fork_data = source.render(cut, message, session_id, before)
     except RecursionError:
         raise InputError(str(loaded.path), "a record is nested too deeply to rewrite") from None
     fork_path = source.writer.fork_dir() / source.writer.fork_name(session_id)
@@ -216,6 +218,9 @@ def preview_compact(
         masker.count,
     )
     saved = tokens_before - tokens_after
+    context = whole_context(loaded.state, tokens_before, saved, shown, loaded.ledger)
+    # The fork's context is this estimate until the agent's next request.
+    fork_data = source.writer.mark(fork_data, context.after)
     return Preview(
         "compact",
         loaded,
@@ -226,7 +231,7 @@ def preview_compact(
         source.writer.resume_command(session_id, source.cwd()),
         tokens_before,
         tokens_after,
-        whole_context(loaded.state, tokens_before, saved, shown, loaded.ledger),
+        context,
         priced_rewrite(source.model(), tokens_after, max(saved, 0)),
         details,
         tuple(warnings),

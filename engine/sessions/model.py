@@ -96,6 +96,15 @@ class Truncation:
     timestamp: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ForkEstimate:
+    """ctxtop's estimate of a fork's whole context, from the mark it wrote on the fork's last
+    line (engine/sessions/fork_mark.py): the context until the agent makes a request on it."""
+
+    tokens: int
+    line: int
+
+
 @dataclass(slots=True)
 class SkippedLine:
     path: str
@@ -155,6 +164,8 @@ class SessionState:
     _results_given: int = field(default=0, repr=False, compare=False)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
+    # Set when the file is a fork ctxtop wrote; cleared by the next response or compaction.
+    fork_estimate: ForkEstimate | None = None
     # The context as a reader found it just before it last rewrote it (a compaction, a
     # truncation) with a request on it, and the rewrite line before that: until a request
     # follows the rewrite, the system prompt's size is inferred from that context's first
@@ -235,6 +246,7 @@ class SessionState:
             last = self.last_response
             if last is None or last.key != key:
                 self.pending_compaction = None
+                self.fork_estimate = None
             self.last_response = existing
         return existing
 
@@ -358,6 +370,7 @@ class SessionState:
         self._archive()
         self.compactions.append(compaction)
         self.pending_compaction = compaction
+        self.fork_estimate = None
         self.touch(compaction.timestamp)
 
     def record_truncation(self, truncation: Truncation) -> None:

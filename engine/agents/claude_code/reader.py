@@ -34,6 +34,7 @@ from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import claude_autocompact_at
 from engine.files import read_head
 from engine.sessions.adapter import CERTAIN, LIKELY, MAX_TOKENS, NOT_MINE, Adapter, token_count
+from engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
 from engine.sessions.model import (
     Block,
     Compaction,
@@ -384,6 +385,10 @@ class _Window:
         model = raw.get("model")
         if model == SYNTHETIC_MODEL or (record.get("isApiErrorMessage") and not raw.get("usage")):
             return
+        if usage_is_ctxtops(record):  # usage ctxtop wrote into its fork: no request made
+            if isinstance(model, str):
+                self.state.model = model
+            return
         key = raw.get("id") or record.get("requestId") or message.id
         if not isinstance(key, str):
             key = str(key)
@@ -413,6 +418,9 @@ def _session_id_of(line: bytes) -> Any:
     except (ValueError, UnicodeDecodeError):
         return None
     return record.get("sessionId") if isinstance(record, dict) else None
+
+
+_USAGE_MARK = f'"{USAGE_KEY}"'.encode()
 
 
 class ClaudeCodeAdapter(Adapter):
@@ -578,6 +586,8 @@ class ClaudeCodeAdapter(Adapter):
         history = self._history
         if history is None or not history.active or self._own_subagent is not False:
             return False
+        if _USAGE_MARK in raw:
+            return False  # usage ctxtop wrote: the full path leaves it out
         try:
             record = lean.decode_line(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):

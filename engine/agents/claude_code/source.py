@@ -20,6 +20,7 @@ from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import file_placeholder, image_placeholder
 from engine.compaction.source import Source, is_overflow_text, now_iso, shifted, text_of
 from engine.editing.writer import jsonl_bytes, jsonl_records
+from engine.sessions.fork_mark import ESTIMATED, USAGE_KEY
 
 # Attachments that carry standing context (rules, memory, tool and skill listings, the
 # environment): Claude Code itself re-attaches these after a compaction.
@@ -238,6 +239,7 @@ def _estimate_usage(record: dict[str, Any], before: int, size: int) -> None:
     if record.get("type") != "assistant" or not isinstance(message, dict):
         return
     if isinstance(message.get("usage"), dict):
+        record[USAGE_KEY] = ESTIMATED  # not the API's: no reader takes it for a request
         message["usage"] = {
             "input_tokens": before // CHARS_PER_TOKEN,
             "output_tokens": size // CHARS_PER_TOKEN,

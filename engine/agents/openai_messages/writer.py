@@ -77,6 +77,11 @@ class OpenAIMessagesWriter(Writer):
         document = container if container is not None else messages
         return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
+    def mark(self, fork: bytes, context_tokens: int) -> bytes:
+        """No mark: the messages may go to an API as they are, and a chat API may refuse a
+        key it does not know."""
+        return fork
+
     def fork_name(self, session_id: str) -> str:
         stem = re.sub(r"[^A-Za-z0-9_-]+", "-", self.path.stem).strip("-")[:80] or "session"
         return f"{stem}.ctxtop-{session_id}.json"
