@@ -342,8 +342,8 @@ def _sections(
     figure: ContextTokens,
     thresholds: Thresholds,
 ) -> list[Section]:
-    """The profile's sections with the renderer's budgets, then the auto-compaction buffer and
-    the free space."""
+    """The profile's sections with the renderer's budgets, then the auto-compaction buffer, the
+    output reserve and the free space: together the window."""
     window, budget = setup.window, thresholds.budget
     system = "inferred" if counts.system_known else "unknown"
     sections = [
@@ -368,6 +368,18 @@ def _sections(
                 buffer,
                 buffer,
                 _share(buffer, window),
+                "inferred",
+            )
+        )
+    reserve = thresholds.output_reserve
+    if reserve:  # the window less the budget: the gauge's reserved part holds it too
+        sections.append(
+            Section(
+                "output_reserve",
+                "kept free for the model's output",
+                reserve,
+                reserve,
+                _share(reserve, window),
                 "inferred",
             )
         )

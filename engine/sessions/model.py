@@ -81,6 +81,10 @@ class Compaction:
     line: int = 0
     timestamp: str | None = None
     post_source: PostSource = "logged"
+    # The whole context right after, as every view shows it (a sample's copy only, set by
+    # engine/live/whole.py): ``post_tokens`` plus, when the agent counted only the messages,
+    # the system prompt and tools as the request before the compaction had them.
+    after_tokens: int | None = None
 
 
 @dataclass(slots=True)
