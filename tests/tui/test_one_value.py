@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from dashboard_support import (
     COMPACTION_LINE,
+    append_each_line,
     frozen_clock,
     synchronous,
     wait_until,
@@ -85,19 +86,9 @@ async def test_a_compactions_after_is_the_reports_in_every_frame_and_fixed_once_
     frames: list[tuple[int, str]] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: _analysed(app))
-        for line in range(COMPACTION_LINE - 1, len(demo_lines())):
-            write_lines(session, 1, start=line)
-            await wait_until(
-                pilot,
-                lambda end=line + 1: (
-                    app.view is not None
-                    and app.view.lines_read == end
-                    and not app.sections.has_class("lagging")
-                ),
-            )
-            assert app.view is not None
+        async for lines in append_each_line(pilot, app, session, COMPACTION_LINE - 1):
             (event,) = [e.text for e in app.view.events if e.kind == "compaction"]
-            frames.append((line + 1, event))
+            frames.append((lines, event))
 
     post = _logged_post_tokens()
     requested = _first_request_after_compaction()
