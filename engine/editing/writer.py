@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -80,7 +81,13 @@ class Writer(ABC):
         """The command that resumes the fork (None when the agent has none)."""
         return None
 
-    def mark(self, fork: bytes, context_tokens: int) -> bytes:
+    def mark(
+        self,
+        fork: bytes,
+        context_tokens: int,
+        usage: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bytes:
         """The rendered ``fork`` with ctxtop's estimate of its context marked on its last
-        record (engine/sessions/fork_mark.py)."""
+        record (engine/sessions/fork_mark.py). ``usage``: (prompt, output) by message id, for
+        a format whose fork holds usage ctxtop wrote."""
         return mark_last_line(fork, context_tokens)

@@ -202,7 +202,7 @@ def test_claude_code_kept_file_attachment_and_image_become_placeholders(tmp_path
     # it on resume); it is ctxtop's estimate, marked so: no reader counts it as a request.
     records = [json.loads(line) for line in Path(outcome["fork"]).read_text().splitlines()]
     kept = next(r for r in records if r.get("uuid") == "u-3")
-    assert kept["message"]["usage"]["input_tokens"] < outcome["tokens_before"]
+    assert kept["message"]["usage"]["input_tokens"] < outcome["context_before"]
     assert kept["ctxtopUsage"] == "estimated"
     state = read_session(Path(outcome["fork"]))
     assert state.api_requests == 0 and state.last_response is None

@@ -86,6 +86,13 @@ def test_usage_ctxtop_wrote_into_a_compacted_claude_code_fork_is_no_request(
     lines = [json.loads(line) for line in Path(outcome["fork"]).read_text().splitlines()]
     written = [line for line in lines if "usage" in (line.get("message") or {})]
     assert written and all(line["ctxtopUsage"] == "estimated" for line in written)
+    # What Claude Code counts its context from on resume is ctxtop's estimate too: the system
+    # prompt and tools in every prompt (Claude Code's characters / 4 of the messages left
+    # them out: 3,282 for a promised 22,694), the last response within the promise.
+    for line in written:
+        assert line["message"]["usage"]["input_tokens"] >= outcome["context_outside_log"] > 0
+    last = written[-1]["message"]["usage"]
+    assert last["input_tokens"] + last["output_tokens"] <= outcome["context_after"]
     fork = _report(Path(outcome["fork"]), capsys)
     assert fork["api_requests"] == 0 and fork["last_request"] is None
     assert fork["totals"] == {key: 0 for key in fork["totals"]}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse, result_text
@@ -77,7 +78,12 @@ class OpenAIMessagesWriter(Writer):
         document = container if container is not None else messages
         return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
-    def mark(self, fork: bytes, context_tokens: int) -> bytes:
+    def mark(
+        self,
+        fork: bytes,
+        context_tokens: int,
+        usage: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bytes:
         """No mark: the messages may go to an API as they are, and a chat API may refuse a
         key it does not know."""
         return fork
