@@ -242,9 +242,10 @@ def _compaction_event(item: Compaction) -> Event:
 
 
 # By session file: its settled compactions (all but the newest, which a reader may still
-# complete) as sampled, and the same with their "after" as first decided: a past event's
-# figures are decided once, whatever the system prompt's figure does later.
-_SETTLED: dict[str, tuple[tuple[Compaction, ...], tuple[Compaction, ...]]] = {}
+# complete) as sampled, the same with their "after" as first decided, and their events: a past
+# event's figures are decided once, whatever the system prompt's figure does later, and an
+# update makes the newest compaction's event only.
+_SETTLED: dict[str, tuple[tuple[Compaction, ...], tuple[Compaction, ...], list[Event]]] = {}
 
 
 def _decided(items: tuple[Compaction, ...], outside_log: int | None) -> tuple[Compaction, ...]:
@@ -254,18 +255,22 @@ def _decided(items: tuple[Compaction, ...], outside_log: int | None) -> tuple[Co
     )
 
 
-def _decided_compactions(sample: Sample, outside_log: int | None) -> tuple[Compaction, ...]:
-    """The sample's compactions with their "after": the settled ones as decided when they were
-    first seen settled, the newest with ``outside_log`` (fixed until the next compaction)."""
+def _decided_compactions(
+    sample: Sample, outside_log: int | None
+) -> tuple[tuple[Compaction, ...], list[Event]]:
+    """The sample's compactions with their "after", and their events: the settled ones as
+    decided when they were first seen settled, the newest with ``outside_log``."""
     compactions = sample.compactions
     settled = compactions[:-1]
     known = _SETTLED.get(sample.file)
     if known is None or known[0] != settled[: len(known[0])]:
-        known = (), ()
+        known = (), (), []
     if len(known[0]) != len(settled):
-        known = (settled, known[1] + _decided(settled[len(known[0]) :], outside_log))
-        _SETTLED[sample.file] = known
-    return known[1] + _decided(compactions[-1:], outside_log)
+        added = _decided(settled[len(known[0]) :], outside_log)
+        events = known[2] + [_compaction_event(item) for item in added]
+        known = _SETTLED[sample.file] = (settled, known[1] + added, events)
+    newest = _decided(compactions[-1:], outside_log)
+    return known[1] + newest, [*known[2], *(_compaction_event(item) for item in newest)]
 
 
 def _with_compaction_afters(view: LiveView, outside_log: int | None) -> LiveView:
@@ -273,8 +278,8 @@ def _with_compaction_afters(view: LiveView, outside_log: int | None) -> LiveView
     system prompt of the analysis just made, as ``ctxtop report`` adds it."""
     if not view.sample.compactions or outside_log is None:
         return view
-    compactions = _decided_compactions(view.sample, outside_log)
-    by_line = {item.line: _compaction_event(item) for item in compactions}
+    compactions, made = _decided_compactions(view.sample, outside_log)
+    by_line = {event.line: event for event in made}
     events = tuple(
         by_line.get(event.line, event) if event.kind == "compaction" else event
         for event in view.events
@@ -283,8 +288,8 @@ def _with_compaction_afters(view: LiveView, outside_log: int | None) -> LiveView
     return dataclasses.replace(view, events=events, sample=sample)
 
 
-def _events(sample: Sample) -> tuple[Event, ...]:
-    events = [_compaction_event(item) for item in sample.compactions]
+def _events(sample: Sample, compactions: list[Event]) -> tuple[Event, ...]:
+    events = list(compactions)
     events.extend(
         Event(
             "truncation",
@@ -323,9 +328,8 @@ def build_view(
     ``ctxtop report`` adds them (without it, the sample's own figure)."""
     if compaction_outside is None:
         compaction_outside = _outside_now(sample, outside_log)
-    sample = dataclasses.replace(
-        sample, compactions=_decided_compactions(sample, compaction_outside)
-    )
+    compactions, compaction_events = _decided_compactions(sample, compaction_outside)
+    sample = dataclasses.replace(sample, compactions=compactions)
     sample = whole_after_compaction(sample, outside_log)
     window = sample.window.tokens or 0
     gauge = Gauge(
@@ -350,7 +354,7 @@ def build_view(
         categories=_categories(sample),
         subagents=_subagents(sample),
         last_request=_last_request(sample),
-        events=_events(sample),
+        events=_events(sample, compaction_events),
         api_requests=sample.api_requests,
         lines_read=sample.lines_read,
         bytes_read=sample.bytes_read,
