@@ -27,7 +27,8 @@ from engine.agents.base import Agent
 from engine.errors import InputError
 from engine.files import open_regular, read_head
 from engine.sessions.adapter import DETECT_RECORDS, Adapter
-from engine.sessions.model import SessionState, SkippedLine
+from engine.sessions.fork_mark import marked_tokens
+from engine.sessions.model import ForkEstimate, SessionState, SkippedLine
 from engine.sessions.tail import (
     CHUNK,
     MAX_BATCH_LINES,
@@ -99,6 +100,7 @@ def feed_safely(adapter: Adapter, record: Any, line_no: int, path: Path | None =
     try:
         if path is None:
             adapter.feed(record, line_no)
+            _note_fork_mark(adapter.state, record, line_no)
         else:
             adapter.feed_companion(path, record, line_no)
     except MemoryError:
@@ -107,6 +109,14 @@ def feed_safely(adapter: Adapter, record: Any, line_no: int, path: Path | None =
         where = str(path if path is not None else adapter.path)
         reason = f"unexpected record shape ({type(error).__name__})"
         adapter.state.skipped.append(SkippedLine(where, line_no, reason))
+
+
+def _note_fork_mark(state: SessionState, record: Any, line_no: int) -> None:
+    """A fork ctxtop wrote: its context is ctxtop's estimate until the agent's next request
+    (for every agent's format, so it is read here rather than by each adapter)."""
+    tokens = marked_tokens(record)
+    if tokens is not None:
+        state.fork_estimate = ForkEstimate(tokens, line_no)
 
 
 def _document_records(document: Any) -> list[Any]:

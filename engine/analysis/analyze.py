@@ -145,6 +145,12 @@ class Analyzer:
             messages, since = kept
             tokens = self.ledger.message_sizes(messages, encoding)
             on_context = find_on_context(state, messages, tokens, since)
+        fork = state.fork_estimate
+        if not on_context and fork is not None:
+            # A fork ctxtop wrote, no request on it yet: what its estimate holds besides
+            # the messages it was made of.
+            before = [message for message in state.context if message.line <= fork.line]
+            return max(fork.tokens - sum(self.ledger.message_sizes(before, encoding)), 0)
         if not on_context:
             return None
         first = on_context[0]
@@ -352,8 +358,8 @@ def _sections(
     figure: ContextTokens,
     thresholds: Thresholds,
 ) -> list[Section]:
-    """The profile's sections with the renderer's budgets, then the auto-compaction buffer and
-    the free space."""
+    """The profile's sections with the renderer's budgets, then the auto-compaction buffer, the
+    output reserve and the free space: together the window."""
     window, budget = setup.window, thresholds.budget
     system = counts.system_source
     sections = [
@@ -378,6 +384,18 @@ def _sections(
                 buffer,
                 buffer,
                 _share(buffer, window),
+                "inferred",
+            )
+        )
+    reserve = thresholds.output_reserve
+    if reserve:  # the window less the budget: the gauge's reserved part holds it too
+        sections.append(
+            Section(
+                "output_reserve",
+                "kept free for the model's output",
+                reserve,
+                reserve,
+                _share(reserve, window),
                 "inferred",
             )
         )

@@ -91,9 +91,12 @@ def render_text(report: dict[str, Any]) -> str:
     )
     for compaction in report["compactions"]:
         after = _AFTER.get(compaction.get("post_tokens_source") or "", "")
+        whole, post = compaction["after_tokens"], compaction["post_tokens"]
+        if whole is not None and post is not None and whole != post:
+            after += f"{_fmt(post)} logged + system prompt and tools; "
         lines.append(
             f"compaction {compaction['trigger']}: {_fmt(compaction['pre_tokens'])}"
-            f" -> {_fmt(compaction['post_tokens'])} ({after}line {compaction['line']})"
+            f" -> {_fmt(whole if whole is not None else post)} ({after}line {compaction['line']})"
         )
     lines.extend(_microcompaction_text(micro) for micro in report.get("microcompactions", ()))
     for truncation in report["truncations"]:

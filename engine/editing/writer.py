@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.editing.cycles import Scan
 from engine.errors import InputError
+from engine.sessions.fork_mark import mark_last_line
 
 
 def text_id(value: Any) -> str | None:
@@ -78,3 +80,14 @@ class Writer(ABC):
     def resume_command(self, session_id: str, cwd: str | None) -> str | None:
         """The command that resumes the fork (None when the agent has none)."""
         return None
+
+    def mark(
+        self,
+        fork: bytes,
+        context_tokens: int,
+        usage: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bytes:
+        """The rendered ``fork`` with ctxtop's estimate of its context marked on its last
+        record (engine/sessions/fork_mark.py). ``usage``: (prompt, output) by message id, for
+        a format whose fork holds usage ctxtop wrote."""
+        return mark_last_line(fork, context_tokens)

@@ -33,7 +33,8 @@ from engine.forks.transaction import (
 )
 from engine.models.registry import lookup as model_info
 from engine.safety.secrets import SecretMasker
-from engine.sessions.ledger import DEFAULT_ENCODING, encoding_for
+from engine.sessions.ledger import DEFAULT_ENCODING, Ledger, encoding_for
+from engine.sessions.model import SessionState
 from engine.tokens import get_encoding
 
 SUMMARIZERS = ("structured", "llm")
@@ -194,12 +195,14 @@ def preview_compact(
         tokens_before = estimate(source.items(), compacting.count)
     session_id = str(uuid.uuid4())
     message = handoff_message(summary, len(cut.kept_rounds), cut.kept_request is not None)
+    # The agent's "before" is the whole context, as the gauge shows it.
+    before = whole_context(loaded.state, tokens_before, 0, shown, loaded.ledger).before
     try:
-        fork_data = source.render(cut, message, session_id, tokens_before)
+        fork_data = source.render(cut, message, session_id, before)
     except RecursionError:
         raise InputError(str(loaded.path), "a record is nested too deeply to rewrite") from None
     fork_path = source.writer.fork_dir() / source.writer.fork_name(session_id)
-    tokens_after = _tokens_after(loaded, compacting, fork_path, fork_data)
+    tokens_after, read = _tokens_after(loaded, compacting, fork_path, fork_data)
     if tokens_after >= tokens_before:
         warnings.append(
             f"the compacted session is not smaller ({tokens_before} -> {tokens_after} tokens): "
@@ -216,6 +219,11 @@ def preview_compact(
         masker.count,
     )
     saved = tokens_before - tokens_after
+    context = whole_context(loaded.state, tokens_before, saved, shown, loaded.ledger)
+    # The fork's context is this estimate until the agent's next request; the usage ctxtop
+    # writes into it (what the agent reads on resume) adds up to it too.
+    usage = None if read is None else usage_estimates(*read, context.after)
+    fork_data = source.writer.mark(fork_data, context.after, usage)
     return Preview(
         "compact",
         loaded,
@@ -226,19 +234,36 @@ def preview_compact(
         source.writer.resume_command(session_id, source.cwd()),
         tokens_before,
         tokens_after,
-        whole_context(loaded.state, tokens_before, saved, shown, loaded.ledger),
+        context,
         priced_rewrite(source.model(), tokens_after, max(saved, 0)),
         details,
         tuple(warnings),
     )
 
 
-def _tokens_after(loaded: Loaded, compacting: Compactable, fork: Path, data: bytes) -> int:
-    """The fork's tokens, read back as the agent (and ctxtop) will see it."""
+def _tokens_after(
+    loaded: Loaded, compacting: Compactable, fork: Path, data: bytes
+) -> tuple[int, tuple[SessionState, Ledger] | None]:
+    """The fork's tokens, read back as the agent (and ctxtop) will see it, and what was read
+    back (None: a format ctxtop compacts without reading it)."""
     if loaded.state is None:
         fork_source = type(compacting.source)(fork, data, None)
-        return estimate(fork_source.items(), compacting.count)
-    return sections(*read_back(loaded, fork, data))[1]
+        return estimate(fork_source.items(), compacting.count), None
+    read = read_back(loaded, fork, data)
+    return sections(*read)[1], read
+
+
+def usage_estimates(after: SessionState, ledger: Ledger, whole: int) -> dict[str, tuple[int, int]]:
+    """Each response of the fork's context by its message id: (its prompt, its output) as
+    ctxtop estimates them, the whole context ``whole`` less the messages from it on."""
+    sizes = ledger.message_sizes(after.context, encoding_for(after))
+    remaining = sum(sizes)
+    found: dict[str, tuple[int, int]] = {}
+    for message, size in zip(after.context, sizes, strict=True):
+        if message.role == "assistant":
+            found[message.id] = (max(whole - remaining, 0), size)
+        remaining -= size
+    return found
 
 
 def compact_session(

@@ -205,6 +205,10 @@ def preview_edit(
     after, after_ledger = read_back(loaded, fork_path, fork_data)
     before_sections, tokens_before = loaded.sections()
     after_sections, tokens_after = sections(after, after_ledger)
+    saved = tokens_before - tokens_after
+    context = whole_context(state, tokens_before, saved, shown, loaded.ledger)
+    # The fork's context is this estimate until the agent's next request (not its parent's).
+    fork_data = writer.mark(fork_data, context.after)
     details = EditDetails(
         policy,
         section_table(before_sections, after_sections),
@@ -226,8 +230,8 @@ def preview_edit(
         writer.resume_command(session_id, state.cwd),
         tokens_before,
         tokens_after,
-        whole_context(state, tokens_before, tokens_before - tokens_after, shown, loaded.ledger),
-        cache_cost(after, set(results), tokens_before - tokens_after, set(inputs), after_ledger),
+        context,
+        cache_cost(after, set(results), saved, set(inputs), after_ledger),
         details,
         offloader=offloader,
     )

@@ -13,6 +13,7 @@ from engine.errors import CtxtopError
 from engine.files import open_regular
 from engine.proxy.live_plan import LivePlan, plan_path, read_plan
 from engine.proxy.store import measurement_path
+from engine.proxy.usage import reported_prompt
 
 TAIL_BYTES = 64 * 1024  # the session's latest measurement lines are in its file's last bytes
 
@@ -23,18 +24,15 @@ class Received:
 
     rewritten: bool  # the proxy sent the plan's body, not the agent's
     sent_tokens: int  # tokenizer count of the request sent (system, tools, messages)
-    reported: int | None  # the prompt the API reported (input + cache reads and writes)
+    reported: int | None  # the whole prompt the API reported (cache reads and writes in it)
     time: str
 
     @classmethod
     def from_line(cls, line: dict[str, Any]) -> Received:
-        usage = line.get("usage") or {}
-        parts = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
-        numbers = [int(usage[name]) for name in parts if isinstance(usage.get(name), int)]
         return cls(
             rewritten=bool(line.get("rewritten")),
             sent_tokens=int(line.get("total_tokens") or 0),
-            reported=sum(numbers) if numbers else None,
+            reported=reported_prompt(line.get("usage")),
             time=str(line.get("time") or ""),
         )
 

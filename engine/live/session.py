@@ -31,7 +31,11 @@ from engine.live.view import (
     SubagentRow,
     ToolRow,
 )
-from engine.live.whole import system_of, whole_after_compaction
+from engine.live.whole import (
+    compaction_after,
+    system_of,
+    whole_after_compaction,
+)
 from engine.proxy.opening import session_opening
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Compaction, Microcompaction
@@ -104,7 +108,9 @@ class LiveSession:
         sample = build_sample(adapter, self.ledger, breakdown=True)
         if sample.breakdown is not None and sample.context.source in ("reported", "calibrated"):
             self.outside_log = sample.breakdown.unattributed
-        view = build_view(sample, self.thresholds, self._outside_log())
+        last = self._last
+        outside = system_of(last.analysis) if last is not None else None
+        view = build_view(sample, self.thresholds, self._outside_log(), outside)
         actions = self.actions.events()
         if actions:
             view = dataclasses.replace(view, events=view.events + actions)
@@ -152,6 +158,7 @@ class LiveSession:
         except CtxtopError as error:  # e.g. a user's profile file that does not parse
             view = dataclasses.replace(view, analysis=None, outline=None, analysis_error=str(error))
         view = with_measured(view, session_opening(state))
+        view = _with_compaction_afters(view, system_of(view.analysis))
         self._last = view
         return view
 
@@ -227,24 +234,15 @@ def _last_request(sample: Sample) -> LastRequest | None:
     )
 
 
-def _whole_after(post: int | None, outside_log: int | None) -> int | None:
-    """A compaction's "after" as the whole context, the gauge's kind of figure: an agent's
-    figure smaller than the system prompt and tools counts only the messages (Claude Code's
-    postTokens); the next request sends both, so they are added (the gauge's figure then,
-    within the tokenizer's difference once a request after it reported the context)."""
-    if post is None or not outside_log or post >= outside_log:
-        return post
-    return post + outside_log
-
-
-def _compaction_event(item: Compaction, outside_log: int | None) -> Event:
+def _compaction_event(item: Compaction) -> Event:
+    after = item.after_tokens if item.after_tokens is not None else item.post_tokens
     return Event(
         "compaction",
         item.line,
         f"{item.trigger} compaction: {short_tokens(item.pre_tokens)}"
         # An "after" that is the agent's own estimate carries the estimate mark.
         f" -> {'≈' if item.post_tokens is not None and item.post_source == 'estimate' else ''}"
-        f"{short_tokens(_whole_after(item.post_tokens, outside_log))}",
+        f"{short_tokens(after)}",
         item.timestamp,
     )
 
@@ -264,24 +262,54 @@ def _microcompaction_event(item: Microcompaction) -> Event:
 
 
 # By session file: its settled compactions (all but the newest, which a reader may still
-# complete), the figure their "after" was shown with, and their events.
-_SETTLED_EVENTS: dict[str, tuple[tuple[Compaction, ...], int | None, list[Event]]] = {}
+# complete) as sampled, the same with their "after" as first decided, and their events: a past
+# event's figures are decided once, whatever the system prompt's figure does later, and an
+# update makes the newest compaction's event only.
+_SETTLED: dict[str, tuple[tuple[Compaction, ...], tuple[Compaction, ...], list[Event]]] = {}
 
 
-def _compaction_events(sample: Sample, outside_log: int | None) -> list[Event]:
-    """The compactions' events; those of the settled ones as the last update made them when
-    they are the same copies shown with the same figure (one comparison of the two tuples)."""
+def _decided(items: tuple[Compaction, ...], outside_log: int | None) -> tuple[Compaction, ...]:
+    return tuple(
+        dataclasses.replace(item, after_tokens=compaction_after(item, outside_log))
+        for item in items
+    )
+
+
+def _decided_compactions(
+    sample: Sample, outside_log: int | None
+) -> tuple[tuple[Compaction, ...], list[Event]]:
+    """The sample's compactions with their "after", and their events: the settled ones as
+    decided when they were first seen settled, the newest with ``outside_log``."""
     compactions = sample.compactions
     settled = compactions[:-1]
-    known = _SETTLED_EVENTS.get(sample.file)
-    if known is None or known[1] != outside_log or known[0] != settled:
-        events = [_compaction_event(item, outside_log) for item in settled]
-        known = _SETTLED_EVENTS[sample.file] = (settled, outside_log, events)
-    return [*known[2], *(_compaction_event(item, outside_log) for item in compactions[-1:])]
+    known = _SETTLED.get(sample.file)
+    if known is None or known[0] != settled[: len(known[0])]:
+        known = (), (), []
+    if len(known[0]) != len(settled):
+        added = _decided(settled[len(known[0]) :], outside_log)
+        events = known[2] + [_compaction_event(item) for item in added]
+        known = _SETTLED[sample.file] = (settled, known[1] + added, events)
+    newest = _decided(compactions[-1:], outside_log)
+    return known[1] + newest, [*known[2], *(_compaction_event(item) for item in newest)]
 
 
-def _events(sample: Sample, outside_log: int | None = None) -> tuple[Event, ...]:
-    events = _compaction_events(sample, outside_log)
+def _with_compaction_afters(view: LiveView, outside_log: int | None) -> LiveView:
+    """``view`` with its compactions' "after" (and their events) from ``outside_log``: the
+    system prompt of the analysis just made, as ``ctxtop report`` adds it."""
+    if not view.sample.compactions or outside_log is None:
+        return view
+    compactions, made = _decided_compactions(view.sample, outside_log)
+    by_line = {event.line: event for event in made}
+    events = tuple(
+        by_line.get(event.line, event) if event.kind == "compaction" else event
+        for event in view.events
+    )
+    sample = dataclasses.replace(view.sample, compactions=compactions)
+    return dataclasses.replace(view, events=events, sample=sample)
+
+
+def _events(sample: Sample, compactions: list[Event]) -> tuple[Event, ...]:
+    events = list(compactions)
     events.extend(_microcompaction_event(item) for item in sample.microcompactions)
     events.extend(
         Event(
@@ -309,9 +337,20 @@ def _outside_now(sample: Sample, outside_log: int | None) -> int | None:
     return outside_log
 
 
-def build_view(sample: Sample, thresholds: Thresholds, outside_log: int | None = None) -> LiveView:
+def build_view(
+    sample: Sample,
+    thresholds: Thresholds,
+    outside_log: int | None = None,
+    compaction_outside: int | None = None,
+) -> LiveView:
     """``outside_log``: the part of the context the log does not show, as the last reported
-    request had it (see ``whole_after_compaction``)."""
+    request had it (see ``whole_after_compaction``); ``compaction_outside``: the system prompt
+    and tools as the analysis has them (``system_of``), for the compactions' "after", as
+    ``ctxtop report`` adds them (without it, the sample's own figure)."""
+    if compaction_outside is None:
+        compaction_outside = _outside_now(sample, outside_log)
+    compactions, compaction_events = _decided_compactions(sample, compaction_outside)
+    sample = dataclasses.replace(sample, compactions=compactions)
     sample = whole_after_compaction(sample, outside_log)
     window = sample.window.tokens or 0
     gauge = Gauge(
@@ -336,9 +375,7 @@ def build_view(sample: Sample, thresholds: Thresholds, outside_log: int | None =
         categories=_categories(sample),
         subagents=_subagents(sample),
         last_request=_last_request(sample),
-        # Once a request reported it, the system prompt and tools as the sample has them:
-        # the same text whichever way the view was built.
-        events=_events(sample, _outside_now(sample, outside_log)),
+        events=_events(sample, compaction_events),
         api_requests=sample.api_requests,
         lines_read=sample.lines_read,
         bytes_read=sample.bytes_read,

@@ -8,6 +8,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from engine.errors import CtxtopError
+from engine.sessions.model import Compaction
 from engine.sessions.sample import Sample, build_sample
 
 if TYPE_CHECKING:  # the statusline's common case needs neither module
@@ -24,10 +25,35 @@ def system_of(analysis: Analysis | None) -> int | None:
     return None
 
 
+def compaction_after(item: Compaction, outside_log: int | None) -> int | None:
+    """A compaction's "after" as the whole context, the gauge's kind of figure: an agent's
+    figure smaller than the system prompt and tools counts only the messages (Claude Code's
+    postTokens); the next request sends both, so they are added."""
+    post = item.post_tokens
+    if post is None or not outside_log or post >= outside_log:
+        return post
+    return post + outside_log
+
+
+def with_compaction_afters(sample: Sample, outside_log: int | None) -> Sample:
+    """``sample`` with each compaction's ``after_tokens`` decided (``compaction_after``)."""
+    if not sample.compactions:
+        return sample
+    decided = tuple(
+        item
+        if item.after_tokens is not None
+        else dataclasses.replace(item, after_tokens=compaction_after(item, outside_log))
+        for item in sample.compactions
+    )
+    return dataclasses.replace(sample, compactions=decided)
+
+
 def with_whole_context(sample: Sample, analysis: Analysis | None) -> Sample:
     """``sample`` (with its breakdown) as ``ctxtop report`` and the sessions table give it:
     right after a compaction whose "after" counts only the messages, the whole context the
-    next request sends, with the analysis's system prompt, as the dashboard's gauge has it."""
+    next request sends, with the analysis's system prompt, as the dashboard's gauge has it;
+    each compaction's "after" as the dashboard's events give it."""
+    sample = with_compaction_afters(sample, system_of(analysis))
     return whole_after_compaction(sample, system_of(analysis))
 
 
@@ -69,4 +95,11 @@ def whole_context_quickly(adapter: Adapter, sample: Sample) -> Sample:
     return with_whole_context(sample, analysis)
 
 
-__all__ = ["system_of", "whole_after_compaction", "whole_context_quickly", "with_whole_context"]
+__all__ = [
+    "compaction_after",
+    "system_of",
+    "whole_after_compaction",
+    "whole_context_quickly",
+    "with_compaction_afters",
+    "with_whole_context",
+]

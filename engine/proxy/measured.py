@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.files import open_regular
 from engine.proxy.store import measurement_path
+from engine.proxy.usage import reported_prompt
 
 TAIL_BYTES = 512 * 1024  # the last lines only: a long session's file is never read whole
 
@@ -73,10 +74,9 @@ def _tail_lines(session_id: str | None) -> list[dict[str, Any]]:
 
 
 def _scale(line: dict[str, Any]) -> tuple[float, int | None]:
-    usage = line.get("usage") or {}
-    reported = usage.get("input_tokens") if isinstance(usage, dict) else None
+    reported = reported_prompt(line.get("usage"))
     total = line.get("total_tokens") or 0
-    if isinstance(reported, int) and reported > 0 and total > 0:
+    if reported is not None and reported > 0 and total > 0:
         return reported / total, reported
     return 1.0, None
 

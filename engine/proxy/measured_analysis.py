@@ -31,8 +31,10 @@ KIND_NAMES = {
     "document": "documents",
     "framing": "framing",
 }
-# Sections the profile does not lay out from the log's messages.
-_NOT_CONVERSATION = ("system", "autocompact_buffer", "free")
+# What the window keeps free (not parts of the prompt), and the sections the profile does not
+# lay out from the log's messages.
+_SPARE = ("autocompact_buffer", "output_reserve", "free")
+_NOT_CONVERSATION = ("system", *_SPARE)
 
 
 def measured_kinds(measured: MeasuredPrompt) -> tuple[tuple[str, int], ...]:
@@ -74,7 +76,7 @@ def with_measurement(analysis: Analysis, measured: MeasuredPrompt) -> Analysis:
     factor = _conversation_factor(analysis, measured)
     window = analysis.thresholds.window
     sections = tuple(_section(section, measured, factor, window) for section in analysis.sections)
-    content = sum(s.tokens for s in sections if s.name not in ("autocompact_buffer", "free"))
+    content = sum(s.tokens for s in sections if s.name not in _SPARE)
     residual = analysis.context_tokens - content if analysis.context_source != "estimated" else 0
     return dataclasses.replace(analysis, sections=sections, residual_tokens=residual)
 

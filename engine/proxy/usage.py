@@ -59,6 +59,13 @@ def normalized(protocol: str, raw: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def reported_prompt(usage: Any) -> int | None:
+    """The whole prompt a measurement line's ``usage`` (``normalized``) says the model
+    received: its ``input_tokens``, which already hold the cache reads and writes."""
+    prompt = usage.get("input_tokens") if isinstance(usage, dict) else None
+    return prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None
+
+
 class UsageScanner:
     """Fed each chunk after it was sent on; ``usage`` is what the answer reported (empty when
     it reported none)."""

@@ -89,6 +89,10 @@ class Compaction:
     line: int = 0
     timestamp: str | None = None
     post_source: PostSource = "logged"
+    # The whole context right after, as every view shows it (a sample's copy only, set by
+    # engine/live/whole.py): ``post_tokens`` plus, when the agent counted only the messages,
+    # the system prompt and tools as the request before the compaction had them.
+    after_tokens: int | None = None
 
 
 @dataclass(slots=True)
@@ -116,6 +120,15 @@ class Truncation:
     token_limit: int | None = None
     line: int = 0
     timestamp: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForkEstimate:
+    """ctxtop's estimate of a fork's whole context, from the mark it wrote on the fork's last
+    line (engine/sessions/fork_mark.py): the context until the agent makes a request on it."""
+
+    tokens: int
+    line: int
 
 
 @dataclass(slots=True)
@@ -180,6 +193,8 @@ class SessionState:
     _results_given: int = field(default=0, repr=False, compare=False)
     compactions: list[Compaction] = field(default_factory=list)
     pending_compaction: Compaction | None = None
+    # Set when the file is a fork ctxtop wrote; cleared by the next response or compaction.
+    fork_estimate: ForkEstimate | None = None
     # The context as a reader found it just before it last rewrote it (a compaction, a
     # truncation) with a request on it, and the rewrite line before that: until a request
     # follows the rewrite, the system prompt's size is inferred from that context's first
@@ -274,6 +289,7 @@ class SessionState:
             last = self.last_response
             if last is None or last.key != key:
                 self.pending_compaction = None
+                self.fork_estimate = None
             self.last_response = existing
         return existing
 
@@ -403,6 +419,7 @@ class SessionState:
         self._archive()
         self.compactions.append(compaction)
         self.pending_compaction = compaction
+        self.fork_estimate = None
         self.touch(compaction.timestamp)
 
     def record_microcompaction(self, microcompaction: Microcompaction) -> None:

@@ -56,6 +56,7 @@ def _compaction_json(item: Compaction) -> dict[str, Any]:
         "pre_tokens": item.pre_tokens,
         "post_tokens": item.post_tokens,
         "post_tokens_source": None if item.post_tokens is None else item.post_source,
+        "after_tokens": item.after_tokens,
         "line": item.line,
         "timestamp": item.timestamp,
     }

@@ -15,7 +15,9 @@ choice (``context_window``), the one fill % (``fill_percent``), and the context 
   after it cleared (the agent's own count);
 - ``estimated``: nothing reported applies (no request with usage in the log, or a compaction
   without ``postTokens`` and no request since): every message of the context counted with the
-  tokenizer. The system prompt and tool definitions are not in the logs, so this is low.
+  tokenizer. The system prompt and tool definitions are not in the logs, so this is low. In a
+  fork ctxtop wrote, before the agent's first request on it: the estimate ctxtop marked in it
+  (the figure its preview promised, system prompt and tools included) plus what came after.
 """
 
 from __future__ import annotations
@@ -73,6 +75,11 @@ def context_tokens(
         return ContextTokens(compaction.post_tokens, "compaction", None, 0)
     encoding = encoding or encoding_for(state)
     ledger = ledger or Ledger()
+    fork = state.fork_estimate
+    if fork is not None:
+        after = [message for message in state.context if message.line > fork.line]
+        value = fork.tokens + ledger.messages(after, encoding)
+        return ContextTokens(value, "estimated", None, value)
     tail = messages_after_last_response(state)
     last = state.last_response
     if last is None or tail is None:
@@ -395,7 +402,9 @@ def build_sample(
         return sample
     categories = ledger.categories(state, encoding)
     estimated = sum(entry.tokens for entry in categories)
-    unattributed = max(context.value - estimated, 0) if context.source != "estimated" else 0
+    # (A fork's marked estimate holds the system prompt and tools too.)
+    with_outside = context.source != "estimated" or state.fork_estimate is not None
+    unattributed = max(context.value - estimated, 0) if with_outside else 0
     logged = logged_tokens(state.prompt_parts, encoding) or 0
     return dataclasses.replace(
         sample, breakdown=Breakdown(categories, unattributed, encoding.name, logged)

@@ -160,7 +160,9 @@ def test_user_profile_overrides_the_bundled_one(isolated_dirs: Path) -> None:
     )
     analysis = report_json(CALC_MAIN)["analysis"]
     assert analysis["budget"] == 199_000
-    assert [s["name"] for s in analysis["sections"]] == ["everything", "system", "free"]
+    names = [s["name"] for s in analysis["sections"]]
+    assert names == ["everything", "system", "output_reserve", "free"]
+    assert analysis["sections"][2]["tokens"] == 1000  # the profile's reserve has its own row
 
 
 def test_bad_user_profile_names_file_and_line(isolated_dirs: Path) -> None:

@@ -20,6 +20,9 @@ from typing import Any
 from agent_install import npm_cli
 from model_server import ModelServer
 
+from engine.agents.session_reader import read_session
+from engine.sessions.sample import context_tokens
+
 CLAUDE_CODE_VERSION = "2.1.197"
 CODEX_VERSION = "0.169.0"
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,3 +197,17 @@ def codex_home(
         config = CODEX_CONFIG.format(port=server.port)
         (home / ".codex" / "config.toml").write_text(config, encoding="utf-8")
         yield CodexHome(codex, home, cwd, server)
+
+
+def assert_fork_estimated(outcome: dict[str, Any]) -> None:
+    """A fork ctxtop wrote opens with the figure its preview promised, marked estimated (the
+    marks ctxtop leaves in it: engine/sessions/fork_mark.py)."""
+    context = context_tokens(read_session(Path(outcome["fork"])))
+    assert (context.value, context.source) == (outcome["context_after"], "estimated")
+
+
+def assert_fork_reported(outcome: dict[str, Any]) -> None:
+    """Once the real CLI resumed the fork (its marks in it) and made a request, the fork's
+    context is the API's figure again."""
+    context = context_tokens(read_session(Path(outcome["fork"])))
+    assert context.source in ("reported", "calibrated") and context.reported

@@ -12,7 +12,14 @@ import json
 import subprocess
 from pathlib import Path
 
-from agents import CLAUDE_CODE_VERSION, ClaudeProject, claude_bin, claude_main_request
+from agents import (
+    CLAUDE_CODE_VERSION,
+    ClaudeProject,
+    assert_fork_estimated,
+    assert_fork_reported,
+    claude_bin,
+    claude_main_request,
+)
 
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
@@ -29,9 +36,11 @@ def test_claude_code_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
     original = hashlib.sha256(source.read_bytes()).hexdigest()
     outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
     assert outcome["changed"], "the sample has a result to clear"
+    assert_fork_estimated(outcome)
     requests = project.resume(claude, outcome["session_id"], PROMPT)
     sent = json.dumps(claude_main_request(requests, PROMPT)["messages"], ensure_ascii=False)
     assert "[ctxtop: old tool result cleared" in sent
+    assert_fork_reported(outcome)
     assert CLEARED_LINE not in sent
     # The agent appended its new turn to the fork; the original was never touched.
     assert PROMPT in Path(outcome["fork"]).read_text(encoding="utf-8")

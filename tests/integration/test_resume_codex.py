@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from agents import BIG_LINE, codex_home
+from agents import BIG_LINE, assert_fork_estimated, assert_fork_reported, codex_home
 
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
@@ -24,9 +24,11 @@ def test_codex_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
         original = hashlib.sha256(source.read_bytes()).hexdigest()
         outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
         assert outcome["changed"] and outcome["resume_command"].startswith("codex resume ")
+        assert_fork_estimated(outcome)
         sent = codex.resume(outcome["session_id"], "what was in it?")
     assert "what was in it?" in sent
     assert "[ctxtop: old tool result cleared" in sent
+    assert_fork_reported(outcome)
     assert BIG_LINE.format(150) not in sent
     assert "what was in it?" in Path(outcome["fork"]).read_text(encoding="utf-8")
     assert hashlib.sha256(source.read_bytes()).hexdigest() == original

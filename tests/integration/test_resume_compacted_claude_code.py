@@ -13,8 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents import ClaudeProject, claude_bin, claude_main_request
+from agents import (
+    ClaudeProject,
+    assert_fork_estimated,
+    assert_fork_reported,
+    claude_bin,
+    claude_main_request,
+)
 
+from engine.agents.session_reader import read_session
 from engine.compaction.handoff import OPENING
 from engine.forks.compact import compact_session
 
@@ -37,7 +44,11 @@ def test_claude_code_resumes_the_compacted_session_from_the_summary(tmp_path: Pa
     assert all(json.dumps(text)[1:-1] in original for text in DROPPED)
     outcome = compact_session(source, keep_rounds=1).as_json()
     assert outcome["summarizer"] == "structured" and outcome["kept_rounds"] == 1
+    assert_fork_estimated(outcome)
+    # The usage ctxtop wrote into the kept responses is no request.
+    assert read_session(Path(outcome["fork"])).api_requests == 0
     requests = project.resume(claude, outcome["session_id"], PROMPT)
+    assert_fork_reported(outcome)
     messages = claude_main_request(requests, PROMPT)["messages"]
     # Claude Code merges consecutive user lines into one message (its own context, the summary,
     # the kept request): the order inside the conversation is what counts.

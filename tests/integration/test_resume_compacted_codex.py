@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from agents import BIG_LINE, codex_home
+from agents import BIG_LINE, assert_fork_estimated, assert_fork_reported, codex_home
 
 from engine.compaction.handoff import OPENING
 from engine.forks.compact import compact_session
@@ -27,7 +27,9 @@ def test_codex_resumes_the_compacted_session_from_the_summary(tmp_path: Path) ->
         # Two rounds: the model's call (and its output), then its answer.
         assert outcome["summarised_rounds"] == outcome["rounds"] == 2 and outcome["resume_command"]
         assert "show me big.txt" in outcome["summary"]
+        assert_fork_estimated(outcome)
         sent = codex.resume(outcome["session_id"], "what was in it?")
+    assert_fork_reported(outcome)
     assert OPENING in sent and "what was in it?" in sent
     assert sent.index(OPENING) < sent.index("what was in it?")
     assert BIG_LINE.format(150) not in sent  # the command's output was summarised away

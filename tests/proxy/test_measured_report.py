@@ -85,7 +85,7 @@ def test_report_and_dashboard_show_the_same_measured_figures() -> None:
     assert abs(sum(kinds.values()) - REPORTED) <= len(kinds)
     assert kinds["tool results"] > kinds["user"] > kinds["assistant"] > 0
     assert kinds["system prompt"] > kinds["tool definitions"] > 0
-    outside = ("system", "autocompact_buffer", "free")
+    outside = ("system", "autocompact_buffer", "output_reserve", "free")
     conversation = [v for k, v in shown.items() if k not in outside and v[0]]
     assert conversation and all(prov == "calibrated" for _, prov in conversation)
     assert abs(sum(t for t, _ in conversation) - measured["message_tokens"]) <= len(conversation)

@@ -188,6 +188,7 @@ def test_a_set_with_a_state_snapshot_replaces_the_history(
             "pre_tokens": prompt_total(before[-1]),
             "post_tokens": None,
             "post_tokens_source": None,
+            "after_tokens": None,  # nothing logged: nothing to add the system prompt to
             "line": line,
             "timestamp": rows[line - 1]["$set"]["lastUpdated"],
         }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec
@@ -39,6 +39,26 @@ async def wait_until(pilot: Pilot[None], predicate: Callable[[], bool], limit: f
         if loop.time() > deadline:
             raise AssertionError("the dashboard never reached the expected state")
         await pilot.pause(0.02)
+
+
+async def append_each_line(
+    pilot: Pilot[None], app: Any, session: Path, start: int
+) -> AsyncIterator[int]:
+    """Append the demo sample's lines from ``start`` to ``session`` one at a time, as the demo
+    writes them; after each, once the dashboard has read it and analysed it, yield how many
+    lines the file has."""
+    for line in range(start, len(demo_lines())):
+        write_lines(session, 1, start=line)
+        await wait_until(
+            pilot,
+            lambda end=line + 1: (
+                app.view is not None
+                and app.view.lines_read == end
+                and not app.sections.has_class("lagging")
+                and getattr(app, "_waiting", None) is None
+            ),
+        )
+        yield line + 1
 
 
 P = ParamSpec("P")

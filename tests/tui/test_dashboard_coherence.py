@@ -12,6 +12,7 @@ from typing import Any
 
 from dashboard_support import (
     COMPACTION_LINE,
+    append_each_line,
     frozen_clock,
     screen_lines,
     synchronous,
@@ -284,17 +285,8 @@ async def test_every_frame_through_the_compaction_shows_one_context_figure(
     app = FrameRecorder(session, clock=frozen_clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: analysed(app))
-        for line in range(first, len(demo_lines())):
-            write_lines(session, 1, start=line)
-            await wait_until(
-                pilot,
-                lambda end=line + 1: (
-                    app.view is not None
-                    and app.view.lines_read == end
-                    and not app.sections.has_class("lagging")
-                    and getattr(app, "_waiting", None) is None
-                ),
-            )
+        async for _ in append_each_line(pilot, app, session, first):
+            pass
         frames = app.frames
         assert any(line >= COMPACTION_LINE for line, *_ in frames)
         for line, gauge, sections, categories, text in frames:

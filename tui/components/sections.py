@@ -19,7 +19,7 @@ MIN_BAR = 5
 FIGURE_WIDTH = 15
 SHORT_FIGURE_WIDTH = 8
 # Not parts of the prompt: what the agent keeps free and what is left.
-SPARE = ("autocompact_buffer", "free")
+SPARE = ("autocompact_buffer", "output_reserve", "free")
 NOT_LOGGED = "not_logged"
 DIFFERENCE = "difference"
 EXTRA = (NOT_LOGGED, DIFFERENCE)  # rows the panel adds: no budget of their own

@@ -18,6 +18,7 @@ from textual.widgets import Button, Label, Select
 
 from engine.errors import CtxtopError
 from engine.forks.transaction import EDITING, Loaded, Preview, load
+from engine.live.session import UNATTRIBUTED
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
 from tui.format import CLEARED_MARK
@@ -36,7 +37,7 @@ class Sample:
 def context_text(outcome: dict[str, Any]) -> Text:
     """The whole context before and after, the gauge's figure (``context_before``), and the
     parts: what the log holds (what a fork changes) and what it does not (system prompt,
-    tools: the same in the fork)."""
+    tools, the tokenizer's difference: the same in the fork)."""
     text = Text()
     before, after = outcome["context_before"], outcome["context_after"]
     mark = fmt.mark(outcome["context_source"])
@@ -52,7 +53,10 @@ def context_text(outcome: dict[str, Any]) -> Text:
     )
     outside = outcome["context_outside_log"]
     if outside:
-        text.append(f", system prompt + tools {fmt.tokens(outside)}*")
+        # The gauge less what the log holds: the system prompt and tools with the tokenizer's
+        # difference, the categories panel's row of that name (the sections' system prompt
+        # row is a part of it).
+        text.append(f", {UNATTRIBUTED} {fmt.tokens(outside)}*")
     text.append("\n")
     return text
 

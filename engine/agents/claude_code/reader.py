@@ -43,6 +43,7 @@ from engine.sessions.adapter import (
     logs_tokens,
     token_count,
 )
+from engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
 from engine.sessions.model import (
     Block,
     Compaction,
@@ -415,6 +416,10 @@ class _Window:
         model = raw.get("model")
         if model == SYNTHETIC_MODEL or (record.get("isApiErrorMessage") and not raw.get("usage")):
             return
+        if usage_is_ctxtops(record):  # usage ctxtop wrote into its fork: no request made
+            if isinstance(model, str):
+                self.state.model = model
+            return
         key = raw.get("id") or record.get("requestId") or message.id
         if not isinstance(key, str):
             key = str(key)
@@ -482,6 +487,9 @@ def _session_id_of(line: bytes) -> Any:
     except (ValueError, UnicodeDecodeError):
         return None
     return record.get("sessionId") if isinstance(record, dict) else None
+
+
+_USAGE_MARK = f'"{USAGE_KEY}"'.encode()
 
 
 class ClaudeCodeAdapter(Adapter):
@@ -658,6 +666,8 @@ class ClaudeCodeAdapter(Adapter):
             return False
         if _SNAPSHOT in raw:
             return self._lean_snapshot(raw, line, history)
+        if _USAGE_MARK in raw:
+            return False  # usage ctxtop wrote: the full path leaves it out
         try:
             record = lean.decode_line(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):

@@ -16,11 +16,12 @@ import uuid
 from typing import Any
 
 from engine.agents.claude_code import microcompact
-from engine.agents.claude_code.writer import ClaudeCodeWriter
+from engine.agents.claude_code.writer import ClaudeCodeWriter, written_usage
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import file_placeholder, image_placeholder
 from engine.compaction.source import Source, is_overflow_text, now_iso, shifted, text_of
 from engine.editing.writer import jsonl_bytes, jsonl_records
+from engine.sessions.fork_mark import ESTIMATED, USAGE_KEY
 
 # Attachments that carry standing context (rules, memory, tool and skill listings, the
 # environment): Claude Code itself re-attaches these after a compaction.
@@ -241,17 +242,14 @@ class ClaudeCodeSource(Source):
 def _estimate_usage(record: dict[str, Any], before: int, size: int) -> None:
     """A kept response's usage measured the old, longer prompt: left as is, the agent would think
     its context still full. It becomes Claude Code's own estimate (characters / 4) of the
-    compacted prompt before it, and of the response itself."""
+    compacted prompt before it, and of the response itself, until the preview replaces it with
+    ctxtop's (``ClaudeCodeWriter.mark``), marked as ctxtop's either way."""
     message = record.get("message")
     if record.get("type") != "assistant" or not isinstance(message, dict):
         return
     if isinstance(message.get("usage"), dict):
-        message["usage"] = {
-            "input_tokens": before // CHARS_PER_TOKEN,
-            "output_tokens": size // CHARS_PER_TOKEN,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        }
+        record[USAGE_KEY] = ESTIMATED  # not the API's: no reader takes it for a request
+        message["usage"] = written_usage(before // CHARS_PER_TOKEN, size // CHARS_PER_TOKEN)
 
 
 def _without_image(part: Any) -> Any:

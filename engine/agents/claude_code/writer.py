@@ -10,11 +10,23 @@ turns of 1.0.x) are never edited.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 from engine.agents.claude_code import microcompact
 from engine.editing.cycles import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, jsonl_bytes, jsonl_records, text_id
+from engine.sessions.fork_mark import usage_is_ctxtops
+
+
+def written_usage(prompt: int, output: int) -> dict[str, int]:
+    """Usage as ctxtop writes it into a fork: all of the prompt uncached, nothing cached."""
+    return {
+        "input_tokens": prompt,
+        "output_tokens": output,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
 
 
 def _starts_cycle(record: dict[str, Any], content: Any) -> bool:
@@ -123,6 +135,27 @@ class ClaudeCodeWriter(Writer):
                 elif part.get("type") == "tool_use" and text_id(part.get("id")) in inputs:
                     part["input"] = inputs[str(part["id"])]
         return jsonl_bytes(records)
+
+    def mark(
+        self,
+        fork: bytes,
+        context_tokens: int,
+        usage: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bytes:
+        """Also the usage ctxtop wrote (``ctxtopUsage``) as ``usage`` gives it by uuid: what
+        Claude Code counts its context from on resume adds up to ctxtop's estimate."""
+        if usage:
+            records = jsonl_records(self.path, fork)
+            for record in records:
+                if not isinstance(record, dict) or not usage_is_ctxtops(record):
+                    continue
+                figures = usage.get(str(record.get("uuid")))
+                message = record.get("message")
+                if figures is not None and isinstance(message, dict):
+                    prompt, output = figures
+                    message["usage"] = written_usage(prompt, output)
+            fork = jsonl_bytes(records)
+        return super().mark(fork, context_tokens)
 
     def fork_name(self, session_id: str) -> str:
         return f"{session_id}.jsonl"

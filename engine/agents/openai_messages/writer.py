@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse, result_text
@@ -76,6 +77,16 @@ class OpenAIMessagesWriter(Writer):
                     function["arguments"] = dumps(inputs[str(call["id"])])
         document = container if container is not None else messages
         return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+    def mark(
+        self,
+        fork: bytes,
+        context_tokens: int,
+        usage: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bytes:
+        """No mark: the messages may go to an API as they are, and a chat API may refuse a
+        key it does not know."""
+        return fork
 
     def fork_name(self, session_id: str) -> str:
         stem = re.sub(r"[^A-Za-z0-9_-]+", "-", self.path.stem).strip("-")[:80] or "session"
