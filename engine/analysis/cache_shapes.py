@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 
-from engine.analysis.cache_sim import Boundary, RequestShape
+from engine.analysis.cache_sim import LONG_TTL, Boundary, RequestShape
 from engine.analysis.placement import OnContext
 from engine.analysis.sections import content_kind, is_typed_user_message
 from engine.analysis.setup import Setup
@@ -405,6 +405,7 @@ class ShapeBuilder:
             usage.input_tokens,
             usage.cache_read_tokens,
             usage.cache_write_tokens,
+            usage.cache_write_1h_tokens,
             walk.logged,
             end_key,
             system_prefix,
@@ -674,4 +675,5 @@ def _request_shape(
         unmarked=unmarked,
         sent=sent,
         model=model,
+        write_ttl=LONG_TTL if usage.cache_write_1h_tokens else None,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.analysis.cache_shapes import first_prompt_key
-from engine.analysis.cache_sim import SharedEvidence, epoch_seconds, rule_vote
+from engine.analysis.cache_sim import LONG_TTL, SharedEvidence, epoch_seconds, rule_vote
 from engine.sessions.model import SessionState
 
 
@@ -38,7 +38,8 @@ def shared_evidence(conversations: Sequence[SessionState]) -> tuple[SharedEviden
             if number == 0:
                 key = _first_prompt(conversation, response.key, prompt)
                 if key is not None:
-                    found.append(SharedEvidence(time, entry=(key, cached, prompt)))
+                    ttl = LONG_TTL if usage.cache_write_1h_tokens else None
+                    found.append(SharedEvidence(time, entry=(key, cached, prompt), ttl=ttl))
             left = (cached, prompt)
     found.sort(key=lambda evidence: evidence.time)
     return tuple(found)

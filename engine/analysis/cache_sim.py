@@ -5,7 +5,8 @@ Each request is described by the prefixes of its prompt that a cache could hold
 breakpoint there). Two cache models:
 
 - ``breakpoints`` (Anthropic ``cache_control``): a request reads the longest prefix written
-  before and still alive (5-minute TTL, refreshed by each read); it writes an entry at each of its
+  before and still alive (the profile's TTL, 5 minutes, or an hour for what the log shows was
+  written to live an hour; refreshed by each read); it writes an entry at each of its
   breakpoints beyond what it read (prefixes under the model's minimum cacheable size are not
   cached); what follows the last breakpoint is uncached input;
 - ``automatic`` (OpenAI): every prefix a request sends is cached; a request reads the longest one
@@ -34,6 +35,8 @@ from engine.analysis.snapshot import CacheRequest, CacheSummary
 from engine.models.registry import ModelInfo, Prices
 
 TOLERANCE = 0.05
+# Anthropic's longer cache lifetime (``cache_control.ttl: "1h"``), in seconds.
+LONG_TTL = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,9 @@ class RequestShape:
     # The model that answered it: its prices and minimum cacheable prefix (None: the
     # simulator's own).
     model: ModelInfo | None = None
+    # How long what it wrote lives, when its log says (an hour: Anthropic's
+    # ``ephemeral_1h_input_tokens``); None: the profile's TTL.
+    write_ttl: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +80,7 @@ class SharedEvidence:
     tail: int | None = None
     vote: int | None = None
     entry: tuple[str, int, int] | None = None
+    ttl: float | None = None  # how long that prefix lives (None: the profile's TTL)
 
 
 def epoch_seconds(timestamp: str | None) -> float | None:
@@ -104,7 +111,7 @@ def _close(simulated: int, logged: int) -> bool:
 
 @dataclass
 class _CacheState:
-    entries: dict[str, tuple[int, float | None]]  # key -> (tokens, last used)
+    entries: dict[str, tuple[int, float | None, float]]  # key -> (tokens, last used, TTL)
     # Logged uncached input of earlier requests that read from the cache (their median).
     tails: RunningMedian
     # What the last logged request left cached by the breakpoint rule (read + write) and its
@@ -120,14 +127,14 @@ class _CacheState:
         return self.votes[1] > self.votes[0]
 
 
-def _fresh_state(history: HistorySeed | None = None) -> _CacheState:
+def _fresh_state(history: HistorySeed | None, ttl: float) -> _CacheState:
     """An empty cache; with ``history``, the framing tails and rule votes its log showed."""
     if history is None:
         return _CacheState({}, RunningMedian())
     tails = RunningMedian()
     for tail in history.tails:
         tails.add(tail)
-    entries = {key: (tokens, epoch_seconds(used)) for key, tokens, used in history.entries}
+    entries = {key: (tokens, epoch_seconds(used), ttl) for key, tokens, used in history.entries}
     return _CacheState(entries, tails, history.last, history.votes)
 
 
@@ -292,7 +299,7 @@ class CacheSimulator:
         self.min_cacheable = min_cacheable
         self.prices = prices
         self._history: HistorySeed | None = None
-        self._state = _fresh_state()
+        self._state = _fresh_state(None, ttl_seconds)
         self._done: list[CacheRequest] = []
         self._shapes: list[RequestShape] = []
         self._shared: tuple[SharedEvidence, ...] = ()
@@ -300,9 +307,14 @@ class CacheSimulator:
         self._totals = Totals()  # of ``_done``
         self._snapshots: list[_Snapshot] = []
 
-    def _alive(self, entry: tuple[int, float | None], now: float | None) -> bool:
+    @staticmethod
+    def _alive(entry: tuple[int, float | None, float], now: float | None) -> bool:
         used = entry[1]
-        return now is None or used is None or now - used <= self.ttl
+        return now is None or used is None or now - used <= entry[2]
+
+    def _ttl(self, shape: RequestShape) -> float:
+        """How long what ``shape`` writes lives."""
+        return shape.write_ttl if shape.write_ttl is not None else self.ttl
 
     def _tail(self, state: _CacheState) -> int:
         # Tokens after the last breakpoint (the request's closing framing): learnt from the
@@ -323,7 +335,9 @@ class CacheSimulator:
             if entry is not None and self._alive(entry, now) and entry[0] > read:
                 read, hit = min(entry[0], shape.prompt), boundary.key
         if hit is not None:
-            state.entries[hit] = (state.entries[hit][0], now)
+            tokens, _, lives = state.entries[hit]
+            state.entries[hit] = (tokens, now, lives)
+        ttl = self._ttl(shape)
         write = 0
         if self.style == "automatic":
             read = read // self.granularity * self.granularity
@@ -331,7 +345,7 @@ class CacheSimulator:
                 read = 0
             for boundary in shape.boundaries:
                 if boundary.tokens >= minimum:
-                    state.entries[boundary.key] = (boundary.tokens, now)
+                    state.entries[boundary.key] = (boundary.tokens, now, ttl)
         else:
             # An endpoint that caches the whole prompt ignores where the marker is.
             unmarked = 0 if state.whole_prompt else shape.unmarked
@@ -347,7 +361,7 @@ class CacheSimulator:
                 if boundary.tokens >= shape.prompt:
                     size = last
                 if size > read:
-                    state.entries[boundary.key] = (size, now)
+                    state.entries[boundary.key] = (size, now, ttl)
                 if size >= end:
                     held = boundary.key
                 end = max(end, size)
@@ -392,7 +406,7 @@ class CacheSimulator:
         if cached > 0 and state.whole_prompt:
             cached = shape.prompt
         if cached > 0:
-            state.entries[held] = (cached, now)
+            state.entries[held] = (cached, now, self._ttl(shape))
         else:
             state.entries.pop(held, None)
 
@@ -481,7 +495,8 @@ class CacheSimulator:
         return totals.summary(self.style, self.ttl, rows)
 
     def _restart(self) -> None:
-        self._state, self._done, self._shapes = _fresh_state(self._history), [], []
+        self._state, self._done = _fresh_state(self._history, self.ttl), []
+        self._shapes = []
         self._applied, self._totals, self._snapshots = 0, Totals(), []
 
     def _snapshot(self) -> _Snapshot:
@@ -524,4 +539,5 @@ class CacheSimulator:
                 # The open loop takes from the log only the prompt sizes and the framing.
                 tokens = whole - self._tail(state)
             if tokens >= self._minimum(shape):
-                state.entries[key] = (tokens, evidence.time)
+                ttl = evidence.ttl if evidence.ttl is not None else self.ttl
+                state.entries[key] = (tokens, evidence.time, ttl)

@@ -41,6 +41,10 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    # The part of ``cache_write_tokens`` written to live an hour (Anthropic's
+    # ``cache_creation.ephemeral_1h_input_tokens``): the cache simulation's TTL for it. Not kept
+    # in the archive's columns (the history is not simulated).
+    cache_write_1h_tokens: int = 0
 
     @property
     def input_tokens_total(self) -> int:
@@ -57,6 +61,7 @@ class Usage:
         self.cache_read_tokens += sign * other.cache_read_tokens
         self.cache_write_tokens += sign * other.cache_write_tokens
         self.reasoning_tokens += sign * other.reasoning_tokens
+        self.cache_write_1h_tokens += sign * other.cache_write_1h_tokens
 
 
 @dataclass(slots=True)

@@ -40,6 +40,10 @@ class Details(msgspec.Struct):
     thinking_tokens: Tokens = 0
 
 
+class CacheCreation(msgspec.Struct):
+    ephemeral_1h_input_tokens: Tokens = 0
+
+
 class UsageLine(msgspec.Struct):
     """Anthropic usage with whole figures in range (any other value: the full path's rule)."""
 
@@ -48,15 +52,18 @@ class UsageLine(msgspec.Struct):
     cache_read_input_tokens: Tokens = 0
     cache_creation_input_tokens: Tokens = 0
     output_tokens_details: Details | None = None
+    cache_creation: CacheCreation | None = None
 
     def normalised(self) -> Usage:
         details = self.output_tokens_details
+        creation = self.cache_creation
         return Usage(
             self.input_tokens,
             self.output_tokens,
             self.cache_read_input_tokens,
             self.cache_creation_input_tokens,
             details.thinking_tokens if details is not None else 0,
+            creation.ephemeral_1h_input_tokens if creation is not None else 0,
         )
 
 

@@ -1,0 +1,91 @@
+"""The cache simulation against what the Anthropic API logged, on copies of public real Claude Code
+sessions (2.1.39; tests/analysis/data/cache_real/PROVENANCE.md): one test per cause of a
+disagreement that was fixed. Each case is picked from the raw log (gaps, TTLs, reads), never from
+ctxtop's output, and the simulated read and write must be those the API logged (within 5 %)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from itertools import pairwise
+from pathlib import Path
+from typing import NamedTuple
+
+from analysis_expect import ROOT
+
+from engine.agents.session_reader import SessionReader, read_all
+from engine.analysis.analyze import Analyzer
+from engine.analysis.profiles import load_profile
+from engine.analysis.setup import setup_for
+from engine.config import Thresholds
+from engine.sessions.ledger import encoding_for
+
+DATA = ROOT / "tests/analysis/data/cache_real/marot-spotter"
+
+
+def simulated(path: Path) -> dict[int, tuple[int, int]]:
+    """line -> (simulated read, write) of the main session's requests."""
+    reader = SessionReader(path)
+    read_all(reader)
+    assert reader.adapter is not None
+    state = reader.adapter.snapshot()
+    profile = load_profile(reader.adapter.profile)
+    setup = setup_for(state, reader.adapter.autocompact_at, profile, Thresholds())
+    cache = Analyzer().analyze(state, setup, encoding_for(state)).cache
+    return {row.line: (row.read, row.write) for row in cache.requests}
+
+
+class Logged(NamedTuple):
+    """An API request of the main chain as the raw log has it (the first line of its response)."""
+
+    line: int
+    time: datetime
+    read: int
+    write: int
+    long_lived: int  # the part of ``write`` written to live an hour
+
+
+def logged(path: Path) -> list[Logged]:
+    found: list[Logged] = []
+    seen: set[str] = set()
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        record = json.loads(text)
+        message = record.get("message")
+        if record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if not usage or message["id"] in seen:
+            continue
+        seen.add(message["id"])
+        found.append(
+            Logged(
+                number,
+                datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00")),
+                usage["cache_read_input_tokens"],
+                usage["cache_creation_input_tokens"],
+                usage["cache_creation"]["ephemeral_1h_input_tokens"],
+            )
+        )
+    return found
+
+
+def within(simulated: int, logged: int) -> bool:
+    return abs(simulated - logged) <= 0.05 * logged
+
+
+def test_a_prefix_written_for_an_hour_is_read_after_five_minutes() -> None:
+    path = DATA / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
+    requests = logged(path)
+    # The requests sent more than 5 minutes after the one before, which wrote for an hour.
+    late = [
+        after
+        for before, after in pairwise(requests)
+        if (after.time - before.time).total_seconds() > 300 and before.long_lived == before.write
+    ]
+    assert len(late) == 2  # lines 113 and 135 (7m09s and 7m42s after)
+    rows = simulated(path)
+    for request in late:
+        # The API read all the request before left cached: nothing had expired.
+        assert request.read > 60_000
+        read, write = rows[request.line]
+        assert within(read, request.read) and within(write, request.write)
