@@ -67,6 +67,9 @@ class RequestShape:
     # How long what it wrote lives, when its log says (an hour: Anthropic's
     # ``ephemeral_1h_input_tokens``); None: the profile's TTL.
     write_ttl: float | None = None
+    # The key of the prefix the agent sends alike on every request (its system prompt and
+    # tools), which stays cached when the conversation after it does not (None: no such).
+    system_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +137,10 @@ def _fresh_state(history: HistorySeed | None, ttl: float) -> _CacheState:
     tails = RunningMedian()
     for tail in history.tails:
         tails.add(tail)
-    entries = {key: (tokens, epoch_seconds(used), ttl) for key, tokens, used in history.entries}
+    entries = {
+        key: (tokens, epoch_seconds(used), lives if lives is not None else ttl)
+        for key, tokens, used, lives in history.entries
+    }
     return _CacheState(entries, tails, history.last, history.votes)
 
 
@@ -236,6 +242,11 @@ def price(prices: Prices | None, uncached: int, write: int, read: int, output: i
     return round(cost, 6)
 
 
+# A prefix the history leaves cached: key, tokens, when last used, how long it lives (None: the
+# profile's TTL).
+CarriedEntry = tuple[str, int, str | None, float | None]
+
+
 @dataclass(frozen=True, slots=True)
 class HistorySeed:
     """What the requests before the live context (the last compaction or rewrite) leave the
@@ -252,7 +263,7 @@ class HistorySeed:
     votes: tuple[int, int]
     last: tuple[int, int] | None
     totals: Totals
-    entries: tuple[tuple[str, int, str | None], ...] = ()
+    entries: tuple[CarriedEntry, ...] = ()
 
 
 @dataclass(slots=True)
@@ -362,6 +373,11 @@ class CacheSimulator:
                     size = last
                 if size > read:
                     state.entries[boundary.key] = (size, now, ttl)
+                elif (kept := state.entries.get(boundary.key)) is not None and self._alive(
+                    kept, now
+                ):
+                    # A marker inside the prefix read refreshes its own entry too.
+                    state.entries[boundary.key] = (kept[0], now, kept[2])
                 if size >= end:
                     held = boundary.key
                 end = max(end, size)
@@ -401,7 +417,16 @@ class CacheSimulator:
         if shape.logged_read is None or shape.logged_write is None:
             return
         self._learn(state, shape)
-        cached = shape.logged_read + shape.logged_write
+        read = shape.logged_read
+        if (
+            shape.system_key is not None
+            and state.last is not None
+            and 0 < read < (1 - TOLERANCE) * state.last[0]
+        ):
+            # The API read less than the request before left cached: the conversation after
+            # the system prompt and tools was not found, and what was is their prefix.
+            state.entries[shape.system_key] = (read, now, self._ttl(shape))
+        cached = read + shape.logged_write
         state.last = (cached, shape.prompt)
         if cached > 0 and state.whole_prompt:
             cached = shape.prompt

@@ -89,3 +89,30 @@ def test_a_prefix_written_for_an_hour_is_read_after_five_minutes() -> None:
         assert request.read > 60_000
         read, write = rows[request.line]
         assert within(read, request.read) and within(write, request.write)
+
+
+def compaction_lines(path: Path) -> list[int]:
+    return [
+        number
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if json.loads(text).get("subtype") == "compact_boundary"
+    ]
+
+
+def test_the_system_prompt_and_tools_stay_cached_across_a_compaction() -> None:
+    path = DATA / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    [compaction] = compaction_lines(path)
+    requests = logged(path)
+    before = [r for r in requests if r.line < compaction]
+    # A read short of what the request before left cached: the conversation was not found,
+    # only the system prompt and tools before it.
+    short = [
+        after.read
+        for previous, after in pairwise(before)
+        if 0 < after.read < 0.95 * (previous.read + previous.write)
+    ]
+    assert short == [21_460]
+    first_after = next(r for r in requests if r.line > compaction)
+    assert first_after.read == short[-1]  # what the API read after the compaction
+    read, write = simulated(path)[first_after.line]
+    assert within(read, first_after.read) and within(write, first_after.write)
