@@ -356,21 +356,25 @@ class ShapeBuilder:
         uncached = cache.summary_request_uncached
         summaries = self._summary_requests(state, first, lines) if uncached else set()
         last = next((r for r in reversed(before) if r.key not in summaries), None)
-        if last is None or system < model_of(last.model, setup).min_cacheable_tokens:
+        if last is None:
+            return
+        model = model_of(last.model, setup)
+        if system < model.min_cacheable_tokens:
             return  # (a prefix its model does not cache)
         if bisect.bisect_left(restarts, last.line) != bisect.bisect_left(restarts, live.line):
             return  # a new process with another system prompt came between them
         systems = bisect.bisect_left(restarts, live.line)
         if cache.style == "automatic":
-            self.carried = ((f"{SYSTEM_KEY}:0:{systems}", system, last.timestamp, None),)
+            entry = (f"{SYSTEM_KEY}:0:{systems}", system, last.timestamp, None, model.model)
+            self.carried = (entry,)
             return
         if "system" not in cache.breakpoints:
             return
         since = bisect.bisect_left(state.request_lines, restarts[systems - 1]) if systems else 0
         shown = self._shown(state, since, history)
-        if shown >= model_of(last.model, setup).min_cacheable_tokens:
+        if shown >= model.min_cacheable_tokens:
             ttl = LONG_TTL if last.usage.cache_write_1h_tokens else None
-            self.carried = ((f"{SYSTEM_KEY}:0:{systems}", shown, last.timestamp, ttl),)
+            self.carried = ((f"{SYSTEM_KEY}:0:{systems}", shown, last.timestamp, ttl, model.model),)
 
     @staticmethod
     def _shown(state: SessionState, start: int, stop: int) -> int:

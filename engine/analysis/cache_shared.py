@@ -39,7 +39,9 @@ def shared_evidence(conversations: Sequence[SessionState]) -> tuple[SharedEviden
                 key = _first_prompt(conversation, response.key, prompt)
                 if key is not None:
                     ttl = LONG_TTL if usage.cache_write_1h_tokens else None
-                    found.append(SharedEvidence(time, entry=(key, cached, prompt), ttl=ttl))
+                    model = response.model or conversation.model
+                    entry = (key, cached, prompt)
+                    found.append(SharedEvidence(time, entry=entry, ttl=ttl, model=model))
             left = (cached, prompt)
     found.sort(key=lambda evidence: evidence.time)
     return tuple(found)

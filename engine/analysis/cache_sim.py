@@ -84,6 +84,7 @@ class SharedEvidence:
     vote: int | None = None
     entry: tuple[str, int, int] | None = None
     ttl: float | None = None  # how long that prefix lives (None: the profile's TTL)
+    model: str | None = None  # the model it was cached for
 
 
 def epoch_seconds(timestamp: str | None) -> float | None:
@@ -114,7 +115,8 @@ def _close(simulated: int, logged: int) -> bool:
 
 @dataclass
 class _CacheState:
-    entries: dict[str, tuple[int, float | None, float]]  # key -> (tokens, last used, TTL)
+    # scoped key (``scoped``) -> (tokens, last used, TTL)
+    entries: dict[str, tuple[int, float | None, float]]
     # Logged uncached input of earlier requests that read from the cache (their median).
     tails: RunningMedian
     # What the last logged request left cached by the breakpoint rule (read + write) and its
@@ -130,6 +132,12 @@ class _CacheState:
         return self.votes[1] > self.votes[0]
 
 
+def scoped(model: str | None, key: str) -> str:
+    """A cache entry's key: prompt caches are kept per model (a request to another model
+    reads nothing another model's requests wrote)."""
+    return key if model is None else f"{model}\n{key}"
+
+
 def _fresh_state(history: HistorySeed | None, ttl: float) -> _CacheState:
     """An empty cache; with ``history``, the framing tails and rule votes its log showed."""
     if history is None:
@@ -138,8 +146,8 @@ def _fresh_state(history: HistorySeed | None, ttl: float) -> _CacheState:
     for tail in history.tails:
         tails.add(tail)
     entries = {
-        key: (tokens, epoch_seconds(used), lives if lives is not None else ttl)
-        for key, tokens, used, lives in history.entries
+        scoped(model, key): (tokens, epoch_seconds(used), lives if lives is not None else ttl)
+        for key, tokens, used, lives, model in history.entries
     }
     return _CacheState(entries, tails, history.last, history.votes)
 
@@ -243,8 +251,8 @@ def price(prices: Prices | None, uncached: int, write: int, read: int, output: i
 
 
 # A prefix the history leaves cached: key, tokens, when last used, how long it lives (None: the
-# profile's TTL).
-CarriedEntry = tuple[str, int, str | None, float | None]
+# profile's TTL), the model it was cached for.
+CarriedEntry = tuple[str, int, str | None, float | None, str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,10 +349,12 @@ class CacheSimulator:
         minimum = self._minimum(shape)
         read = 0
         hit: str | None = None
-        for boundary in shape.boundaries:
-            entry = state.entries.get(boundary.key)
+        model = shape.model.model if shape.model is not None else None
+        keys = [scoped(model, boundary.key) for boundary in shape.boundaries]
+        for key in keys:
+            entry = state.entries.get(key)
             if entry is not None and self._alive(entry, now) and entry[0] > read:
-                read, hit = min(entry[0], shape.prompt), boundary.key
+                read, hit = min(entry[0], shape.prompt), key
         if hit is not None:
             tokens, _, lives = state.entries[hit]
             state.entries[hit] = (tokens, now, lives)
@@ -354,9 +364,9 @@ class CacheSimulator:
             read = read // self.granularity * self.granularity
             if read < minimum:
                 read = 0
-            for boundary in shape.boundaries:
+            for key, boundary in zip(keys, shape.boundaries, strict=True):
                 if boundary.tokens >= minimum:
-                    state.entries[boundary.key] = (boundary.tokens, now, ttl)
+                    state.entries[key] = (boundary.tokens, now, ttl)
         else:
             # An endpoint that caches the whole prompt ignores where the marker is.
             unmarked = 0 if state.whole_prompt else shape.unmarked
@@ -365,21 +375,19 @@ class CacheSimulator:
             last = max(shape.prompt - self._tail(state) - unmarked, read)
             end = read
             held = hit  # the entry that holds this request's longest cached prefix afterwards
-            for boundary in shape.boundaries:
+            for key, boundary in zip(keys, shape.boundaries, strict=True):
                 if not boundary.breakpoint or boundary.tokens < minimum:
                     continue
                 size = min(boundary.tokens, last)
                 if boundary.tokens >= shape.prompt:
                     size = last
                 if size > read:
-                    state.entries[boundary.key] = (size, now, ttl)
-                elif (kept := state.entries.get(boundary.key)) is not None and self._alive(
-                    kept, now
-                ):
+                    state.entries[key] = (size, now, ttl)
+                elif (kept := state.entries.get(key)) is not None and self._alive(kept, now):
                     # A marker inside the prefix read refreshes its own entry too.
-                    state.entries[boundary.key] = (kept[0], now, kept[2])
+                    state.entries[key] = (kept[0], now, kept[2])
                 if size >= end:
-                    held = boundary.key
+                    held = key
                 end = max(end, size)
             write = end - read
             if self.follow_log and held is not None:
@@ -425,7 +433,8 @@ class CacheSimulator:
         ):
             # The API read less than the request before left cached: the conversation after
             # the system prompt and tools was not found, and what was is their prefix.
-            state.entries[shape.system_key] = (read, now, self._ttl(shape))
+            model = shape.model.model if shape.model is not None else None
+            state.entries[scoped(model, shape.system_key)] = (read, now, self._ttl(shape))
         cached = read + shape.logged_write
         state.last = (cached, shape.prompt)
         if cached > 0 and state.whole_prompt:
@@ -565,4 +574,4 @@ class CacheSimulator:
                 tokens = whole - self._tail(state)
             if tokens >= self._minimum(shape):
                 ttl = evidence.ttl if evidence.ttl is not None else self.ttl
-                state.entries[key] = (tokens, evidence.time, ttl)
+                state.entries[scoped(evidence.model, key)] = (tokens, evidence.time, ttl)

@@ -43,6 +43,7 @@ class Logged(NamedTuple):
     read: int
     write: int
     long_lived: int  # the part of ``write`` written to live an hour
+    model: str
 
 
 def logged(path: Path) -> list[Logged]:
@@ -64,6 +65,7 @@ def logged(path: Path) -> list[Logged]:
                 usage["cache_read_input_tokens"],
                 usage["cache_creation_input_tokens"],
                 usage["cache_creation"]["ephemeral_1h_input_tokens"],
+                message["model"],
             )
         )
     return found
@@ -116,3 +118,20 @@ def test_the_system_prompt_and_tools_stay_cached_across_a_compaction() -> None:
     assert first_after.read == short[-1]  # what the API read after the compaction
     read, write = simulated(path)[first_after.line]
     assert within(read, first_after.read) and within(write, first_after.write)
+
+
+def test_a_request_to_another_model_reads_nothing_the_first_model_cached() -> None:
+    # A skill ran on claude-haiku-4-5 in a claude-opus-4-6 session, 40 s after the last request.
+    path = DATA / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+    requests = logged(path)
+    switches = [after for before, after in pairwise(requests) if after.model != before.model]
+    assert [(r.line, r.model) for r in switches] == [(103, "claude-haiku-4-5-20251001")]
+    [switch] = switches
+    assert switch.read == 0
+    rows = simulated(path)
+    read, write = rows[switch.line]
+    assert read == 0 and within(write, switch.write)
+    # The next request, to the same model, reads what the switch wrote.
+    following = requests[requests.index(switch) + 1]
+    read, write = rows[following.line]
+    assert within(read, following.read) and within(write, following.write)
