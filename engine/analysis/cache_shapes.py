@@ -17,7 +17,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 
-from engine.analysis.cache_sim import LONG_TTL, TOLERANCE, Boundary, CarriedEntry, RequestShape
+from engine.analysis.cache_sim import (
+    LONG_TTL,
+    PARENT_KEY,
+    TOLERANCE,
+    Boundary,
+    CarriedEntry,
+    RequestShape,
+)
 from engine.analysis.placement import OnContext
 from engine.analysis.sections import content_kind, is_typed_user_message
 from engine.analysis.setup import Setup
@@ -188,6 +195,8 @@ class ShapeBuilder:
         # its log has cache fields, by the terms they were worked out on.
         self.carried: tuple[CarriedEntry, ...] = ()
         self._carried_key: tuple[object, ...] | None = None
+        # The conversation sends its parent's first (``SessionState.continues_parent``).
+        self._continues = False
         self._history_logged: tuple[tuple[int, int], bool] | None = None
 
     def _context_marks(self, context: Sequence[Message]) -> tuple[int, list[int]]:
@@ -216,6 +225,7 @@ class ShapeBuilder:
     ) -> list[RequestShape]:
         rules = setup.cache.breakpoints
         automatic = setup.cache.style == "automatic"
+        self._continues = state.continues_parent
         restarts = self._restarts.of(state, setup.cache.process_start_new_system_after)
         history = live_start(state, on_context)
         if history != self.history:
@@ -443,6 +453,7 @@ class ShapeBuilder:
             # The earlier prompts it may read from (their ends), as they are now.
             walk.ends_digest,
             model,
+            self._continues,
         )
         known = self._shape_memo.get(response.key)
         if known is not None and known[0] == memo_key:
@@ -511,6 +522,8 @@ class ShapeBuilder:
                 self._message_breakpoints(rules, context, cumulative, item, system, prompt)
             )
         boundaries.extend(prompt_ends[-LOOKBACK:])
+        if self._continues:
+            boundaries.append(Boundary(PARENT_KEY, prompt, False))
         boundaries.append(Boundary(end_key, prompt, True))
         unmarked = 0
         if item is not None and marks_last_arrived and "last_message" in rules:

@@ -35,6 +35,9 @@ from engine.analysis.snapshot import CacheRequest, CacheSummary
 from engine.models.registry import ModelInfo, Prices
 
 TOLERANCE = 0.05
+# The key of the prefix a parent conversation's last request left cached, for a sub-agent that
+# sends that conversation first (``SessionState.continues_parent``).
+PARENT_KEY = "parent"
 # Anthropic's longer cache lifetime (``cache_control.ttl: "1h"``), in seconds.
 LONG_TTL = 3600.0
 

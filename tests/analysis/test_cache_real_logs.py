@@ -23,15 +23,20 @@ from engine.sessions.ledger import encoding_for
 DATA = ROOT / "tests/analysis/data/cache_real/marot-spotter"
 
 
-def simulated(path: Path) -> dict[int, tuple[int, int]]:
-    """line -> (simulated read, write) of the main session's requests."""
+def simulated(path: Path, subagent: str | None = None) -> dict[int, tuple[int, int]]:
+    """line -> (simulated read, write) of the main session's requests, or of a sub-agent's
+    (with its parent and the other sub-agents on the same cache)."""
     reader = SessionReader(path)
     read_all(reader)
     assert reader.adapter is not None
     state = reader.adapter.snapshot()
+    part = state if subagent is None else state.subagents[subagent]
+    related = (
+        [] if part is state else [state, *(s for s in state.subagents.values() if s is not part)]
+    )
     profile = load_profile(reader.adapter.profile)
-    setup = setup_for(state, reader.adapter.autocompact_at, profile, Thresholds())
-    cache = Analyzer().analyze(state, setup, encoding_for(state)).cache
+    setup = setup_for(part, reader.adapter.autocompact_at, profile, Thresholds())
+    cache = Analyzer().analyze(part, setup, encoding_for(part), related=related).cache
     return {row.line: (row.read, row.write) for row in cache.requests}
 
 
@@ -46,13 +51,13 @@ class Logged(NamedTuple):
     model: str
 
 
-def logged(path: Path) -> list[Logged]:
+def logged(path: Path, *, sidechain: bool = False) -> list[Logged]:
     found: list[Logged] = []
     seen: set[str] = set()
     for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         record = json.loads(text)
         message = record.get("message")
-        if record.get("type") != "assistant" or record.get("isSidechain"):
+        if record.get("type") != "assistant" or bool(record.get("isSidechain")) != sidechain:
             continue
         usage = message.get("usage") if isinstance(message, dict) else None
         if not usage or message["id"] in seen:
@@ -135,3 +140,16 @@ def test_a_request_to_another_model_reads_nothing_the_first_model_cached() -> No
     following = requests[requests.index(switch) + 1]
     read, write = rows[following.line]
     assert within(read, following.read) and within(write, following.write)
+
+
+def test_the_compaction_agent_reads_what_the_conversation_left_cached() -> None:
+    # Claude Code 2.1's compaction runs as a sub-agent that sends the conversation first, then
+    # asks for the summary: it found the whole prefix the session's last request left cached.
+    path = DATA / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    [compaction] = compaction_lines(path)
+    last = [r for r in logged(path) if r.line < compaction][-1]
+    agent = path.with_suffix("") / "subagents" / "agent-acompact-fffbd0.jsonl"
+    [summary] = logged(agent, sidechain=True)
+    assert summary.time > last.time and summary.read == last.read + last.write
+    read, write = simulated(path, "acompact-fffbd0")[summary.line]
+    assert within(read, summary.read) and within(write, summary.write)

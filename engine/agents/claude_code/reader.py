@@ -805,6 +805,9 @@ class ClaudeCodeAdapter(Adapter):
         window = self._windows.get(agent_id)
         if window is None:
             window = _Window(self.state.subagent(agent_id, path), self._main.state.responses)
+            window.state.continues_parent = agent_id.startswith(
+                claude_subagent.COMPACTION_AGENT_PREFIX
+            )
             self._windows[agent_id] = window
         return window
 
