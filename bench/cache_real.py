@@ -24,21 +24,16 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__" and "--compare" not in sys.argv:
     sys.path.insert(0, str(os.environ.get("CTXTOP_ROOT", ROOT)))
 
-
-@dataclass
-class Tally:
-    requests: int = 0
-    both: int = 0
-    read: int = 0
-    write: int = 0
-    misses: list[tuple[str, int, int, int, int, int]] = field(default_factory=list)
+Row = tuple[int, int, int, int]  # simulated read, write; logged read, write
+# session file -> part ("main", "agent <id>") -> {"requests", "both", "read", "write", "misses"}
+Results = dict[str, dict[str, dict[str, Any]]]
 
 
 def main_files(paths: list[Path]) -> list[Path]:
@@ -55,8 +50,8 @@ def main_files(paths: list[Path]) -> list[Path]:
     return found
 
 
-def _analyze(path: Path, *, subagents: bool) -> dict[str, list[object]]:
-    """part -> rows (line, read, write, logged read, logged write) of the session read whole."""
+def _analyze(path: Path, *, subagents: bool) -> tuple[list[int], dict[str, dict[int, Row]]]:
+    """The session's compaction lines, and per part its simulated requests by line."""
     from engine.agents.session_reader import SessionReader, read_all
     from engine.analysis.analyze import Analyzer
     from engine.analysis.profiles import load_profile
@@ -72,7 +67,7 @@ def _analyze(path: Path, *, subagents: bool) -> dict[str, list[object]]:
     parts = [("main", state)]
     if subagents:
         parts += [(f"agent {name}", sub) for name, sub in sorted(state.subagents.items())]
-    found: dict[str, list[object]] = {"compactions": [c.line for c in state.compactions]}
+    found: dict[str, dict[int, Row]] = {}
     for name, part in parts:
         setup = setup_for(part, reader.adapter.autocompact_at, profile, Thresholds())
         related = (
@@ -81,130 +76,119 @@ def _analyze(path: Path, *, subagents: bool) -> dict[str, list[object]]:
             else [state, *(other for other in state.subagents.values() if other is not part)]
         )
         cache = Analyzer().analyze(part, setup, encoding_for(part), related=related).cache
-        found[name] = [
-            (row.line, row.read, row.write, row.logged_read, row.logged_write)
+        found[name] = {
+            row.line: (row.read, row.write, row.logged_read, row.logged_write)
             for row in cache.requests
             if row.logged_read is not None and row.logged_write is not None
-        ]
-    return found
+        }
+    return [c.line for c in state.compactions], found
 
 
 def within(simulated: int, logged: int) -> bool:
     return abs(simulated - logged) <= 0.05 * logged
 
 
-def measure(path: Path) -> dict[str, Tally]:
-    whole = _analyze(path, subagents=True)
-    rows: dict[str, dict[int, tuple[int, int, int, int]]] = {}
-    for name, found in whole.items():
-        if name != "compactions":
-            rows[name] = {r[0]: r[1:] for r in found}  # type: ignore[index,misc]
+def measure(path: Path) -> dict[str, dict[str, Any]]:
+    compactions, rows = _analyze(path, subagents=True)
     lines = path.read_bytes().split(b"\n")
     companion = path.with_suffix("")  # <session>/subagents/...
     with tempfile.TemporaryDirectory() as folder:
-        for cut in reversed(whole["compactions"]):  # type: ignore[union-attr]
-            copy = Path(folder) / path.name
-            copy.write_bytes(b"\n".join(lines[: int(cut) - 1]) + b"\n")  # type: ignore[call-overload]
-            if companion.is_dir() and not (Path(folder) / companion.name).exists():
-                (Path(folder) / companion.name).symlink_to(companion)
-            before = _analyze(copy, subagents=False)
-            for row in before["main"]:
-                rows["main"].setdefault(row[0], row[1:])  # type: ignore[index,misc]
-    tallies: dict[str, Tally] = {}
+        copy = Path(folder) / path.name
+        if companion.is_dir():
+            (Path(folder) / companion.name).symlink_to(companion)
+        for cut in compactions:
+            copy.write_bytes(b"\n".join(lines[: cut - 1]) + b"\n")
+            _, before = _analyze(copy, subagents=False)
+            for line, row in before["main"].items():
+                rows["main"].setdefault(line, row)
+    tallies: dict[str, dict[str, Any]] = {}
     for name, by_line in rows.items():
-        tally = tallies.setdefault(name, Tally())
+        tally: dict[str, Any] = {"requests": 0, "both": 0, "read": 0, "write": 0, "misses": []}
         for line, (read, write, logged_read, logged_write) in sorted(by_line.items()):
-            tally.requests += 1
             ok_read, ok_write = within(read, logged_read), within(write, logged_write)
-            tally.read += ok_read
-            tally.write += ok_write
-            tally.both += ok_read and ok_write
+            tally["requests"] += 1
+            tally["read"] += ok_read
+            tally["write"] += ok_write
+            tally["both"] += ok_read and ok_write
             if not (ok_read and ok_write):
-                tally.misses.append((name, line, read, write, logged_read, logged_write))
+                tally["misses"].append((line, read, write, logged_read, logged_write))
+        tallies[name] = tally
     return tallies
 
 
-def run(paths: list[Path]) -> dict[str, dict[str, list[object]]]:
-    results: dict[str, dict[str, list[object]]] = {}
+def run(paths: list[Path]) -> Results:
+    from engine.errors import InputError
+
+    results: Results = {}
     for path in main_files(paths):
-        tallies = measure(path)
-        results[str(path)] = {
-            name: [t.requests, t.both, t.read, t.write, t.misses] for name, t in tallies.items()
-        }
+        try:
+            results[str(path)] = measure(path)
+        except InputError as error:
+            print(f"skipped: {error}", file=sys.stderr)
     return results
 
 
-def _line(label: str, requests: int, both: int) -> str:
+def _share(requests: int, both: int) -> str:
     share = f"{100 * both / requests:5.1f} %" if requests else "    -  "
-    return f"{label} {both:>4}/{requests:<4} {share}"
+    return f"{both:>5}/{requests:<5} {share}"
 
 
-def report(
-    results: dict[str, dict[str, list[object]]],
-    before: dict[str, dict[str, list[object]]] | None,
-    verbose: bool,
-    misses: bool,
-) -> None:
-    grand = [0, 0]
-    grand_before = [0, 0]
-    header = "session (main + sub-agents)" + (" " * 22) + ("before          " if before else "")
-    print(header + "now")
+def _sums(parts: dict[str, dict[str, Any]]) -> tuple[int, int]:
+    return (
+        sum(part["requests"] for part in parts.values()),
+        sum(part["both"] for part in parts.values()),
+    )
+
+
+def report(results: Results, before: Results | None, verbose: bool, misses: bool) -> None:
+    print(f"{'session (main + sub-agents)':<46} {'before' if before else '':<21}now")
+    grand = [0, 0, 0, 0]  # now: requests, both; before: requests, both
     for session, parts in results.items():
-        requests = sum(int(p[0]) for p in parts.values())  # type: ignore[call-overload]
-        both = sum(int(p[1]) for p in parts.values())  # type: ignore[call-overload]
-        grand[0] += requests
-        grand[1] += both
-        label = Path(session).name[:46].ljust(46)
-        old = ""
-        if before is not None:
-            was = before.get(session, {})
-            old_requests = sum(int(p[0]) for p in was.values())  # type: ignore[call-overload]
-            old_both = sum(int(p[1]) for p in was.values())  # type: ignore[call-overload]
-            grand_before[0] += old_requests
-            grand_before[1] += old_both
-            old = _line("", old_requests, old_both) + "  "
-        print(f"{label} {old}{_line('', requests, both)}")
+        requests, both = _sums(parts)
+        old_requests, old_both = _sums(before.get(session, {})) if before else (0, 0)
+        for index, value in enumerate((requests, both, old_requests, old_both)):
+            grand[index] += value
+        old = f"{_share(old_requests, old_both)}  " if before is not None else ""
+        print(f"{Path(session).name[:46]:<46} {old}{_share(requests, both)}")
         if verbose:
             for name, part in parts.items():
-                print(f"    {_line(name.ljust(42), int(part[0]), int(part[1]))}")  # type: ignore[call-overload]
+                print(f"    {name:<42}{_share(part['requests'], part['both'])}")
         if misses:
-            for part in parts.values():
-                for miss in part[4]:  # type: ignore[attr-defined]
-                    name, line, read, write, logged_read, logged_write = miss
+            for name, part in parts.items():
+                for line, read, write, logged_read, logged_write in part["misses"]:
                     print(
                         f"      miss {name} line {line}: simulated read {read} write {write},"
                         f" logged read {logged_read} write {logged_write}"
                     )
-    old = _line("", *grand_before) + "  " if before is not None else ""
-    print(f"{'all'.ljust(46)} {old}{_line('', *grand)}")
+    old = f"{_share(grand[2], grand[3])}  " if before is not None else ""
+    print(f"{'all':<46} {old}{_share(grand[0], grand[1])}")
+
+
+def measured_by(checkout: Path, paths: list[Path]) -> Results:
+    """This measure run with the ctxtop of ``checkout`` (in a process of its own)."""
+    env = {**os.environ, "CTXTOP_ROOT": str(checkout.resolve()), "PYTHONPATH": str(checkout)}
+    command = [sys.executable, str(Path(__file__).resolve()), "--json", *map(str, paths)]
+    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    results: Results = json.loads(out)
+    return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--verbose", action="store_true", help="a line per sub-agent too")
-    parser.add_argument("--misses", action="store_true", help="every request off by over 5 %")
+    parser.add_argument("--misses", action="store_true", help="every request off by over 5 %%")
     parser.add_argument("--json", action="store_true", help="the counts as JSON")
     parser.add_argument("--compare", type=Path, help="another ctxtop checkout: before")
     args = parser.parse_args()
     paths = [p.resolve() for p in args.paths]
     if args.compare is not None:
-
-        def measured(root: Path) -> dict[str, dict[str, list[object]]]:
-            env = {**os.environ, "CTXTOP_ROOT": str(root.resolve()), "PYTHONPATH": str(root)}
-            out = subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--json", *map(str, paths)],
-                env=env, check=True, capture_output=True, text=True,
-            ).stdout  # fmt: skip
-            return json.loads(out)  # type: ignore[no-any-return]
-
-        report(measured(ROOT), measured(args.compare), args.verbose, args.misses)
-        return
-    results = run(paths)
-    if args.json:
-        print(json.dumps(results))
-        return
-    report(results, None, args.verbose, args.misses)
+        now, before = measured_by(ROOT, paths), measured_by(args.compare, paths)
+        report(now, before, args.verbose, args.misses)
+    elif args.json:
+        print(json.dumps(run(paths)))
+    else:
+        report(run(paths), None, args.verbose, args.misses)
 
 
 if __name__ == "__main__":
