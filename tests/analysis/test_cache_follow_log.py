@@ -215,3 +215,25 @@ def test_a_read_through_the_system_marker_keeps_the_system_prompt_cached() -> No
         )  # fmt: skip
     figures = simulate(rows, follow_log=False)
     assert [read for read, _ in figures] == [0, 5000, 5300, 4000]
+
+
+def test_a_read_short_of_the_conversation_shows_how_far_the_system_prefix_reaches() -> None:
+    # The system prompt and tools were estimated at 5,000 tokens; a request whose conversation
+    # was not found read 3,000 (the API's figure for that prefix): the next request whose
+    # conversation is not found reads those 3,000, not the estimate.
+    system = Boundary("system", 5000, True)
+    prompts = [9000, 9500, 10_000]
+    reads = [0, 3000, 3000]
+    writes = [prompt - read - TAIL for prompt, read in zip(prompts, reads, strict=True)]
+    rows = [
+        RequestShape(
+            response_id=f"r{i}", line=i + 1, timestamp=f"2026-01-01T00:0{i}:00Z",
+            prompt=prompt, output=10, boundaries=(system, Boundary(f"m{i}", prompt, True)),
+            logged_read=reads[i], logged_write=writes[i], logged_uncached=TAIL,
+            system_key="system",
+        )
+        for i, prompt in enumerate(prompts)
+    ]  # fmt: skip
+    figures = simulate(rows)
+    assert figures[1][0] == 5000  # (the estimate, before the log showed otherwise)
+    assert figures[2] == (reads[2], writes[2])
