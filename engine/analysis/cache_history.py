@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.analysis.cache_sim import HistorySeed, Totals, price, rule_vote
+from engine.analysis.cache_sim import CarriedEntry, HistorySeed, Totals, price, rule_vote
 from engine.models.registry import Prices
 from engine.sessions.model import SessionState, Usage
 
@@ -49,7 +49,7 @@ class HistoryLog:
         logged: bool,
         prices_of: PricesOf,
         terms: tuple[object, ...],
-        entries: tuple[tuple[str, int, str | None], ...] = (),
+        entries: tuple[CarriedEntry, ...] = (),
     ) -> HistorySeed | None:
         """The seed of the session's first ``count`` responses (None when there are none);
         ``logged``: whether the session's log has cache fields at all; ``prices_of``: the

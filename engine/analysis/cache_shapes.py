@@ -17,7 +17,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 
-from engine.analysis.cache_sim import Boundary, RequestShape
+from engine.analysis.cache_sim import (
+    LONG_TTL,
+    PARENT_KEY,
+    TOLERANCE,
+    Boundary,
+    CarriedEntry,
+    RequestShape,
+)
 from engine.analysis.placement import OnContext
 from engine.analysis.sections import content_kind, is_typed_user_message
 from engine.analysis.setup import Setup
@@ -186,8 +193,10 @@ class ShapeBuilder:
         self.logged = False
         # What the history leaves cached for the live context (see ``_carried``), and whether
         # its log has cache fields, by the terms they were worked out on.
-        self.carried: tuple[tuple[str, int, str | None], ...] = ()
+        self.carried: tuple[CarriedEntry, ...] = ()
         self._carried_key: tuple[object, ...] | None = None
+        # The conversation sends its parent's first (``SessionState.continues_parent``).
+        self._continues = False
         self._history_logged: tuple[tuple[int, int], bool] | None = None
 
     def _context_marks(self, context: Sequence[Message]) -> tuple[int, list[int]]:
@@ -216,6 +225,7 @@ class ShapeBuilder:
     ) -> list[RequestShape]:
         rules = setup.cache.breakpoints
         automatic = setup.cache.style == "automatic"
+        self._continues = state.continues_parent
         restarts = self._restarts.of(state, setup.cache.process_start_new_system_after)
         history = live_start(state, on_context)
         if history != self.history:
@@ -332,23 +342,22 @@ class ShapeBuilder:
         restarts: Sequence[int],
     ) -> None:
         """The prefixes the history leaves in the cache for the live context (``carried``: key,
-        tokens, when last used). With automatic caching every request caches its system prompt
-        and tools, so the history's last request (not a compaction's summary request) leaves
-        them cached for the first live one when that sends the same system prompt. With
-        breakpoints the history's own prefixes are the prompts of its run, which the live
-        context does not send; nothing is carried."""
+        tokens, when last used, how long it lives). With automatic caching every request caches
+        its system prompt and tools, so the history's last request (not a compaction's summary
+        request) leaves them cached for the first live one when that sends the same system
+        prompt. With breakpoints every request marks the end of its system prompt and tools
+        too, but how far that is the log shows only where a read stopped there (``_shown``);
+        the history's other prefixes are the prompts of its run, which the live context does
+        not send."""
         cache = setup.cache
         version = self._restarts.version
-        key = (id(state), history, system, cache, version, setup.model)
+        # (whether a live response follows the history yet: until one does, nothing is carried)
+        followed = history < len(state.responses)
+        key = (id(state), history, followed, system, cache, version, setup.model)
         if key == self._carried_key:
             return
         self._carried_key, self.carried = key, ()
-        if (
-            not history
-            or cache.style != "automatic"
-            or cache.compaction_changes_system
-            or history >= len(state.responses)
-        ):
+        if not history or cache.compaction_changes_system or not followed:
             return
         lines = sorted(c.line for c in state.compactions)
         first = max(history - 8, 0)  # a few requests back: past the summary requests
@@ -357,12 +366,40 @@ class ShapeBuilder:
         uncached = cache.summary_request_uncached
         summaries = self._summary_requests(state, first, lines) if uncached else set()
         last = next((r for r in reversed(before) if r.key not in summaries), None)
-        if last is None or system < model_of(last.model, setup).min_cacheable_tokens:
+        if last is None:
+            return
+        model = model_of(last.model, setup)
+        if system < model.min_cacheable_tokens:
             return  # (a prefix its model does not cache)
         if bisect.bisect_left(restarts, last.line) != bisect.bisect_left(restarts, live.line):
             return  # a new process with another system prompt came between them
         systems = bisect.bisect_left(restarts, live.line)
-        self.carried = ((f"{SYSTEM_KEY}:0:{systems}", system, last.timestamp),)
+        if cache.style == "automatic":
+            entry = (f"{SYSTEM_KEY}:0:{systems}", system, last.timestamp, None, model.model)
+            self.carried = (entry,)
+            return
+        if "system" not in cache.breakpoints:
+            return
+        since = bisect.bisect_left(state.request_lines, restarts[systems - 1]) if systems else 0
+        shown = self._shown(state, since, history)
+        if shown >= model.min_cacheable_tokens:
+            ttl = LONG_TTL if last.usage.cache_write_1h_tokens else None
+            self.carried = ((f"{SYSTEM_KEY}:0:{systems}", shown, last.timestamp, ttl, model.model),)
+
+    @staticmethod
+    def _shown(state: SessionState, start: int, stop: int) -> int:
+        """The system prompt and tools' cached prefix as the responses ``[start, stop)`` showed
+        it last (0: never): a read short of what the request before left cached stopped at the
+        last marker before the conversation, the end of the system prompt and tools (the
+        conversation after it was not found: a compaction rewrote it, or it changed)."""
+        shown = 0
+        left = 0
+        for usage, _ in state.responses.figures(start, stop):
+            read = usage.cache_read_tokens
+            if 0 < read < (1 - TOLERANCE) * left:
+                shown = read
+            left = read + usage.cache_write_tokens
+        return shown
 
     def _save(self, key: tuple[object, ...], count: int, walk: _Walk) -> None:
         saved = self._checkpoint
@@ -405,6 +442,7 @@ class ShapeBuilder:
             usage.input_tokens,
             usage.cache_read_tokens,
             usage.cache_write_tokens,
+            usage.cache_write_1h_tokens,
             walk.logged,
             end_key,
             system_prefix,
@@ -415,6 +453,7 @@ class ShapeBuilder:
             # The earlier prompts it may read from (their ends), as they are now.
             walk.ends_digest,
             model,
+            self._continues,
         )
         known = self._shape_memo.get(response.key)
         if known is not None and known[0] == memo_key:
@@ -483,6 +522,8 @@ class ShapeBuilder:
                 self._message_breakpoints(rules, context, cumulative, item, system, prompt)
             )
         boundaries.extend(prompt_ends[-LOOKBACK:])
+        if self._continues:
+            boundaries.append(Boundary(PARENT_KEY, prompt, False))
         boundaries.append(Boundary(end_key, prompt, True))
         unmarked = 0
         if item is not None and marks_last_arrived and "last_message" in rules:
@@ -492,7 +533,8 @@ class ShapeBuilder:
                 round((cumulative[i + 1] - cumulative[i]) * scale) + RESULT_FRAMING for i in after
             )
         sent = context[item.index - 1].timestamp if item is not None and item.index else None
-        return _request_shape(response, logged, boundaries, unmarked, sent, model)
+        marked = system_key if boundaries[0].breakpoint and not automatic else None
+        return _request_shape(response, logged, boundaries, unmarked, sent, model, marked)
 
     def _message_breakpoints(
         self,
@@ -659,6 +701,7 @@ def _request_shape(
     unmarked: int = 0,
     sent: str | None = None,
     model: ModelInfo | None = None,
+    system_key: str | None = None,
 ) -> RequestShape:
     usage = response.usage
     return RequestShape(
@@ -674,4 +717,6 @@ def _request_shape(
         unmarked=unmarked,
         sent=sent,
         model=model,
+        write_ttl=LONG_TTL if usage.cache_write_1h_tokens else None,
+        system_key=system_key,
     )

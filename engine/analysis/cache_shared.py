@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.analysis.cache_shapes import first_prompt_key
-from engine.analysis.cache_sim import SharedEvidence, epoch_seconds, rule_vote
+from engine.analysis.cache_sim import (
+    LONG_TTL,
+    PARENT_KEY,
+    SharedEvidence,
+    epoch_seconds,
+    rule_vote,
+)
 from engine.sessions.model import SessionState
 
 
@@ -35,10 +41,17 @@ def shared_evidence(conversations: Sequence[SessionState]) -> tuple[SharedEviden
                 else None
             )
             found.append(SharedEvidence(time, tail=usage.input_tokens, vote=vote))
+            ttl = LONG_TTL if usage.cache_write_1h_tokens else None
+            model = response.model or conversation.model
+            if conversation.subagent_id is None:
+                # The parent's conversation so far, for a sub-agent that sends it first.
+                entry = (PARENT_KEY, cached, prompt)
+                found.append(SharedEvidence(time, entry=entry, ttl=ttl, model=model))
             if number == 0:
                 key = _first_prompt(conversation, response.key, prompt)
                 if key is not None:
-                    found.append(SharedEvidence(time, entry=(key, cached, prompt)))
+                    entry = (key, cached, prompt)
+                    found.append(SharedEvidence(time, entry=entry, ttl=ttl, model=model))
             left = (cached, prompt)
     found.sort(key=lambda evidence: evidence.time)
     return tuple(found)

@@ -5,7 +5,8 @@ Each request is described by the prefixes of its prompt that a cache could hold
 breakpoint there). Two cache models:
 
 - ``breakpoints`` (Anthropic ``cache_control``): a request reads the longest prefix written
-  before and still alive (5-minute TTL, refreshed by each read); it writes an entry at each of its
+  before and still alive (the profile's TTL, 5 minutes, or an hour for what the log shows was
+  written to live an hour; refreshed by each read); it writes an entry at each of its
   breakpoints beyond what it read (prefixes under the model's minimum cacheable size are not
   cached); what follows the last breakpoint is uncached input;
 - ``automatic`` (OpenAI): every prefix a request sends is cached; a request reads the longest one
@@ -34,6 +35,11 @@ from engine.analysis.snapshot import CacheRequest, CacheSummary
 from engine.models.registry import ModelInfo, Prices
 
 TOLERANCE = 0.05
+# The key of the prefix a parent conversation's last request left cached, for a sub-agent that
+# sends that conversation first (``SessionState.continues_parent``).
+PARENT_KEY = "parent"
+# Anthropic's longer cache lifetime (``cache_control.ttl: "1h"``), in seconds.
+LONG_TTL = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,12 @@ class RequestShape:
     # The model that answered it: its prices and minimum cacheable prefix (None: the
     # simulator's own).
     model: ModelInfo | None = None
+    # How long what it wrote lives, when its log says (an hour: Anthropic's
+    # ``ephemeral_1h_input_tokens``); None: the profile's TTL.
+    write_ttl: float | None = None
+    # The key of the prefix the agent sends alike on every request (its system prompt and
+    # tools), which stays cached when the conversation after it does not (None: no such).
+    system_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +86,8 @@ class SharedEvidence:
     tail: int | None = None
     vote: int | None = None
     entry: tuple[str, int, int] | None = None
+    ttl: float | None = None  # how long that prefix lives (None: the profile's TTL)
+    model: str | None = None  # the model it was cached for
 
 
 def epoch_seconds(timestamp: str | None) -> float | None:
@@ -104,7 +118,8 @@ def _close(simulated: int, logged: int) -> bool:
 
 @dataclass
 class _CacheState:
-    entries: dict[str, tuple[int, float | None]]  # key -> (tokens, last used)
+    # scoped key (``scoped``) -> (tokens, last used, TTL)
+    entries: dict[str, tuple[int, float | None, float]]
     # Logged uncached input of earlier requests that read from the cache (their median).
     tails: RunningMedian
     # What the last logged request left cached by the breakpoint rule (read + write) and its
@@ -120,14 +135,23 @@ class _CacheState:
         return self.votes[1] > self.votes[0]
 
 
-def _fresh_state(history: HistorySeed | None = None) -> _CacheState:
+def scoped(model: str | None, key: str) -> str:
+    """A cache entry's key: prompt caches are kept per model (a request to another model
+    reads nothing another model's requests wrote)."""
+    return key if model is None else f"{model}\n{key}"
+
+
+def _fresh_state(history: HistorySeed | None, ttl: float) -> _CacheState:
     """An empty cache; with ``history``, the framing tails and rule votes its log showed."""
     if history is None:
         return _CacheState({}, RunningMedian())
     tails = RunningMedian()
     for tail in history.tails:
         tails.add(tail)
-    entries = {key: (tokens, epoch_seconds(used)) for key, tokens, used in history.entries}
+    entries = {
+        scoped(model, key): (tokens, epoch_seconds(used), lives if lives is not None else ttl)
+        for key, tokens, used, lives, model in history.entries
+    }
     return _CacheState(entries, tails, history.last, history.votes)
 
 
@@ -229,6 +253,11 @@ def price(prices: Prices | None, uncached: int, write: int, read: int, output: i
     return round(cost, 6)
 
 
+# A prefix the history leaves cached: key, tokens, when last used, how long it lives (None: the
+# profile's TTL), the model it was cached for.
+CarriedEntry = tuple[str, int, str | None, float | None, str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class HistorySeed:
     """What the requests before the live context (the last compaction or rewrite) leave the
@@ -245,7 +274,7 @@ class HistorySeed:
     votes: tuple[int, int]
     last: tuple[int, int] | None
     totals: Totals
-    entries: tuple[tuple[str, int, str | None], ...] = ()
+    entries: tuple[CarriedEntry, ...] = ()
 
 
 @dataclass(slots=True)
@@ -292,7 +321,7 @@ class CacheSimulator:
         self.min_cacheable = min_cacheable
         self.prices = prices
         self._history: HistorySeed | None = None
-        self._state = _fresh_state()
+        self._state = _fresh_state(None, ttl_seconds)
         self._done: list[CacheRequest] = []
         self._shapes: list[RequestShape] = []
         self._shared: tuple[SharedEvidence, ...] = ()
@@ -300,9 +329,14 @@ class CacheSimulator:
         self._totals = Totals()  # of ``_done``
         self._snapshots: list[_Snapshot] = []
 
-    def _alive(self, entry: tuple[int, float | None], now: float | None) -> bool:
+    @staticmethod
+    def _alive(entry: tuple[int, float | None, float], now: float | None) -> bool:
         used = entry[1]
-        return now is None or used is None or now - used <= self.ttl
+        return now is None or used is None or now - used <= entry[2]
+
+    def _ttl(self, shape: RequestShape) -> float:
+        """How long what ``shape`` writes lives."""
+        return shape.write_ttl if shape.write_ttl is not None else self.ttl
 
     def _tail(self, state: _CacheState) -> int:
         # Tokens after the last breakpoint (the request's closing framing): learnt from the
@@ -318,20 +352,24 @@ class CacheSimulator:
         minimum = self._minimum(shape)
         read = 0
         hit: str | None = None
-        for boundary in shape.boundaries:
-            entry = state.entries.get(boundary.key)
+        model = shape.model.model if shape.model is not None else None
+        keys = [scoped(model, boundary.key) for boundary in shape.boundaries]
+        for key in keys:
+            entry = state.entries.get(key)
             if entry is not None and self._alive(entry, now) and entry[0] > read:
-                read, hit = min(entry[0], shape.prompt), boundary.key
+                read, hit = min(entry[0], shape.prompt), key
         if hit is not None:
-            state.entries[hit] = (state.entries[hit][0], now)
+            tokens, _, lives = state.entries[hit]
+            state.entries[hit] = (tokens, now, lives)
+        ttl = self._ttl(shape)
         write = 0
         if self.style == "automatic":
             read = read // self.granularity * self.granularity
             if read < minimum:
                 read = 0
-            for boundary in shape.boundaries:
+            for key, boundary in zip(keys, shape.boundaries, strict=True):
                 if boundary.tokens >= minimum:
-                    state.entries[boundary.key] = (boundary.tokens, now)
+                    state.entries[key] = (boundary.tokens, now, ttl)
         else:
             # An endpoint that caches the whole prompt ignores where the marker is.
             unmarked = 0 if state.whole_prompt else shape.unmarked
@@ -340,16 +378,19 @@ class CacheSimulator:
             last = max(shape.prompt - self._tail(state) - unmarked, read)
             end = read
             held = hit  # the entry that holds this request's longest cached prefix afterwards
-            for boundary in shape.boundaries:
+            for key, boundary in zip(keys, shape.boundaries, strict=True):
                 if not boundary.breakpoint or boundary.tokens < minimum:
                     continue
                 size = min(boundary.tokens, last)
                 if boundary.tokens >= shape.prompt:
                     size = last
                 if size > read:
-                    state.entries[boundary.key] = (size, now)
+                    state.entries[key] = (size, now, ttl)
+                elif (kept := state.entries.get(key)) is not None and self._alive(kept, now):
+                    # A marker inside the prefix read refreshes its own entry too.
+                    state.entries[key] = (kept[0], now, kept[2])
                 if size >= end:
-                    held = boundary.key
+                    held = key
                 end = max(end, size)
             write = end - read
             if self.follow_log and held is not None:
@@ -387,12 +428,22 @@ class CacheSimulator:
         if shape.logged_read is None or shape.logged_write is None:
             return
         self._learn(state, shape)
-        cached = shape.logged_read + shape.logged_write
+        read = shape.logged_read
+        if (
+            shape.system_key is not None
+            and state.last is not None
+            and 0 < read < (1 - TOLERANCE) * state.last[0]
+        ):
+            # The API read less than the request before left cached: the conversation after
+            # the system prompt and tools was not found, and what was is their prefix.
+            model = shape.model.model if shape.model is not None else None
+            state.entries[scoped(model, shape.system_key)] = (read, now, self._ttl(shape))
+        cached = read + shape.logged_write
         state.last = (cached, shape.prompt)
         if cached > 0 and state.whole_prompt:
             cached = shape.prompt
         if cached > 0:
-            state.entries[held] = (cached, now)
+            state.entries[held] = (cached, now, self._ttl(shape))
         else:
             state.entries.pop(held, None)
 
@@ -481,7 +532,8 @@ class CacheSimulator:
         return totals.summary(self.style, self.ttl, rows)
 
     def _restart(self) -> None:
-        self._state, self._done, self._shapes = _fresh_state(self._history), [], []
+        self._state, self._done = _fresh_state(self._history, self.ttl), []
+        self._shapes = []
         self._applied, self._totals, self._snapshots = 0, Totals(), []
 
     def _snapshot(self) -> _Snapshot:
@@ -524,4 +576,5 @@ class CacheSimulator:
                 # The open loop takes from the log only the prompt sizes and the framing.
                 tokens = whole - self._tail(state)
             if tokens >= self._minimum(shape):
-                state.entries[key] = (tokens, evidence.time)
+                ttl = evidence.ttl if evidence.ttl is not None else self.ttl
+                state.entries[scoped(evidence.model, key)] = (tokens, evidence.time, ttl)

@@ -219,6 +219,9 @@ class SessionState:
     parent_tool_call_id: str | None = None
     parent_session_id: str | None = None
     parent_path: Path | None = None
+    # A sub-agent whose requests send the parent's conversation before its own messages (Claude
+    # Code's compaction agent): it finds what the parent left in the prompt cache.
+    continues_parent: bool = False
     lines_read: int = 0
     bytes_read: int = 0
 

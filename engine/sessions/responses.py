@@ -41,6 +41,9 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    # The part of ``cache_write_tokens`` written to live an hour (Anthropic's
+    # ``cache_creation.ephemeral_1h_input_tokens``): the cache simulation's TTL for it.
+    cache_write_1h_tokens: int = 0
 
     @property
     def input_tokens_total(self) -> int:
@@ -57,6 +60,7 @@ class Usage:
         self.cache_read_tokens += sign * other.cache_read_tokens
         self.cache_write_tokens += sign * other.cache_write_tokens
         self.reasoning_tokens += sign * other.reasoning_tokens
+        self.cache_write_1h_tokens += sign * other.cache_write_1h_tokens
 
 
 @dataclass(slots=True)
@@ -246,8 +250,9 @@ class Responses:
         stop = min(stop, len(self))
         archived = min(stop, self.archived)
         if start < archived:  # (each column in one pass)
-            figures = self._usage[5 * start : 5 * archived]
-            usages = starmap(Usage, zip(*(figures[field::5] for field in range(5)), strict=True))
+            figures = self._usage[FIGURES * start : FIGURES * archived]
+            columns = (figures[field::FIGURES] for field in range(FIGURES))
+            usages = starmap(Usage, zip(*columns, strict=True))
             models = map(self._models.__getitem__, self._model_of[start:archived])
             yield from zip(usages, models, strict=True)
         if stop > archived:
@@ -257,15 +262,12 @@ class Responses:
 
     def usage_at(self, index: int) -> Usage:
         """The usage of the archived response at ``index`` (a new object)."""
-        at = 5 * index
-        figures = self._usage
-        return Usage(
-            figures[at], figures[at + 1], figures[at + 2], figures[at + 3], figures[at + 4]
-        )
+        at = FIGURES * index
+        return Usage(*self._usage[at : at + FIGURES])
 
     def revise(self, index: int, usage: Usage, model: str | None) -> None:
         """Give the archived response at ``index`` new figures (and ``model`` when not None)."""
-        self._write(5 * index, _figures(usage))
+        self._write(FIGURES * index, _figures(usage))
         if model:
             self._model_of[index] = self._model_number(model)
 
@@ -321,8 +323,16 @@ class Responses:
         return found[0] if found else -1
 
 
-_figures: Callable[[Usage], tuple[int, int, int, int, int]] = attrgetter(
-    "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"
+# A usage's figures in the columns, in ``Usage``'s field order.
+_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "cache_write_1h_tokens",
 )
+FIGURES = len(_FIELDS)
+_figures: Callable[[Usage], tuple[int, ...]] = attrgetter(*_FIELDS)
 _usage_of: Callable[[Response], Usage] = attrgetter("usage")
 _model_of: Callable[[Response], str | None] = attrgetter("model")

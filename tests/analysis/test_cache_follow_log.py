@@ -191,3 +191,49 @@ def test_no_breakpoint_lies_beyond_the_last_one() -> None:
     ]
     assert simulate_shared(rows, sibling) == [(5000 - TAIL, 0)]
     assert simulate_shared(rows, sibling[:1]) == [(0, 5000 - TAIL)]
+
+
+def test_a_read_through_the_system_marker_keeps_the_system_prompt_cached() -> None:
+    # Requests 4 minutes apart (TTL 5 minutes), each marking the end of the system prompt and
+    # tools (4,000 tokens) and its last message; the last one's conversation changed, so only
+    # the system prefix can be found: it was last written 12 minutes before, but every request
+    # since read through its marker, which keeps it alive.
+    system = Boundary("system", 4000, True)
+    start = epoch_seconds("2026-01-01T00:00:00Z")
+    assert start is not None
+    prompts = [5000, 5300, 5700, 6000]
+    rows = []
+    for i, prompt in enumerate(prompts):
+        ends = (Boundary(f"m{i - 1}", prompts[i - 1], True),) if 0 < i < 3 else ()
+        rows.append(
+            RequestShape(
+                response_id=f"r{i}", line=i + 1,
+                timestamp=f"2026-01-01T00:{4 * i:02d}:00Z", prompt=prompt, output=10,
+                boundaries=(system, *ends, Boundary(f"m{i}", prompt, True)),
+                logged_read=None, logged_write=None, logged_uncached=0,
+            )
+        )  # fmt: skip
+    figures = simulate(rows, follow_log=False)
+    assert [read for read, _ in figures] == [0, 5000, 5300, 4000]
+
+
+def test_a_read_short_of_the_conversation_shows_how_far_the_system_prefix_reaches() -> None:
+    # The system prompt and tools were estimated at 5,000 tokens; a request whose conversation
+    # was not found read 3,000 (the API's figure for that prefix): the next request whose
+    # conversation is not found reads those 3,000, not the estimate.
+    system = Boundary("system", 5000, True)
+    prompts = [9000, 9500, 10_000]
+    reads = [0, 3000, 3000]
+    writes = [prompt - read - TAIL for prompt, read in zip(prompts, reads, strict=True)]
+    rows = [
+        RequestShape(
+            response_id=f"r{i}", line=i + 1, timestamp=f"2026-01-01T00:0{i}:00Z",
+            prompt=prompt, output=10, boundaries=(system, Boundary(f"m{i}", prompt, True)),
+            logged_read=reads[i], logged_write=writes[i], logged_uncached=TAIL,
+            system_key="system",
+        )
+        for i, prompt in enumerate(prompts)
+    ]  # fmt: skip
+    figures = simulate(rows)
+    assert figures[1][0] == 5000  # (the estimate, before the log showed otherwise)
+    assert figures[2] == (reads[2], writes[2])

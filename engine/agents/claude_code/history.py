@@ -40,6 +40,10 @@ class Details(msgspec.Struct):
     thinking_tokens: Tokens = 0
 
 
+class CacheCreation(msgspec.Struct):
+    ephemeral_1h_input_tokens: Tokens = 0
+
+
 class UsageLine(msgspec.Struct):
     """Anthropic usage with whole figures in range (any other value: the full path's rule);
     a figure not logged is unset (a usage without any is no request)."""
@@ -49,6 +53,7 @@ class UsageLine(msgspec.Struct):
     cache_read_input_tokens: Tokens | msgspec.UnsetType = msgspec.UNSET
     cache_creation_input_tokens: Tokens | msgspec.UnsetType = msgspec.UNSET
     output_tokens_details: Details | None = None
+    cache_creation: CacheCreation | None = None
 
     def logged(self) -> bool:
         """Whether one token figure was logged (``"usage": {}`` logs none)."""
@@ -61,12 +66,14 @@ class UsageLine(msgspec.Struct):
 
     def normalised(self) -> Usage:
         details = self.output_tokens_details
+        creation = self.cache_creation
         return Usage(
             self.input_tokens or 0,
             self.output_tokens or 0,
             self.cache_read_input_tokens or 0,
             self.cache_creation_input_tokens or 0,
             details.thinking_tokens if details is not None else 0,
+            creation.ephemeral_1h_input_tokens if creation is not None else 0,
         )
 
 

@@ -121,12 +121,15 @@ def usage_from(raw: Any) -> Usage:
         return Usage()
     details = raw.get("output_tokens_details")
     thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
+    creation = raw.get("cache_creation")
+    long_lived = creation.get("ephemeral_1h_input_tokens") if isinstance(creation, dict) else 0
     return Usage(
         input_tokens=_tokens(raw.get("input_tokens")),
         output_tokens=_tokens(raw.get("output_tokens")),
         cache_read_tokens=_tokens(raw.get("cache_read_input_tokens")),
         cache_write_tokens=_tokens(raw.get("cache_creation_input_tokens")),
         reasoning_tokens=_tokens(thinking),
+        cache_write_1h_tokens=_tokens(long_lived),
     )
 
 
@@ -913,6 +916,9 @@ class ClaudeCodeAdapter(Adapter):
         window = self._windows.get(agent_id)
         if window is None:
             window = _Window(self.state.subagent(agent_id, path), self._main.state.responses)
+            window.state.continues_parent = agent_id.startswith(
+                claude_subagent.COMPACTION_AGENT_PREFIX
+            )
             self._windows[agent_id] = window
         return window
 
