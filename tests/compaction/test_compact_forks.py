@@ -26,7 +26,7 @@ CALC_MAIN = (
     ROOT / "tests/sessions/data/generated/claude-code/calc-main/"
     "e6da809c-ea6a-48e8-8ca6-02bf23adae92.jsonl"
 )
-CODEX = next((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))
+CODEX = sorted((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))[0]  # 0.169's
 LAST_REQUEST = "What have we changed so far? Keep it short."
 PNG = (  # a 1x1 PNG
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

@@ -14,16 +14,25 @@ from engine.agents.discovery import discover
 from engine.live.demo import demo_lines
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+# The size from the terminal itself: a LINES/COLUMNS the test process had (tmux's server keeps
+# the environment it started with) would otherwise win over the pane's.
+TERMINAL_SIZE = {"LINES": "", "COLUMNS": ""}
 
 
 def test_watch_redraws_the_table_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = sample_home(tmp_path / "home", monkeypatch)
     count = len(discover())
-    variables = {"HOME": str(home)}
-    with ctxtop_in_tmux("sessions", "--watch", env=variables) as name:
-        shown, screen = wait_for_screen(name, f"{count} active", limit=60)  # a safety limit
+    variables = {"HOME": str(home), **TERMINAL_SIZE}
+    with ctxtop_in_tmux("sessions", "--watch", env=variables, height=60) as name:
+        # The whole table fits in 60 rows: the agent with the least filled session is on it.
+        shown, screen = wait_for_screen(name, "gemini-cli", limit=60)  # a safety limit
         assert shown, screen
-        assert "codex" in screen and "gemini-cli" in screen and "copilot-cli" in screen
+        assert (
+            f"{count} active" in screen
+            and "codex" in screen
+            and "gemini-cli" in screen
+            and "copilot-cli" in screen
+        )
         new = home / NEW_SESSION
         new.parent.mkdir(parents=True)
         lines = demo_lines()
@@ -40,3 +49,4 @@ def test_watch_redraws_the_table_in_place(tmp_path: Path, monkeypatch: pytest.Mo
         assert screen.count("ctxtop sessions:") == 1
         assert [line for line in screen.splitlines() if line.startswith("agent ")] != []
         assert len([line for line in screen.splitlines() if line.startswith("agent ")]) == 1
+
