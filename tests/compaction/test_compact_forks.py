@@ -230,6 +230,24 @@ def test_summaries_compound_and_point_to_the_transcripts_once(tmp_path: Path) ->
     assert f"The part before the previous summary is in: {source}" in summary
 
 
+def test_codex_summary_carries_codexs_own_summary_without_its_handoff_note(
+    tmp_path: Path,
+) -> None:
+    """A rollout Codex compacted itself: ctxtop's summary takes Codex's summary as the earlier
+    work, without the note Codex puts before it (as it drops Claude Code's)."""
+    source = copy(CODEX, tmp_path)
+    [codexs] = [
+        json.loads(line)["payload"]["message"]
+        for line in source.read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["type"] == "compacted"
+    ]
+    note, own = codexs.split("\n", 1)
+    assert note.startswith("Another language model")
+    summary = compact_session(source, keep_rounds=0).as_json()["summary"]
+    assert own.split("\n")[0][:200] in summary
+    assert note[:60] not in summary
+
+
 def test_codex_fork_appends_a_compacted_record(tmp_path: Path) -> None:
     source = copy(CODEX, tmp_path)
     before = digest(source)
