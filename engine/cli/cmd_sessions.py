@@ -94,7 +94,7 @@ def watch(args: argparse.Namespace) -> int:
 
     from engine.config import load_settings
     from engine.live.sessions_table import SessionsTable
-    from engine.live.sessions_text import sort_rows, text_table
+    from engine.live.sessions_text import clip_to_height, sort_rows, text_table
     from engine.live.sessions_watch import watch_rows
 
     settings = load_settings()
@@ -107,8 +107,10 @@ def watch(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps([row.to_json() for row in ordered], ensure_ascii=False))
             else:
-                width = shutil.get_terminal_size((160, 50)).columns
-                lines = text_table(ordered, time.time(), width)
+                size = shutil.get_terminal_size((160, 50))
+                lines = text_table(ordered, time.time(), size.columns)
+                if in_place:  # a taller table would scroll the title away
+                    lines = clip_to_height(lines, size.lines)
                 title = (
                     f"ctxtop sessions: {len(ordered)} active in the last {minutes:g} min"
                     " (ctrl+c: quit)"

@@ -20,7 +20,7 @@ from engine.compaction.facts import (
     programs,
     read_paths,
 )
-from engine.compaction.handoff import OPENING
+from engine.compaction.handoff import CODEX_OPENING, OPENING
 from engine.compaction.items import Call, Cut, Item
 from engine.words import plural
 
@@ -69,7 +69,7 @@ def previous_lines(previous: Item | None) -> list[str]:
     lines = []
     for line in previous.text.splitlines():
         text = line.strip()
-        if not text or text.startswith(OPENING) or _POINTER.search(text):
+        if not text or text.startswith((OPENING, CODEX_OPENING)) or _POINTER.search(text):
             continue
         if text.startswith(("This session is being continued", "Continue the conversation")):
             continue

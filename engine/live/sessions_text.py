@@ -205,6 +205,17 @@ def text_table(rows: Sequence[SessionRow], now: float, width: int = 160) -> list
     return [line[:width] for line in lines]
 
 
+def clip_to_height(lines: list[str], height: int) -> list[str]:
+    """The table's lines under a title in a terminal ``height`` rows tall, redrawn in place:
+    the title, these lines and the newline after them fit without scrolling; rows that do not
+    fit are counted on the last line."""
+    room = max(height - 2, 2)
+    if len(lines) <= room:
+        return lines
+    hidden = len(lines) - (room - 1)
+    return [*lines[: room - 1], f"… {hidden} more rows (a taller terminal shows them)"]
+
+
 def _line(text: dict[str, str], widths: dict[str, int]) -> str:
     shown = [c for c in COLUMNS if c.key in widths]
     return " ".join(fit(c, text[c.key], widths[c.key]) for c in shown).rstrip()

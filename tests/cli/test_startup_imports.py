@@ -21,7 +21,7 @@ CLAUDE = (
     / "sample_sessions/claude-code/projects/-home-dev-demo-project"
     / "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
 )
-CODEX = next((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))
+CODEX = sorted((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))[0]  # 0.169's
 
 # Runs tui.cli.main as the console script does, then writes the loaded modules to a file.
 PROBE = """

@@ -26,7 +26,7 @@ CALC_MAIN = (
     ROOT / "tests/sessions/data/generated/claude-code/calc-main/"
     "e6da809c-ea6a-48e8-8ca6-02bf23adae92.jsonl"
 )
-CODEX = next((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))
+CODEX = sorted((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))[0]  # 0.169's
 LAST_REQUEST = "What have we changed so far? Keep it short."
 PNG = (  # a 1x1 PNG
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -232,6 +232,24 @@ def test_summaries_compound_and_point_to_the_transcripts_once(tmp_path: Path) ->
     assert summary.count("Full transcript") == 1
     assert f"before this summary: {first['fork']}" in summary
     assert f"The part before the previous summary is in: {source}" in summary
+
+
+def test_codex_summary_carries_codexs_own_summary_without_its_handoff_note(
+    tmp_path: Path,
+) -> None:
+    """A rollout Codex compacted itself: ctxtop's summary takes Codex's summary as the earlier
+    work, without the note Codex puts before it (as it drops Claude Code's)."""
+    source = copy(CODEX, tmp_path)
+    [codexs] = [
+        json.loads(line)["payload"]["message"]
+        for line in source.read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["type"] == "compacted"
+    ]
+    note, own = codexs.split("\n", 1)
+    assert note.startswith("Another language model")
+    summary = compact_session(source, keep_rounds=0).as_json()["summary"]
+    assert own.split("\n")[0][:200] in summary
+    assert note[:60] not in summary
 
 
 def test_codex_fork_appends_a_compacted_record(tmp_path: Path) -> None:

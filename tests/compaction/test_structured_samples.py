@@ -135,7 +135,12 @@ def test_the_summary_names_every_changed_file_and_request(path: Path, expected: 
         assert file in summary
     if previous is not None:  # the previous summary is carried (its longest line, at least),
         # but not its opening note or transcript pointer (the new summary has its own)
-        boilerplate = ("transcript", "session is being continued", "Continue the conversation")
+        boilerplate = (
+            "transcript",
+            "session is being continued",
+            "Continue the conversation",
+            "Another language model started",  # Codex's note
+        )
         own = [x for x in previous.splitlines() if not any(b in x for b in boilerplate)]
         longest = max(own, key=len)
         assert flat(longest)[:150] in summary

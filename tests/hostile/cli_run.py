@@ -19,7 +19,7 @@ SAMPLES = {
     "claude-code": next(
         (ROOT / "sample_sessions/claude-code/projects/-path-to-Demo").glob("1af7*")
     ),
-    "codex": next((ROOT / "sample_sessions/codex/sessions").rglob("rollout-*.jsonl")),
+    "codex": sorted((ROOT / "sample_sessions/codex/sessions").rglob("rollout-*.jsonl"))[0],
     "gemini-cli": next((ROOT / "sample_sessions/gemini-cli").rglob("session-*.jsonl")),
     "copilot-cli": next((ROOT / "sample_sessions/copilot-cli").rglob("events.jsonl")),
     "openai-messages": ROOT / "sample_sessions/openai-messages/agent-loop.jsonl",

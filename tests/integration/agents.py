@@ -23,13 +23,21 @@ from model_server import ModelServer
 from engine.agents.session_reader import read_session
 from engine.sessions.sample import context_tokens
 
-CLAUDE_CODE_VERSION = "2.1.197"
-CODEX_VERSION = "0.169.0"
+CLAUDE_CODE_VERSION = "2.1.332"
+CODEX_VERSION = "0.171.0"
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE_SAMPLE = (
     ROOT / "tests/sessions/data/generated/claude-code/calc-main/"
     "e6da809c-ea6a-48e8-8ca6-02bf23adae92.jsonl"
 )
+# The same scenario written by Claude Code 2.1.332 (prompt_snapshot attachments, api-request*,
+# cost-state records; /compact, then a prompt whose Bash call shows git log).
+CLAUDE_SAMPLE_2_1_332 = (
+    ROOT / "sample_sessions/claude-code/projects/-home-dev-projects-calc-main/"
+    "ff656323-5d3c-47d4-a01f-e8bc70c19faf.jsonl"
+)
+# Each sample session by the release that wrote it.
+CLAUDE_SAMPLES = {"2.1.197": CLAUDE_SAMPLE, "2.1.332": CLAUDE_SAMPLE_2_1_332}
 # Codex writes its session itself first: the server asks it to run ``cat big.txt``.
 BIG_LINE = "zebra-{}-unique-line-of-big-txt"
 CODEX_REPLIES = [

@@ -1,6 +1,7 @@
 """The real Claude Code CLI resumes a session written by ``ctxtop compact``, against the
 project's own model server; the request it sends starts from the summary, not from the history
-the compaction dropped, and carries the kept round after it.
+the compaction dropped, and carries the kept round after it; for a session an older release
+wrote and for one the pinned release wrote.
 
 The CLI (pinned) is installed with npm into a cache dir on first use; the test is skipped only
 when npm or the package cannot be installed, and says why.
@@ -13,7 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agents import (
+    CLAUDE_SAMPLES,
     ClaudeProject,
     assert_fork_estimated,
     assert_fork_reported,
@@ -36,9 +39,12 @@ def _text(message: dict[str, Any]) -> str:
     return json.dumps(message.get("content"), ensure_ascii=False)
 
 
-def test_claude_code_resumes_the_compacted_session_from_the_summary(tmp_path: Path) -> None:
+@pytest.mark.parametrize("written_by", sorted(CLAUDE_SAMPLES))
+def test_claude_code_resumes_the_compacted_session_from_the_summary(
+    tmp_path: Path, written_by: str
+) -> None:
     claude = claude_bin()
-    project = ClaudeProject.make(tmp_path)
+    project = ClaudeProject.make(tmp_path, CLAUDE_SAMPLES[written_by])
     source = project.session
     original = source.read_text(encoding="utf-8")
     assert all(json.dumps(text)[1:-1] in original for text in DROPPED)

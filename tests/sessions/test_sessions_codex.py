@@ -30,7 +30,8 @@ REAL = (
     / "rollout-2026-11-22T14-09-59-01a20397-a65f-7be0-a82b-63e59b296bcb.jsonl"
 )
 SAMPLE_HOME = ROOT / "sample_sessions" / "codex"
-SAMPLE = next(SAMPLE_HOME.glob("sessions/*/*/*/rollout-*.jsonl"))
+ROLLOUTS = sorted(SAMPLE_HOME.glob("sessions/*/*/*/rollout-*.jsonl"))
+SAMPLE = ROLLOUTS[0]  # Codex 0.169's; the tests below were written on it
 # 0.120: no ``ordinal``, no ``token_usage_record`` (usage only in the doubled token_count).
 GENERATED = Path(__file__).parent / "data/generated/codex"
 OLDER = next((GENERATED / "exec-resume-0.120").glob("sessions/*/*/*/*.jsonl"))
@@ -302,8 +303,11 @@ def test_sessions_lists_rollouts_under_codex_home(
     with contextlib.redirect_stdout(out):
         assert main(["sessions", "--agent", "codex", "--json"]) == 0
     rows = json.loads(out.getvalue())
-    assert [(row["agent"], row["file"]) for row in rows] == [("codex", str(SAMPLE))]
-    assert rows[0]["session_id"] == records(SAMPLE)[0]["payload"]["id"]
+    assert sorted((row["agent"], row["file"]) for row in rows) == [
+        ("codex", str(rollout)) for rollout in ROLLOUTS
+    ]
+    for row in rows:
+        assert row["session_id"] == records(Path(row["file"]))[0]["payload"]["id"]
 
 
 def test_sessions_lists_spawned_sub_agents_under_their_parent_only(

@@ -37,9 +37,11 @@ def wait_for_screen(name: str, wanted: str, limit: float) -> tuple[bool, str]:
 
 
 @contextlib.contextmanager
-def ctxtop_in_tmux(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """``ctxtop ARGS`` in a fresh 100x30 tmux session (its name), killed afterwards (``env``:
-    more variables for it)."""
+def ctxtop_in_tmux(
+    *args: str, env: dict[str, str] | None = None, height: int = 30
+) -> Iterator[str]:
+    """``ctxtop ARGS`` in a fresh 100 columns by ``height`` rows tmux session (its name), killed
+    afterwards (``env``: more variables for it)."""
     name = f"ctxtop-e2e-{uuid.uuid4().hex[:8]}"
     ours = {key: value for key, value in os.environ.items() if key.startswith("CTXTOP_")}
     ours.update(env or {})
@@ -49,7 +51,8 @@ def ctxtop_in_tmux(*args: str, env: dict[str, str] | None = None) -> Iterator[st
     words = " ".join(shlex.quote(arg) for arg in args)
     command = f"env {env} TERM=xterm-256color {program} {words}"
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", command], check=True
+        ["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", str(height), command],
+        check=True,
     )
     try:
         yield name

@@ -3,7 +3,9 @@ as a new session starts and grows."""
 
 from __future__ import annotations
 
+import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -14,16 +16,25 @@ from engine.agents.discovery import discover
 from engine.live.demo import demo_lines
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+# The size from the terminal itself: a LINES/COLUMNS the test process had (tmux's server keeps
+# the environment it started with) would otherwise win over the pane's.
+TERMINAL_SIZE = {"LINES": "", "COLUMNS": ""}
 
 
 def test_watch_redraws_the_table_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = sample_home(tmp_path / "home", monkeypatch)
     count = len(discover())
-    variables = {"HOME": str(home)}
-    with ctxtop_in_tmux("sessions", "--watch", env=variables) as name:
-        shown, screen = wait_for_screen(name, f"{count} active", limit=60)  # a safety limit
+    variables = {"HOME": str(home), **TERMINAL_SIZE}
+    with ctxtop_in_tmux("sessions", "--watch", env=variables, height=60) as name:
+        # The whole table fits in 60 rows: the agent with the least filled session is on it.
+        shown, screen = wait_for_screen(name, "gemini-cli", limit=60)  # a safety limit
         assert shown, screen
-        assert "codex" in screen and "gemini-cli" in screen and "copilot-cli" in screen
+        assert (
+            f"{count} active" in screen
+            and "codex" in screen
+            and "gemini-cli" in screen
+            and "copilot-cli" in screen
+        )
         new = home / NEW_SESSION
         new.parent.mkdir(parents=True)
         lines = demo_lines()
@@ -40,3 +51,25 @@ def test_watch_redraws_the_table_in_place(tmp_path: Path, monkeypatch: pytest.Mo
         assert screen.count("ctxtop sessions:") == 1
         assert [line for line in screen.splitlines() if line.startswith("agent ")] != []
         assert len([line for line in screen.splitlines() if line.startswith("agent ")]) == 1
+
+
+def test_watch_keeps_its_title_when_the_table_is_taller_than_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The samples with their sub-agents unfolded take more rows than 30: the title stays on the
+    first row and the rows that do not fit are counted, not scrolled away."""
+    home = sample_home(tmp_path / "home", monkeypatch)
+    count = len(discover())
+    with ctxtop_in_tmux(
+        "sessions", "--watch", env={"HOME": str(home), **TERMINAL_SIZE}, height=30
+    ) as name:
+        # Title, header, 26 rows, the count: 29 lines and the newline after them, no scroll.
+        more = re.compile(r"… [1-9]\d* more rows \(a taller terminal shows them\)")
+        deadline = time.monotonic() + 60  # a safety limit
+        lines = capture(name).splitlines()
+        while not (len(lines) > 28 and more.fullmatch(lines[28])) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            lines = capture(name).splitlines()
+        assert len(lines) > 28 and more.fullmatch(lines[28]), lines
+        assert lines[0].startswith(f"ctxtop sessions: {count} active")
+        assert lines[1].startswith("agent ")
