@@ -122,6 +122,9 @@ def test_the_event_is_listed_with_the_compactions(written: Written) -> None:
         }
     ]
     assert report["compactions"] == []
+    # A record ctxtop reads is neither "ignored" nor "unknown".
+    listed = {**report["record_types"]["ignored"], **report["record_types"]["unknown"]}
+    assert not [kind for kind in listed if "microcompact" in kind]
     code, text = _report_text(written.path)
     assert code == 0
     assert (

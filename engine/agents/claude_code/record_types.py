@@ -75,8 +75,9 @@ IGNORED = frozenset(
         "worktree-state",
     }
 )
-# ``system`` lines: a compact boundary is read; the others are not sent to the model (§1.3).
-SYSTEM_READ = frozenset({"compact_boundary"})
+# ``system`` lines: compact and microcompact boundaries are read; the others are not sent to
+# the model (§1.3).
+SYSTEM_READ = frozenset({"compact_boundary", "microcompact_boundary"})
 SYSTEM_IGNORED = frozenset(
     {
         "agents_killed",
@@ -87,7 +88,6 @@ SYSTEM_IGNORED = frozenset(
         "informational",
         "local_command",
         "memory_saved",
-        "microcompact_boundary",  # cleared tool results: not read yet (issue 25, point 3)
         "model_consent_fallback",
         "model_fallback",
         "model_refusal_fallback",
