@@ -1,4 +1,4 @@
-"""``ctxtop models``: the model registry as a table (or JSON)."""
+"""``ctxtop models``: what ctxtop knows of each model, and where each figure comes from."""
 
 from __future__ import annotations
 
@@ -8,32 +8,70 @@ from typing import Any
 
 from engine.models.registry import ModelInfo, Prices, default_registry
 
+SOURCES_NOTE = (
+    "Windows and prices: the genai-prices dataset bundled with ctxtop (offline), unless your\n"
+    "models.yaml sets them; max output and caching minimums: ctxtop's own table. In a session a\n"
+    "window the agent's log or CLI states wins (`ctxtop report` names the source)."
+)
+
 
 def _price(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
+def _prices(prices: Prices | None) -> dict[str, float] | None:
+    if prices is None:
+        return None
+    return {
+        "input": prices.input,
+        "output": prices.output,
+        "cache_write_5m": prices.cache_write_5m,
+        "cache_write_1h": prices.cache_write_1h,
+        "cache_read": prices.cache_read,
+    }
+
+
 def _row(info: ModelInfo) -> dict[str, Any]:
-    prices: Prices | None = info.prices
     return {
         "model": info.model,
+        "known": not info.assumed,
+        "note": None if not info.assumed else info.label.removeprefix(info.model).strip(" ()"),
         "provider": info.provider,
         "encoding": info.encoding,
         "tokenizer_exact": info.tokenizer_exact,
         "context_window": info.context_window,
+        "context_window_source": info.window_source,
+        "context_window_from": info.origin(info.window_source),
         "max_output": info.max_output,
+        "max_output_source": info.max_output_source,
         "min_cacheable_tokens": info.min_cacheable_tokens,
-        "prices_per_mtok": None
-        if prices is None
-        else {
-            "input": prices.input,
-            "output": prices.output,
-            "cache_write_5m": prices.cache_write_5m,
-            "cache_write_1h": prices.cache_write_1h,
-            "cache_read": prices.cache_read,
-        },
+        "prices_per_mtok": _prices(info.prices),
+        "long_context_prices_per_mtok": _prices(info.long_context_prices),
+        "prices_source": info.prices_source,
+        "prices_from": info.origin(info.prices_source),
+        "dataset_model": info.dataset_id,
         "source": info.source,
     }
+
+
+def _details(info: ModelInfo) -> list[str]:
+    """One model, figure by figure, each with where it comes from."""
+    p = info.prices
+    prices = (
+        "none known"
+        if p is None
+        else f"in {_price(p.input)}, out {_price(p.output)}, cache write {_price(p.cache_write_5m)}"
+        f" (1h {_price(p.cache_write_1h)}), cache read {_price(p.cache_read)} $/M tokens"
+    )
+    return [
+        f"model       {info.label}",
+        f"provider    {info.provider}",
+        f"window      {info.context_window:,}  from {info.origin(info.window_source)}",
+        f"max output  {info.max_output:,}  from {info.max_output_source}",
+        f"prices      {prices}"
+        + (f"  from {info.origin(info.prices_source)}" if info.prices_source else ""),
+        f"tokenizer   {info.encoding}" + ("" if info.tokenizer_exact else " (an estimate)"),
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,8 +80,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([_row(info) for info in infos], indent=2))
         return 0
-    header = ("model", "provider", "window", "max out", "in $/M", "out $/M", "write", "read")
-    rows = [header]
+    if args.model:
+        print("\n".join(_details(infos[0])))
+        print(f"\n{SOURCES_NOTE}")
+        return 0
+    header = ("model", "provider", "window", "from", "max out", "in $/M", "out $/M")
+    rows: list[tuple[str, ...]] = [(*header, "write", "read")]
     for info in infos:
         p = info.prices
         rows.append(
@@ -51,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
                 info.label,
                 info.provider,
                 f"{info.context_window:,}",
+                info.window_source,
                 f"{info.max_output:,}",
                 _price(p.input if p else None),
                 _price(p.output if p else None),
@@ -58,19 +101,20 @@ def run(args: argparse.Namespace) -> int:
                 _price(p.cache_read if p else None),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         cells = [
-            cell.ljust(width) if i < 2 else cell.rjust(width)
+            cell.ljust(width) if i in (0, 1, 3) else cell.rjust(width)
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         print("  ".join(cells).rstrip())
     print("\nPrices are USD per million tokens; 'write' is a 5-minute cache write.")
+    print(SOURCES_NOTE)
     return 0
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("models", help="list the model registry")
-    parser.add_argument("model", nargs="?", help="show the entry this model id resolves to")
+    parser = subparsers.add_parser("models", help="what ctxtop knows of each model, and from where")
+    parser.add_argument("model", nargs="?", help="show the figures this model id resolves to")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)

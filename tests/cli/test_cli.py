@@ -105,9 +105,29 @@ def test_errors_are_one_line_with_a_nonzero_exit(
 def test_models_lists_the_registry_and_resolves_one_id() -> None:
     table = ctxtop("models")
     assert table.returncode == 0
-    assert "claude-sonnet-4*" in table.stdout and "gpt-5*-codex*" in table.stdout
+    rows = {line.split()[0]: line.split() for line in table.stdout.splitlines() if line}
+    # Claude Code 2.1.332's default model, from the dataset.
+    assert rows["claude-opus-5-5"][2:4] == ["1,000,000", "dataset"]
     one = json.loads(ctxtop("models", "no-such-model", "--json").stdout)
-    assert one[0]["source"] == "assumed default"
+    assert (one[0]["known"], one[0]["context_window_source"]) == (False, "assumed")
+    assert one[0]["note"] == "window unknown, assuming 200k"
+    opus = json.loads(ctxtop("models", "claude-opus-5-5", "--json").stdout)[0]
+    assert opus["context_window"] == 1_000_000
+    assert opus["context_window_from"].startswith("genai-prices ")
+    assert opus["prices_source"] == "dataset" and opus["prices_per_mtok"]["cache_read"] == 0.2
+    words = ctxtop("models", "claude-opus-5-5").stdout
+    assert "window      1,000,000  from genai-prices" in words
+
+
+def test_models_names_the_user_file_a_figure_comes_from(isolated_dirs: Path) -> None:
+    config = isolated_dirs / "config"
+    config.mkdir(parents=True)
+    entry = "{match: claude-opus-5-5, context_window: 1}"
+    (config / "models.yaml").write_text(f"models:\n  - {entry}\n")
+    row = json.loads(ctxtop("models", "claude-opus-5-5", "--json").stdout)[0]
+    assert (row["context_window"], row["context_window_source"]) == (1, "user file")
+    assert row["context_window_from"] == f"user file {config / 'models.yaml'}"
+    assert row["prices_source"] == "dataset"
 
 
 def test_sessions_says_where_each_context_figure_comes_from(

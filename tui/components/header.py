@@ -67,7 +67,7 @@ class SessionHeader(Static):
             state.append(" pinned")
         parts = [
             Text.assemble(("ctxtop ", "bold"), (view.agent, "bold")),
-            Text(fmt.shown(view.model or "unknown model", limit=MODEL_WIDTH)),
+            Text(fmt.shown(view.model_label, limit=MODEL_WIDTH)),
             state,
         ]
         if self.live:

@@ -31,7 +31,7 @@ import msgspec
 from engine.agents.claude_code import history as lean
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
-from engine.agents.claude_code.rules import claude_autocompact_at
+from engine.agents.claude_code.rules import claude_autocompact_at, claude_settings
 from engine.files import read_head
 from engine.sessions.adapter import CERTAIN, LIKELY, MAX_TOKENS, NOT_MINE, Adapter, token_count
 from engine.sessions.model import (
@@ -871,9 +871,11 @@ class ClaudeCodeAdapter(Adapter):
     # -- agent facts -----------------------------------------------------------------------
 
     def autocompact_at(self, context_window: int) -> int | None:
-        """Claude Code's rule (agent-log-formats.md §1.6). The agent reads its settings from the
-        environment; ctxtop usually runs in the same one, so the same variables are honoured."""
-        return claude_autocompact_at(context_window, self.state.model, os.environ)
+        """Claude Code's rule (engine/agents/claude_code/rules.py). The agent reads it from the
+        environment and its settings files; ctxtop usually runs in the same environment, so the
+        same variables and the files of the session's project are honoured."""
+        settings = claude_settings(os.environ, Path.home(), self.state.cwd)
+        return claude_autocompact_at(context_window, self.state.model, os.environ, settings)
 
     def compacting(self) -> bool:
         """The compaction agent (``agent-acompact-*``) wrote after the last compact boundary:

@@ -1,0 +1,173 @@
+"""Context windows and prices from genai-prices (Pydantic's maintained dataset of LLM prices).
+
+Only the snapshot bundled in the installed wheel is read (``genai_prices.data``): never the
+library's auto-update path (``UpdatePrices`` fetches a newer file over the network and installs
+it as a "custom snapshot"). ctxtop loads the data and its types without the package's
+``__init__``, which imports that updater and its HTTP client (and asyncio: a third of a second
+at every start of ``ctxtop report`` or the status line), and reads the bundled list directly,
+so a snapshot some other code installed is not used either. Prices are those in force today (the
+dataset dates launch prices and price changes); a tiered price is its base, the first tier above
+it the long-context price.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import types
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+# Claude Code writes "[1m]" after the id of the 1M-window variant; the dataset names the model.
+_VARIANT_SUFFIXES = ("[1m]",)
+# Searched first, in this order, then every other provider of the dataset.
+_FIRST_PARTY = ("anthropic", "openai", "google")
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetPrices:
+    """USD per million tokens; a cache price is None when the dataset gives none."""
+
+    input: float
+    output: float
+    cache_write_5m: float | None
+    cache_write_1h: float | None
+    cache_read: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetModel:
+    """What the dataset says of one model."""
+
+    id: str  # the dataset's id of the model the name matched
+    provider: str  # the dataset's provider id
+    context_window: int | None
+    prices: DatasetPrices | None
+    long_context_prices: DatasetPrices | None
+    long_context_from: int | None  # input tokens from which the long-context prices apply
+
+
+def version() -> str:
+    """The installed genai-prices version (its data is the wheel's snapshot)."""
+    from importlib.metadata import version as package_version
+
+    return package_version("genai-prices")
+
+
+@lru_cache(maxsize=1)
+def _providers() -> list[Any]:
+    """The wheel's provider list (``genai_prices.data.providers``)."""
+    if "genai_prices" in sys.modules:  # imported for real already: use it as it is
+        return list(importlib.import_module("genai_prices.data").providers)
+    spec = importlib.util.find_spec("genai_prices")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("genai_prices")
+    # A bare package object for the submodules' relative imports; dropped afterwards, so a
+    # later ``import genai_prices`` runs the real ``__init__`` (reusing the loaded submodules).
+    package = types.ModuleType("genai_prices")
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__spec__ = spec
+    sys.modules["genai_prices"] = package
+    try:
+        data = importlib.import_module("genai_prices.data")
+    finally:
+        if sys.modules.get("genai_prices") is package:
+            del sys.modules["genai_prices"]
+    return list(data.providers)
+
+
+def _search_order(name: str) -> list[Any]:
+    providers = _providers()
+    first = [p for p in providers if p.model_match is not None and p.model_match.is_match(name)]
+    party = [p for name_ in _FIRST_PARTY for p in providers if p.id == name_]
+    seen: set[str] = set()
+    ordered = []
+    for provider in [*first, *party, *providers]:
+        if provider.id not in seen:
+            seen.add(provider.id)
+            ordered.append(provider)
+    return ordered
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, Decimal | int | float) else None
+
+
+def _base(value: Any) -> float | None:
+    return _number(getattr(value, "base", value))
+
+
+def _tier(value: Any) -> tuple[int, float] | None:
+    tiers = getattr(value, "tiers", None)
+    if not tiers:
+        return None
+    return int(tiers[0].start), float(tiers[0].price)
+
+
+def _prices(price: Any, pick: Any) -> DatasetPrices | None:
+    values = [
+        pick(getattr(price, key, None))
+        for key in (
+            "input_mtok",
+            "output_mtok",
+            "cache_write_mtok",
+            "cache_write_1h_mtok",
+            "cache_read_mtok",
+        )
+    ]
+    input_, output, write_5m, write_1h, read = values
+    if input_ is None or output is None:
+        return None
+    return DatasetPrices(input_, output, write_5m, write_1h, read)
+
+
+def _model(provider: Any, model: Any, when: datetime) -> DatasetModel:
+    price = model.get_prices(when)
+    tiered = _tier(getattr(price, "input_mtok", None))
+    long_context = None
+    if tiered is not None:
+
+        def above(value: Any) -> float | None:
+            tier = _tier(value)
+            return tier[1] if tier is not None else _base(value)
+
+        long_context = _prices(price, above)
+    window = model.context_window
+    return DatasetModel(
+        id=model.id,
+        provider=provider.id,
+        context_window=int(window) if isinstance(window, int) and window > 0 else None,
+        prices=_prices(price, _base),
+        long_context_prices=long_context,
+        long_context_from=tiered[0] if tiered is not None else None,
+    )
+
+
+@lru_cache(maxsize=256)
+def find(model: str) -> DatasetModel | None:
+    """The dataset's entry for a model id (None: the dataset does not know it)."""
+    name = model.strip().lower()
+    for suffix in _VARIANT_SUFFIXES:
+        name = name.removesuffix(suffix)
+    if not name:
+        return None
+    now = datetime.now(UTC)
+    for provider in _search_order(name):
+        # No fall-back hop to other providers: each provider is searched in its turn.
+        found = provider.find_model(name)
+        if found is not None:
+            return _model(provider, found, now)
+    return None
+
+
+def model_ids(providers: tuple[str, ...]) -> list[str]:
+    """The ids of the dataset's current (not deprecated) models of ``providers``, in order."""
+    ids: list[str] = []
+    for provider in _providers():
+        if provider.id in providers:
+            ids.extend(m.id for m in provider.models if not m.deprecated and m.id not in ids)
+    return ids
