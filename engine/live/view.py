@@ -144,13 +144,6 @@ class LiveView:
         return sum(1 for event in self.events if event.kind == "compaction")
 
     @property
-    def model_label(self) -> str:
-        """The model as the header names it, marked when its window is unknown."""
-        name = self.model or "unknown model"
-        note = self.gauge.window_note
-        return f"{name} ({note})" if note else name
-
-    @property
     def what_if(self) -> int | None:
         """The what-if window (``b``) the analysis assumes, or None: the model's own."""
         analysis = self.analysis
