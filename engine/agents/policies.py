@@ -21,9 +21,9 @@ from typing import Any
 
 from engine.agents import AGENTS
 from engine.agents.session_reader import read_session
+from engine.agents.window import session_window
 from engine.errors import CtxtopError
 from engine.models.registry import lookup as model_info
-from engine.models.window import resolve_window
 from engine.sessions.model import SessionState
 from engine.sessions.sample import context_tokens
 
@@ -86,10 +86,7 @@ def simulate(
     (ctxtop's own estimate), for CodeCompanion's minimum."""
     env = os.environ if env is None else env
     now = now or datetime.now(UTC)
-    agent = AGENTS.get(state.agent)
-    cli = agent.reader.cli_window(state.model) if agent is not None else None
-    resolved = resolve_window(state.model, state.context_window, cli)
-    window = resolved.tokens or model_info(state.model).context_window
+    window = session_window(state).tokens or model_info(state.model).context_window
     fill = context_tokens(state).value
     warm = cache_warm(state, now)
     jitter = copilot_jitter(state.session_id or str(state.path))

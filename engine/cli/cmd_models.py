@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from typing import Any
 
 from engine.models.registry import ModelInfo, Prices, default_registry
+from engine.models.window import Window
 
 SOURCES_NOTE = (
     "Windows and prices: the genai-prices dataset bundled with ctxtop (offline), unless your\n"
@@ -41,7 +43,7 @@ def _row(info: ModelInfo) -> dict[str, Any]:
         "tokenizer_exact": info.tokenizer_exact,
         "context_window": info.context_window,
         "context_window_source": info.window_source,
-        "context_window_from": info.origin(info.window_source),
+        "context_window_from": _origin(info, info.window_source),
         "max_output": info.max_output,
         "max_output_source": info.max_output_source,
         "min_cacheable_tokens": info.min_cacheable_tokens,
@@ -52,6 +54,21 @@ def _row(info: ModelInfo) -> dict[str, Any]:
         "dataset_model": info.dataset_id,
         "source": info.source,
     }
+
+
+# Where a session's window comes from when the agent states it (``engine/models/window.py``).
+STATED = {"logged": "the session's log", "cli": "the agent's own rule (its CLI)"}
+
+
+def _in_session(info: ModelInfo, window: Window) -> ModelInfo:
+    """``info`` with the session's window, when the agent's log or CLI states it."""
+    if window.source not in STATED or window.tokens is None:
+        return info
+    return replace(info, context_window=window.tokens, window_source=window.source, assumed=False)
+
+
+def _origin(info: ModelInfo, source: str | None) -> str | None:
+    return STATED.get(source or "") or info.origin(source)
 
 
 def _details(info: ModelInfo) -> list[str]:
@@ -66,7 +83,7 @@ def _details(info: ModelInfo) -> list[str]:
     return [
         f"model       {info.label}",
         f"provider    {info.provider}",
-        f"window      {info.context_window:,}  from {info.origin(info.window_source)}",
+        f"window      {info.context_window:,}  from {_origin(info, info.window_source)}",
         f"max output  {info.max_output:,}  from {info.max_output_source}",
         f"prices      {prices}"
         + (f"  from {info.origin(info.prices_source)}" if info.prices_source else ""),
@@ -77,6 +94,14 @@ def _details(info: ModelInfo) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     registry = default_registry()
     infos = [registry.lookup(args.model)] if args.model else registry.all_models()
+    if args.session:
+        from engine.agents.session_reader import read_session
+        from engine.agents.window import session_window
+
+        state = read_session(args.session)
+        model = args.model or state.model
+        infos = [_in_session(registry.lookup(model), session_window(state, model))]
+        args.model = infos[0].model
     if args.json:
         print(json.dumps([_row(info) for info in infos], indent=2))
         return 0
@@ -116,5 +141,10 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("models", help="what ctxtop knows of each model, and from where")
     parser.add_argument("model", nargs="?", help="show the figures this model id resolves to")
+    parser.add_argument(
+        "--session",
+        metavar="FILE",
+        help="the model of this session log, with the window its agent states (log or CLI)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)

@@ -178,3 +178,23 @@ def test_the_reader_uses_the_sessions_project_settings(
     assert sample.autocompact_at == WINDOW - RESERVE - BUFFER
     write(project / ".claude/settings.json", {"autoCompactWindow": 200_000})
     assert report_sample(session).autocompact_at == 200_000 - RESERVE - BUFFER
+
+
+def test_max_context_tokens_is_the_window_of_a_model_nobody_knows(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CLAUDE_CODE_MAX_CONTEXT_TOKENS`` is the window Claude Code takes for a model it does
+    not recognise; a known model keeps its own."""
+    text = SAMPLE.read_text()
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_text(text.replace('"model":"claude-sonnet-4-5"', '"model":"acme-llm-7"'))
+    known = tmp_path / "known.jsonl"
+    known.write_text(text.replace('"model":"claude-sonnet-4-5"', f'"model":"{OPUS}"'))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "500000")
+    sample = report_sample(unknown)
+    assert (sample.window.tokens, sample.window.source) == (500_000, "cli")
+    reserve = min(lookup("acme-llm-7").max_output, 20_000)
+    assert sample.autocompact_at == 500_000 - reserve - BUFFER
+    window = report_sample(known).window
+    assert (window.tokens, window.source) == (WINDOW, "dataset")

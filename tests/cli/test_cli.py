@@ -183,3 +183,22 @@ def test_a_settings_file_that_is_not_utf8_is_a_one_line_error_naming_its_line() 
     result = ctxtop("config")
     assert result.returncode == 2
     assert result.stderr == f"ctxtop: {path}:2: not valid UTF-8\n"
+
+
+def test_models_of_a_session_names_the_window_its_agent_states() -> None:
+    root = Path(__file__).resolve().parents[2] / "tests/sessions/data"
+    rollout = next((root / "real/codex/generated-cli-0.169.0").rglob("rollout-*.jsonl"))
+    logged = [
+        line["payload"]["info"]["model_context_window"]
+        for line in map(json.loads, rollout.read_text().splitlines())
+        if line.get("type") == "event_msg"
+        and line["payload"].get("type") == "token_count"
+        and line["payload"].get("info")
+    ]
+    row = json.loads(ctxtop("models", "--session", str(rollout), "--json").stdout)[0]
+    assert (row["context_window"], row["context_window_source"]) == (logged[-1], "logged")
+    assert row["context_window_from"] == "the session's log"
+    chat = next((root / "generated/gemini-cli").rglob("session-*.jsonl"))
+    words = ctxtop("models", "--session", str(chat)).stdout
+    # Gemini CLI 0.61.0's tokenLimit: its log states no window.
+    assert "window      1,048,576  from the agent's own rule (its CLI)" in words

@@ -31,7 +31,11 @@ import msgspec
 from engine.agents.claude_code import history as lean
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
-from engine.agents.claude_code.rules import claude_autocompact_at, claude_settings
+from engine.agents.claude_code.rules import (
+    claude_autocompact_at,
+    claude_cli_window,
+    claude_settings,
+)
 from engine.files import read_head
 from engine.sessions.adapter import CERTAIN, LIKELY, MAX_TOKENS, NOT_MINE, Adapter, token_count
 from engine.sessions.model import (
@@ -869,6 +873,10 @@ class ClaudeCodeAdapter(Adapter):
         state.parent_tool_call_id = tool_use if isinstance(tool_use, str) else None
 
     # -- agent facts -----------------------------------------------------------------------
+
+    @classmethod
+    def cli_window(cls, model: str | None) -> int | None:
+        return claude_cli_window(model, os.environ)
 
     def autocompact_at(self, context_window: int) -> int | None:
         """Claude Code's rule (engine/agents/claude_code/rules.py). The agent reads it from the

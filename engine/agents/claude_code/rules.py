@@ -161,6 +161,17 @@ def claude_settings(env: Mapping[str, str], home: Path, cwd: str | Path | None) 
     return read_settings(settings_files(env, home, cwd), legacy)
 
 
+def claude_cli_window(model: str | None, env: Mapping[str, str]) -> int | None:
+    """``CLAUDE_CODE_MAX_CONTEXT_TOKENS``: the window Claude Code takes for a model it does not
+    recognise (2.1.332 ``ik``); here for a model no source of ctxtop knows either."""
+    from engine.models.registry import lookup as model_info
+
+    value = env.get("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "").strip()
+    if not value.isdigit() or int(value) <= 0 or not model_info(model).assumed:
+        return None
+    return int(value)
+
+
 def claude_autocompact_at(
     context_window: int,
     model: str | None,
