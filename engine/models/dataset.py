@@ -12,20 +12,28 @@ it the long-context price.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
+import json
+import os
 import sys
+import tempfile
 import types
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
+
+from engine.paths import cache_dir
 
 # Claude Code writes "[1m]" after the id of the 1M-window variant; the dataset names the model.
 _VARIANT_SUFFIXES = ("[1m]",)
 # Searched first, in this order, then every other provider of the dataset.
 _FIRST_PARTY = ("anthropic", "openai", "google")
+ANSWERS_PREFIX = "genai-prices-answers-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +155,7 @@ def _model(provider: Any, model: Any, when: datetime) -> DatasetModel:
     )
 
 
-@lru_cache(maxsize=256)
-def find(model: str) -> DatasetModel | None:
-    """The dataset's entry for a model id (None: the dataset does not know it)."""
-    name = model.strip().lower()
-    for suffix in _VARIANT_SUFFIXES:
-        name = name.removesuffix(suffix)
-    if not name:
-        return None
+def _search(name: str) -> DatasetModel | None:
     now = datetime.now(UTC)
     for provider in _search_order(name):
         # No fall-back hop to other providers: each provider is searched in its turn.
@@ -162,6 +163,85 @@ def find(model: str) -> DatasetModel | None:
         if found is not None:
             return _model(provider, found, now)
     return None
+
+
+def _answers_file() -> Path | None:
+    """Where this dataset's answers of today are kept: named by the size and time of the wheel's
+    data file (another genai-prices install is another file) and the day (prices change on
+    dates the dataset gives)."""
+    spec = importlib.util.find_spec("genai_prices")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:
+        stat = (Path(next(iter(spec.submodule_search_locations))) / "data.py").stat()
+    except OSError:
+        return None
+    day = datetime.now(UTC).date().isoformat()
+    return cache_dir() / f"{ANSWERS_PREFIX}{stat.st_size}-{stat.st_mtime_ns}-{day}.json"
+
+
+def _load_answers(path: Path) -> dict[str, Any]:
+    try:
+        answers = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return answers if isinstance(answers, dict) else {}
+
+
+def _answer(raw: Any) -> DatasetModel | None:
+    if not isinstance(raw, dict):
+        return None
+
+    def prices(value: Any) -> DatasetPrices | None:
+        return DatasetPrices(**value) if isinstance(value, dict) else None
+
+    return DatasetModel(
+        id=raw["id"],
+        provider=raw["provider"],
+        context_window=raw["context_window"],
+        prices=prices(raw["prices"]),
+        long_context_prices=prices(raw["long_context_prices"]),
+        long_context_from=raw["long_context_from"],
+    )
+
+
+def _save_answers(path: Path, answers: dict[str, Any]) -> None:
+    """Written whole to a temp file, then renamed over the old one; older days' files go."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=f".{ANSWERS_PREFIX}", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(answers, handle)
+        os.replace(temp, path)
+        for old in path.parent.glob(f"{ANSWERS_PREFIX}*.json"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a cache: the next run asks the dataset again
+
+
+@lru_cache(maxsize=256)
+def find(model: str) -> DatasetModel | None:
+    """The dataset's entry for a model id (None: the dataset does not know it). The answers are
+    kept in ctxtop's cache dir, so a later run (the status line, after every message) does not
+    load the whole dataset again."""
+    name = model.strip().lower()
+    for suffix in _VARIANT_SUFFIXES:
+        name = name.removesuffix(suffix)
+    if not name:
+        return None
+    path = _answers_file()
+    answers = _load_answers(path) if path is not None else {}
+    if name in answers:
+        try:
+            return _answer(answers[name])
+        except (KeyError, TypeError):
+            pass  # an answer of another layout: asked again below
+    found = _search(name)
+    if path is not None:
+        answers[name] = dataclasses.asdict(found) if found is not None else None
+        _save_answers(path, answers)
+    return found
 
 
 def model_ids(providers: tuple[str, ...]) -> list[str]:

@@ -3,6 +3,10 @@ file overrides them, and a model nobody knows says so instead of passing for a 2
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -159,3 +163,40 @@ def test_a_bad_window_in_the_user_file_is_reported(tmp_path: Path) -> None:
     user.write_text("models:\n  - {match: bad, context_window: lots}\n")
     with pytest.raises(CtxtopError, match=r"models\.yaml \(bad\): bad or missing field"):
         load_registry(user).lookup("bad")
+
+
+LOOK_UP = """
+import json, sys
+from engine.models.registry import lookup
+info = lookup(sys.argv[1])
+price = info.prices.input if info.prices else None
+loaded = "genai_prices.data" in sys.modules
+print(json.dumps([info.context_window, info.window_source, price, loaded]))
+"""
+
+
+def look_up_in_a_new_process(model: str, cache: Path) -> list[Any]:
+    env = {**os.environ, "CTXTOP_CACHE_DIR": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", LOOK_UP, model], capture_output=True, text=True, env=env, check=True
+    )
+    answer: list[Any] = json.loads(done.stdout)
+    return answer
+
+
+def test_a_later_run_answers_from_the_cache_without_loading_the_dataset(tmp_path: Path) -> None:
+    first = look_up_in_a_new_process("claude-opus-5-5", tmp_path)
+    second = look_up_in_a_new_process("claude-opus-5-5", tmp_path)
+    assert first == [1_000_000, "dataset", 4.0, True]
+    assert second == [1_000_000, "dataset", 4.0, False]
+    # A model the dataset does not know is remembered as such too.
+    assert look_up_in_a_new_process("acme-llm-7", tmp_path)[1:] == ["assumed", None, True]
+    assert look_up_in_a_new_process("acme-llm-7", tmp_path)[1:] == ["assumed", None, False]
+
+
+def test_a_damaged_cache_is_asked_again(tmp_path: Path) -> None:
+    look_up_in_a_new_process("claude-opus-5-5", tmp_path)
+    (cached,) = tmp_path.glob("genai-prices-answers-*.json")
+    cached.write_text('{"claude-opus-5-5": {"id": 1}}')
+    again = look_up_in_a_new_process("claude-opus-5-5", tmp_path)
+    assert again == [1_000_000, "dataset", 4.0, True]
