@@ -193,8 +193,16 @@ def _answer(raw: Any) -> DatasetModel | None:
         return None
 
     def prices(value: Any) -> DatasetPrices | None:
-        return DatasetPrices(**value) if isinstance(value, dict) else None
+        if value is None:
+            return None
+        figures = DatasetPrices(**value)
+        if not all(isinstance(x, float | int | None) for x in dataclasses.astuple(figures)):
+            raise TypeError("a price is not a number")
+        return figures
 
+    window = raw["context_window"]
+    if not (window is None or isinstance(window, int)) or isinstance(window, bool):
+        raise TypeError("the window is not a number")
     return DatasetModel(
         id=raw["id"],
         provider=raw["provider"],

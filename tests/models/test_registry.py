@@ -197,6 +197,6 @@ def test_a_later_run_answers_from_the_cache_without_loading_the_dataset(tmp_path
 def test_a_damaged_cache_is_asked_again(tmp_path: Path) -> None:
     look_up_in_a_new_process("claude-opus-5-5", tmp_path)
     (cached,) = tmp_path.glob("genai-prices-answers-*.json")
-    cached.write_text('{"claude-opus-5-5": {"id": 1}}')
+    cached.write_text('{"claude-opus-5-5": {"id": 1, "context_window": "lots"}}')
     again = look_up_in_a_new_process("claude-opus-5-5", tmp_path)
     assert again == [1_000_000, "dataset", 4.0, True]
