@@ -198,3 +198,16 @@ def test_max_context_tokens_is_the_window_of_a_model_nobody_knows(
     assert sample.autocompact_at == 500_000 - reserve - BUFFER
     window = report_sample(known).window
     assert (window.tokens, window.source) == (WINDOW, "dataset")
+
+
+def test_disable_1m_context_gives_claude_code_a_200k_window(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = tmp_path / "opus.jsonl"
+    text = SAMPLE.read_text()
+    session.write_text(text.replace('"model":"claude-sonnet-4-5"', f'"model":"{OPUS}"'))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_1M_CONTEXT", "1")
+    sample = report_sample(session)
+    assert (sample.window.tokens, sample.window.source) == (200_000, "cli")
+    assert sample.autocompact_at == 200_000 - RESERVE - BUFFER

@@ -35,6 +35,7 @@ from engine.files import open_regular
 AUTOCOMPACT_OUTPUT_RESERVE_CAP = 20_000  # kfo
 AUTOCOMPACT_BUFFER = 13_000  # $Ue
 MIN_AUTO_COMPACT_WINDOW = 100_000  # iF: smaller configured windows read as this
+WITHOUT_1M_WINDOW = 200_000  # nDt: the window under CLAUDE_CODE_DISABLE_1M_CONTEXT
 _TRUE = ("1", "true", "yes", "on")
 _LEADING_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -162,12 +163,17 @@ def claude_settings(env: Mapping[str, str], home: Path, cwd: str | Path | None) 
 
 
 def claude_cli_window(model: str | None, env: Mapping[str, str]) -> int | None:
-    """``CLAUDE_CODE_MAX_CONTEXT_TOKENS``: the window Claude Code takes for a model it does not
-    recognise (2.1.332 ``ik``); here for a model no source of ctxtop knows either."""
+    """The window Claude Code itself takes for ``model`` when its environment says (2.1.332
+    ``ik``): 200,000 under ``CLAUDE_CODE_DISABLE_1M_CONTEXT`` for a larger window;
+    ``CLAUDE_CODE_MAX_CONTEXT_TOKENS`` for a model it does not recognise (here: one no source of
+    ctxtop knows either). None: the model's own window."""
     from engine.models.registry import lookup as model_info
 
+    info = model_info(model)
+    if env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT") and info.context_window > WITHOUT_1M_WINDOW:
+        return WITHOUT_1M_WINDOW
     value = env.get("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "").strip()
-    if not value.isdigit() or int(value) <= 0 or not model_info(model).assumed:
+    if not value.isdigit() or int(value) <= 0 or not info.assumed:
         return None
     return int(value)
 
