@@ -171,6 +171,8 @@ from engine.models.registry import lookup
 info = lookup(sys.argv[1])
 price = info.prices.input if info.prices else None
 loaded = "genai_prices.data" in sys.modules
+# The library's network updater and its HTTP client are never even imported.
+assert not {"genai_prices.update_prices", "httpx2"} & set(sys.modules)
 print(json.dumps([info.context_window, info.window_source, price, loaded]))
 """
 
