@@ -101,13 +101,30 @@ def settings_files(env: Mapping[str, str], home: Path, cwd: str | Path | None) -
     return files
 
 
+# Settings files read so far, by path, with the size and time they had: every sample of every
+# session asks, and the files rarely change.
+_READ: dict[Path, tuple[tuple[int, int], dict[str, Any] | None]] = {}
+
+
 def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    key = (stat.st_size, stat.st_mtime_ns)
+    known = _READ.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
     try:
         with open(open_regular(path), "rb") as handle:  # never a pipe or a device
             document = json.load(handle)
     except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    return document if isinstance(document, dict) else None
+        document = None
+    found = document if isinstance(document, dict) else None
+    if len(_READ) > 256:
+        _READ.clear()
+    _READ[path] = (key, found)
+    return found
 
 
 def _window_value(value: Any) -> int | str | None:
