@@ -211,3 +211,9 @@ def test_disable_1m_context_gives_claude_code_a_200k_window(
     sample = report_sample(session)
     assert (sample.window.tokens, sample.window.source) == (200_000, "cli")
     assert sample.autocompact_at == 200_000 - RESERVE - BUFFER
+
+
+def test_a_project_path_the_log_garbles_reads_no_project_settings(home: Path) -> None:
+    """The session's cwd comes from its log: a NUL or a path that is not a folder is no error."""
+    assert at({}, home, Path("/tmp/a\x00b")) == WINDOW - RESERVE - BUFFER
+    assert at({}, home, Path("/dev/null")) == WINDOW - RESERVE - BUFFER

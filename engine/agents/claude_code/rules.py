@@ -109,7 +109,7 @@ _READ: dict[Path, tuple[tuple[int, int], dict[str, Any] | None]] = {}
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
         stat = path.stat()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a path the log gave (its cwd)
         return None
     key = (stat.st_size, stat.st_mtime_ns)
     known = _READ.get(path)
