@@ -1,11 +1,14 @@
 """``ctxtop statusline``: one short line for Claude Code's status bar.
 
 Claude Code runs the status-line command with a JSON object on stdin (``transcript_path``,
-``model``, ``context_window`` …) and shows the first line printed. ctxtop reads the transcript's
-tail (a quick look: the latest request and context are right) and prints fill against the
-window, the distance to auto-compaction and the largest part of the context. Without a readable
-transcript it falls back to the figures in the JSON itself. It never fails loudly: an empty or
-failing status command blanks Claude Code's line, so problems are a short line instead.
+``model``, ``context_window`` …) and shows the first line printed. Its ``context_window
+.context_window_size`` is the window the CLI itself uses (2.1.332: the model's window), so it
+wins over the registry's, and the auto-compact distance is measured against it. ctxtop reads
+the transcript's tail (a quick look: the latest request and context are right) and prints fill
+against the window, the distance to auto-compaction and the largest part of the context.
+Without a readable transcript it falls back to the figures in the JSON itself. It never fails
+loudly: an empty or failing status command blanks Claude Code's line, so problems are a short
+line instead.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Any
 
 from engine.agents.session_reader import SessionReader
 from engine.config import Thresholds
+from engine.models.window import unknown_window_note
+from engine.sessions.adapter import Adapter
 from engine.sessions.sample import Sample, build_sample, fill_percent
 from engine.tokens.short import provenance_mark, short_tokens
 
@@ -47,7 +52,7 @@ def _json_window(data: dict[str, Any]) -> tuple[int | None, int | None]:
     return tokens, int(window) if isinstance(window, int) and window > 0 else None
 
 
-def _sample(data: dict[str, Any]) -> Sample | None:
+def _sample(data: dict[str, Any]) -> tuple[Sample, Adapter] | None:
     path = data.get("transcript_path")
     if not isinstance(path, str) or not Path(path).is_file():
         return None
@@ -58,7 +63,8 @@ def _sample(data: dict[str, Any]) -> Sample | None:
         return None
     from engine.live.whole import whole_context_quickly
 
-    return whole_context_quickly(reader.adapter, build_sample(reader.adapter, breakdown=True))
+    sample = build_sample(reader.adapter, breakdown=True)
+    return whole_context_quickly(reader.adapter, sample), reader.adapter
 
 
 def largest_part(sample: Sample) -> tuple[str, int] | None:
@@ -81,12 +87,21 @@ def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
     thresholds = thresholds or Thresholds()
     if not isinstance(data, dict):
         return "ctxtop: no status JSON on stdin"
-    sample = _sample(data)
+    read = _sample(data)
+    sample = read[0] if read is not None else None
     json_tokens, json_window = _json_window(data)
-    if sample is not None:
+    unknown = None
+    if read is not None:
+        sample, adapter = read
         tokens, source = sample.context.value, sample.context.source
+        # The window Claude Code states for the session wins, and the auto-compact point is
+        # the agent's rule applied to it.
         window = json_window or sample.window.tokens
         autocompact = sample.autocompact_at
+        if json_window and json_window != sample.window.tokens:
+            autocompact = adapter.autocompact_at(json_window)
+        elif not json_window:
+            unknown = unknown_window_note(sample.window)
     elif json_tokens is not None and json_window:
         tokens, source, window, autocompact = json_tokens, "reported", json_window, None
     else:
@@ -96,6 +111,8 @@ def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
         return f"ctx {_k(tokens)}{provenance_mark(source)}"
     figure = f"{_k(tokens)}{provenance_mark(source)}/{_k(window)}"
     parts = [f"{state_mark(percent, thresholds)}ctx {percent:.0f}% {figure}"]
+    if unknown is not None:
+        parts.append(unknown)
     if autocompact is not None:
         left = max(autocompact - tokens, 0)
         parts.append(f"{_k(left)} to auto-compact")

@@ -27,7 +27,14 @@ def analyze_session(
     ``window``: analyse as if the model's window were this many tokens)."""
     state = adapter.snapshot()
     chosen = load_profile(profile or adapter.profile)
-    setup = setup_for(state, adapter.autocompact_at, chosen, triggers or Thresholds(), window)
+    setup = setup_for(
+        state,
+        adapter.autocompact_at,
+        chosen,
+        triggers or Thresholds(),
+        window,
+        adapter.cli_window(state.model),
+    )
     return (analyzer or Analyzer()).analyze(state, setup, encoding_for(state))
 
 

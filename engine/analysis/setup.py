@@ -9,6 +9,7 @@ from engine.analysis.profiles import CacheSpec, Profile
 from engine.config import Thresholds as Triggers
 from engine.models.registry import ModelInfo
 from engine.models.registry import lookup as model_info
+from engine.models.window import resolve_window
 from engine.sessions.model import SessionState
 
 AutocompactRule = Callable[[int], int | None]
@@ -48,16 +49,16 @@ def setup_for(
     profile: Profile,
     triggers: Triggers,
     window_override: int | None = None,
+    cli_window: int | None = None,
 ) -> Setup:
     """The limits of a session as the report states them (``window_override``: what if the
-    window were this many tokens?)."""
+    window were this many tokens? ``cli_window``: the agent's own rule, see ``resolve_window``)."""
     info = model_info(state.model)
     if window_override is not None:
         window, source = window_override, "override"
-    elif state.context_window is not None:
-        window, source = state.context_window, "logged"
     else:
-        window, source = info.context_window, "assumed" if info.assumed else "registry"
+        resolved = resolve_window(state.model, state.context_window, cli_window)
+        window, source = resolved.tokens or info.context_window, resolved.source
     return Setup(
         profile=profile,
         model=info,

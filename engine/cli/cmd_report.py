@@ -71,7 +71,7 @@ def render_text(report: dict[str, Any]) -> str:
         *([f"cwd        {report['cwd']}"] if report.get("cwd") else []),
         *_subagent_of(report.get("subagent_of")),
         f"model      {report['model'] or '-'}  window {_fmt(report['context_window'])}"
-        f" ({report['context_window_source']})",
+        f" ({report.get('context_window_note') or report['context_window_source']})",
         f"context    {_fmt(context['value'])} tokens ({context['source']})"
         + (f", {report['fill_percent']}% full" if report["fill_percent"] is not None else ""),
         f"autocompact at {_fmt(report['autocompact_at'])}",

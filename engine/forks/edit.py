@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
+from engine.agents.window import session_window
 from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
 from engine.editing.cycles import Scan
@@ -185,7 +186,7 @@ def preview_edit(
         offloader = Offloader((results_dir or default_directory()) / session_id)
     if policy.order == "relevance" and relevance is None:
         relevance = relevance_scores(state)
-    prompt_budget = _prompt_budget(state.model)
+    prompt_budget = _prompt_budget(state)
     plan: Plan = make_plan(
         scan, policy, count, relevance, prompt_budget=prompt_budget, offloader=offloader
     )
@@ -265,7 +266,9 @@ def edit_session(
     return unwritten(preview, dry_run=True) if dry_run else write_edit(preview)
 
 
-def _prompt_budget(model: str | None) -> int:
-    """What a request may send: the context window less the model's output reserve."""
-    info = model_info(model)
-    return max(info.context_window - info.max_output, info.context_window // 2)
+def _prompt_budget(state: SessionState) -> int:
+    """What a request may send: the session's context window (``resolve_window``) less the
+    model's output reserve."""
+    info = model_info(state.model)
+    window = session_window(state).tokens or info.context_window
+    return max(window - info.max_output, window // 2)

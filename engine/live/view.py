@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from engine.agents import profile_of
 from engine.analysis.prompt_outline import Outline
 from engine.analysis.snapshot import Analysis
+from engine.models.window import Window, unknown_window_note
 from engine.proxy.measured import MeasuredPrompt
 from engine.sessions.sample import Sample, fill_percent
 
@@ -27,7 +28,7 @@ class Gauge:
     tokens: int
     window: int
     source: str  # provenance of ``tokens``: reported | calibrated | estimated | compaction
-    window_source: str  # logged | registry | assumed
+    window_source: str  # logged | cli | user file | model id | dataset | assumed | what-if
     editing_at: int  # ctxtop's editing trigger, in tokens
     compaction_at: int  # ctxtop's compaction trigger, in tokens
     autocompact_at: int | None  # where the agent compacts by itself (None: unknown)
@@ -53,6 +54,11 @@ class Gauge:
         ):
             return CRITICAL
         return WARNING if self.tokens >= self.editing_at else OK
+
+    @property
+    def window_note(self) -> str | None:
+        """ "window unknown, assuming 200k" when no source knows the model's window."""
+        return unknown_window_note(Window(self.window, self.window_source))
 
     @property
     def to_autocompact(self) -> int | None:

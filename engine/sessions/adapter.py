@@ -53,7 +53,7 @@ Normalisation rules (the report relies on them):
 - Sub-agents' responses go into ``state.subagent(id)``, never into the parent's totals, and a
   response a sub-agent transcript replays from the parent (same key) must not be recorded again.
 - ``state.context_window`` only when the agent logged one (Codex ``model_context_window``);
-  otherwise the report asks the model registry.
+  otherwise the agent's own rule (``cli_window``), else the model registry.
 - After a compaction, ``record_compaction`` (with ``post_tokens`` when the log has it) and put
   the replacement history in ``state.context``: until the next response the report shows the
   compaction's figure, or else a tokenizer estimate of the new context.
@@ -191,6 +191,12 @@ class Adapter(ABC):
 
     def autocompact_at(self, context_window: int) -> int | None:
         """The prompt size at which the agent compacts on its own, or None if unknown."""
+        return None
+
+    @classmethod
+    def cli_window(cls, model: str | None) -> int | None:
+        """The window the agent's CLI uses for ``model`` by its own rule, for a log that states
+        none (None: no such rule; the model registry answers)."""
         return None
 
     def compacting(self) -> bool:

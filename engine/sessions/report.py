@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.models.window import unknown_window_note
 from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import ToolTotal
 from engine.sessions.model import Compaction, Microcompaction, Usage
@@ -161,6 +162,7 @@ def to_json(sample: Sample) -> dict[str, Any]:
         "last_activity": sample.last_activity,
         "context_window": sample.window.tokens,
         "context_window_source": sample.window.source,
+        "context_window_note": unknown_window_note(sample.window),
         "last_request": None
         if last is None
         else {

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from engine.models.registry import lookup as model_info
+from engine.models.window import Window, resolve_window
 from engine.safety.terminal import one_line
 from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
@@ -103,22 +103,15 @@ def _cleared_since(state: SessionState, line: int) -> int:
     return saved
 
 
-@dataclass(frozen=True, slots=True)
-class Window:
-    """The model's context window and where it comes from: ``logged`` by the agent, from the
-    model ``registry``, or ``assumed`` (a model the registry does not know)."""
-
-    tokens: int | None
-    source: str
-
-
-def context_window(state: SessionState, fallback_model: str | None = None) -> Window:
-    """The one choice of window: the agent's own figure when it logged one, else the model's
-    (``fallback_model``: for a sub-agent whose log names none, its parent's)."""
-    if state.context_window is not None:
-        return Window(state.context_window, "logged")
-    info = model_info(state.model or fallback_model)
-    return Window(info.context_window, "assumed" if info.assumed else "registry")
+def context_window(
+    state: SessionState, fallback_model: str | None = None, adapter: Adapter | None = None
+) -> Window:
+    """The one choice of window (``resolve_window``): the agent's own figure when it logged one,
+    else its CLI's rule (``adapter``), else the model's (``fallback_model``: for a sub-agent
+    whose log names none, its parent's)."""
+    model = state.model or fallback_model
+    cli = adapter.cli_window(model) if adapter is not None else None
+    return resolve_window(model, state.context_window, cli)
 
 
 def fill_percent(tokens: int, window: int | None) -> float | None:
@@ -311,7 +304,9 @@ def _compaction(compaction: Compaction, window: int | None) -> Compaction:
     return dataclasses.replace(compaction, post_tokens=post)
 
 
-def _subagent(child: SessionState, ledger: Ledger, parent_model: str | None) -> SubagentSample:
+def _subagent(
+    child: SessionState, ledger: Ledger, parent_model: str | None, adapter: Adapter
+) -> SubagentSample:
     last = child.last_response
     return SubagentSample(
         id=child.subagent_id,
@@ -323,7 +318,7 @@ def _subagent(child: SessionState, ledger: Ledger, parent_model: str | None) -> 
         last_prompt=last.usage.input_tokens_total if last else None,
         totals=dataclasses.replace(child.totals),
         context=context_tokens(child, ledger),
-        window=context_window(child, parent_model),
+        window=context_window(child, parent_model, adapter),
     )
 
 
@@ -354,7 +349,7 @@ def build_sample(
     state = adapter.snapshot()
     ledger = ledger or Ledger()
     encoding = encoding_for(state)
-    window = context_window(state)
+    window = context_window(state, adapter=adapter)
     context = context_tokens(state, ledger, encoding)
     skipped = list(_copies(state, "skipped", state.skipped, dataclasses.replace))
     for child in state.subagents.values():
@@ -389,7 +384,7 @@ def build_sample(
         ),
         tools=ledger.tools(state, encoding),
         subagents=tuple(
-            _subagent(child, ledger, state.model) for child in state.subagents.values()
+            _subagent(child, ledger, state.model, adapter) for child in state.subagents.values()
         ),
         subagent_of=_parent(state),
         skipped=tuple(skipped),

@@ -65,16 +65,18 @@ def test_claude_code_sections_infer_the_system_prompt_and_reconcile() -> None:
 def test_claude_code_thresholds_follow_the_agent_and_the_registry() -> None:
     analysis = report_json(CALC_MAIN)["analysis"]
     limits = analysis["thresholds"]
-    # claude-opus-4-8: 200k window, 64k max output; Claude Code keeps min(64k, 20k) for output
-    # and compacts 13k below that.
-    assert limits["window"] == 200_000
-    assert analysis["budget"] == limits["budget"] == 180_000
-    assert limits["autocompact_at"] == 167_000
+    # claude-opus-4-8: a 1M window (as Claude Code reports it), 64k max output; Claude Code
+    # keeps min(64k, 20k) for output and compacts 13k below that.
+    window = 1_000_000
+    assert limits["window"] == window
+    assert analysis["budget"] == limits["budget"] == window - 20_000
+    assert limits["autocompact_at"] == window - 20_000 - 13_000
     assert limits["autocompact_buffer"] == 13_000
     assert section(analysis, "autocompact_buffer")["tokens"] == 13_000
-    assert limits["editing_at"] == 130_000 and limits["compaction_at"] == 170_000
+    # ctxtop's own triggers: 65 % and 85 % of the window.
+    assert limits["editing_at"] == 650_000 and limits["compaction_at"] == 850_000
     free = section(analysis, "free")["tokens"]
-    assert free == 180_000 - 13_000 - analysis["context_tokens"]
+    assert free == window - 20_000 - 13_000 - analysis["context_tokens"]
 
 
 def test_budget_override_asks_what_if_the_window_were_smaller() -> None:

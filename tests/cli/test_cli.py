@@ -105,9 +105,29 @@ def test_errors_are_one_line_with_a_nonzero_exit(
 def test_models_lists_the_registry_and_resolves_one_id() -> None:
     table = ctxtop("models")
     assert table.returncode == 0
-    assert "claude-sonnet-4*" in table.stdout and "gpt-5*-codex*" in table.stdout
+    rows = {line.split()[0]: line.split() for line in table.stdout.splitlines() if line}
+    # Claude Code 2.1.332's default model, from the dataset.
+    assert rows["claude-opus-5-5"][2:4] == ["1,000,000", "dataset"]
     one = json.loads(ctxtop("models", "no-such-model", "--json").stdout)
-    assert one[0]["source"] == "assumed default"
+    assert (one[0]["known"], one[0]["context_window_source"]) == (False, "assumed")
+    assert one[0]["note"] == "window unknown, assuming 200k"
+    opus = json.loads(ctxtop("models", "claude-opus-5-5", "--json").stdout)[0]
+    assert opus["context_window"] == 1_000_000
+    assert opus["context_window_from"].startswith("genai-prices ")
+    assert opus["prices_source"] == "dataset" and opus["prices_per_mtok"]["cache_read"] == 0.2
+    words = ctxtop("models", "claude-opus-5-5").stdout
+    assert "window      1,000,000  from genai-prices" in words
+
+
+def test_models_names_the_user_file_a_figure_comes_from(isolated_dirs: Path) -> None:
+    config = isolated_dirs / "config"
+    config.mkdir(parents=True)
+    entry = "{match: claude-opus-5-5, context_window: 1}"
+    (config / "models.yaml").write_text(f"models:\n  - {entry}\n")
+    row = json.loads(ctxtop("models", "claude-opus-5-5", "--json").stdout)[0]
+    assert (row["context_window"], row["context_window_source"]) == (1, "user file")
+    assert row["context_window_from"] == f"user file {config / 'models.yaml'}"
+    assert row["prices_source"] == "dataset"
 
 
 def test_sessions_says_where_each_context_figure_comes_from(
@@ -163,3 +183,22 @@ def test_a_settings_file_that_is_not_utf8_is_a_one_line_error_naming_its_line() 
     result = ctxtop("config")
     assert result.returncode == 2
     assert result.stderr == f"ctxtop: {path}:2: not valid UTF-8\n"
+
+
+def test_models_of_a_session_names_the_window_its_agent_states() -> None:
+    root = Path(__file__).resolve().parents[2] / "tests/sessions/data"
+    rollout = next((root / "real/codex/generated-cli-0.169.0").rglob("rollout-*.jsonl"))
+    logged = [
+        line["payload"]["info"]["model_context_window"]
+        for line in map(json.loads, rollout.read_text().splitlines())
+        if line.get("type") == "event_msg"
+        and line["payload"].get("type") == "token_count"
+        and line["payload"].get("info")
+    ]
+    row = json.loads(ctxtop("models", "--session", str(rollout), "--json").stdout)[0]
+    assert (row["context_window"], row["context_window_source"]) == (logged[-1], "logged")
+    assert row["context_window_from"] == "the session's log"
+    chat = next((root / "generated/gemini-cli").rglob("session-*.jsonl"))
+    words = ctxtop("models", "--session", str(chat)).stdout
+    # Gemini CLI 0.61.0's tokenLimit: its log states no window.
+    assert "window      1,048,576  from the agent's own rule (its CLI)" in words

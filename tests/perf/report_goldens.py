@@ -56,11 +56,29 @@ def report_of(session: Path, *options: str) -> Any:
     return json.loads(out.getvalue())
 
 
+# The agents' settings a report honours (windows, auto-compact points): never the machine's.
+AGENT_VARIABLES = (
+    "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE",
+    "CLAUDE_CODE_AUTO_COMPACT_WINDOW",
+    "CLAUDE_CODE_MAX_CONTEXT_TOKENS",
+    "CLAUDE_CODE_DISABLE_1M_CONTEXT",
+    "DISABLE_AUTO_COMPACT",
+    "DISABLE_COMPACT",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "COPILOT_HOME",
+)
+
+
 def write_goldens() -> None:
     GOLDEN.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
         for name in ("CONFIG", "CACHE", "DATA"):
             os.environ[f"CTXTOP_{name}_DIR"] = str(Path(home) / name.lower())
+        os.environ["HOME"] = home
+        os.environ["CLAUDE_CONFIG_DIR"] = str(Path(home) / ".claude")
+        for name in AGENT_VARIABLES:
+            os.environ.pop(name, None)
         for session in session_files():
             text = json.dumps(report_of(session), indent=1, ensure_ascii=False, sort_keys=True)
             golden_path(session).write_text(text + "\n", encoding="utf-8")

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from report_goldens import ROOT, golden_path, report_of, session_files
+from report_goldens import AGENT_VARIABLES, ROOT, golden_path, report_of, session_files
 
 SESSIONS = session_files()
 
@@ -19,6 +19,14 @@ def test_every_session_has_a_golden() -> None:
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda path: str(path.relative_to(ROOT)))
-def test_report_matches_its_golden(session: Path) -> None:
+def test_report_matches_its_golden(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The agents' own settings (Claude Code's ~/.claude/settings.json moves its auto-compact
+    # point) are not the machine's.
+    for name, value in (("HOME", tmp_path), ("CLAUDE_CONFIG_DIR", tmp_path / ".claude")):
+        monkeypatch.setenv(name, str(value))
+    for name in AGENT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     expected = json.loads(golden_path(session).read_text(encoding="utf-8"))
     assert report_of(session) == expected

@@ -69,7 +69,7 @@ def test_ctxtop_proxy_applies_the_policy_once_the_fill_passes_it(
 ) -> None:
     log = agent_home(tmp_path, monkeypatch)
     before = log.read_bytes()
-    settings(action, 0.05)
+    settings(action, 0.01)
     with ModelServer() as model:
         env = dict(os.environ, CTXTOP_PROXY_ANTHROPIC_URL=f"http://127.0.0.1:{model.port}")
         process = subprocess.Popen(
@@ -82,13 +82,14 @@ def test_ctxtop_proxy_applies_the_policy_once_the_fill_passes_it(
         try:
             port = int(lines.get(timeout=30).split("127.0.0.1:")[1].split()[0])
             head = [lines.get(timeout=30) for _ in range(5)]
-            assert f"automatic live policy: {action} a session once its fill passes 5%" in head[-1]
+            assert f"automatic live policy: {action} a session once its fill passes 1%" in head[-1]
             send(port)
-            assert model.requests[-1]["raw"] == BODY  # at 10.8 %: no plan yet, the agent's bytes
+            assert model.requests[-1]["raw"] == BODY  # at 2.2 %: no plan yet, the agent's bytes
             said = ""
             while "automatic live policy: " + SESSION not in said:
                 said = lines.get(timeout=60)
-            assert f"at 10.8% of its window, the fill passed 5%: {action} applied live" in said
+            # 21,649 tokens of claude-opus-4-8's 1,000,000-token window.
+            assert f"at 2.2% of its window, the fill passed 1%: {action} applied live" in said
             assert plan_path(SESSION).exists()
             send(port)
             assert not received(action, model.requests[0]["body"])
@@ -123,8 +124,8 @@ def test_under_the_threshold_nothing_is_applied(
         assert model.requests[-1]["raw"] == BODY
     assert reports == [] and not plan_path(SESSION).exists()
     gauge = watch.gauge(SESSION)
-    # The dashboard's gauge: 10.8 % (Claude Code's), as the API reported it.
-    assert gauge is not None and gauge.fill == 21_649 / 200_000 and gauge.source == "reported"
+    # The dashboard's gauge: 2.2 % of claude-opus-4-8's 1M window, as the API reported it.
+    assert gauge is not None and gauge.fill == 21_649 / 1_000_000 and gauge.source == "reported"
     assert not watch.look(SESSION)
     # A session with no request for half an hour is let go (read again if it comes back).
     watch.forget_quiet(time.monotonic() + FORGET_SECONDS / 2)

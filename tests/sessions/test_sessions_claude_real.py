@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from genai_prices import data_snapshot
 from sessions_expect import (
     claude_active_chain,
     claude_responses,
@@ -47,6 +48,14 @@ def case(request: pytest.FixtureRequest) -> tuple[Path, list[dict[str, Any]], di
     return path, records(path), report(path)
 
 
+def dataset_window(model: str) -> int:
+    """The model's window by genai-prices' own lookup (claude-opus-4-8: 1M, as Claude Code
+    reports it; claude-sonnet-4-5: 200k)."""
+    _, found = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)
+    window: int = found.context_window
+    return window
+
+
 def test_identity(case: tuple[Path, list[dict[str, Any]], dict[str, Any]]) -> None:
     path, rows, got = case
     assert got["agent"] == "claude-code"
@@ -61,9 +70,10 @@ def test_identity(case: tuple[Path, list[dict[str, Any]], dict[str, Any]]) -> No
         and r["message"]["model"] != "<synthetic>"
     ]
     assert got["model"] == models[-1]
-    assert got["context_window"] == 200_000
+    window = dataset_window(got["model"])
+    assert got["context_window"] == window
     # Claude Code's rule: window - min(max output, 20k) - 13k buffer.
-    assert got["autocompact_at"] == 200_000 - 20_000 - 13_000
+    assert got["autocompact_at"] == window - 20_000 - 13_000
     assert got["skipped_lines"] == []
 
 
@@ -112,7 +122,7 @@ def test_last_request_and_context(case: tuple[Path, list[dict[str, Any]], dict[s
         assert context["value"] == reported + context["estimated"]
     else:
         assert context == {**context, "value": reported, "source": "reported", "estimated": 0}
-    assert got["fill_percent"] == round(100 * context["value"] / 200_000, 1)
+    assert got["fill_percent"] == round(100 * context["value"] / dataset_window(got["model"]), 1)
 
 
 def usage_id(chain: list[dict[str, Any]], index: int) -> str:

@@ -131,7 +131,7 @@ def test_identity_window_and_compression_threshold(
     assert got["model"] == [m["model"] for m in history_messages(rows) if m.get("model")][-1]
     assert got["cwd"] == (CHATS.parent / ".project_root").read_text().strip()
     # Gemini CLI's tokenLimit() for a Gemini model, from the registry (the log has no window).
-    assert (got["context_window"], got["context_window_source"]) == (1_048_576, "registry")
+    assert (got["context_window"], got["context_window_source"]) == (1_048_576, "cli")
     # This run lowered model.compressionThreshold in settings.json so compression would fire.
     threshold = json.loads((GEMINI_HOME / "settings.json").read_text())["model"][
         "compressionThreshold"

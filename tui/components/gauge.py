@@ -100,8 +100,8 @@ class ContextGauge(Static):
                 summary.append(f" {what_if}", style="bold reverse")
             if gauge.to_autocompact is not None:
                 summary.append(f" · {fmt.tokens(gauge.to_autocompact)} to auto-compact")
-            if gauge.window_source == "assumed":
-                summary.append(" · window assumed")
+            if gauge.window_note is not None:
+                summary.append(f" · {gauge.window_note}", style="bold")
             if summary.cell_len <= width:
                 break
         return summary

@@ -70,6 +70,8 @@ class SessionHeader(Static):
             Text(fmt.shown(view.model or "unknown model", limit=MODEL_WIDTH)),
             state,
         ]
+        if view.gauge.window_note is not None:
+            parts.insert(2, Text(view.gauge.window_note, style="bold"))
         if self.live:
             parts.append(Text(self.live, style="bold"))
         if view.what_if is not None:

@@ -32,7 +32,11 @@ from engine.agents.claude_code import history as lean
 from engine.agents.claude_code import microcompact, prompt_log, record_types
 from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
-from engine.agents.claude_code.rules import claude_autocompact_at
+from engine.agents.claude_code.rules import (
+    claude_autocompact_at,
+    claude_cli_window,
+    claude_settings,
+)
 from engine.files import read_head
 from engine.sessions.adapter import (
     CERTAIN,
@@ -988,10 +992,16 @@ class ClaudeCodeAdapter(Adapter):
 
     # -- agent facts -----------------------------------------------------------------------
 
+    @classmethod
+    def cli_window(cls, model: str | None) -> int | None:
+        return claude_cli_window(model, os.environ)
+
     def autocompact_at(self, context_window: int) -> int | None:
-        """Claude Code's rule (agent-log-formats.md §1.6). The agent reads its settings from the
-        environment; ctxtop usually runs in the same one, so the same variables are honoured."""
-        return claude_autocompact_at(context_window, self.state.model, os.environ)
+        """Claude Code's rule (engine/agents/claude_code/rules.py). The agent reads it from the
+        environment and its settings files; ctxtop usually runs in the same environment, so the
+        same variables and the files of the session's project are honoured."""
+        settings = claude_settings(os.environ, Path.home(), self.state.cwd)
+        return claude_autocompact_at(context_window, self.state.model, os.environ, settings)
 
     def compacting(self) -> bool:
         """The compaction agent (``agent-acompact-*``) wrote after the last compact boundary:

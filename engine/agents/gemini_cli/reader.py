@@ -53,6 +53,12 @@ _BARE_UPDATE_MAX = 64
 # a Code Assist sign-in, or read from a GEMINI_EXP file; google-gemini/gemini-cli#23906 plans 0.2
 # there), else DEFAULT_COMPRESSION_TOKEN_THRESHOLD.
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
+# ``tokenLimit(model)`` of Gemini CLI 0.61.0 (its bundle's ``tokenLimit``): 256,000 for the
+# Gemma 4 models, 1,048,576 (also ``DEFAULT_TOKEN_LIMIT``) for every other; the window it
+# compresses against.
+CLI_TOKEN_LIMIT = 1_048_576
+CLI_GEMMA_4_LIMIT = 256_000
+CLI_GEMMA_4_MODELS = ("gemma-4-31b-it", "gemma-4-26b-a4b-it")
 
 
 _TOKEN_KEYS = ("input", "output", "cached", "thoughts", "tool")
@@ -494,6 +500,11 @@ class GeminiCliAdapter(Adapter):
         from here)."""
         threshold = _settings_threshold(self.path) or DEFAULT_COMPRESSION_THRESHOLD
         return math.ceil(threshold * context_window)
+
+    @classmethod
+    def cli_window(cls, model: str | None) -> int | None:
+        """Gemini CLI's own ``tokenLimit`` (see ``CLI_TOKEN_LIMIT``)."""
+        return CLI_GEMMA_4_LIMIT if model in CLI_GEMMA_4_MODELS else CLI_TOKEN_LIMIT
 
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
