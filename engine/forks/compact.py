@@ -238,7 +238,7 @@ def _tokens_after(loaded: Loaded, compacting: Compactable, fork: Path, data: byt
     if loaded.state is None:
         fork_source = type(compacting.source)(fork, data, None)
         return estimate(fork_source.items(), compacting.count)
-    return sections(*read_back(loaded, fork, data))[1]
+    return sections(*read_back(loaded, fork, data), loaded.factor())[1]
 
 
 def compact_session(

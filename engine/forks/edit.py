@@ -204,7 +204,8 @@ def preview_edit(
     fork_path = writer.fork_dir() / writer.fork_name(session_id)
     after, after_ledger = read_back(loaded, fork_path, fork_data)
     before_sections, tokens_before = loaded.sections()
-    after_sections, tokens_after = sections(after, after_ledger)
+    # The fork is counted with its session's factor (its own requests are the session's).
+    after_sections, tokens_after = sections(after, after_ledger, loaded.factor())
     details = EditDetails(
         policy,
         section_table(before_sections, after_sections),
@@ -227,7 +228,14 @@ def preview_edit(
         tokens_before,
         tokens_after,
         whole_context(state, tokens_before, tokens_before - tokens_after, shown, loaded.ledger),
-        cache_cost(after, set(results), tokens_before - tokens_after, set(inputs), after_ledger),
+        cache_cost(
+            after,
+            set(results),
+            tokens_before - tokens_after,
+            set(inputs),
+            after_ledger,
+            loaded.factor(),
+        ),
         details,
         offloader=offloader,
     )
