@@ -160,15 +160,14 @@ def main() -> None:
                 figures += f"  {statistics.median(residual):9.2f}% {max(residual):9.2f}%"
             print(f"{label:<50} {len(part.rows):>4}{figures}")
             if args.verbose:
-                residuals = part.residuals or [0.0] * len(part.rows)
+                residuals = [f" residual {value:.2f}%" for value in part.residuals]
+                residuals = residuals or [""] * len(part.rows)
                 for (line, prompt, *predicted), residual in zip(part.rows, residuals, strict=True):
                     errors = " ".join(
                         f"{kind} {value:>7} ({pct(value, prompt):+6.2f}%)"
                         for kind, value in zip(KINDS, predicted, strict=True)
                     )
-                    print(
-                        f"    line {line:>5} prompt {prompt:>7} {errors} residual {residual:.2f}%"
-                    )
+                    print(f"    line {line:>5} prompt {prompt:>7} {errors}{residual}")
 
 
 if __name__ == "__main__":
