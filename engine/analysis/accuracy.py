@@ -3,9 +3,10 @@
 For every request on the context, two estimates made *before* the request:
 
 - ``estimated``: the tokenizer alone: the inferred system prefix plus every message's count;
-- ``calibrated``: the previous request's reported prompt and output, plus the messages added
-  since counted with the tokenizer and corrected by the calibration factor learnt from earlier
-  requests (engine/tokens/calibration.py), which is what the context gauge shows between requests.
+- ``calibrated``: what the context gauge showed just before the request: the previous request's
+  reported prompt and output (its answer's text instead when the output figure is a placeholder),
+  plus the messages added since counted with the tokenizer, both corrected by the factor learnt
+  from the requests up to the previous one (engine/sessions/tokenizer_factor.py).
 
 The first request on the context is not scored: the system prefix is inferred from it.
 """
@@ -17,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.analysis.snapshot import Accuracy, AccuracyRow
-from engine.tokens.calibration import FACTOR_KEEP, FACTOR_LEARN
+from engine.sessions.sample import PLACEHOLDER_SHARE
+from engine.sessions.tokenizer_factor import LEARNT_OVER, factor_from
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +40,26 @@ def _pct(estimate: int, actual: int) -> float:
 
 def accuracy(points: Sequence[RequestPoint], system: int, encoding: str) -> Accuracy:
     rows: list[AccuracyRow] = []
-    factor = 1.0
-    for previous, point in itertools.pairwise(points):
+    start = 0
+    for index, (previous, point) in enumerate(itertools.pairwise(points)):
         estimated = system + point.message_tokens
+        # As the gauge had it: the factor from the requests up to the previous one, back until
+        # the context grew by LEARNT_OVER tokens.
+        while (
+            start + 1 < index
+            and previous.message_tokens - points[start + 1].message_tokens >= LEARNT_OVER
+        ):
+            start += 1
+        first = points[start]
+        factor = factor_from(
+            previous.prompt - first.prompt, previous.message_tokens - first.message_tokens
+        )
         # What came after the previous answer (tool results, a new prompt): only estimates.
         new_messages = point.message_tokens - previous.message_tokens - previous.answer_tokens
-        calibrated = previous.prompt + previous.output + round(max(new_messages, 0) * factor)
+        answer = previous.output
+        if previous.output < previous.answer_tokens * PLACEHOLDER_SHARE:
+            answer = max(factor.apply(previous.answer_tokens), previous.output)
+        calibrated = previous.prompt + answer + factor.apply(max(new_messages, 0))
         rows.append(
             AccuracyRow(
                 response_id=point.response_id,
@@ -54,10 +70,6 @@ def accuracy(points: Sequence[RequestPoint], system: int, encoding: str) -> Accu
                 calibrated_error_pct=_pct(calibrated, point.prompt),
             )
         )
-        # What the API said these new messages (and the previous answer) really cost.
-        actual_new = point.prompt - previous.prompt - previous.output
-        if new_messages > 0 and actual_new > 0:
-            factor = FACTOR_KEEP * factor + FACTOR_LEARN * (actual_new / new_messages)
     errors = [abs(row.error_pct) for row in rows]
     calibrated_errors = [abs(row.calibrated_error_pct or 0.0) for row in rows]
     return Accuracy(

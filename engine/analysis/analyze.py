@@ -13,6 +13,7 @@ smaller budget would prune), then the sections, the cache simulation and the res
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from engine.sessions.model import Message, SessionState
 from engine.sessions.prompt_parts import logged_tokens
 from engine.sessions.request_history import SequenceView
 from engine.sessions.sample import ContextTokens, context_tokens
+from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
 from engine.tokens.encoding import Encoding
 
 
@@ -61,6 +63,13 @@ class Counts:
     on_context: list[OnContext]
     system: int
     system_source: str  # logged | inferred | unknown
+    # What the sections and the prompt tree show: each count times the session's tokenizer
+    # factor (a logged system prompt too: it is the same tokenizer's count of text), the
+    # inferred system prompt inferred with those (the cache simulation keeps to the
+    # tokenizer's counts above).
+    factor: TokenizerFactor
+    shown: list[int]
+    shown_system: int
 
     @property
     def system_known(self) -> bool:
@@ -71,7 +80,7 @@ class Counts:
 class Layout:
     """The prompt tree as the renderer laid it out, and what each content holds."""
 
-    used: Counter[str]  # content name -> ctxtop's tokens
+    used: Counter[str]  # content name -> ctxtop's tokens (the tokenizer's times the factor)
     tree: PromptTree
     rendered: Rendered
     nodes: tuple[PromptNode, ...]
@@ -126,15 +135,43 @@ class Analyzer:
         for value in tokens:
             cumulative.append(cumulative[-1] + value)
         on_context = find_on_context(state, context, tokens)
+        factor = learn(state, self.ledger, encoding)
+        shown = factor.spread(tokens)
         logged = logged_tokens(state.prompt_parts, encoding)
         if logged is not None:
-            return Counts(context, tokens, cumulative, on_context, logged, "logged")
-        system = self._inferred_system(state, on_context, encoding)
-        source = "unknown" if system is None else "inferred"
-        return Counts(context, tokens, cumulative, on_context, system or 0, source)
+            return Counts(
+                context,
+                tokens,
+                cumulative,
+                on_context,
+                logged,
+                "logged",
+                factor,
+                shown,
+                factor.apply(logged),
+            )
+        system = self._inferred_system(state, on_context, encoding, NONE)
+        shown_system = system
+        if factor.learned:
+            shown_system = self._inferred_system(state, on_context, encoding, factor)
+        return Counts(
+            context,
+            tokens,
+            cumulative,
+            on_context,
+            system or 0,
+            "unknown" if system is None else "inferred",
+            factor,
+            shown,
+            shown_system or 0,
+        )
 
     def _inferred_system(
-        self, state: SessionState, on_context: list[OnContext], encoding: Encoding
+        self,
+        state: SessionState,
+        on_context: list[OnContext],
+        encoding: Encoding,
+        factor: TokenizerFactor,
     ) -> int | None:
         """The system prompt and tools: the first request on the context less the messages
         before it. After a compaction, until a request follows it, the first request's on the
@@ -154,7 +191,7 @@ class Analyzer:
         if not on_context:
             return None
         first = on_context[0]
-        return max(first.response.usage.input_tokens_total - first.before, 0)
+        return max(first.response.usage.input_tokens_total - factor.apply(first.before), 0)
 
     # --- parts ----------------------------------------------------------------------------
 
@@ -166,9 +203,17 @@ class Analyzer:
         used: Counter[str] = Counter()
         for name, size in zip(names, counts.tokens, strict=True):
             used[name] += size
-        used["system"] = counts.system
+        for name in used:  # each section's count times the factor
+            used[name] = counts.factor.apply(used[name])
+        used["system"] = counts.shown_system
         tree = build_tree(
-            profile, counts.context, names, counts.tokens, budget, counts.system, self._elements
+            profile,
+            counts.context,
+            names,
+            counts.shown,
+            budget,
+            counts.shown_system,
+            self._elements,
         )
         if self._rendered is not None and self._rendered[0] == tree.key:
             rendered = self._rendered[1]
@@ -240,10 +285,16 @@ class Analyzer:
             render_error=rendered.error,
             render_elements=rendered.elements,
             thresholds=thresholds,
+            # Where the next markers go, in the sections' figures (the simulation keeps to the
+            # tokenizer's).
             breakpoints=self._shapes.next_breakpoints(
-                setup, counts.context, counts.cumulative, counts.system
+                setup,
+                counts.context,
+                list(itertools.accumulate(counts.shown, initial=0)),
+                counts.shown_system,
             ),
             cache=self._cache(state, setup, counts, related),
+            tokenizer_factor=counts.factor.value,
             tools=self._tools.stats(
                 state, counts.context, setup.window, encoding, self.ledger.counted
             ),
@@ -316,14 +367,14 @@ class Analyzer:
 def _context_figure(
     state: SessionState, ledger: Ledger, encoding: Encoding, counts: Counts
 ) -> ContextTokens:
-    figure = context_tokens(state, ledger, encoding)
-    if figure.source == "compaction" and counts.system_known and figure.value < counts.system:
+    figure = context_tokens(state, ledger, encoding, counts.factor)
+    if figure.source == "compaction" and counts.system_known and figure.value < counts.shown_system:
         # An agent's "after" smaller than the system prompt counts only the messages
         # (Claude Code's postTokens): the next request sends both (engine/live/view.py). Once
         # the log shows more of the new history than the agent counted, what the log shows:
         # the sections add up to the figure in every sample.
-        messages = max(figure.value, counts.cumulative[-1])
-        figure = dataclasses.replace(figure, value=messages + counts.system)
+        messages = max(figure.value, sum(counts.shown))
+        figure = dataclasses.replace(figure, value=messages + counts.shown_system)
     return figure
 
 
@@ -362,6 +413,7 @@ def _sections(
     output reserve and the free space: together the window."""
     window, budget = setup.window, thresholds.budget
     system = counts.system_source
+    content = "calibrated" if counts.factor.learned else "estimated"
     sections = [
         Section(
             name=spec.name,
@@ -369,7 +421,7 @@ def _sections(
             budget=layout.rendered.budgets.get(spec.name, 0),
             tokens=layout.used[spec.content],
             share=_share(layout.used[spec.content], window),
-            provenance=system if spec.content == "system" else "estimated",
+            provenance=system if spec.content == "system" else content,
             limit=spec.limit(budget),
             priority=spec.priority,
         )

@@ -20,6 +20,7 @@ from engine.analysis.snapshot import Analysis, Breakpoint
 from engine.editing.placeholder import cleared_by_ctxtop
 from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import Block, Message, SessionState, ToolCall
+from engine.sessions.tokenizer_factor import TokenizerFactor
 
 SNIPPET = 60
 SECTION, ROUND, MESSAGE = "section", "round", "message"
@@ -256,7 +257,13 @@ class _OutlineBuilder:
         for index, content in enumerate(content_names(profile, context)):
             if content in self.members:
                 self.members[content].append(index)
-        self.sizes = [sum(tokens_of(block) for block in message.blocks) for message in context]
+        # The tokenizer's counts times the session's factor, as the analysis's sections have
+        # them (engine/sessions/tokenizer_factor.py).
+        self.factor = TokenizerFactor(analysis.tokenizer_factor)
+        self.counted = "calibrated" if analysis.tokenizer_factor != 1 else "estimated"
+        self.sizes = self.factor.spread(
+            [sum(tokens_of(block) for block in message.blocks) for message in context]
+        )
         self.section_tokens = {section.name: section.tokens for section in analysis.sections}
         self.provenance = {section.name: section.provenance for section in analysis.sections}
         system_spec = next((s for s in profile.sections if s.content == "system"), None)
@@ -303,7 +310,16 @@ class _OutlineBuilder:
             size = sum(self.sizes[i] for i in group)
             priority = self.priorities.get(round_id)
             self.nodes.append(
-                OutlineNode(round_id, spec.name, ROUND, label, size, priority, pruned)
+                OutlineNode(
+                    round_id,
+                    spec.name,
+                    ROUND,
+                    label,
+                    size,
+                    priority,
+                    pruned,
+                    provenance=self.counted,
+                )
             )
             for index in group:
                 self.message(index, round_id, pruned)
@@ -325,6 +341,7 @@ class _OutlineBuilder:
                 self.priorities.get(rendered),
                 pruned,
                 _breakpoint_text(self.marks.get(index)),
+                provenance=self.counted,
             )
         )
         blocks = message.blocks
@@ -336,10 +353,11 @@ class _OutlineBuilder:
                         node_id,
                         block.kind,
                         block_labels[number],
-                        self.tokens_of(block),
+                        self.factor.apply(self.tokens_of(block)),
                         None,
                         pruned,
                         call_id=block.tool_call_id,
+                        provenance=self.counted,
                         cleared=block.kind == "tool_result" and cleared_by_ctxtop(block.content()),
                     )
                 )

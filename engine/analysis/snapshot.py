@@ -195,6 +195,9 @@ class Analysis:
     forecast: Forecast
     estimate_accuracy: Accuracy
     relevance: tuple[Relevance, ...]
+    # API tokens per tokenizer token the sections and the prompt tree are corrected with
+    # (engine/sessions/tokenizer_factor.py; 1: nothing learnt, they are tokenizer estimates).
+    tokenizer_factor: float = 1.0
 
     def to_json(self) -> dict[str, Any]:
         # msgspec's asdict, ten times faster (0.7 s for a 100 MB session's analysis).

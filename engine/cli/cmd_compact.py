@@ -19,6 +19,7 @@ from typing import Any
 
 from engine.agents.policies import simulate_file
 from engine.cli.arguments import add_count_option
+from engine.cli.cmd_edit import counted_as
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
 from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
@@ -38,12 +39,11 @@ def _text(outcome: dict[str, Any]) -> str:
         + cut_headline(outcome["round_table"], outcome["kept_request"])
     )
     lines.extend(cut_lines(outcome["round_table"], requests_by_turn(outcome["requests"])))
-    lines.append(
-        f"context estimate: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens"
-    )
+    how = counted_as(outcome)
+    lines.append(f"context {how}: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens")
     if outcome["break_even_requests"] is not None:
         lines.append(
-            f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens (estimate) once "
+            f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens ({how}) once "
             f"(${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']}); "
             f"pays off after {outcome['break_even_requests']} requests"
         )

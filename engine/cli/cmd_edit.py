@@ -38,10 +38,16 @@ from engine.forks.edit import edit_session
 from engine.safety.terminal import printable
 
 
+def counted_as(outcome: dict[str, Any]) -> str:
+    """How a fork's figures were counted: with the session's tokenizer factor or not."""
+    return "calibrated" if outcome["tokens_source"] == "calibrated" else "estimate"
+
+
 def _text(outcome: dict[str, Any]) -> str:
     lines = [f"{outcome['source']} ({outcome['agent']})", f"policy: {outcome['policy']['summary']}"]
+    how = counted_as(outcome)
     lines.append(
-        f"context estimate: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens "
+        f"context {how}: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens "
         f"({outcome['tokens_before'] - outcome['tokens_after']} fewer)"
     )
     for row in outcome["sections"]:
@@ -58,7 +64,7 @@ def _text(outcome: dict[str, Any]) -> str:
         )
         lines.extend(f"    {line}" for line in change["diff"])
     lines.append(
-        f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens (estimate) after the first edit"
+        f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens ({how}) after the first edit"
     )
     if outcome["break_even_requests"] is not None:
         lines.append(

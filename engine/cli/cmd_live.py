@@ -23,7 +23,8 @@ def plan_line(plan: LivePlan) -> str:
         what = f"{rounds} round{'s' if rounds != 1 else ''} summarised"
     figures = plan.figures
     before, after = figures.get("tokens_before"), figures.get("tokens_after")
-    size = f" ({before:,} -> {after:,} tokens, estimate)" if isinstance(before, int) else ""
+    how = "calibrated" if figures.get("tokens_source") == "calibrated" else "estimate"
+    size = f" ({before:,} -> {after:,} tokens, {how})" if isinstance(before, int) else ""
     return f"{plan.kind}: {what}{size}, since {plan.created}"
 
 
@@ -33,7 +34,9 @@ def applied_lines(plan: LivePlan, path: str) -> list[str]:
     figures = plan.figures
     if figures.get("break_even_requests") is not None:
         lines.append(
-            f"cache rewrite: {figures['cache_rewrite_tokens']} tokens (estimate) on the next "
+            f"cache rewrite: {figures['cache_rewrite_tokens']} tokens"
+            f" ({'calibrated' if figures.get('tokens_source') == 'calibrated' else 'estimate'})"
+            " on the next "
             f"request (${figures['cache_rewrite_cost_usd']:.4f}, {figures['priced_by']}); pays "
             f"off after {figures['break_even_requests']} requests"
         )

@@ -21,6 +21,7 @@ from engine.models.registry import lookup as model_info
 from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
 from engine.sessions.sample import context_tokens
+from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
 
 # The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
 ShownContext = tuple[int, str]
@@ -45,11 +46,19 @@ class CacheCost:
         }
 
 
-def sections(state: SessionState, ledger: Ledger | None = None) -> tuple[dict[str, int], int]:
-    """Tokenizer estimate of the context by section, and the total (``ledger``: counts kept
-    for the next question about the same state)."""
-    categories = (ledger or Ledger()).categories(state, encoding_for(state))
-    by_name = {entry.name: entry.tokens for entry in categories}
+def sections(
+    state: SessionState, ledger: Ledger | None = None, factor: TokenizerFactor | None = None
+) -> tuple[dict[str, int], int]:
+    """The context by section, and the total: tokenizer counts times ``factor`` (None: the
+    one ``state``'s requests teach; a fork is counted with its session's). ``ledger``: counts
+    kept for the next question about the same state."""
+    ledger = ledger or Ledger()
+    encoding = encoding_for(state)
+    if factor is None:
+        factor = learn(state, ledger, encoding)
+    categories = ledger.categories(state, encoding)
+    tokens = factor.spread([entry.tokens for entry in categories])
+    by_name = {entry.name: count for entry, count in zip(categories, tokens, strict=True)}
     return by_name, sum(by_name.values())
 
 
@@ -100,15 +109,17 @@ def rewrite_tokens(
     results: AbstractSet[str],
     inputs: AbstractSet[str] = frozenset(),
     ledger: Ledger | None = None,
+    factor: TokenizerFactor = NONE,
 ) -> int:
     """Tokens of the edited context from the first changed block (a result, or a call whose
-    input was cleared) to the end."""
+    input was cleared) to the end: tokenizer counts times ``factor``."""
     blocks = [block for message in state.context for block in message.blocks]
     for index, block in enumerate(blocks):
         if (block.kind == "tool_result" and block.tool_call_id in results) or (
             block.kind == "tool_use" and block.tool_call_id in inputs
         ):
-            return sum((ledger or Ledger()).count(blocks[index:], encoding_for(state)))
+            counted = sum((ledger or Ledger()).count(blocks[index:], encoding_for(state)))
+            return factor.apply(counted)
     return 0
 
 
@@ -123,10 +134,11 @@ def cache_cost(
     saved: int,
     inputs: AbstractSet[str] = frozenset(),
     ledger: Ledger | None = None,
+    factor: TokenizerFactor = NONE,
 ) -> CacheCost:
     if not changed_ids:
         return CacheCost(0, None, None, None, None)
-    rewrite = rewrite_tokens(after, changed_ids, inputs, ledger)
+    rewrite = rewrite_tokens(after, changed_ids, inputs, ledger, factor)
     return priced_rewrite(after.model, rewrite, saved)
 
 

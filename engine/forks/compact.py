@@ -249,7 +249,7 @@ def _tokens_after(
         fork_source = type(compacting.source)(fork, data, None)
         return estimate(fork_source.items(), compacting.count), None
     read = read_back(loaded, fork, data)
-    return sections(*read)[1], read
+    return sections(*read, loaded.factor())[1], read
 
 
 def usage_estimates(after: SessionState, ledger: Ledger, whole: int) -> dict[str, tuple[int, int]]:

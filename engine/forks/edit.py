@@ -205,7 +205,8 @@ def preview_edit(
     fork_path = writer.fork_dir() / writer.fork_name(session_id)
     after, after_ledger = read_back(loaded, fork_path, fork_data)
     before_sections, tokens_before = loaded.sections()
-    after_sections, tokens_after = sections(after, after_ledger)
+    # The fork is counted with its session's factor (its own requests are the session's).
+    after_sections, tokens_after = sections(after, after_ledger, loaded.factor())
     saved = tokens_before - tokens_after
     context = whole_context(state, tokens_before, saved, shown, loaded.ledger)
     # The fork's context is this estimate until the agent's next request (not its parent's).
@@ -232,7 +233,7 @@ def preview_edit(
         tokens_before,
         tokens_after,
         context,
-        cache_cost(after, set(results), saved, set(inputs), after_ledger),
+        cache_cost(after, set(results), saved, set(inputs), after_ledger, loaded.factor()),
         details,
         offloader=offloader,
     )

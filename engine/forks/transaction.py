@@ -29,6 +29,7 @@ from engine.errors import CtxtopError, InputError
 from engine.files import open_regular
 from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
+from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
 from engine.tokens.encoding import Encoding
 
 EDITING, COMPACTING = "editing", "compacting"
@@ -117,6 +118,7 @@ class Loaded:
     # and its scan of the bytes), by the kind of fork.
     shared: dict[str, Any] = field(default_factory=dict, repr=False)
     _sections: tuple[dict[str, int], int] | None = field(default=None, repr=False)
+    _factor: TokenizerFactor | None = field(default=None, repr=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False)
 
     def counter(self, encoding: Encoding) -> Callable[[str], int]:
@@ -132,11 +134,19 @@ class Loaded:
 
         return count
 
+    def factor(self) -> TokenizerFactor:
+        """The session's tokenizer factor (engine/sessions/tokenizer_factor.py): its forks'
+        figures are counted with it too."""
+        if self._factor is None:
+            state = self.state
+            self._factor = NONE if state is None else learn(state, self.ledger, encoding_for(state))
+        return self._factor
+
     def sections(self) -> tuple[dict[str, int], int]:
         """Tokens of the session's context by section, and their total: counted once."""
         if self._sections is None:
             assert self.state is not None
-            self._sections = sections(self.state, self.ledger)
+            self._sections = sections(self.state, self.ledger, self.factor())
         return self._sections
 
     def require_state(self, doing: str) -> SessionState:
@@ -211,7 +221,7 @@ class Preview:
     fork_path: Path  # where it will be written
     fork_data: bytes
     resume_command: str | None  # what resumes the fork once written
-    tokens_before: int  # tokenizer estimates of what the log holds
+    tokens_before: int  # what the log holds: tokenizer counts times the session's factor
     tokens_after: int
     context: WholeContext
     cache: CacheCost
@@ -253,6 +263,10 @@ class Outcome:
             **preview.details.settings(),
             "tokens_before": preview.tokens_before,
             "tokens_after": preview.tokens_after,
+            # Of the two above (and the cache rewrite): calibrated when the session's requests
+            # taught a tokenizer factor, else tokenizer estimates.
+            "tokens_source": "calibrated" if preview.loaded.factor().learned else "estimated",
+            "tokenizer_factor": preview.loaded.factor().value,
             **preview.context.figures(),
             **preview.details.figures(),
             **preview.cache.figures(),

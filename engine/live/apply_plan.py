@@ -20,6 +20,7 @@ from engine.proxy.live_plan import CompactCut, LivePlan, save_plan
 FIGURES = (
     "tokens_before",
     "tokens_after",
+    "tokens_source",  # calibrated (the session's tokenizer factor) or estimated
     "cache_rewrite_tokens",
     "cache_rewrite_cost_usd",
     "saving_per_request_usd",

@@ -14,6 +14,7 @@ from engine.files import open_regular
 from engine.proxy.live_plan import LivePlan, plan_path, read_plan
 from engine.proxy.store import measurement_path
 from engine.proxy.usage import reported_prompt
+from engine.tokens.short import provenance_mark
 
 TAIL_BYTES = 64 * 1024  # the session's latest measurement lines are in its file's last bytes
 
@@ -59,7 +60,9 @@ class LiveStatus:
         if self.plan is None:
             return f"proxied: {model}"
         held = self.plan.figures.get("tokens_before")
-        agent = f"the agent holds ~{held:,} tokens" if isinstance(held, int) else "the agent"
+        # ~ calibrated with the session's tokenizer factor, ≈ a tokenizer estimate.
+        mark = provenance_mark(str(self.plan.figures.get("tokens_source", "estimated")))
+        agent = f"the agent holds {held:,}{mark} tokens" if isinstance(held, int) else "the agent"
         state = "edited live" if self.plan.kind == "edit" else "compacted live"
         return f"{state}: {agent}, {model}"
 

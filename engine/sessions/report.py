@@ -98,6 +98,7 @@ def _breakdown_json(breakdown: Breakdown) -> dict[str, Any]:
         "unattributed": breakdown.unattributed,
         "encoding": breakdown.encoding,
         "logged_prompt": breakdown.logged_prompt,
+        "tokenizer_factor": breakdown.factor,
     }
 
 
@@ -177,6 +178,8 @@ def to_json(sample: Sample) -> dict[str, Any]:
             "reported": context.reported,
             "estimated": context.estimated,
             "estimate_encoding": sample.encoding,
+            # API tokens per tokenizer token the estimate was corrected with (1: none learnt).
+            "tokenizer_factor": context.factor,
         },
         "fill_percent": sample.fill_percent,
         "autocompact_at": sample.autocompact_at,

@@ -34,7 +34,6 @@ from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
 from engine.sessions.model import (
     Compaction,
-    Message,
     Microcompaction,
     SessionState,
     SkippedLine,
@@ -42,7 +41,15 @@ from engine.sessions.model import (
     Usage,
 )
 from engine.sessions.prompt_parts import logged_tokens
+from engine.sessions.tokenizer_factor import (
+    TokenizerFactor,
+    last_answer_index,
+    learn,
+)
 from engine.tokens.encoding import Encoding
+
+# An output figure below this share of the answer's tokenizer count is a placeholder.
+PLACEHOLDER_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,26 +57,19 @@ class ContextTokens:
     value: int
     source: str  # reported | calibrated | estimated | compaction
     reported: int | None  # the part the log reported (None for estimated/compaction)
-    estimated: int  # the part estimated with the tokenizer
-
-
-def messages_after_last_response(state: SessionState) -> list[Message] | None:
-    """The context after the last response's own message (None if it is not on the context)."""
-    last = state.last_response
-    if last is None:
-        return None
-    context = state.context
-    for index in range(len(context) - 1, -1, -1):
-        if context[index].response_key == last.key:
-            return context[index + 1 :]
-    return None
+    estimated: int  # the part estimated: tokenizer counts times ``factor``
+    factor: float = 1.0  # API tokens per tokenizer token learnt from the session (1: none)
 
 
 def context_tokens(
-    state: SessionState, ledger: Ledger | None = None, encoding: Encoding | None = None
+    state: SessionState,
+    ledger: Ledger | None = None,
+    encoding: Encoding | None = None,
+    factor: TokenizerFactor | None = None,
 ) -> ContextTokens:
     """The context figure (see the module's doc); counts with ``ledger`` (None: a new one,
-    nothing kept), only the messages the log's figures do not cover."""
+    nothing kept). ``factor``: the tokenizer factor to correct counts with (None: the one the
+    session's requests teach, engine/sessions/tokenizer_factor.py)."""
     compaction = state.pending_compaction
     if compaction is not None and compaction.post_tokens is not None:
         return ContextTokens(compaction.post_tokens, "compaction", None, 0)
@@ -80,16 +80,32 @@ def context_tokens(
         after = [message for message in state.context if message.line > fork.line]
         value = fork.tokens + ledger.messages(after, encoding)
         return ContextTokens(value, "estimated", None, value)
-    tail = messages_after_last_response(state)
     last = state.last_response
-    if last is None or tail is None:
-        estimate = ledger.messages(state.context, encoding)
+    context = state.context
+    start = None if last is None else last_answer_index(context, last.key)
+    if last is None or start is None:
+        estimate = ledger.messages(context, encoding)
         return ContextTokens(estimate, "estimated", None, estimate)
-    reported = last.usage.input_tokens_total + last.usage.output_tokens
-    estimate = ledger.messages(tail, encoding)
+    if factor is None:
+        factor = learn(state, ledger, encoding)
+    # After the last request's answer: what was added since (tool results, a new prompt),
+    # including results logged between the records of that one answer (parallel tool calls).
+    after = context[start:]
+    added = [message for message in after if message.response_key != last.key]
+    estimate = factor.apply(ledger.messages(added, encoding))
+    # The answer is on the context as its text. An output figure far below that text's count
+    # is no count of it: Claude Code often logs a placeholder of 1-10 output tokens.
+    answer = [message for message in after if message.response_key == last.key]
+    output = last.usage.output_tokens
+    answer_tokens = ledger.messages(answer, encoding)
+    if output < answer_tokens * PLACEHOLDER_SHARE:
+        estimate += max(factor.apply(answer_tokens) - output, 0)
+    reported = last.usage.input_tokens_total + output
+    # Results a microcompaction cleared since that request: the next one sends the markers.
     cleared = _cleared_since(state, last.line)
     source = "calibrated" if estimate or cleared else "reported"
-    return ContextTokens(max(reported - cleared, 0) + estimate, source, reported, estimate)
+    value = max(reported - cleared, 0) + estimate
+    return ContextTokens(value, source, reported, estimate, factor.value)
 
 
 def _cleared_since(state: SessionState, line: int) -> int:
@@ -129,15 +145,16 @@ class LastRequest:
 
 @dataclass(frozen=True, slots=True)
 class Breakdown:
-    """What the context holds by kind of content (tokenizer estimates); ``unattributed``: the
-    part of the context figure the log's messages do not show (system prompt, tools, framing),
-    of which ``logged_prompt`` is the system prompt and tools counted from the log when it
-    records their text (0: it does not)."""
+    """What the context holds by kind of content (tokenizer counts times ``factor``, the
+    session's tokenizer factor); ``unattributed``: the part of the context figure the log's
+    messages do not show (system prompt, tools, framing), of which ``logged_prompt`` is the
+    system prompt and tools counted from the log when it records their text (0: it does not)."""
 
     categories: tuple[CategoryTotal, ...]
     unattributed: int
     encoding: str
     logged_prompt: int = 0
+    factor: float = 1.0
 
     @property
     def estimated_total(self) -> int:
@@ -350,7 +367,8 @@ def build_sample(
     ledger = ledger or Ledger()
     encoding = encoding_for(state)
     window = context_window(state, adapter=adapter)
-    context = context_tokens(state, ledger, encoding)
+    factor = learn(state, ledger, encoding)
+    context = context_tokens(state, ledger, encoding, factor)
     skipped = list(_copies(state, "skipped", state.skipped, dataclasses.replace))
     for child in state.subagents.values():
         skipped.extend(dataclasses.replace(item) for item in child.skipped)
@@ -395,12 +413,17 @@ def build_sample(
     )
     if not breakdown:
         return sample
-    categories = ledger.categories(state, encoding)
+    counted = ledger.categories(state, encoding)
+    categories = tuple(
+        dataclasses.replace(entry, tokens=tokens)
+        for entry, tokens in zip(counted, factor.spread([e.tokens for e in counted]), strict=True)
+    )
     estimated = sum(entry.tokens for entry in categories)
     # (A fork's marked estimate holds the system prompt and tools too.)
     with_outside = context.source != "estimated" or state.fork_estimate is not None
     unattributed = max(context.value - estimated, 0) if with_outside else 0
     logged = logged_tokens(state.prompt_parts, encoding) or 0
-    return dataclasses.replace(
-        sample, breakdown=Breakdown(categories, unattributed, encoding.name, logged)
+    kinds = Breakdown(
+        categories, unattributed, encoding.name, logged_prompt=logged, factor=factor.value
     )
+    return dataclasses.replace(sample, breakdown=kinds)

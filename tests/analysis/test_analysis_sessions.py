@@ -46,13 +46,19 @@ def test_claude_code_sections_infer_the_system_prompt_and_reconcile() -> None:
     response_id, prompt = claude_usage_after_boundary(CALC_MAIN)
     answer = next(i for i, m in enumerate(state.context) if m.response_key == response_id)
     system = section(analysis, "system")
-    # What the first request after the compaction carried beyond the messages the log shows.
-    assert system["tokens"] == prompt - count(state.context[:answer])
+    # What the first request after the compaction carried beyond the messages the log shows,
+    # those counted with the tokenizer times the session's factor (the API's tokens per
+    # tokenizer token, engine/sessions/tokenizer_factor.py).
+    factor = analysis["tokenizer_factor"]
+    assert system["tokens"] == prompt - round(count(state.context[:answer]) * factor)
     assert system["provenance"] == "inferred"
     attachments = [m for m in state.context if m.kind == "attachment"]
     conversation = [m for m in state.context if m.kind != "attachment" and m.role != "system"]
-    assert section(analysis, "attachments")["tokens"] == count(attachments)
-    assert section(analysis, "messages")["tokens"] == count(conversation)
+    assert section(analysis, "attachments")["tokens"] == round(count(attachments) * factor)
+    assert section(analysis, "messages")["tokens"] == round(count(conversation) * factor)
+    assert section(analysis, "messages")["provenance"] == (
+        "calibrated" if factor != 1 else "estimated"
+    )
     content = sum(
         section(analysis, name)["tokens"]
         for name in ("system", "instructions", "attachments", "messages")
@@ -114,7 +120,11 @@ def test_codex_cache_simulation_reads_the_previous_prompt_in_128_token_steps(
     cache = analysis["cache"]
     after = [r for r in state.responses.values() if r.line > compaction]
     assert [row["line"] for row in cache["requests"]] == [r.line for r in after]
-    system = section(analysis, "system")["tokens"]
+    # The system prompt and tools as the first request after the compaction carried them
+    # beyond the messages before its answer (the simulation's, in the tokenizer's counts).
+    first = after[0]
+    answer = next(i for i, m in enumerate(state.context) if m.response_key == first.key)
+    system = first.usage.input_tokens_total - count(state.context[:answer])
     assert cache["requests"][0]["read"] == system // 128 * 128 > 0
     # The figures of the requests before it are what the log reported.
     history = [r.usage for r in state.responses.values() if r.line < compaction]

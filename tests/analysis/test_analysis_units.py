@@ -21,6 +21,7 @@ from engine.analysis.render_tree import (
 )
 from engine.analysis.sections import content_names
 from engine.sessions.model import Block, Message
+from engine.sessions.tokenizer_factor import PRIOR_WEIGHT
 
 
 def message(number: int, role: str, kind: str = "message") -> Message:
@@ -100,10 +101,12 @@ def test_accuracy_scores_each_request_before_and_after_calibration() -> None:
     assert r2.estimated == 1100 and r2.error_pct == pytest.approx(
         100 * (1100 - 1300) / 1300, abs=0.01
     )
-    # Calibrated: previous prompt + output + new messages (1000 - 500 - 40 = 460) x factor 1.0.
+    # Calibrated: previous prompt + output + new messages (1000 - 500 - 40 = 460) x factor 1.0
+    # (nothing learnt from one request).
     assert r2.calibrated == 600 + 50 + 460
-    # The factor learnt from r2: actual new 1300 - 600 - 50 = 650 over estimated 460.
-    factor = 0.7 + 0.3 * 650 / 460
+    # The factor learnt from r1 to r2: the prompt grew by 1300 - 600 = 700 for 1000 - 500 = 500
+    # counted tokens, weighed with a starting guess of 1 over PRIOR_WEIGHT tokens.
+    factor = (700 + PRIOR_WEIGHT) / (500 + PRIOR_WEIGHT)
     assert r3.calibrated == 1300 + 50 + round((1400 - 1000 - 40) * factor)
     errors = [abs(r2.error_pct), abs(r3.error_pct)]
     assert result.mean_abs_error_pct == pytest.approx(sum(errors) / 2, abs=0.01)

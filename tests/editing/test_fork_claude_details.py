@@ -94,7 +94,8 @@ def test_text_preview_and_one_line_errors(
     out = capsys.readouterr().out
     assert "1 tool results change:" in out and "dry run: nothing written" in out
     assert "cache rewrite:" in out and "run the command again: git log" in out
-    assert " tokens (estimate) after the first edit" in out
+    # Its requests teach the session's tokenizer factor: the figures are calibrated.
+    assert " tokens (calibrated) after the first edit" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == [SAMPLE.name]
     assert main(["edit", str(source), "--keep-cycles", "0"]) == 0
     out = capsys.readouterr().out

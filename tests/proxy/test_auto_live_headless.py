@@ -6,6 +6,9 @@ placeholders; under it, the agent's bytes pass unchanged. The agent's log is nev
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
 import queue
 import shutil
@@ -23,12 +26,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from model_server import ModelServer
 from test_live_dashboard import BODY, PLACEHOLDER, SESSION, SESSION_LOG, send
 
+from engine.cli.main import main
 from engine.config import config_path
 from engine.live.auto_live import FORGET_SECONDS, AutoLive, AutoLiveWatch, session_log
 from engine.proxy.live_plan import plan_path
 from engine.proxy.rewrite_live import LiveRewriter
 from engine.proxy.server import ProxyServer
 from engine.proxy.settings import ProxySettings
+from engine.tokens import get_encoding
+
+ENC = get_encoding("o200k_base")
+
+
+def report_of(log: Path) -> dict[str, Any]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", str(log), "--json"]) == 0
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+def gauge_tokens(log: Path) -> int:
+    """The gauge's figure: the last request's prompt and output (21,649) with its answer's text
+    instead of the model server's 3 output tokens, calibrated."""
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    last = [r for r in rows if r.get("type") == "assistant"][-1]["message"]
+    text = sum(ENC.count(b["text"]) for b in last["content"] if b["type"] == "text")
+    factor = report_of(log)["context_tokens"]["tokenizer_factor"]
+    assert last["usage"]["output_tokens"] == 3 and text > 2 * 3
+    return 21_649 - 3 + round(text * factor)
+
 
 SUMMARY = "This session continues an earlier conversation"
 
@@ -88,8 +114,10 @@ def test_ctxtop_proxy_applies_the_policy_once_the_fill_passes_it(
             said = ""
             while "automatic live policy: " + SESSION not in said:
                 said = lines.get(timeout=60)
-            # 21,649 tokens of claude-opus-4-8's 1,000,000-token window.
-            assert f"at 2.2% of its window, the fill passed 1%: {action} applied live" in said
+            # ~: the gauge's figure counts the last answer's text (the model server's output
+            # figure, 3 tokens, is below it), calibrated; of claude-opus-4-8's 1M window.
+            fill = f"{gauge_tokens(log) / 10_000:.1f}%~"
+            assert f"at {fill} of its window, the fill passed 1%: {action} applied live" in said
             assert plan_path(SESSION).exists()
             send(port)
             assert not received(action, model.requests[0]["body"])
@@ -124,8 +152,10 @@ def test_under_the_threshold_nothing_is_applied(
         assert model.requests[-1]["raw"] == BODY
     assert reports == [] and not plan_path(SESSION).exists()
     gauge = watch.gauge(SESSION)
-    # The dashboard's gauge: 2.2 % of claude-opus-4-8's 1M window, as the API reported it.
-    assert gauge is not None and gauge.fill == 21_649 / 1_000_000 and gauge.source == "reported"
+    # The dashboard's gauge, of claude-opus-4-8's 1M window.
+    expected = gauge_tokens(log)
+    assert gauge is not None and gauge.tokens == expected and gauge.source == "calibrated"
+    assert gauge.fill == expected / 1_000_000
     assert not watch.look(SESSION)
     # A session with no request for half an hour is let go (read again if it comes back).
     watch.forget_quiet(time.monotonic() + FORGET_SECONDS / 2)

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from engine.cli.cmd_live import plan_line
 from engine.editing.policy import Policy
 from engine.errors import CtxtopError
 from engine.live.apply_plan import compact_plan, edit_plan
+from engine.live.live_status import live_status
 from engine.proxy.live_plan import (
     LivePlan,
     live_sessions,
@@ -72,3 +74,17 @@ def test_a_session_id_that_is_not_a_plain_name_is_refused(session: str) -> None:
     with pytest.raises(CtxtopError):
         plan_path(session)
     assert LiveRewriter()("anthropic", session, BODY) is None
+
+
+def test_ctxtop_live_says_how_the_plans_figures_were_counted() -> None:
+    """The plan keeps the preview's figures and how they were counted: with the session's
+    tokenizer factor (calibrated, ~) or the tokenizer alone (estimate, ≈)."""
+    plan, outcome = edit_plan(CLAUDE_LOG, Policy(), SESSION)
+    assert plan.figures["tokens_source"] == outcome["tokens_source"]
+    counted = "calibrated" if outcome["tokenizer_factor"] != 1 else "estimate"
+    before, after = outcome["tokens_before"], outcome["tokens_after"]
+    assert f"({before:,} -> {after:,} tokens, {counted})" in plan_line(plan)
+    save_plan(plan)
+    mark = "~" if counted == "calibrated" else "≈"
+    assert f"the agent holds {before:,}{mark} tokens" in live_status(SESSION).summary()
+    stop_plan(SESSION)

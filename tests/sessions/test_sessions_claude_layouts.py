@@ -59,7 +59,13 @@ def test_a_rewind_makes_the_new_branch_the_active_context(tmp_path: Path) -> Non
         **template,
         "uuid": "edited-answer",
         "parentUuid": "edited-prompt",
-        "message": {**template["message"], "id": "msg_new", "usage": {**usage, "output_tokens": 5}},
+        # An answer no longer than its output figure (a longer one would be counted as text).
+        "message": {
+            **template["message"],
+            "id": "msg_new",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {**usage, "output_tokens": 5},
+        },
     }
     edited["parentUuid"] = fork_point
     target = tmp_path / "s.jsonl"

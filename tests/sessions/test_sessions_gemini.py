@@ -300,6 +300,7 @@ def test_rewind_drops_the_message_and_what_followed(tmp_path: Path) -> None:
         "reported": 55,
         "estimated": 0,
         "estimate_encoding": "o200k_base",
+        "tokenizer_factor": 1.0,  # one request: nothing to learn from
     }
     lines[-1] = {"id": "u3", "type": "user", "content": [{"text": dropped}]}
     session.write_text("".join(json.dumps(line) + "\n" for line in lines[:-2] + lines[-1:]))

@@ -12,6 +12,7 @@ import pytest
 from sessions_expect import ENC, report
 
 from engine.cli.main import main
+from engine.sessions.tokenizer_factor import PRIOR_WEIGHT
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions" / "openai-messages"
 WITH_USAGE = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
@@ -70,7 +71,16 @@ def test_report_matches_the_messages(path: Path) -> None:
     assert got["last_request"]["cache_read_tokens"] == cached(last)
     assert got["last_request"]["output_tokens"] == last["completion_tokens"]
     after = [text for m in rows[last_index + 1 :] for text in content_text(m)]
-    estimate = sum(ENC.count(text) for text in after)
+    # The tokenizer factor: the growth the API reported between the first and the last request
+    # with usage, over the tokenizer's count of the messages added in between, weighed with a
+    # starting guess of 1 (engine/sessions/tokenizer_factor.py).
+    first_index = min(i for i, m in enumerate(rows) if "usage" in m)
+    growth = last["prompt_tokens"] - rows[first_index]["usage"]["prompt_tokens"]
+    between = [text for m in rows[first_index:last_index] for text in content_text(m)]
+    counted = sum(ENC.count(text) for text in between)
+    factor = (growth + PRIOR_WEIGHT) / (counted + PRIOR_WEIGHT) if first_index < last_index else 1
+    estimate = round(sum(ENC.count(text) for text in after) * factor)
+    assert context["tokenizer_factor"] == pytest.approx(factor)
     assert context["value"] == last["prompt_tokens"] + last["completion_tokens"] + estimate
     assert context["source"] == ("calibrated" if estimate else "reported")
 
@@ -124,6 +134,17 @@ def test_breakdown_of_what_the_context_holds() -> None:
         for call in m.get("tool_calls") or []:
             add("tool_calls", call["function"]["arguments"])
     breakdown = got["context_breakdown"]
-    assert {c["category"]: c["tokens"] for c in breakdown["categories"]} == expected
-    assert breakdown["estimated_total"] == sum(expected.values())
-    assert breakdown["unattributed"] == got["context_tokens"]["value"] - sum(expected.values())
+    # Each kind's count times the session's tokenizer factor (the context figure's), rounded
+    # so that the kinds add up to the total times the factor.
+    factor = breakdown["tokenizer_factor"]
+    assert factor == got["context_tokens"]["tokenizer_factor"] != 1
+    calibrated: dict[str, int] = {}
+    running = shown = 0
+    for entry in breakdown["categories"]:
+        running += expected[entry["category"]]
+        calibrated[entry["category"]] = round(running * factor) - shown
+        shown = round(running * factor)
+    assert {c["category"]: c["tokens"] for c in breakdown["categories"]} == calibrated
+    assert calibrated.keys() == expected.keys()
+    assert breakdown["estimated_total"] == round(sum(expected.values()) * factor)
+    assert breakdown["unattributed"] == got["context_tokens"]["value"] - shown

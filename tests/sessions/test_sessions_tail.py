@@ -21,6 +21,7 @@ from engine.cli.main import main
 from engine.live.watch import follow
 from engine.sessions.model import SessionState
 from engine.sessions.report import build_report
+from engine.sessions.tokenizer_factor import LEARNT_OVER
 
 DATA = Path(__file__).parent / "data" / "real" / "claude-code"
 PROJECT = DATA / "generated-cli-2.1.330" / "projects" / "-home-dev-demo-project"
@@ -218,14 +219,17 @@ def test_a_tool_result_not_yet_sent_is_an_estimate_on_top(tmp_path: Path) -> Non
     got = _report(SessionReader(target))
     result = json.loads(lines[32])["message"]["content"][0]
     last = got["last_request"]
-    assert got["context_tokens"] == {
-        "value": last["input_tokens_total"]
-        + last["output_tokens"]
-        + ENC.count(result_text(result["content"])),
+    context = got["context_tokens"]
+    # The result's count times the factor the session's requests taught (tested on its own in
+    # tests/sessions/test_tokenizer_factor.py).
+    estimate = round(ENC.count(result_text(result["content"])) * context["tokenizer_factor"])
+    assert context == {
+        "value": last["input_tokens_total"] + last["output_tokens"] + estimate,
         "source": "calibrated",
         "reported": last["input_tokens_total"] + last["output_tokens"],
-        "estimated": ENC.count(result_text(result["content"])),
+        "estimated": estimate,
         "estimate_encoding": "o200k_base",
+        "tokenizer_factor": context["tokenizer_factor"],
     }
 
 
@@ -340,8 +344,18 @@ def test_a_quick_look_at_the_end_gets_the_latest_figures(path: Path) -> None:
     quick_reader = SessionReader(path, tail_bytes=path.stat().st_size // 3)
     quick = _report(quick_reader)
     assert quick_reader.partial
-    for key in ("model", "session_id", "agent_version", "context_tokens"):
+    for key in ("model", "session_id", "agent_version"):
         assert quick[key] == full[key]
+    context, quick_context = full["context_tokens"], quick["context_tokens"]
+    if quick["api_requests"] > LEARNT_OVER:
+        assert quick_context == context  # the quick look holds what the factor is learnt from
+    else:
+        # A file too short for that: the same figures but for the estimate's factor, learnt
+        # from fewer requests.
+        assert quick_context["reported"] == context["reported"]
+        assert quick_context["source"] == context["source"]
+        same_count = context["estimated"] / context["tokenizer_factor"]
+        assert abs(quick_context["estimated"] / quick_context["tokenizer_factor"] - same_count) < 1
     # Line numbers count from the cut; everything else about the last request is the same.
     assert quick["last_request"].pop("line") < full["last_request"].pop("line")
     assert quick["last_request"] == full["last_request"]

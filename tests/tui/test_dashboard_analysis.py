@@ -56,9 +56,10 @@ async def test_a_lower_what_if_budget_strikes_the_oldest_round_and_empty_restore
         oldest, newer = rounds[0], rounds[1]
         await wait_until(pilot, lambda: oldest.id in tree.built)
         assert not any(struck(node.label) for node in tree.built.values())
-        # Each figure says where it comes from: a round's tokens are tokenizer estimates, a
-        # section's carry the sections panel's mark (the system prompt's is inferred).
-        assert str(tree.built[oldest.id].label).split()[0].endswith("≈")
+        # Each figure says where it comes from: a round's tokens are the tokenizer's times the
+        # session's factor (calibrated), a section's carry the sections panel's mark (the
+        # system prompt's is inferred).
+        assert str(tree.built[oldest.id].label).split()[0].endswith("~")
         marks = {section.name: section.provenance for section in first.sections}
         shown_sections = [name for name in marks if name in tree.built]
         assert shown_sections
@@ -249,7 +250,8 @@ async def test_sections_show_tokens_against_budgets_and_what_is_over(tmp_path: P
         lines = rows()
         assert lines["system"].plain.startswith("system prompt")
         assert "* / " in lines["system"].plain  # inferred: the rest of the reported figure
-        assert "≈ / " in lines["attachments"].plain  # a tokenizer estimate
+        # The tokenizer's count times the factor the session's requests taught: calibrated.
+        assert "~ / " in lines["attachments"].plain
         assert not any(over_budget(line) for line in lines.values())
 
         await pilot.press("b", *"20k", "enter")

@@ -95,7 +95,9 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         assert outcome["context_before"] == whole
         whole_after = fmt.tokens(whole - (before - after))
         assert f"whole context {fmt.tokens(whole)}{mark} -> {whole_after}{mark}" in shown
-        assert f"of which in the log {fmt.tokens(before)}≈ -> {fmt.tokens(after)}≈" in shown
+        # Counted with the session's tokenizer factor: calibrated (~).
+        assert outcome["tokens_source"] == "calibrated"
+        assert f"of which in the log {fmt.tokens(before)}~ -> {fmt.tokens(after)}~" in shown
         assert "summary by structured" in shown
         # Which rounds of which turn go, in the panel's words (as ``ctxtop compact`` says).
         cut = str(screen.query_one("#compact-cut", Static).render())
@@ -104,7 +106,7 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         box = screen.query_one("#compact-cut-box")
         assert str(box.border_title) == "1 round summarised, 3 kept verbatim"
         assert "round: a model reply + its tool calls" in str(box.border_subtitle)
-        assert f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}≈ tokens once" in shown
+        assert f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}~ tokens once" in shown
         assert "$" in shown  # the sample's model has prices
         assert not screen.query_one("#compact-write", Button).disabled
 

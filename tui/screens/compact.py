@@ -55,7 +55,8 @@ def figures_text(outcome: dict[str, Any]) -> Text:
         f" (budget {fmt.tokens(outcome['budget'])})\n"
     )
     # Tokenizer estimates, as the context figures above: marked so. One line at 80 columns.
-    text.append(f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}≈ tokens once")
+    rewrite = fmt.tokens(outcome["cache_rewrite_tokens"]) + fmt.mark(outcome["tokens_source"])
+    text.append(f"cache rewrite: {rewrite} tokens once")
     if outcome["cache_rewrite_cost_usd"] is not None:
         text.append(f" (≈${outcome['cache_rewrite_cost_usd']:.4f})")
         if outcome["break_even_requests"] is not None:

@@ -94,7 +94,8 @@ def preview_text(outcome: dict[str, Any]) -> Text:
     if len(changed) > CHANGES_SHOWN:
         text.append(f"  … and {len(changed) - CHANGES_SHOWN} more\n")
     text.append(
-        f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}≈ tokens after the first edit"
+        f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}"
+        f"{fmt.mark(outcome['tokens_source'])} tokens after the first edit"
     )
     if outcome["break_even_requests"] is not None:
         text.append(

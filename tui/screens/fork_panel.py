@@ -47,9 +47,10 @@ def context_text(outcome: dict[str, Any]) -> Text:
     saving = before - after
     text.append(f" ({fmt.tokens(saving)} fewer)" if saving > 0 else " (no fewer)")
     text.append(" · the gauge's figure\n")
+    counted = fmt.mark(outcome["tokens_source"])  # ~ with the session's tokenizer factor
     text.append(
-        f"  of which in the log {fmt.tokens(outcome['tokens_before'])}≈ ->"
-        f" {fmt.tokens(outcome['tokens_after'])}≈"
+        f"  of which in the log {fmt.tokens(outcome['tokens_before'])}{counted} ->"
+        f" {fmt.tokens(outcome['tokens_after'])}{counted}"
     )
     outside = outcome["context_outside_log"]
     if outside:

@@ -1,0 +1,174 @@
+"""How close the context gauge comes to the next request's prompt, as a session is written.
+
+Each session file is replayed line by line through the live reader (a copy grows in a temporary
+folder, the reader follows it). Before each line, the gauge's figure is taken for the session
+and for each of its sub-agents; when the line brings a new request, the figure the gauge showed
+just before it is that request's prediction, compared with the prompt the API reported (input +
+cache read + cache write). Two predictions per request:
+
+- ``raw``: the gauge's figure with tokenizer counts taken as they are (factor 1);
+- ``gauge``: the figure the gauge shows (engine/sessions/sample.py ``context_tokens``), its
+  tokenizer counts corrected by the factor the session's requests teach
+  (engine/sessions/tokenizer_factor.py).
+
+With ``--residual``, the session is also analysed after each of its requests: the share of the
+context the sections do not account for (the dashboard's "tokenizer difference" row).
+
+A request whose prediction came from a compaction's own "after" figure (nothing reported on the
+new context yet) or from a first request (nothing reported yet) is not scored: neither is a
+tokenizer prediction. Sub-agent files under ``<session>/subagents/`` are replayed on their own.
+
+Usage: python bench/calibration_accuracy.py [--verbose] FILE_OR_FOLDER ...
+Target (issue 25): calibrated error within 3 % on every session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine.agents.session_reader import SessionReader  # noqa: E402
+from engine.analysis.analyze import Analyzer  # noqa: E402
+from engine.analysis.profiles import load_profile  # noqa: E402
+from engine.analysis.setup import setup_for  # noqa: E402
+from engine.config import Thresholds  # noqa: E402
+from engine.sessions.ledger import Ledger, encoding_for  # noqa: E402
+from engine.sessions.model import SessionState  # noqa: E402
+from engine.sessions.sample import ContextTokens, context_tokens  # noqa: E402
+from engine.sessions.tokenizer_factor import NONE  # noqa: E402
+
+
+@dataclass
+class Part:
+    """One conversation of a replayed file (the session or one of its sub-agents)."""
+
+    name: str
+    ledger: Ledger = field(default_factory=Ledger)
+    last_key: str | None = None
+    seen: set[str] = field(default_factory=set)
+    before: tuple[ContextTokens, ContextTokens] | None = None  # raw and gauge, before a line
+    rows: list[tuple[int, int, int, int]] = field(default_factory=list)  # line, prompt, raw, gauge
+    residuals: list[float] = field(default_factory=list)  # % of the context, after each request
+
+
+def residual_pct(state: SessionState, reader: SessionReader, analyzer: Analyzer) -> float:
+    assert reader.adapter is not None
+    profile = load_profile(reader.adapter.profile)
+    setup = setup_for(state, reader.adapter.autocompact_at, profile, Thresholds())
+    analysis = analyzer.analyze(state, setup, encoding_for(state))
+    return 100 * abs(analysis.residual_tokens) / max(analysis.context_tokens, 1)
+
+
+def replay(path: Path, residuals: bool = False) -> dict[str, Part]:
+    lines = path.read_bytes().splitlines(keepends=True)
+    parts: dict[str, Part] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / path.name
+        copy.write_bytes(b"")
+        reader = SessionReader(copy, lean_history=False)
+        analyzer = Analyzer()
+        with copy.open("ab") as out:
+            for number, line in enumerate(lines, 1):
+                state = reader.state
+                if state is not None:
+                    for name, part_state in _parts(state):
+                        part = parts.setdefault(name, Part(name))
+                        encoding = encoding_for(part_state)
+                        part.before = (
+                            context_tokens(part_state, part.ledger, encoding, NONE),
+                            context_tokens(part_state, part.ledger, encoding),
+                        )
+                out.write(line if line.endswith(b"\n") else line + b"\n")
+                out.flush()
+                reader.poll()
+                state = reader.state
+                if state is None:
+                    continue
+                for name, part_state in _parts(state):
+                    part = parts.setdefault(name, Part(name))
+                    last = part_state.last_response
+                    if last is None or last.key == part.last_key or last.key in part.seen:
+                        continue
+                    part.last_key = last.key
+                    part.seen.add(last.key)
+                    before = part.before
+                    # Scored: a prediction that started from a reported figure.
+                    if before is None or before[1].reported is None:
+                        continue
+                    prompt = last.usage.input_tokens_total
+                    part.rows.append((number, prompt, before[0].value, before[1].value))
+                    if residuals and part_state is state:
+                        part.residuals.append(residual_pct(state, reader, analyzer))
+    return parts
+
+
+def _parts(state: SessionState) -> list[tuple[str, SessionState]]:
+    return [("main", state), *((f"sub {key[:12]}", sub) for key, sub in state.subagents.items())]
+
+
+KINDS = ("raw", "gauge")
+
+
+def pct(estimate: int, actual: int) -> float:
+    return 100 * (estimate - actual) / actual if actual else 0.0
+
+
+def session_files(arguments: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for argument in arguments:
+        if argument.is_dir():
+            files.extend(
+                p
+                for p in sorted(argument.rglob("*.jsonl"))
+                if not p.name.startswith("agent-acompact")  # the compaction's own request
+            )
+        else:
+            files.append(argument)
+    return files
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--verbose", action="store_true", help="a line per request")
+    parser.add_argument(
+        "--residual", action="store_true", help="also the sections' residual after each request"
+    )
+    args = parser.parse_args()
+    heads = "".join(f"  {kind + ' med':>10} {kind + ' max':>10}" for kind in KINDS)
+    if args.residual:
+        heads += f"  {'resid med':>10} {'resid max':>10}"
+    print(f"{'session':<50} {'req':>4}{heads}")
+    for path in session_files(args.paths):
+        for name, part in replay(path, args.residual).items():
+            if not part.rows:
+                continue
+            label = f"{path.parent.name[-10:]}/{path.name[:22]} {name}"
+            figures = ""
+            for column in range(len(KINDS)):
+                errors = [abs(pct(row[2 + column], row[1])) for row in part.rows]
+                figures += f"  {statistics.median(errors):9.2f}% {max(errors):9.2f}%"
+            if part.residuals:
+                residual = part.residuals
+                figures += f"  {statistics.median(residual):9.2f}% {max(residual):9.2f}%"
+            print(f"{label:<50} {len(part.rows):>4}{figures}")
+            if args.verbose:
+                residuals = [f" residual {value:.2f}%" for value in part.residuals]
+                residuals = residuals or [""] * len(part.rows)
+                for (line, prompt, *predicted), residual in zip(part.rows, residuals, strict=True):
+                    errors = " ".join(
+                        f"{kind} {value:>7} ({pct(value, prompt):+6.2f}%)"
+                        for kind, value in zip(KINDS, predicted, strict=True)
+                    )
+                    print(f"    line {line:>5} prompt {prompt:>7} {errors}{residual}")
+
+
+if __name__ == "__main__":
+    main()
