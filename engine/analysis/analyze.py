@@ -295,6 +295,7 @@ class Analyzer:
             ),
             cache=self._cache(state, setup, counts, related),
             tokenizer_factor=counts.factor.value,
+            system_counted=counts.system if counts.system_known else None,
             tools=self._tools.stats(
                 state, counts.context, setup.window, encoding, self.ledger.counted
             ),

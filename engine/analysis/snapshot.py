@@ -198,6 +198,10 @@ class Analysis:
     # API tokens per tokenizer token the sections and the prompt tree are corrected with
     # (engine/sessions/tokenizer_factor.py; 1: nothing learnt, they are tokenizer estimates).
     tokenizer_factor: float = 1.0
+    # The system prompt and tools in the tokenizer's own count (None: unknown). A compaction's
+    # "after" adds this figure: it is fixed once a request follows the compaction, where the
+    # calibrated section moves with the factor each new request teaches.
+    system_counted: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         # msgspec's asdict, ten times faster (0.7 s for a 100 MB session's analysis).

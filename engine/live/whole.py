@@ -17,12 +17,14 @@ if TYPE_CHECKING:  # the statusline's common case needs neither module
 
 
 def system_of(analysis: Analysis | None) -> int | None:
-    """The system prompt and tools as the analysis's sections have them (inferred from the
-    requests, counted from the log or measured by the proxy), else None."""
+    """The system prompt and tools a compaction's "after" adds: as the proxy measured them, else
+    the tokenizer's count (inferred from the requests or counted from the log; not the
+    calibrated section, which moves with each request: a past event's figure is fixed), else
+    None."""
     for section in analysis.sections if analysis is not None else ():
-        if section.name == "system" and section.provenance in ("inferred", "logged", "measured"):
+        if section.name == "system" and section.provenance == "measured":
             return section.tokens
-    return None
+    return None if analysis is None else analysis.system_counted
 
 
 def compaction_after(item: Compaction, outside_log: int | None) -> int | None:
