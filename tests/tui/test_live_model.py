@@ -144,9 +144,11 @@ def test_categories_kept_incrementally_match_the_report_at_every_line(tmp_path: 
         unattributed = kept.unattributed
         if view.gauge.source == "compaction":
             # The agent's "after" counts its messages only: the part not in the log is the
-            # system prompt and tools the sections show (issue 15, case 2), and what the
-            # agent counted that the log does not show yet; with the log's part, the gauge.
-            system = {s.name: s.tokens for s in view.analysis.sections}["system"]  # type: ignore[union-attr]
+            # system prompt and tools (issue 15, case 2; the tokenizer's count, as the
+            # compaction's "after" adds them), and what the agent counted that the log does
+            # not show yet; with the log's part, the gauge.
+            assert view.analysis is not None and view.analysis.system_counted is not None
+            system = view.analysis.system_counted
             in_log = kept.estimated_total
             assert unattributed >= system and fresh["unattributed"] < system
             assert unattributed + in_log == view.gauge.tokens
