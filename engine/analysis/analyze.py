@@ -445,7 +445,7 @@ def _sections(
         sections.append(
             Section(
                 "output_reserve",
-                "kept free for the model's output",
+                "kept free for model output",
                 reserve,
                 reserve,
                 _share(reserve, window),

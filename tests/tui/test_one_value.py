@@ -135,7 +135,7 @@ async def test_what_the_window_keeps_free_is_one_figure_under_the_gauge_and_in_t
     # Every row with the residual: the whole window.
     assert sum(sections.values()) + analysis["residual_tokens"] == window
     text = _report(session, capsys)
-    (row,) = [line for line in text.splitlines() if "kept free for the model's output" in line]
+    (row,) = [line for line in text.splitlines() if "kept free for model output" in line]
     assert row.split()[-4] == f"{sections['output_reserve']:,}"
 
     app = CtxtopApp(session, clock=frozen_clock)
