@@ -122,3 +122,16 @@ def test_the_agents_next_request_on_the_fork_is_reported_again(
         20_018,
     )
     assert fork["api_requests"] == 1
+
+
+def test_the_compaction_ctxtop_wrote_into_a_codex_fork_reads_as_ctxtops_with_its_promise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcome = _fork("compact", _copy(tmp_path, CODEX_SESSION))
+    fork = Path(outcome["fork"])
+    (written,) = _report(fork, capsys)["compactions"]
+    # Not Codex's own ("auto", with no "after" until a request follows): ctxtop's, fixed at
+    # the figure its preview promised and labelled as ctxtop's estimate.
+    assert (written["trigger"], written["post_tokens_source"]) == ("ctxtop", "ctxtop")
+    assert written["after_tokens"] == written["post_tokens"] == outcome["context_after"]
+    assert f"-> {outcome['context_after']:,} (ctxtop's estimate;" in ctxtop_text(fork, capsys)
