@@ -32,7 +32,11 @@ def _estimated(tool: dict[str, Any]) -> str:
 
 
 # Where a compaction's "after" figure comes from, when the agent did not log it itself.
-_AFTER = {"request": "the next request's prompt; ", "estimate": "the agent's estimate; "}
+_AFTER = {
+    "request": "the next request's prompt; ",
+    "estimate": "the agent's estimate; ",
+    "ctxtop": "ctxtop's estimate; ",
+}
 
 
 def _subagent_of(entry: dict[str, Any] | None) -> list[str]:

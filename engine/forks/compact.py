@@ -31,6 +31,7 @@ from engine.forks.transaction import (
     load,
     read_back,
     unwritten,
+    usage_estimates,
 )
 from engine.models.registry import lookup as model_info
 from engine.safety.secrets import SecretMasker
@@ -250,19 +251,6 @@ def _tokens_after(
         return estimate(fork_source.items(), compacting.count), None
     read = read_back(loaded, fork, data)
     return sections(*read, loaded.factor())[1], read
-
-
-def usage_estimates(after: SessionState, ledger: Ledger, whole: int) -> dict[str, tuple[int, int]]:
-    """Each response of the fork's context by its message id: (its prompt, its output) as
-    ctxtop estimates them, the whole context ``whole`` less the messages from it on."""
-    sizes = ledger.message_sizes(after.context, encoding_for(after))
-    remaining = sum(sizes)
-    found: dict[str, tuple[int, int]] = {}
-    for message, size in zip(after.context, sizes, strict=True):
-        if message.role == "assistant":
-            found[message.id] = (max(whole - remaining, 0), size)
-        remaining -= size
-    return found
 
 
 def compact_session(

@@ -38,6 +38,7 @@ from engine.forks.transaction import (
     load,
     read_back,
     unwritten,
+    usage_estimates,
 )
 from engine.models.registry import lookup as model_info
 from engine.sessions.ledger import encoding_for
@@ -209,8 +210,10 @@ def preview_edit(
     after_sections, tokens_after = sections(after, after_ledger, loaded.factor())
     saved = tokens_before - tokens_after
     context = whole_context(state, tokens_before, saved, shown, loaded.ledger)
-    # The fork's context is this estimate until the agent's next request (not its parent's).
-    fork_data = writer.mark(fork_data, context.after)
+    # The fork's context is this estimate until the agent's next request (not its parent's);
+    # usage a format's fork holds after what the edit changed adds up to it too.
+    usage = usage_estimates(after, after_ledger, context.after)
+    fork_data = writer.mark(fork_data, context.after, usage)
     details = EditDetails(
         policy,
         section_table(before_sections, after_sections),

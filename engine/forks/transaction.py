@@ -325,3 +325,16 @@ def remove_files(paths: list[Path]) -> list[Path]:
         with contextlib.suppress(OSError):  # not empty, or already gone
             directory.rmdir()
     return removed
+
+
+def usage_estimates(after: SessionState, ledger: Ledger, whole: int) -> dict[str, tuple[int, int]]:
+    """Each response of the fork's context by its message id: (its prompt, its output) as
+    ctxtop estimates them, the whole context ``whole`` less the messages from it on."""
+    sizes = ledger.message_sizes(after.context, encoding_for(after))
+    remaining = sum(sizes)
+    found: dict[str, tuple[int, int]] = {}
+    for message, size in zip(after.context, sizes, strict=True):
+        if message.role == "assistant":
+            found[message.id] = (max(whole - remaining, 0), size)
+        remaining -= size
+    return found

@@ -234,6 +234,10 @@ def _last_request(sample: Sample) -> LastRequest | None:
     )
 
 
+# A compaction's "after" that is an estimate (the agent's, or ctxtop's for one it wrote).
+_ESTIMATES = ("estimate", "ctxtop")
+
+
 def _compaction_event(item: Compaction) -> Event:
     after = item.after_tokens if item.after_tokens is not None else item.post_tokens
     return Event(
@@ -241,7 +245,7 @@ def _compaction_event(item: Compaction) -> Event:
         item.line,
         f"{item.trigger} compaction: {short_tokens(item.pre_tokens)}"
         # An "after" that is the agent's own estimate carries the estimate mark.
-        f" -> {'≈' if item.post_tokens is not None and item.post_source == 'estimate' else ''}"
+        f" -> {'≈' if item.post_tokens is not None and item.post_source in _ESTIMATES else ''}"
         f"{short_tokens(after)}",
         item.timestamp,
     )

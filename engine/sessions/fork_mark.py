@@ -6,6 +6,8 @@ reader never takes ctxtop's own figures for the API's.
   Until the agent makes a request on the fork, that is the fork's context, marked estimated.
 - ``ctxtopUsage`` on a record whose ``usage`` ctxtop wrote (the kept responses of a compacted
   Claude Code fork): that usage is no API request of this session.
+- ``ctxtopCompaction`` on a compaction record ctxtop wrote (Codex's ``compacted``): the
+  compaction is ctxtop's, not the agent's, and its "after" is the fork mark on the same record.
 
 Both are extra keys on records the agent already writes: the agents' CLIs ignore keys they do
 not know (tests/integration: the real CLIs resume such forks). The fork key goes first in its
@@ -20,6 +22,9 @@ from typing import Any
 
 FORK_KEY = "ctxtopFork"
 USAGE_KEY = "ctxtopUsage"
+COMPACTION_KEY = "ctxtopCompaction"
+# The trigger of a compaction ctxtop wrote, as every view names it.
+CTXTOP_TRIGGER = "ctxtop"
 ESTIMATED = "estimated"
 
 
@@ -41,6 +46,11 @@ def marked_tokens(record: Any) -> int | None:
 def usage_is_ctxtops(record: Mapping[str, Any]) -> bool:
     """Whether the record's usage is ctxtop's estimate (not one the API reported)."""
     return record.get(USAGE_KEY) == ESTIMATED
+
+
+def ctxtop_compaction_after(record: Mapping[str, Any]) -> int | None:
+    """The "after" ctxtop promised, if ``record`` is a compaction ctxtop wrote (else None)."""
+    return marked_tokens(record) if record.get(COMPACTION_KEY) == CTXTOP_TRIGGER else None
 
 
 def marked(record: dict[str, Any], context_tokens: int) -> dict[str, Any]:

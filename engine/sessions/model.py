@@ -78,12 +78,13 @@ class Message:
 
 # Where a compaction's "after" figure comes from: the agent logged it, it is the prompt of the
 # first request after the compaction, or it is the agent's own estimate of the new history.
-PostSource = Literal["logged", "request", "estimate"]
+# "ctxtop": the estimate ctxtop promised for a compaction it wrote into its fork.
+PostSource = Literal["logged", "request", "estimate", "ctxtop"]
 
 
 @dataclass(slots=True)
 class Compaction:
-    trigger: str  # "manual" | "auto" | "unknown"
+    trigger: str  # "manual" | "auto" | "unknown" | "ctxtop" (one ctxtop wrote)
     pre_tokens: int | None = None
     post_tokens: int | None = None
     line: int = 0

@@ -70,16 +70,18 @@ def context_tokens(
     """The context figure (see the module's doc); counts with ``ledger`` (None: a new one,
     nothing kept). ``factor``: the tokenizer factor to correct counts with (None: the one the
     session's requests teach, engine/sessions/tokenizer_factor.py)."""
-    compaction = state.pending_compaction
-    if compaction is not None and compaction.post_tokens is not None:
-        return ContextTokens(compaction.post_tokens, "compaction", None, 0)
     encoding = encoding or encoding_for(state)
     ledger = ledger or Ledger()
+    # A fork mark is never older than the pending compaction (a compaction clears it): on
+    # the compaction ctxtop wrote into its fork, it is the same figure, marked estimated.
     fork = state.fork_estimate
     if fork is not None:
         after = [message for message in state.context if message.line > fork.line]
         value = fork.tokens + ledger.messages(after, encoding)
         return ContextTokens(value, "estimated", None, value)
+    compaction = state.pending_compaction
+    if compaction is not None and compaction.post_tokens is not None:
+        return ContextTokens(compaction.post_tokens, "compaction", None, 0)
     last = state.last_response
     context = state.context
     start = None if last is None else last_answer_index(context, last.key)

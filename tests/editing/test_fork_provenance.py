@@ -19,12 +19,18 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 CLAUDE = SAMPLES / "claude-code/projects/-home-dev-demo-project"
 CLAUDE_SESSION = CLAUDE / "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
 CODEX_SESSION = next((SAMPLES / "codex").rglob("rollout-*.jsonl"))
+CHAT_LOG = SAMPLES / "openai-messages/agent-loop.jsonl"  # JSONL: the fork is a JSON list
+CHAT_ENVELOPE = SAMPLES / "openai-messages/agent-loop.envelope.json"  # made by _copy
 
 
 def _copy(tmp_path: Path, sample: Path) -> Path:
     """The sample; for the Codex one, its lines before its own compaction (where its tool
     outputs are still in the context, so that an edit clears some)."""
     source = tmp_path / sample.name
+    if sample == CHAT_ENVELOPE:  # the same chat as one object holding its messages
+        messages = [json.loads(line) for line in CHAT_LOG.read_text().splitlines()]
+        source.write_text(json.dumps({"model": "gpt-5", "messages": messages}))
+        return source
     lines = sample.read_bytes().splitlines(keepends=True)
     if sample == CODEX_SESSION:
         lines = lines[: next(i for i, line in enumerate(lines) if b'"type":"compacted"' in line)]
@@ -50,6 +56,10 @@ CASES = [
     ("edit", CLAUDE_SESSION),
     ("compact", CODEX_SESSION),
     ("edit", CODEX_SESSION),
+    ("compact", CHAT_LOG),
+    ("edit", CHAT_LOG),
+    ("compact", CHAT_ENVELOPE),
+    ("edit", CHAT_ENVELOPE),
 ]
 
 
@@ -122,3 +132,52 @@ def test_the_agents_next_request_on_the_fork_is_reported_again(
         20_018,
     )
     assert fork["api_requests"] == 1
+
+
+def test_the_compaction_ctxtop_wrote_into_a_codex_fork_reads_as_ctxtops_with_its_promise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcome = _fork("compact", _copy(tmp_path, CODEX_SESSION))
+    fork = Path(outcome["fork"])
+    (written,) = _report(fork, capsys)["compactions"]
+    # Not Codex's own ("auto", with no "after" until a request follows): ctxtop's, fixed at
+    # the figure its preview promised and labelled as ctxtop's estimate.
+    assert (written["trigger"], written["post_tokens_source"]) == ("ctxtop", "ctxtop")
+    assert written["after_tokens"] == written["post_tokens"] == outcome["context_after"]
+    assert f"-> {outcome['context_after']:,} (ctxtop's estimate;" in ctxtop_text(fork, capsys)
+
+
+def _chat(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """(the object holding the messages or None, the messages) of a chat log."""
+    text = path.read_text()
+    if path.suffix == ".jsonl":
+        return None, [json.loads(line) for line in text.splitlines()]
+    document = json.loads(text)
+    return (document, document["messages"]) if isinstance(document, dict) else (None, document)
+
+
+@pytest.mark.parametrize("kind", ["compact", "edit"])
+@pytest.mark.parametrize("sample", [CHAT_LOG, CHAT_ENVELOPE], ids=lambda path: path.stem)
+def test_a_chat_log_fork_keeps_its_messages_keys_and_reports_no_usage_ctxtop_rewrote(
+    kind: str, sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _copy(tmp_path, sample)
+    outcome = _fork(kind, source)
+    fork_path = Path(outcome["fork"])
+    container, messages = _chat(fork_path)
+    _, parent = _chat(source)
+    # What a chat API reads stays the log's own: no message key the parent's messages lack.
+    assert {key for m in messages for key in m} <= {key for m in parent for key in m}
+    if container is not None:  # the mark outside the messages
+        assert container["ctxtopFork"] == {"contextTokens": outcome["context_after"]}
+    # A request ctxtop's rewrite precedes is no request of the fork: only the responses before
+    # the first changed message keep the usage the API reported, and count.
+    first_change = next(i for i, (a, b) in enumerate(zip(messages, parent, strict=False)) if a != b)
+    reported = [
+        m["usage"] for m in messages[:first_change] if m["role"] == "assistant" and "usage" in m
+    ]
+    rewritten = [m["usage"] for m in messages[first_change:] if "usage" in m]
+    assert rewritten and all(usage["ctxtopUsage"] == "estimated" for usage in rewritten)
+    fork = _report(fork_path, capsys)
+    assert fork["api_requests"] == len(reported)
+    assert fork["totals"]["output"] == sum(usage["completion_tokens"] for usage in reported)

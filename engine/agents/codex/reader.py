@@ -33,6 +33,7 @@ from engine.sessions.adapter import (
     logs_tokens,
     token_count,
 )
+from engine.sessions.fork_mark import CTXTOP_TRIGGER, ctxtop_compaction_after
 from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
 
 ROLLOUT_TYPES = {
@@ -244,7 +245,7 @@ class _Thread:
         elif kind == "event_msg":
             self._event(payload, line, timestamp, path)
         elif kind == "compacted":
-            self._compacted(payload, line, timestamp)
+            self._compacted(payload, line, timestamp, ctxtop_compaction_after(record))
         elif kind == "world_state":
             self.state.ignore_type(kind)
 
@@ -476,7 +477,10 @@ class _Thread:
         if isinstance(answer, dict) and isinstance(answer.get("agent_id"), str):
             self.spawned[answer["agent_id"]] = call_id
 
-    def _compacted(self, payload: Mapping[str, Any], line: int, timestamp: str | None) -> None:
+    def _compacted(
+        self, payload: Mapping[str, Any], line: int, timestamp: str | None, promised: int | None
+    ) -> None:
+        """``promised``: the "after" of a compaction ctxtop wrote into its fork (None: Codex's)."""
         state = self.state
         history = payload.get("replacement_history")
         if isinstance(history, list):
@@ -505,10 +509,11 @@ class _Thread:
             note = Message(f"L{line}", "user", [Block("text", text)], line, timestamp)
             messages = [*kept, note]
         pre = state.responses.get(self.since_compaction) if self.since_compaction else None
+        # Codex does not log what started it; one in a turn that has the user's
+        # message is Codex's own (a manual /compact turn carries no user message).
+        trigger = "auto" if self.turn_activity else "unknown"
         compaction = Compaction(
-            # Codex does not log what started it; one in a turn that has the user's
-            # message is Codex's own (a manual /compact turn carries no user message).
-            trigger="auto" if self.turn_activity else "unknown",
+            trigger=trigger if promised is None else CTXTOP_TRIGGER,
             # The summarising request's prompt is the history it compacted.
             pre_tokens=pre.usage.input_tokens_total if pre is not None else None,
             line=line,
@@ -516,7 +521,11 @@ class _Thread:
         )
         state.keep_context()
         state.record_compaction(compaction)
-        self.awaiting_after = compaction
+        if promised is None:
+            self.awaiting_after = compaction
+        else:  # a past event's figure is fixed: what ctxtop promised, not the next request's
+            compaction.post_tokens = promised
+            compaction.post_source = "ctxtop"
         state.context[:] = [self.instructions, *messages] if self.instructions else messages
         self.unclaimed.clear()
         self.since_compaction = None

@@ -14,6 +14,7 @@ from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import image_placeholder
 from engine.compaction.source import Source, is_overflow_text, now_iso, text_of
 from engine.editing.writer import jsonl_bytes, jsonl_records
+from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
@@ -111,6 +112,9 @@ class CodexSource(Source):
         if ordinals and all(isinstance(n, int) for n in ordinals):
             compacted["ordinal"] = max(ordinals) + 1
         compacted["type"] = "compacted"
+        compacted[COMPACTION_KEY] = (
+            CTXTOP_TRIGGER  # ctxtop's, not Codex's (its "after": the fork mark)
+        )
         compacted["payload"] = {"message": message, "replacement_history": history}
         copied.append(compacted)
         return jsonl_bytes(copied)

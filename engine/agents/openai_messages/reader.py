@@ -7,6 +7,10 @@ Completions shape (``prompt_tokens``, ``completion_tokens``,
 ``prompt_tokens_details.cached_tokens``, ``completion_tokens_details.reasoning_tokens``) or the
 Responses shape (``input_tokens``, ``output_tokens``, ``input_tokens_details.cached_tokens``).
 A top-level object ``{"model": …, "messages": […]}`` is read too.
+
+A fork ctxtop wrote (engine/agents/openai_messages/writer.py) carries its marks where a chat API
+does not look: a usage ctxtop wrote holds ``ctxtopUsage`` (no request), the fork's context
+estimate is ``ctxtopFork`` on the object holding the messages or in the last response's usage.
 """
 
 from __future__ import annotations
@@ -16,13 +20,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, logs_tokens, token_count
-from engine.sessions.model import Block, Message, Role, Usage
+from engine.sessions.fork_mark import marked_tokens, usage_is_ctxtops
+from engine.sessions.model import Block, ForkEstimate, Message, Role, Usage
 
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
 
 
-def _is_message(record: Any) -> bool:
+def is_message(record: Any) -> bool:
     return isinstance(record, Mapping) and record.get("role") in _ROLES
+
+
+def message_id_of(record: Mapping[str, Any], index: int) -> str:
+    """The id of the ``index``-th chat message (counted from 0): its own, else by position."""
+    return str(record.get("id") or f"m{index + 1}")
+
+
+def is_request_usage(usage: Any) -> bool:
+    """Whether ``usage`` holds an API request's figures (not none, not ctxtop's estimate)."""
+    return logs_tokens(usage, TOKEN_KEYS) and not usage_is_ctxtops(usage)
 
 
 def _int(raw: Mapping[str, Any], *names: str) -> int:
@@ -39,7 +54,7 @@ def _detail(raw: Mapping[str, Any], group: str, name: str) -> int:
 
 
 # The token counts of Chat Completions and Responses usage (one of them: a request).
-_TOKEN_KEYS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
+TOKEN_KEYS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
 
 
 def usage_from(raw: Mapping[str, Any]) -> Usage:
@@ -98,7 +113,7 @@ class OpenAIMessagesAdapter(Adapter):
         records = [r for r in head if isinstance(r, Mapping)]
         if len(records) == 1 and isinstance(records[0].get("messages"), list):
             records = [r for r in records[0]["messages"][:20] if isinstance(r, Mapping)]
-        if records and all(_is_message(r) for r in records):
+        if records and all(is_message(r) for r in records):
             return GENERIC
         return NOT_MINE
 
@@ -106,7 +121,7 @@ class OpenAIMessagesAdapter(Adapter):
         if isinstance(record, Mapping) and "role" not in record and "messages" in record:
             self._envelope(record, line)
             return
-        if not _is_message(record):
+        if not is_message(record):
             self.state.skip(line, "not a chat message (no known role)")
             self.state.unknown_type(_kind_of(record))
             return
@@ -116,7 +131,7 @@ class OpenAIMessagesAdapter(Adapter):
         if isinstance(record.get("model"), str):
             self.state.model = record["model"]
         for message in record["messages"]:
-            if _is_message(message):
+            if is_message(message):
                 self._message(message, line)
             else:
                 self.state.skip(line, "not a chat message (no known role)")
@@ -126,7 +141,7 @@ class OpenAIMessagesAdapter(Adapter):
         state = self.state
         role = cast(Role, record["role"])
         index = len(state.context)
-        message_id = str(record.get("id") or f"m{index + 1}")
+        message_id = message_id_of(record, index)
         blocks = _content_blocks(record.get("content"))
         timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
         state.touch(timestamp)
@@ -153,7 +168,7 @@ class OpenAIMessagesAdapter(Adapter):
             state.model = record["model"]
         state.context.append(message)
         usage = record.get("usage")
-        if role == "assistant" and logs_tokens(usage, _TOKEN_KEYS):
+        if role == "assistant" and is_request_usage(usage):
             assert isinstance(usage, Mapping)
             key = str(record.get("id") or f"line{line}.{index}")
             message.response_key = key
@@ -164,3 +179,6 @@ class OpenAIMessagesAdapter(Adapter):
                 line=line,
                 timestamp=timestamp,
             )
+        tokens = marked_tokens(usage) if role == "assistant" else None
+        if tokens is not None:  # a fork ctxtop wrote: its context through this message
+            state.fork_estimate = ForkEstimate(tokens, line)

@@ -2,6 +2,11 @@
 
 The fork is one JSON document of the same shape as the source (a list of messages, or an object
 with ``messages``); a JSONL source becomes a JSON list. Its name carries the new id.
+
+ctxtop's marks (engine/sessions/fork_mark.py) stay out of the keys a chat API reads from a
+message: the usage of a kept response that ctxtop's rewrite precedes becomes ctxtop's estimate,
+marked inside that ``usage`` (a key the log itself puts there); the fork's context estimate goes
+on the object holding the messages, or, in a bare list, into the last response's ``usage``.
 """
 
 from __future__ import annotations
@@ -11,19 +16,23 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.agents.openai_messages.reader import is_message, is_request_usage, message_id_of
 from engine.editing.cycles import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, dumps, jsonl_records, list_of, text_id
+from engine.sessions.fork_mark import ESTIMATED, FORK_KEY, USAGE_KEY, marked
 
 
 class OpenAIMessagesWriter(Writer):
     agent = "openai-messages"
 
-    def document(self) -> tuple[Any, list[Any]]:
-        """(container, messages): the container is the object holding ``messages``, or None."""
+    def document(self, data: bytes | None = None) -> tuple[Any, list[Any]]:
+        """(container, messages) of the session (or of ``data``): the container is the object
+        holding ``messages``, or None."""
+        data = self.data if data is None else data
         try:
-            document = json.loads(self.data.decode("utf-8"))
+            document = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            document = [r for r in jsonl_records(self.path, self.data) if isinstance(r, dict)]
+            document = [r for r in jsonl_records(self.path, data) if isinstance(r, dict)]
         if isinstance(document, dict) and isinstance(document.get("messages"), list):
             return document, document["messages"]
         if isinstance(document, list):
@@ -75,8 +84,7 @@ class OpenAIMessagesWriter(Writer):
                 if isinstance(call, dict) and text_id(call.get("id")) in inputs:
                     function = call.setdefault("function", {})
                     function["arguments"] = dumps(inputs[str(call["id"])])
-        document = container if container is not None else messages
-        return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        return _dumps(container, messages)
 
     def mark(
         self,
@@ -84,10 +92,52 @@ class OpenAIMessagesWriter(Writer):
         context_tokens: int,
         usage: Mapping[str, tuple[int, int]] | None = None,
     ) -> bytes:
-        """No mark: the messages may go to an API as they are, and a chat API may refuse a
-        key it does not know."""
-        return fork
+        """The usage of each kept response from the first message ctxtop changed on is
+        ``usage``'s (prompt, output) for it, marked ctxtop's; the fork's ``context_tokens`` on
+        the container, else in the last response's usage (the fork through it: what the
+        messages after it add is counted again by the reader)."""
+        container, messages = self.document(fork)
+        parent = self.document()[1]
+        estimates = usage or {}
+        changed = False
+        last: tuple[dict[str, Any], str] | None = None
+        index = 0
+        for position, message in enumerate(messages):
+            if not is_message(message):
+                continue
+            changed = changed or position >= len(parent) or parent[position] != message
+            key = message_id_of(message, index)
+            index += 1
+            if message.get("role") != "assistant" or not is_request_usage(message.get("usage")):
+                continue
+            if changed and key in estimates:
+                message["usage"] = _estimated_usage(message["usage"], *estimates[key])
+            last = (message, key)
+        if container is not None:
+            container = marked(container, context_tokens)
+        elif last is not None and last[1] in estimates:
+            prompt, output = estimates[last[1]]
+            last[0]["usage"][FORK_KEY] = {"contextTokens": prompt + output}
+        return _dumps(container, messages)
 
     def fork_name(self, session_id: str) -> str:
         stem = re.sub(r"[^A-Za-z0-9_-]+", "-", self.path.stem).strip("-")[:80] or "session"
         return f"{stem}.ctxtop-{session_id}.json"
+
+
+def _dumps(container: Any, messages: list[Any]) -> bytes:
+    document = container if container is not None else messages
+    return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def _estimated_usage(raw: Mapping[str, Any], prompt: int, output: int) -> dict[str, Any]:
+    """ctxtop's (prompt, output) in the shape of the log's usage ``raw`` (Chat Completions or
+    Responses), marked as ctxtop's: no request made, and no cache figure claimed."""
+    names = ("input_tokens", "output_tokens") if "input_tokens" in raw else None
+    prompt_name, output_name = names or ("prompt_tokens", "completion_tokens")
+    return {
+        prompt_name: prompt,
+        output_name: output,
+        "total_tokens": prompt + output,
+        USAGE_KEY: ESTIMATED,
+    }
