@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.agents.policies import simulate_file
 from engine.cli.arguments import add_count_option
-from engine.cli.cmd_edit import counted_as
+from engine.cli.cmd_edit import context_line, counted_as
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
 from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
@@ -40,7 +40,7 @@ def _text(outcome: dict[str, Any]) -> str:
     )
     lines.extend(cut_lines(outcome["round_table"], requests_by_turn(outcome["requests"])))
     how = counted_as(outcome)
-    lines.append(f"context {how}: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens")
+    lines.append(context_line(outcome))
     if outcome["break_even_requests"] is not None:
         lines.append(
             f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens ({how}) once "

@@ -43,12 +43,24 @@ def counted_as(outcome: dict[str, Any]) -> str:
     return "calibrated" if outcome["tokens_source"] == "calibrated" else "estimate"
 
 
+def context_line(outcome: dict[str, Any]) -> str:
+    """The whole context before and after, the gauge's and the report's figure (the fork opens
+    with the after), then the part the log's messages hold, which the fork changes."""
+    before, after = outcome["tokens_before"], outcome["tokens_after"]
+    messages = f"{before:,} -> {after:,} in the log's messages ({counted_as(outcome)})"
+    if outcome.get("context_before") is None or outcome.get("context_after") is None:
+        return f"context: {messages}"
+    return (
+        f"context: {outcome['context_before']:,} ({outcome['context_source']}) -> "
+        f"{outcome['context_after']:,} (estimated) tokens; {messages}"
+    )
+
+
 def _text(outcome: dict[str, Any]) -> str:
     lines = [f"{outcome['source']} ({outcome['agent']})", f"policy: {outcome['policy']['summary']}"]
     how = counted_as(outcome)
     lines.append(
-        f"context {how}: {outcome['tokens_before']} -> {outcome['tokens_after']} tokens "
-        f"({outcome['tokens_before'] - outcome['tokens_after']} fewer)"
+        f"{context_line(outcome)}, {outcome['tokens_before'] - outcome['tokens_after']} fewer"
     )
     for row in outcome["sections"]:
         if row["tokens_before"] != row["tokens_after"]:

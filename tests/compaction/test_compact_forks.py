@@ -111,8 +111,12 @@ def test_text_output_shows_the_summary_and_the_tokens(
     assert main(["compact", str(source), "--dry-run", "--keep-rounds", "0"]) == 0
     out = capsys.readouterr().out
     assert "1. Conversation overview" in out and LAST_REQUEST in out
-    # Its requests teach the session's tokenizer factor: the figures are calibrated.
-    assert "context calibrated:" in out and "dry run: nothing written" in out
+    # The whole context as the report gives it, then the messages' part, calibrated (its
+    # requests teach the session's tokenizer factor).
+    assert main(["report", str(source), "--json"]) == 0
+    context = json.loads(capsys.readouterr().out)["context_tokens"]
+    assert f"context: {context['value']:,} ({context['source']}) -> " in out
+    assert " in the log's messages (calibrated)" in out and "dry run: nothing written" in out
     assert " tokens (estimate; budget " in out  # the summary's size is a tokenizer count
     assert sorted(p.name for p in tmp_path.iterdir()) == [source.name]
 

@@ -63,7 +63,9 @@ def test_the_default_clears_all_but_the_last_three_tool_uses_of_the_turn(
     text = edit_text(capsys, str(session), "--dry-run")
     assert "policy: tool-uses: keep the last 3 tool uses" in text
     assert f"{len(calls) - 3} tool results change:" in text
-    assert f"{outcome['tokens_before']} -> {outcome['tokens_after']} tokens" in text
+    # The whole context (the gauge's), then the messages' part the edit changes.
+    assert f"context: {outcome['context_before']:,} ({outcome['context_source']}) -> " in text
+    assert f"{outcome['tokens_before']:,} -> {outcome['tokens_after']:,} in the log's" in text
 
 
 def test_the_default_fork_keeps_the_last_three_results_verbatim(
