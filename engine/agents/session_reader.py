@@ -27,7 +27,7 @@ from engine.agents.base import Agent
 from engine.errors import InputError
 from engine.files import open_regular, read_head
 from engine.sessions.adapter import DETECT_RECORDS, Adapter
-from engine.sessions.fork_mark import marked_tokens
+from engine.sessions.fork_mark import CTXTOP_TRIGGER, marked_tokens
 from engine.sessions.model import ForkEstimate, SessionState, SkippedLine
 from engine.sessions.tail import (
     CHUNK,
@@ -117,6 +117,10 @@ def _note_fork_mark(state: SessionState, record: Any, line_no: int) -> None:
     tokens = marked_tokens(record)
     if tokens is not None:
         state.fork_estimate = ForkEstimate(tokens, line_no)
+        last = state.compactions[-1] if state.compactions else None
+        if last is not None and last.trigger == CTXTOP_TRIGGER and last.post_tokens is None:
+            # The compaction ctxtop wrote: its "after" is what the preview promised, fixed.
+            last.post_tokens, last.post_source = tokens, "ctxtop"
 
 
 def _document_records(document: Any) -> list[Any]:

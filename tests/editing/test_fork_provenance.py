@@ -18,7 +18,7 @@ from engine.forks.edit import edit_session
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 CLAUDE = SAMPLES / "claude-code/projects/-home-dev-demo-project"
 CLAUDE_SESSION = CLAUDE / "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
-CODEX_SESSION = next((SAMPLES / "codex").rglob("rollout-*.jsonl"))
+CODEX_SESSION = min((SAMPLES / "codex").rglob("rollout-*.jsonl"))  # 0.169's, by name
 CHAT_LOG = SAMPLES / "openai-messages/agent-loop.jsonl"  # JSONL: the fork is a JSON list
 CHAT_ENVELOPE = SAMPLES / "openai-messages/agent-loop.envelope.json"  # made by _copy
 
@@ -134,14 +134,16 @@ def test_the_agents_next_request_on_the_fork_is_reported_again(
     assert fork["api_requests"] == 1
 
 
-def test_the_compaction_ctxtop_wrote_into_a_codex_fork_reads_as_ctxtops_with_its_promise(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("sample", [CODEX_SESSION, CLAUDE_SESSION], ids=["codex", "claude-code"])
+def test_the_compaction_ctxtop_wrote_into_a_fork_reads_as_ctxtops_with_its_promise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sample: Path
 ) -> None:
-    outcome = _fork("compact", _copy(tmp_path, CODEX_SESSION))
+    outcome = _fork("compact", _copy(tmp_path, sample))
     fork = Path(outcome["fork"])
     (written,) = _report(fork, capsys)["compactions"]
-    # Not Codex's own ("auto", with no "after" until a request follows): ctxtop's, fixed at
-    # the figure its preview promised and labelled as ctxtop's estimate.
+    # Not the agent's own (Codex's "auto", Claude Code's "manual", with no "after" until a
+    # request follows): ctxtop's, fixed at the figure its preview promised and labelled as
+    # ctxtop's estimate.
     assert (written["trigger"], written["post_tokens_source"]) == ("ctxtop", "ctxtop")
     assert written["after_tokens"] == written["post_tokens"] == outcome["context_after"]
     assert f"-> {outcome['context_after']:,} (ctxtop's estimate;" in ctxtop_text(fork, capsys)

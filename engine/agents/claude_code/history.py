@@ -117,6 +117,7 @@ class Line(msgspec.Struct):
     cwd: str | None = None
     subtype: Any = None
     compactMetadata: Any = None
+    ctxtopCompaction: Any = None
     message: Message | None = None
 
 

@@ -47,7 +47,12 @@ from engine.sessions.adapter import (
     logs_tokens,
     token_count,
 )
-from engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
+from engine.sessions.fork_mark import (
+    COMPACTION_KEY,
+    CTXTOP_TRIGGER,
+    USAGE_KEY,
+    usage_is_ctxtops,
+)
 from engine.sessions.model import (
     Block,
     Compaction,
@@ -305,10 +310,13 @@ class _Chain:
                 return
 
 
-def _compaction(meta: Mapping[str, Any], line: int, timestamp: str | None) -> Compaction:
-    """A ``compact_boundary`` line's compaction, from its ``compactMetadata``."""
+def _compaction(
+    meta: Mapping[str, Any], line: int, timestamp: str | None, mark: Any = None
+) -> Compaction:
+    """A ``compact_boundary`` line's compaction, from its ``compactMetadata``; ``mark``: the
+    line's ``ctxtopCompaction`` (one ctxtop wrote into its fork is ctxtop's, not the user's)."""
     return Compaction(
-        trigger=str(meta.get("trigger") or "unknown"),
+        trigger=CTXTOP_TRIGGER if mark == CTXTOP_TRIGGER else str(meta.get("trigger") or "unknown"),
         pre_tokens=token_count(meta.get("preTokens")),
         post_tokens=token_count(meta.get("postTokens")),
         line=line,
@@ -373,7 +381,7 @@ class _Window:
         meta = meta if isinstance(meta, dict) else {}
         if uuid not in self.chain.nodes:
             self.state.keep_context()
-            self.state.record_compaction(_compaction(meta, line, ts))
+            self.state.record_compaction(_compaction(meta, line, ts, record.get(COMPACTION_KEY)))
         message = Message(uuid, "system", [], line, ts, kind="compact_boundary")
         if self.chain.add(uuid, None, message, new_root=True):
             preserved = meta.get("preservedMessages")
@@ -794,7 +802,7 @@ class ClaudeCodeAdapter(Adapter):
 
     def _lean_compaction(self, record: lean.Line, line: int, timestamp: str | None) -> None:
         meta = record.compactMetadata if isinstance(record.compactMetadata, dict) else {}
-        self.state.record_compaction(_compaction(meta, line, timestamp))
+        self.state.record_compaction(_compaction(meta, line, timestamp, record.ctxtopCompaction))
 
     # -- this file is a sub-agent's transcript ---------------------------------------------
 

@@ -21,7 +21,7 @@ from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import file_placeholder, image_placeholder
 from engine.compaction.source import Source, is_overflow_text, now_iso, shifted, text_of
 from engine.editing.writer import jsonl_bytes, jsonl_records
-from engine.sessions.fork_mark import ESTIMATED, USAGE_KEY
+from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER, ESTIMATED, USAGE_KEY
 
 # Attachments that carry standing context (rules, memory, tool and skill listings, the
 # environment): Claude Code itself re-attaches these after a compaction.
@@ -172,6 +172,7 @@ class ClaudeCodeSource(Source):
             "uuid": boundary_id,
             "level": "info",
             "compactMetadata": {"trigger": "manual", "preTokens": pre_tokens},
+            COMPACTION_KEY: CTXTOP_TRIGGER,  # ctxtop's, not the user's /compact
         }
         summary = {
             "parentUuid": boundary_id,
