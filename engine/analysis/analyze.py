@@ -44,7 +44,7 @@ from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section
 from engine.analysis.tools import ToolAudit
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Message, SessionState
-from engine.sessions.prompt_parts import logged_tokens
+from engine.sessions.prompt_parts import logged_prompt
 from engine.sessions.request_history import SequenceView
 from engine.sessions.sample import ContextTokens, context_tokens
 from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
@@ -137,18 +137,19 @@ class Analyzer:
         on_context = find_on_context(state, context, tokens)
         factor = learn(state, self.ledger, encoding)
         shown = factor.spread(tokens)
-        logged = logged_tokens(state.prompt_parts, encoding)
+        logged = logged_prompt(state.prompt_parts, state.agent_counts, encoding)
         if logged is not None:
             return Counts(
                 context,
                 tokens,
                 cumulative,
                 on_context,
-                logged,
+                logged.tokens,
                 "logged",
                 factor,
                 shown,
-                factor.apply(logged),
+                # (the agent's own figure is no tokenizer count: kept as logged)
+                factor.apply(logged.tokens) if logged.counted else logged.tokens,
             )
         system = self._inferred_system(state, on_context, encoding, NONE)
         shown_system = system
@@ -456,6 +457,8 @@ def _sections(
     provenance = (
         "estimated"
         if figure.source == "estimated"
+        else "logged"
+        if figure.source == "logged"
         else "calibrated"
         if figure.estimated or figure.source == "calibrated"  # (a microcompaction's saving)
         else "reported"
