@@ -55,7 +55,9 @@ from engine.tokens.encoding import Encoding
 class Counts:
     """The context counted: per message, running sums, and the system prompt and tools: counted
     from the log when it records their text (``logged``), else inferred from the first request
-    on the context (``inferred``; ``unknown`` without one)."""
+    on the context (``inferred``), else the agent's own logged count of them (``logged``:
+    Copilot CLI's, which predicts its requests less well than the API's figures do), else
+    ``unknown``."""
 
     context: Sequence[Message]
     tokens: list[int]
@@ -138,7 +140,7 @@ class Analyzer:
         factor = learn(state, self.ledger, encoding)
         shown = factor.spread(tokens)
         logged = logged_prompt(state.prompt_parts, state.agent_counts, encoding)
-        if logged is not None:
+        if logged is not None and logged.counted:
             return Counts(
                 context,
                 tokens,
@@ -148,10 +150,15 @@ class Analyzer:
                 "logged",
                 factor,
                 shown,
-                # (the agent's own figure is no tokenizer count: kept as logged)
-                factor.apply(logged.tokens) if logged.counted else logged.tokens,
+                factor.apply(logged.tokens),
             )
         system = self._inferred_system(state, on_context, encoding, NONE)
+        if system is None and logged is not None:
+            # No request to infer it from: the agent's own count, as logged (no tokenizer's).
+            size = logged.tokens
+            return Counts(
+                context, tokens, cumulative, on_context, size, "logged", factor, shown, size
+            )
         shown_system = system
         if factor.learned:
             shown_system = self._inferred_system(state, on_context, encoding, factor)

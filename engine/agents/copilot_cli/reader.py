@@ -27,9 +27,9 @@ wrote (tests/sessions/data/generated/copilot-cli):
 - ``session.usage_info``, ``session.compaction_start`` and ``session.shutdown`` carry the CLI's
   own sizes: ``systemTokens`` (the system message, also logged as ``system.message``),
   ``toolDefinitionsTokens`` and ``currentTokens`` (their sum with ``conversationTokens``: the
-  whole context as the CLI counts it). ctxtop shows the tool definitions (and the system
-  prompt when no message holds it) from them, and, when no request logged its prompt (1.0.3x),
-  the context from ``currentTokens``;
+  whole context as the CLI counts it). When no request logged its prompt (1.0.3x), ctxtop
+  takes the tool definitions (and the system prompt when no message holds it) and the context
+  from them;
 - ``session.truncation`` drops the oldest messages of a prompt over the limit;
   ``session.compaction_complete`` replaces the ``messagesRemoved`` oldest messages of the history
   as it was at ``session.compaction_start`` with ``summaryContent``, keeping what came after.
