@@ -165,3 +165,19 @@ def test_a_compaction_forgets_the_clis_count_of_the_context_before_it(tmp_path: 
     copy = tmp_path / "events.jsonl"
     copy.write_text("".join(json.dumps(row) + "\n" for row in rows[: done + 1]))
     assert _report(copy)["context_tokens"]["source"] == "estimated"
+
+
+def test_the_sessions_table_marks_the_clis_count_as_logged() -> None:
+    """The table marks a figure as the gauge does: ≡ for the agent's logged count, not the
+    bare figure of a reported one."""
+    from engine.live.sessions_row import session_figures
+    from engine.live.sessions_text import cells
+    from engine.sessions.sample import build_sample
+
+    reader = SessionReader(EVENTS)
+    read_all(reader)
+    assert reader.adapter is not None
+    sample = build_sample(reader.adapter)
+    row = session_figures(sample, None, reader.adapter.state, Path.home())
+    assert row.context_source == "logged"
+    assert any(text.endswith("≡") for text in cells(row, 0.0).values())
