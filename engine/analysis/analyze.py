@@ -44,7 +44,7 @@ from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section
 from engine.analysis.tools import ToolAudit
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Message, SessionState
-from engine.sessions.prompt_parts import logged_tokens
+from engine.sessions.prompt_parts import logged_prompt
 from engine.sessions.request_history import SequenceView
 from engine.sessions.sample import ContextTokens, context_tokens
 from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
@@ -55,7 +55,9 @@ from engine.tokens.encoding import Encoding
 class Counts:
     """The context counted: per message, running sums, and the system prompt and tools: counted
     from the log when it records their text (``logged``), else inferred from the first request
-    on the context (``inferred``; ``unknown`` without one)."""
+    on the context (``inferred``), else the agent's own logged count of them (``logged``:
+    Copilot CLI's, which predicts its requests less well than the API's figures do), else
+    ``unknown``."""
 
     context: Sequence[Message]
     tokens: list[int]
@@ -137,20 +139,26 @@ class Analyzer:
         on_context = find_on_context(state, context, tokens)
         factor = learn(state, self.ledger, encoding)
         shown = factor.spread(tokens)
-        logged = logged_tokens(state.prompt_parts, encoding)
-        if logged is not None:
+        logged = logged_prompt(state.prompt_parts, state.agent_counts, encoding)
+        if logged is not None and logged.counted:
             return Counts(
                 context,
                 tokens,
                 cumulative,
                 on_context,
-                logged,
+                logged.tokens,
                 "logged",
                 factor,
                 shown,
-                factor.apply(logged),
+                factor.apply(logged.tokens),
             )
         system = self._inferred_system(state, on_context, encoding, NONE)
+        if system is None and logged is not None:
+            # No request to infer it from: the agent's own count, as logged (no tokenizer's).
+            size = logged.tokens
+            return Counts(
+                context, tokens, cumulative, on_context, size, "logged", factor, shown, size
+            )
         shown_system = system
         if factor.learned:
             shown_system = self._inferred_system(state, on_context, encoding, factor)
@@ -456,6 +464,8 @@ def _sections(
     provenance = (
         "estimated"
         if figure.source == "estimated"
+        else "logged"
+        if figure.source == "logged"
         else "calibrated"
         if figure.estimated or figure.source == "calibrated"  # (a microcompaction's saving)
         else "reported"

@@ -48,7 +48,7 @@ class SessionRow:
     model: str | None
     fill_percent: float | None  # as ``ctxtop report``: context tokens / the window
     context_tokens: int
-    context_source: str  # reported | calibrated | estimated | compaction
+    context_source: str  # reported | calibrated | logged | estimated | compaction
     window: int | None
     growth: float | None  # mean context growth per request (the forecast's)
     requests_left: float | None  # before auto-compaction (or a full budget), the forecast's

@@ -13,10 +13,8 @@ from typing import Any
 from engine.config import Thresholds
 from engine.live.sessions_row import STATE_LABEL, SessionRow
 from engine.safety.terminal import one_line
-from engine.tokens.short import short_tokens
+from engine.tokens.short import provenance_mark, short_tokens
 
-# Provenance marks, as on the dashboard's gauge: none when reported, ~ calibrated, ≈ estimated.
-MARKS = {"calibrated": "~", "estimated": "≈"}
 BAR_WIDTH = 5
 EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -90,7 +88,7 @@ def cut_left(text: str, width: int) -> str:
 def cells(row: SessionRow, now: float, depth: int = 0, folded: bool = False) -> dict[str, str]:
     """Each column's text for ``row`` (``depth`` 1: a sub-agent under its parent; ``folded``:
     the row hides sub-agents)."""
-    mark = MARKS.get(row.context_source, "")
+    mark = provenance_mark(row.context_source)  # as on the dashboard's gauge
     if depth:
         agent = "└ sub-agent"
     elif row.children:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.sessions import responses as _responses
-from engine.sessions.prompt_parts import PromptParts
+from engine.sessions.prompt_parts import AgentCounts, PromptParts
 from engine.sessions.request_history import RequestHistory
 from engine.sessions.responses import Response, Responses, Usage
 from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL, ChangeLog, ToolCall, ToolCalls
@@ -160,6 +160,8 @@ class SessionState:
     context_window: int | None = None  # only when the agent itself logged one
     # The system prompt and tools of the latest main request, when the log records their text.
     prompt_parts: PromptParts | None = None
+    # The sizes the agent itself logged for its prompt and context (Copilot CLI), if any.
+    agent_counts: AgentCounts | None = None
     first_activity: str | None = None
     last_activity: str | None = None
     # Each response's ``usage.total`` and line, in the order of ``responses``, kept as responses

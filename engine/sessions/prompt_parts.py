@@ -52,3 +52,40 @@ def logged_tokens(parts: PromptParts | None, encoding: Encoding) -> int | None:
             _COUNTED.clear()
         known = _COUNTED[key] = (parts, parts.tokens(encoding.count))
     return known[1]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCounts:
+    """Sizes the agent itself logged (Copilot CLI's ``systemTokens``, ``toolDefinitionsTokens``,
+    ``currentTokens``): its own count, not ctxtop's tokenizer's and not the API's usage, so
+    shown as logged and never corrected by the session's tokenizer factor.
+
+    ``outside_messages`` is what the log's messages do not show (the tool definitions, and the
+    system prompt when no message of the context holds it); ``context`` the whole context as the
+    agent counted it at ``line`` (None: not logged, or the context was rewritten since)."""
+
+    outside_messages: int
+    context: int | None
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedPrompt:
+    """What the log says of the prompt besides its messages: ``tokens``, and whether ctxtop's
+    tokenizer counted them from the logged text (``counted``, corrected by the session's factor
+    like every tokenizer count) or the agent logged the figure itself (kept as it is)."""
+
+    tokens: int
+    counted: bool
+
+
+def logged_prompt(
+    parts: PromptParts | None, counts: AgentCounts | None, encoding: Encoding
+) -> LoggedPrompt | None:
+    """The logged text when the log holds it, else the agent's own figure (None: neither)."""
+    tokens = logged_tokens(parts, encoding)
+    if tokens is not None:
+        return LoggedPrompt(tokens, counted=True)
+    if counts is not None:
+        return LoggedPrompt(counts.outside_messages, counted=False)
+    return None

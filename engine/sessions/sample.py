@@ -13,6 +13,9 @@ choice (``context_window``), the one fill % (``fill_percent``), and the context 
 - ``calibrated``: that reported figure plus a tokenizer estimate of what came after the last
   request (tool results, attachments, a new prompt not yet sent), less what a microcompaction
   after it cleared (the agent's own count);
+- ``logged``: no request logged its prompt, but the agent logged its own count of the whole
+  context (Copilot CLI 1.0.3x's ``currentTokens``): that count plus a tokenizer estimate of what
+  came after it. The agent's count, not the API's: never ``reported``;
 - ``estimated``: nothing reported applies (no request with usage in the log, or a compaction
   without ``postTokens`` and no request since): every message of the context counted with the
   tokenizer. The system prompt and tool definitions are not in the logs, so this is low. In a
@@ -40,7 +43,7 @@ from engine.sessions.model import (
     Truncation,
     Usage,
 )
-from engine.sessions.prompt_parts import logged_tokens
+from engine.sessions.prompt_parts import logged_prompt
 from engine.sessions.tokenizer_factor import (
     TokenizerFactor,
     last_answer_index,
@@ -55,7 +58,7 @@ PLACEHOLDER_SHARE = 0.5
 @dataclass(frozen=True, slots=True)
 class ContextTokens:
     value: int
-    source: str  # reported | calibrated | estimated | compaction
+    source: str  # reported | calibrated | logged | estimated | compaction
     reported: int | None  # the part the log reported (None for estimated/compaction)
     estimated: int  # the part estimated: tokenizer counts times ``factor``
     factor: float = 1.0  # API tokens per tokenizer token learnt from the session (1: none)
@@ -86,6 +89,13 @@ def context_tokens(
     context = state.context
     start = None if last is None else last_answer_index(context, last.key)
     if last is None or start is None:
+        counted = state.agent_counts
+        if last is None and counted is not None and counted.context is not None:
+            # No request logged its prompt, the agent logged its own count of the context:
+            # that count plus what was logged after it.
+            since = [message for message in context if message.line > counted.line]
+            tokens = ledger.messages(since, encoding)
+            return ContextTokens(counted.context + tokens, "logged", None, tokens)
         estimate = ledger.messages(context, encoding)
         return ContextTokens(estimate, "estimated", None, estimate)
     if factor is None:
@@ -424,7 +434,8 @@ def build_sample(
     # (A fork's marked estimate holds the system prompt and tools too.)
     with_outside = context.source != "estimated" or state.fork_estimate is not None
     unattributed = max(context.value - estimated, 0) if with_outside else 0
-    logged = logged_tokens(state.prompt_parts, encoding) or 0
+    prompt = logged_prompt(state.prompt_parts, state.agent_counts, encoding)
+    logged = prompt.tokens if prompt is not None else 0
     kinds = Breakdown(
         categories, unattributed, encoding.name, logged_prompt=logged, factor=factor.value
     )

@@ -30,7 +30,9 @@ class Provenance(StrEnum):
     INFERRED = "inferred"  # derived by subtraction, e.g. a system prompt the log does not hold
     COMPACTION = "compaction"  # the agent's own post-compaction figure
     MEASURED = "measured"  # counted from the request itself as ctxtop's proxy forwarded it
-    LOGGED = "logged"  # counted from the request's text as the agent's log records it
+    # Counted from the request's text as the agent's log records it, or the agent's own count
+    # it logged (Copilot CLI's systemTokens, toolDefinitionsTokens, currentTokens).
+    LOGGED = "logged"
 
 
 class Method(StrEnum):

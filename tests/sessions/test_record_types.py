@@ -17,6 +17,7 @@ from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
 from engine.sessions.model import MAX_TYPES, OTHER_TYPES
 from engine.sessions.report import build_report
+from engine.tokens import get_encoding
 
 DATA = Path(__file__).parent / "data"
 CLAUDE = next((DATA / "real" / "claude-code" / "generated-cli-2.1.330").rglob("b7f51370-*.jsonl"))
@@ -25,6 +26,7 @@ GEMINI = next((DATA / "generated" / "gemini-cli").rglob("session-*.jsonl"))
 COPILOT = next((DATA / "generated" / "copilot-cli").rglob("events.jsonl"))
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 OPENAI = SAMPLES / "openai-messages" / "agent-loop.jsonl"
+ENC = get_encoding("o200k_base")
 
 Record = dict[str, Any]
 # Per reader: a log, records of types no release of that agent wrote, and the names the report
@@ -36,8 +38,9 @@ NEW: dict[str, tuple[Path, list[Record], dict[str, int]]] = {
             {"type": "context-ledger", "sessionId": "s", "tokens": 900},
             {"type": "context-ledger", "sessionId": "s", "tokens": 950},
             {"type": "system", "subtype": "prompt_rewrite", "uuid": "u-rewrite", "content": ""},
+            {"type": "attachment", "uuid": "u-digest", "attachment": {"type": "context_digest"}},
         ],
-        {"context-ledger": 2, "system:prompt_rewrite": 1},
+        {"context-ledger": 2, "system:prompt_rewrite": 1, "attachment:context_digest": 1},
     ),
     "codex": (
         CODEX,
@@ -136,3 +139,26 @@ def test_a_flood_of_made_up_types_is_summed_past_a_few(tmp_path: Path) -> None:
     assert len(unknown) == MAX_TYPES + 1
     assert sum(unknown.values()) == MAX_TYPES * 4
     assert unknown[OTHER_TYPES] == MAX_TYPES * 3
+
+
+def test_an_attachment_of_an_unknown_type_is_still_counted_in_the_context(tmp_path: Path) -> None:
+    """Shown as not understood, and what the model sees of it still counted (its rendered
+    text): the context grows by about that text's tokens."""
+    rows = _rows(CLAUDE)
+    last = [row for row in rows if row.get("type") in ("user", "assistant", "attachment")][-1]
+    text = "a digest of the context so far, " * 60
+    digest = {
+        "type": "attachment",
+        "uuid": "u-digest",
+        "parentUuid": last["uuid"],
+        "sessionId": last.get("sessionId"),
+        "timestamp": last.get("timestamp"),
+        "isSidechain": False,
+        "attachment": {"type": "context_digest", "summary": "so far"},
+        "rendered": [{"content": text}],
+    }
+    before = _report(CLAUDE)["context_tokens"]["value"]
+    report = _report(_with(tmp_path, CLAUDE, [digest]))
+    assert report["record_types"]["unknown"] == {"attachment:context_digest": 1}
+    grown = report["context_tokens"]["value"] - before
+    assert ENC.count(text) <= grown <= ENC.count(text) * 1.2 + 10

@@ -323,3 +323,24 @@ def test_a_usage_record_counts_before_its_message_is_written(
         usage["inputTokens"] + usage["outputTokens"],
         "reported",
     )
+
+
+def test_the_clis_own_tool_definitions_count_splits_what_the_log_does_not_show() -> None:
+    """Requests reported their prompts here: the system section stays inferred from them (they
+    predict the requests; the CLI's own count does not). What the messages do not show, the
+    context by category splits with the CLI's last ``toolDefinitionsTokens`` (the system
+    message is a message of the log)."""
+    last = [row["data"] for row in records(SAMPLE) if "toolDefinitionsTokens" in row["data"]][-1]
+    reader = SessionReader(SAMPLE)
+    read_all(reader)
+    assert reader.adapter is not None
+    breakdown = build_sample(reader.adapter, breakdown=True).breakdown
+    assert breakdown is not None
+    assert breakdown.logged_prompt == last["toolDefinitionsTokens"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", str(SAMPLE), "--json"]) == 0
+    (system,) = [
+        s for s in json.loads(out.getvalue())["analysis"]["sections"] if s["name"] == "system"
+    ]
+    assert system["provenance"] == "inferred"

@@ -101,6 +101,147 @@ SYSTEM_IGNORED = frozenset(
     }
 )
 
+# ``attachment`` types (``attachment.type``): what Claude Code 2.1.332 turns into messages for
+# the model (its attachment-to-message table and switch, and the types it tests for before
+# them), what its logs and the public ones hold, and §1.3's list. Every attachment is counted
+# in the context; one of another type is also shown as not understood (``attachment:<type>``):
+# what it carries may be read wrongly.
+ATTACHMENTS = frozenset(
+    {
+        "account_memory_recall",
+        "advisor_stripped",
+        "advisor_tool",
+        "agent_ask_notice",
+        "agent_listing_delta",
+        "agent_mention",
+        "already_read_file",
+        "artifact_opening_prefetch",
+        "async_hook_response",
+        "async_hook_response_batch",
+        "at_mention_reference",
+        "attention_budget",
+        "auto_mode",
+        "auto_mode_exit",
+        "bash_output_audience_note",
+        "batching_reminder",
+        "batching_reminder_sent",
+        "budget_usd",
+        "claude_app_notice",
+        "command_permissions",
+        "compact_file_reference",
+        "context_efficiency",
+        "context_sections",
+        "coordinator_context",
+        "cowork_memory_context",
+        "credential_org",
+        "critical_system_reminder",
+        "date",
+        "date_change",
+        "deferred_tools_delta",
+        "deferred_tools_record",
+        "diagnostics",
+        "dir_sync_notice",
+        "directory",
+        "dynamic_skill",
+        "edited_image_file",
+        "edited_text_file",
+        "elapsed_time_reminder",
+        "environment",
+        "file",
+        "first_week",
+        "fork_briefing",
+        "goal_status",
+        "goals",
+        "hook_additional_context",
+        "hook_blocking_error",
+        "hook_cancelled",
+        "hook_deferred_tool",
+        "hook_error_during_execution",
+        "hook_non_blocking_error",
+        "hook_permission_decision",
+        "hook_stopped_continuation",
+        "hook_success",
+        "hook_system_message",
+        "inlined_image_paths",
+        "instructions",
+        "invoked_skills",
+        "language",
+        "linked_plugin_tools_note",
+        "max_turns_reached",
+        "mcp_dropped_tools_delta",
+        "mcp_instructions_delta",
+        "mcp_resource",
+        "memory_update",
+        "message_pdf_reads",
+        "model",
+        "nested_memory",
+        "opened_file_in_ide",
+        "output_limit_note",
+        "output_style",
+        "output_style_instructions",
+        "output_token_usage",
+        "pdf_reference",
+        "peer_mention",
+        "plan_file_reference",
+        "plan_mode",
+        "plan_mode_exit",
+        "plan_mode_reentry",
+        "plugin_note",
+        "poll_events",
+        "prefix_delta",
+        "proactivity",
+        "progress_reminder_sent",
+        "project_doc_reads",
+        "projects_thread_ask",
+        "prompt_as_file",
+        "prompt_render_point",
+        "prompt_snapshot",
+        "queued_command",
+        "read_truncation_notice",
+        "relevant_memories",
+        "remote_session_change",
+        "repl_mcp_needs_auth",
+        "repl_mcp_servers",
+        "sandbox_instructions",
+        "secondary_reminder",
+        "secondary_reminder_sent",
+        "selected_lines_in_diff",
+        "selected_lines_in_ide",
+        "session_context",
+        "session_cron_carry",
+        "silent_turn_reminder",
+        "skill_listing",
+        "skill_mention",
+        "structured_output",
+        "task_reminder",
+        "task_status",
+        "team_context",
+        "teammate_mailbox",
+        "teammate_shutdown_batch",
+        "thinking_drop",
+        "thinking_stripped",
+        "thread_state",
+        "todo_reminder",
+        "token_usage",
+        "tool_host_result_lines",
+        "tool_hosts_correction",
+        "tool_hosts_notice",
+        "tool_offer_record",
+        "tool_results_cut",
+        "tool_search_usage_reminder",
+        "total_tokens_reminder",
+        "ultra_effort_enter",
+        "ultra_effort_exit",
+        "ultrathink_effort",
+        "unknown_command_fallback",
+        "whole_texts_withdrawn",
+        "widget_context_hint",
+        "withheld_memory",
+        "workflow_keyword_request",
+        "workflow_size_guideline_change",
+    }
+)
+
 
 def note(state: SessionState, record: Mapping[str, Any]) -> None:
     """Count ``record`` on ``state`` when the reader leaves it out: as ignored when its type is
@@ -108,10 +249,20 @@ def note(state: SessionState, record: Mapping[str, Any]) -> None:
     kind = record.get("type")
     if kind == "system":
         note_system(state, record.get("subtype"))
+    elif kind == "attachment":
+        note_attachment(state, record.get("attachment"))
     elif kind in IGNORED:
         state.ignore_type(kind)
     elif kind not in READ:
         state.unknown_type(kind)
+
+
+def note_attachment(state: SessionState, attachment: Any) -> None:
+    """An attachment is read (counted in the context) whatever its type; one of a type ctxtop
+    does not know is also noted as not understood."""
+    kind = attachment.get("type") if isinstance(attachment, dict) else None
+    if kind not in ATTACHMENTS:
+        state.unknown_type(f"attachment:{kind}" if isinstance(kind, str) else "attachment:?")
 
 
 def note_system(state: SessionState, subtype: Any) -> None:

@@ -24,6 +24,12 @@ wrote (tests/sessions/data/generated/copilot-cli):
   every message before it;
 - ``system.message`` is logged again before each process's first turn: the prompt has one
   system message, the newest;
+- ``session.usage_info``, ``session.compaction_start`` and ``session.shutdown`` carry the CLI's
+  own sizes: ``systemTokens`` (the system message, also logged as ``system.message``),
+  ``toolDefinitionsTokens`` and ``currentTokens`` (their sum with ``conversationTokens``: the
+  whole context as the CLI counts it). When no request logged its prompt (1.0.3x), ctxtop
+  takes the tool definitions (and the system prompt when no message holds it) and the context
+  from them;
 - ``session.truncation`` drops the oldest messages of a prompt over the limit;
   ``session.compaction_complete`` replaces the ``messagesRemoved`` oldest messages of the history
   as it was at ``session.compaction_start`` with ``summaryContent``, keeping what came after.
@@ -38,6 +44,7 @@ from typing import Any
 
 from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Truncation, Usage
+from engine.sessions.prompt_parts import AgentCounts
 
 PRODUCER = "copilot-agent"
 # Event types only Copilot CLI writes (copilot-sdk session-events.ts).
@@ -102,7 +109,6 @@ _IGNORED_TYPES = frozenset(
         "session.task_complete",
         "session.title_changed",
         "session.tools_updated",
-        "session.usage_info",
         "session.warning",
         "session.workspace_file_changed",
         "skill.invoked",
@@ -413,11 +419,32 @@ class CopilotCliAdapter(Adapter):
             window.answers[key] = answer
             window.append(answer)
 
+    def _sizes(
+        self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
+    ) -> None:
+        """The CLI's own sizes of the prompt (``session.usage_info`` and the events that carry
+        them too): its count, kept as logged."""
+        state = window.state
+        tools = _number(data, "toolDefinitionsTokens")
+        system = _number(data, "systemTokens")
+        if tools is None and system is None:
+            return
+        held = any(m.kind == "instructions" for m in state.context)
+        outside = (tools or 0) + (0 if held else system or 0)
+        state.agent_counts = AgentCounts(outside, _number(data, "currentTokens"), line)
+
+    def _forget_context_size(self, window: _Window) -> None:
+        """The context was rewritten: the CLI's last count of it no longer applies."""
+        counts = window.state.agent_counts
+        if counts is not None and counts.context is not None:
+            window.state.agent_counts = AgentCounts(counts.outside_messages, None, counts.line)
+
     def _shutdown(
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
     ) -> None:
         """A process ends: with answers counted without usage records (1.0.3x), its prompt
         tokens come as sums per model; they go to the totals (the output was counted)."""
+        self._sizes(window, data, event_id, line, ts)
         answers, self._process_answers = self._process_answers, set()
         if self._process_records or not answers:
             return
@@ -445,6 +472,7 @@ class CopilotCliAdapter(Adapter):
         limit = _number(data, "tokenLimit")
         if limit:
             window.state.context_window = limit
+        self._sizes(window, data, event_id, line, ts)
 
     def _compaction_complete(
         self, window: _Window, data: Mapping[str, Any], event_id: str, line: int, ts: str | None
@@ -458,6 +486,7 @@ class CopilotCliAdapter(Adapter):
         if snapshot is None:
             snapshot = [m.id for m in window.state.context if m.role != "system"]
         window.state.keep_context()
+        self._forget_context_size(window)
         if removed is None:
             # 1.0.3x logs no count: its summary replaces the whole history, the messages
             # logged since the compaction started included [OBS the 1.0.34 run's requests].
@@ -490,6 +519,7 @@ class CopilotCliAdapter(Adapter):
             removed = _number(data, "messagesRemovedDuringTruncation") or 0
             kept = sum(m.role != "system" for m in window.state.context) - removed
         window.state.keep_context()
+        self._forget_context_size(window)
         window.drop_oldest(window.all_but_newest(kept))
         window.reset_last_response()
         window.state.record_truncation(
@@ -536,6 +566,7 @@ _HANDLERS: dict[str, _Handler] = {
     "session.compaction_complete": CopilotCliAdapter._compaction_complete,
     "session.truncation": CopilotCliAdapter._truncation,
     "session.shutdown": CopilotCliAdapter._shutdown,
+    "session.usage_info": CopilotCliAdapter._sizes,
 }
 
 __all__ = ["CopilotCliAdapter", "usage_from"]
