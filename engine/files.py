@@ -3,9 +3,11 @@ blocking (a leaf module: anything may use it)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 
@@ -28,6 +30,23 @@ def read_head(path: Path, limit: int) -> bytes:
         return os.read(fd, limit)
     finally:
         os.close(fd)
+
+
+def replace_file(target: Path, data: bytes) -> None:
+    """Write (or replace) ctxtop's own file ``target`` atomically: complete and flushed in a
+    temp file of the same directory before it takes the name; ``OSError`` (the temp file
+    removed) when it cannot."""
+    fd, temp = tempfile.mkstemp(prefix=f".ctxtop-{os.getpid()}-", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def append_line(path: Path, line: bytes) -> None:

@@ -16,9 +16,7 @@ import dataclasses
 import importlib
 import importlib.util
 import json
-import os
 import sys
-import tempfile
 import types
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from engine.files import replace_file
 from engine.paths import cache_dir
 
 # Claude Code writes "[1m]" after the id of the 1M-window variant; the dataset names the model.
@@ -217,10 +216,7 @@ def _save_answers(path: Path, answers: dict[str, Any]) -> None:
     """Written whole to a temp file, then renamed over the old one; older days' files go."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{ANSWERS_PREFIX}", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(answers, handle)
-        os.replace(temp, path)
+        replace_file(path, json.dumps(answers).encode("utf-8"))
         for old in path.parent.glob(f"{ANSWERS_PREFIX}*.json"):
             if old != path:
                 old.unlink(missing_ok=True)

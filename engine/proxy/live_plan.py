@@ -14,16 +14,15 @@ rounds it replaces, by their call ids.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.errors import CtxtopError
+from engine.files import replace_file
 from engine.paths import data_dir, is_plain_name
 
 VERSION = 1
@@ -117,16 +116,9 @@ def save_plan(plan: LivePlan) -> Path:
     target = plan_path(plan.session_id)
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = json.dumps(plan.as_json(), ensure_ascii=False, indent=1).encode("utf-8")
-    fd, temp = tempfile.mkstemp(prefix=f".ctxtop-{os.getpid()}-", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
+        replace_file(target, data)
     except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
         raise CtxtopError(f"{target}: not written ({error.strerror or error})") from None
     return target
 
