@@ -40,7 +40,7 @@ from engine.proxy.opening import session_opening
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Compaction, Microcompaction
 from engine.sessions.sample import Sample, build_sample
-from engine.tokens.short import short_tokens
+from engine.tokens.short import provenance_mark, short_tokens
 from engine.words import plural
 
 
@@ -240,12 +240,15 @@ _ESTIMATES = ("estimate", "ctxtop")
 
 def _compaction_event(item: Compaction) -> Event:
     after = item.after_tokens if item.after_tokens is not None else item.post_tokens
+    mark = ""
+    if item.post_tokens is not None and item.post_source in _ESTIMATES:
+        mark = provenance_mark("estimated")  # the agent's own estimate, or ctxtop's
+    elif after != item.post_tokens:
+        mark = provenance_mark("inferred")  # the agent's messages plus the system prompt
     return Event(
         "compaction",
         item.line,
-        f"{item.trigger} compaction: {short_tokens(item.pre_tokens)}"
-        # An "after" that is the agent's own estimate carries the estimate mark.
-        f" -> {'≈' if item.post_tokens is not None and item.post_source in _ESTIMATES else ''}"
+        f"{item.trigger} compaction: {short_tokens(item.pre_tokens)} -> {mark}"
         f"{short_tokens(after)}",
         item.timestamp,
     )

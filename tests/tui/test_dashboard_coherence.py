@@ -222,8 +222,9 @@ async def test_panel_hints_use_the_panels_words(tmp_path: Path) -> None:
 
 
 def shown_tokens(figure: str) -> float:
-    """A figure as the panels print it ("22.0k", "431", "1.2M") in tokens."""
-    number = figure.rstrip("*≈~=?").replace(",", "").replace("−", "-")
+    """A figure as the panels print it ("22.0k", "431", "1.2M", marked "22.0k*" or, in the
+    events, "*22.0k") in tokens."""
+    number = figure.strip("*≈~=≡?").replace(",", "").replace("−", "-")
     scale = {"k": 1e3, "M": 1e6}.get(number[-1:], 1.0)
     return float(number.rstrip("kM")) * scale
 
