@@ -20,7 +20,7 @@ from aiohttp import web
 from engine.proxy.forward import Exchange, error_response, forward
 from engine.proxy.measurer import Measurer
 from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
-from engine.proxy.routes import Route, route_of
+from engine.proxy.routes import Route, mismatch, route_of
 from engine.proxy.sent import Sent, decode_body
 from engine.proxy.session_id import header_session_id, session_id
 from engine.proxy.settings import ProxySettings
@@ -150,6 +150,9 @@ class ProxyServer:
         route = route_of(request.method, request.path, request.headers)
         if route is None:
             return error_response("openai", 404, f"ctxtop proxy: no API at {request.path}")
+        wrong = mismatch(route, request.headers)
+        if wrong is not None:
+            return error_response(route.upstream, 400, f"ctxtop proxy: {wrong}")
         try:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
