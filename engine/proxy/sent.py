@@ -10,18 +10,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
-
 from engine.proxy.composition import measure
+from engine.proxy.rewrite_common import decode
 from engine.proxy.routes import Route
 from engine.proxy.session_id import session_headers, session_id
-
-
-def decode_body(body: bytes) -> Any:
-    try:
-        return msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return None
 
 
 @dataclass
@@ -47,7 +39,7 @@ class Sent:
     def figures(self) -> dict[str, Any]:
         """The measurement line's figures: the composition of what went upstream, under the
         session id the agent's own body gave."""
-        decoded = decode_body(self.body)
+        decoded = decode(self.body)  # None: not JSON (forwarded all the same)
         line: dict[str, Any] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "protocol": self.route.protocol,

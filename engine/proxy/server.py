@@ -20,8 +20,9 @@ from aiohttp import web
 from engine.proxy.forward import Exchange, error_response, forward
 from engine.proxy.measurer import Measurer
 from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
+from engine.proxy.rewrite_common import decode
 from engine.proxy.routes import Route, mismatch, route_of
-from engine.proxy.sent import Sent, decode_body
+from engine.proxy.sent import Sent
 from engine.proxy.session_id import header_session_id, session_id
 from engine.proxy.settings import ProxySettings
 
@@ -57,11 +58,17 @@ def refusal(request: web.Request) -> str | None:
     return None
 
 
+def shape_of(request: web.Request) -> str:
+    """Whose error shape ctxtop's own errors for ``request`` take: its path's API's."""
+    route = route_of(request.method, request.path, request.headers)
+    return route.upstream if route is not None else "openai"
+
+
 def _rewrite(
     rewriter: Rewriter, sent: Sent, known: str | None
 ) -> tuple[str | None, bytes, str | None]:
     """(session id, the body to send, the rewriter's error): one worker-thread hop."""
-    sid = known or session_id(sent.headers, decode_body(sent.agent_body))
+    sid = known or session_id(sent.headers, decode(sent.agent_body))
     body, error = rewritten(rewriter, sent.route.protocol, sid, sent.agent_body)
     return sid, body, error
 
@@ -140,10 +147,21 @@ class ProxyServer:
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Refuse what is not served; a fault of ctxtop's own before the answer started is a
+        500 in the provider's error shape (aiohttp's would be plain text the agent cannot
+        read)."""
         reason = refusal(request)
         if reason is not None:
-            return error_response("openai", 403, f"ctxtop proxy: {reason}")
-        response: web.StreamResponse = await handler(request)
+            return error_response(shape_of(request), 403, f"ctxtop proxy: {reason}")
+        try:
+            response: web.StreamResponse = await handler(request)
+        except (web.HTTPException, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            if request.writer is None or request.writer.output_size:
+                raise  # the answer has started: the connection is cut
+            message = f"ctxtop proxy: internal error ({type(error).__name__})"
+            return error_response(shape_of(request), 500, message)
         return response
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:

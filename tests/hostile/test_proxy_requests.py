@@ -5,27 +5,37 @@ applies, and ctxtop's own errors are in the provider's error shape."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import socket
 import sys
 import threading
 from pathlib import Path
 
+import pytest
 from cli_run import ROOT
-from raw_server import RawServer, read_request, send_reply
+from raw_server import RawServer, read_request
 
 sys.path.insert(0, str(ROOT / "tests/proxy"))
 from proxy_upstream import proxy_to
 
+from engine.proxy import server
+from engine.proxy.rewrite_live import LiveRewriter
+
+ANSWER = b'{"usage":{"input_tokens":3,"output_tokens":1}}'
 BODY = b'{"model":"m","messages":[{"role":"user","content":"hi"}]}'
 
 
 def answering(requests: list[bytes]) -> RawServer:
-    """A raw upstream that records each request and answers 200 with a small JSON body, and
-    never sends a ``100 Continue`` of its own."""
+    """A raw upstream that records each request and answers 200 with ``ANSWER`` (then closes
+    the connection), and never sends a ``100 Continue`` of its own."""
 
     def script(conn: socket.socket, stop: threading.Event) -> None:
         requests.append(read_request(conn))
-        send_reply(conn, b"200 OK", b'{"usage":{"input_tokens":3,"output_tokens":1}}')
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\n"
+            b"content-length: " + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER
+        )
 
     return RawServer(script)
 
@@ -74,3 +84,66 @@ def test_expect_100_continue_is_answered_once_and_the_body_reaches_the_upstream(
     [request] = seen
     headers, body = head_and_body(request)
     assert body == BODY and "expect" not in headers
+
+
+def post(port: int, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("POST", path, body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+UNMEASURABLE = {
+    "invalid UTF-8": b'{"model":"m","messages":[{"role":"user","content":"\xff\xfe"}]}',
+    "deep JSON": b'{"messages":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+}
+
+
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/chat/completions", "/v1/responses"])
+def test_a_body_ctxtop_cannot_read_is_forwarded_unchanged_in_live_mode(
+    isolated_dirs: Path, path: str
+) -> None:
+    """With a live rewriter registered and no session id in the headers, such bodies were a
+    bare aiohttp 500 (text/plain) and never reached the upstream."""
+    seen: list[bytes] = []
+    with answering(seen) as raw, proxy_to(raw.url) as proxy:
+        proxy.server.set_rewriter(LiveRewriter())
+        answers = [
+            post(proxy.port, path, body, {"content-type": "application/json"})
+            for body in UNMEASURABLE.values()
+        ]
+    assert answers == [(200, ANSWER)] * 2
+    assert [head_and_body(request)[1] for request in seen] == list(UNMEASURABLE.values())
+
+
+@pytest.mark.parametrize(
+    ("path", "shape"),
+    [("/v1/messages", "anthropic"), ("/v1/chat/completions", "openai"), ("/v1beta/x", "gemini")],
+)
+def test_a_fault_of_ctxtops_own_is_an_error_in_the_providers_shape(
+    isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch, path: str, shape: str
+) -> None:
+    """A bug in ctxtop's request handling (here: reading the session id breaks) answers a 500
+    the agent can read as its provider's error, not aiohttp's plain text."""
+
+    def broken(headers: object) -> str:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(server, "header_session_id", broken)
+    path = path if shape != "gemini" else "/v1beta/models/g:generateContent"
+    with answering([]) as raw, proxy_to(raw.url) as proxy:
+        proxy.server.set_rewriter(LiveRewriter())
+        status, answer = post(proxy.port, path, BODY, {"content-type": "application/json"})
+    assert status == 500
+    value = json.loads(answer)
+    error = value["error"]
+    assert error["message"] == "ctxtop proxy: internal error (KeyError)"
+    if shape == "anthropic":
+        assert value["type"] == "error" and error["type"] == "api_error"
+    elif shape == "gemini":
+        assert error["code"] == 500 and error["status"] == "UNAVAILABLE"
+    else:
+        assert error["type"] == "server_error" and "param" in error
