@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from engine.proxy.content_coding import encoded
 from engine.proxy.forward import Exchange, error_response, forward
 from engine.proxy.measurer import Measurer
 from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
@@ -67,10 +68,18 @@ def shape_of(request: web.Request) -> str:
 def _rewrite(
     rewriter: Rewriter, sent: Sent, known: str | None
 ) -> tuple[str | None, bytes, str | None]:
-    """(session id, the body to send, the rewriter's error): one worker-thread hop."""
-    sid = known or session_id(sent.headers, decode(sent.agent_body))
-    body, error = rewritten(rewriter, sent.route.protocol, sid, sent.agent_body)
-    return sid, body, error
+    """(session id, the body to send, the rewriter's error): one worker-thread hop. A body
+    with a content coding is rewritten decoded, then encoded the same way; one ctxtop cannot
+    decode or encode again is sent as the agent sent it."""
+    plain = sent.plain(sent.agent_body)
+    if plain is None:
+        return known, sent.agent_body, None
+    sid = known or session_id(sent.headers, decode(plain))
+    body, error = rewritten(rewriter, sent.route.protocol, sid, plain)
+    if body is plain:
+        return sid, sent.agent_body, error
+    wire = encoded(body, sent.encoding) if sent.encoding else body
+    return sid, wire if wire is not None else sent.agent_body, error
 
 
 def _idle(rewriter: Rewriter, sid: str | None) -> bool:
@@ -124,7 +133,12 @@ class ProxyServer:
             skip_auto_headers=("User-Agent", "Content-Type"),
             connector=aiohttp.TCPConnector(limit=0),
         )
-        self._runner = web.AppRunner(self.make_app(), handler_cancellation=True, access_log=None)
+        self._runner = web.AppRunner(
+            self.make_app(),
+            handler_cancellation=True,
+            access_log=None,
+            auto_decompress=False,  # the agent's bytes: forwarded as sent unless a plan applies
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, self.settings.port)
         await site.start()
@@ -192,7 +206,8 @@ class ProxyServer:
         the measuring thread: the answer never waits for it)."""
         assert self._session is not None
         rewriter = self.hook.current()
-        sent = Sent(route, request.path, dict(request.headers), body)
+        limit = self.settings.max_request_bytes
+        sent = Sent(route, request.path, dict(request.headers), body, limit)
         known = header_session_id(sent.headers)  # most agents send it: no decoding needed
         if rewriter is not None and not _idle(rewriter, known):
             sent.session_id, sent.body, sent.rewrite_error = await asyncio.to_thread(

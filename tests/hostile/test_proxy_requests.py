@@ -5,11 +5,13 @@ applies, and ctxtop's own errors are in the provider's error shape."""
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import socket
 import sys
 import threading
+import zlib
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from raw_server import RawServer, read_request
 sys.path.insert(0, str(ROOT / "tests/proxy"))
 from proxy_upstream import proxy_to
 
-from engine.proxy import server
+from engine.proxy import content_coding, server
 from engine.proxy.rewrite_live import LiveRewriter
 
 ANSWER = b'{"usage":{"input_tokens":3,"output_tokens":1}}'
@@ -147,3 +149,78 @@ def test_a_fault_of_ctxtops_own_is_an_error_in_the_providers_shape(
         assert error["code"] == 500 and error["status"] == "UNAVAILABLE"
     else:
         assert error["type"] == "server_error" and "param" in error
+
+
+# Bodies as an agent would compress them. zstd and br are only labelled so (ctxtop has no module
+# for them, and whether one is installed must not matter: nothing is applied to them here).
+COMPRESSED = {
+    "gzip": gzip.compress(BODY),
+    "deflate": zlib.compress(BODY),
+    "zstd": b"\x28\xb5\x2f\xfd" + b"not really zstd",
+    "br": b"\x0b\x02\x80" + b"not really brotli",
+    "x-made-up": b"whatever the client says",
+    "gzip, identity": gzip.compress(BODY),
+}
+
+
+def test_a_compressed_body_passes_byte_for_byte_when_nothing_is_applied(
+    isolated_dirs: Path,
+) -> None:
+    """gzip bodies used to reach the upstream decoded but still labelled gzip; zstd and br were
+    answered with aiohttp's plain-text 400 ("install backports.zstd")."""
+    seen: list[bytes] = []
+    with answering(seen) as raw, proxy_to(raw.url) as proxy:
+        answers = [
+            post(proxy.port, "/v1/messages", body, {"content-encoding": coding})
+            for coding, body in COMPRESSED.items()
+        ]
+    assert answers == [(200, ANSWER)] * len(COMPRESSED)
+    got = [head_and_body(request) for request in seen]
+    assert [body for _, body in got] == list(COMPRESSED.values())
+    assert [headers["content-encoding"] for headers, _ in got] == list(COMPRESSED)
+
+
+def shorten(protocol: str, session: str | None, body: bytes) -> bytes | None:
+    """A rewriter that applies to every request it can read (it gets the decoded body)."""
+    return b'{"rewritten":true}' if json.loads(body)["messages"] else None
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "gzip, identity"])
+def test_a_rewritten_body_is_encoded_again_as_the_agent_encoded_it(
+    isolated_dirs: Path, coding: str
+) -> None:
+    seen: list[bytes] = []
+    with answering(seen) as raw, proxy_to(raw.url) as proxy:
+        proxy.server.set_rewriter(shorten)
+        status, _ = post(
+            proxy.port, "/v1/messages", COMPRESSED[coding], {"content-encoding": coding}
+        )
+    assert status == 200
+    [(headers, body)] = [head_and_body(request) for request in seen]
+    assert headers["content-encoding"] == coding
+    assert int(headers["content-length"]) == len(body)
+    plain = gzip.decompress(body) if coding.startswith("gzip") else zlib.decompress(body)
+    assert plain == b'{"rewritten":true}'
+
+
+@pytest.mark.parametrize("coding", ["zstd", "br", "x-made-up"])
+def test_a_body_ctxtop_cannot_decode_passes_unchanged_even_in_live_mode(
+    isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch, coding: str
+) -> None:
+    monkeypatch.setattr(content_coding, "_optional", lambda coding: None)  # no zstd, no br
+    seen: list[bytes] = []
+    with answering(seen) as raw, proxy_to(raw.url) as proxy:
+        proxy.server.set_rewriter(shorten)
+        body = COMPRESSED[coding]
+        status, _ = post(proxy.port, "/v1/messages", body, {"content-encoding": coding})
+    assert status == 200
+    [(headers, forwarded)] = [head_and_body(request) for request in seen]
+    assert forwarded == body and headers["content-encoding"] == coding
+
+
+def test_a_body_that_decodes_past_the_limit_is_not_decoded() -> None:
+    bomb = gzip.compress(b"{" + b" " * 5_000_000 + b"}")
+    assert len(bomb) < 10_000
+    assert content_coding.decoded(bomb, "gzip", 1_000_000) is None
+    assert content_coding.decoded(bomb, "gzip", 6_000_000) is not None
+    assert content_coding.decoded(gzip.compress(BODY) + b"trailing", "gzip", 10**6) is None
