@@ -147,3 +147,34 @@ def test_the_rewriter_passes_other_conversations_byte_for_byte(tmp_path: Path) -
     assert rewriter("anthropic", SESSION, main_request(TURNS)) is not None
     older = main_request(3)  # a request from before the plan's kept rounds existed
     assert rewriter("anthropic", SESSION, older) is None
+
+
+def chat(first: str, exchanges: list[tuple[str, str]], prompt: str) -> dict[str, Any]:
+    """A Chat Completions conversation (the generic OpenAI-messages log has the same shape)."""
+    listed: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": first},
+    ]
+    for said, then in exchanges:
+        listed += [{"role": "assistant", "content": said}, {"role": "user", "content": then}]
+    listed[-1]["content"] = prompt
+    return {"model": "gpt-5", "messages": listed}
+
+
+def test_chat_completions_plan_of_text_rounds_applies_to_its_conversation_only(
+    tmp_path: Path,
+) -> None:
+    log = chat(question(1), [(answer(n), question(n + 1)) for n in range(1, TURNS)], "")
+    log["messages"][-1] = {"role": "user", "content": question(TURNS)}
+    log["messages"].append({"role": "assistant", "content": answer(TURNS)})
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(log))
+    made, outcome = compact_plan(path, "chat-session", keep_rounds=2)
+    assert outcome["summarised_rounds"] == 3 and made.compact is not None
+    own = chat(question(1), [(answer(n), question(n + 1)) for n in range(1, 7)], question(7))
+    new = rewrite_body("openai-chat", json.dumps(own).encode(), made)
+    assert new is not None
+    said = [m["content"] for m in messages(new) if m["role"] == "assistant"]
+    assert said == [answer(4), answer(5), answer(6)]
+    sub = chat("Find the build scripts.", [(answer(n, "sub"), "ok") for n in range(1, 7)], "go")
+    assert rewrite_body("openai-chat", json.dumps(sub).encode(), made) is None
