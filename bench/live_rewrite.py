@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.proxy.live_plan import CompactCut, LivePlan, save_plan  # noqa: E402
+from engine.proxy.live_plan import CompactCut, LivePlan, round_digest, save_plan  # noqa: E402
 from engine.proxy.rewrite_live import LiveRewriter  # noqa: E402
 
 GOAL_MS = 5.0
@@ -57,7 +57,8 @@ def plans(rounds: int) -> dict[str, LivePlan]:
         results={c: "[ctxtop: old tool result cleared (700 tokens).]" for c in calls[:-3]},
         **common,
     )
-    cut = CompactCut("summary " * 400, rounds - 3, tuple(calls[:-3]), tuple(calls[-3:]), 0, True)
+    digests = tuple(round_digest([], [call]) for call in calls[:-3])  # each round: one call
+    cut = CompactCut("summary " * 400, digests, tuple(calls[:-3]), tuple(calls[-3:]), True)
     compact = LivePlan(kind="compact", created="", compact=cut, **common)
     return {"edit": edit, "compact": compact}
 

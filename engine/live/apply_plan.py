@@ -10,12 +10,13 @@ from typing import Any
 
 from engine.agents.session_reader import read_session
 from engine.compaction.handoff import handoff_message
+from engine.compaction.items import Cut, Round
 from engine.editing.policy import Policy
 from engine.errors import CtxtopError
-from engine.forks.compact import compact_session
+from engine.forks.compact import CompactDetails, compact_session
 from engine.forks.edit import edit_session
 from engine.forks.transaction import Preview, unwritten
-from engine.proxy.live_plan import CompactCut, LivePlan, save_plan
+from engine.proxy.live_plan import CompactCut, LivePlan, round_digest, save_plan
 
 FIGURES = (
     "tokens_before",
@@ -75,21 +76,29 @@ def _plan(kind: str, session_id: str, outcome: dict[str, Any], **decisions: Any)
     )
 
 
-def compact_cut(outcome: dict[str, Any]) -> CompactCut:
-    """The rounds a compaction's outcome summarises and keeps, by their call ids."""
+def round_digests(rounds: list[Round]) -> tuple[str, ...]:
+    """Each round's ``round_digest``: the model's text and call ids, as the log holds them."""
+    return tuple(
+        round_digest(
+            [item.text for item in round_.items if item.role == "assistant"],
+            [call.call_id for call in round_.calls],
+        )
+        for round_ in rounds
+    )
+
+
+def compact_cut(outcome: dict[str, Any], cut: Cut) -> CompactCut:
+    """The rounds a compaction's outcome summarises (by their content) and keeps (by their
+    call ids)."""
     rows = outcome["round_table"]
-    summarised = [row for row in rows if not row["kept"]]
-    with_calls = [i for i, row in enumerate(summarised) if row["call_ids"]]
-    trailing = len(summarised) - (with_calls[-1] + 1) if with_calls else len(summarised)
     message = handoff_message(
         outcome["summary"], int(outcome["kept_rounds"]), bool(outcome["kept_request"])
     )
     return CompactCut(
         message=message,
-        summarised_rounds=len(summarised),
-        summarised_calls=tuple(c for row in summarised for c in row["call_ids"]),
+        summarised_digests=round_digests(cut.summarised_rounds),
+        summarised_calls=tuple(c for row in rows if not row["kept"] for c in row["call_ids"]),
         kept_calls=tuple(c for row in rows if row["kept"] for c in row["call_ids"]),
-        trailing_rounds=trailing,
         kept_request=bool(outcome["kept_request"]),
     )
 
@@ -101,10 +110,14 @@ def compact_plan(
     ``preview``: one already made (the dashboard's, whose summary is the one applied); else
     made with ``options``, ``compact_session``'s (``summarizer``, ``keep_rounds`` ...)."""
     if preview is not None:
-        outcome = unwritten(preview, dry_run=True).as_json()
+        done = unwritten(preview, dry_run=True)
     else:
-        outcome = compact_session(path, dry_run=True, **options).as_json()
-    return _plan("compact", session_id, outcome, compact=compact_cut(outcome)), outcome
+        done = compact_session(path, dry_run=True, **options)
+    details = done.preview.details
+    assert isinstance(details, CompactDetails)
+    outcome = done.as_json()
+    cut = compact_cut(outcome, details.cut)
+    return _plan("compact", session_id, outcome, compact=cut), outcome
 
 
 def session_id_of(path: str | Path) -> str:

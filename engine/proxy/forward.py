@@ -19,11 +19,14 @@ from engine.proxy.routes import Route
 from engine.proxy.shapes import error_body
 from engine.proxy.usage import UsageScanner
 
-# Headers that belong to one connection, not to the message (RFC 9110 7.6.1), and the ones
-# aiohttp sets itself from the body it sends.
+# Headers that belong to one connection, not to the message (RFC 9110 7.6.1), the ones aiohttp
+# sets itself from the body it sends, and ``Expect``: the proxy answers the agent's
+# ``100-continue`` itself and forwards the whole body (an upstream that sends no 100 of its own
+# would otherwise never get it).
 HOP_BY_HOP = frozenset(
     {
         "connection",
+        "expect",
         "keep-alive",
         "proxy-authenticate",
         "proxy-authorization",

@@ -9,7 +9,8 @@ the file: the next request is the agent's own again.
 The plan holds the decisions of ``ctxtop edit`` / ``ctxtop compact`` (made by engine/forks on
 the session's log), never new ones: for an edit, the replacement text of each cleared tool
 result (and input) by call id; for a compaction, the hand-off message (the summary) and which
-rounds it replaces, by their call ids.
+rounds it replaces, by their content (``round_digest``: the model's text and call ids of each
+summarised round), so that it applies only to a request that holds that history.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,26 +26,39 @@ from typing import Any
 from engine.errors import CtxtopError
 from engine.files import replace_file
 from engine.paths import data_dir, is_plain_name
+from engine.proxy.tally import digest
 
-VERSION = 1
+VERSION = 2  # 1: compactions found their rounds by counting, not by content (ignored now)
 KINDS = ("edit", "compact")
+
+
+def round_digest(texts: Iterable[str], calls: Iterable[str]) -> str:
+    """What one model response is recognised by, the same from the session's log and from a
+    request: its text (whitespace aside: an agent may trim what it sends back) and its call
+    ids."""
+    text = "".join("".join(texts).split())
+    return digest(json.dumps([text, sorted(calls)], ensure_ascii=False))
 
 
 @dataclass(frozen=True, slots=True)
 class CompactCut:
     """Which rounds of the conversation the summary replaces, as the requests will show them.
 
-    ``summarised_calls``: the call ids of every summarised round; ``kept_calls``: of every kept
-    round; ``trailing_rounds``: the summarised rounds after the last one that made a call (text
-    answers), counted as model messages past it; ``kept_request``: the cut fell inside a turn,
-    whose request stays verbatim after the summary."""
+    ``summarised_digests``: the ``round_digest`` of each summarised round, in order: a request
+    holds the plan's history when its first model responses are these; ``summarised_calls``:
+    the call ids of every summarised round; ``kept_calls``: of every kept round;
+    ``kept_request``: the cut fell inside a turn, whose request stays verbatim after the
+    summary."""
 
     message: str
-    summarised_rounds: int
+    summarised_digests: tuple[str, ...]
     summarised_calls: tuple[str, ...]
     kept_calls: tuple[str, ...]
-    trailing_rounds: int
     kept_request: bool
+
+    @property
+    def summarised_rounds(self) -> int:
+        return len(self.summarised_digests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +89,9 @@ class LivePlan:
         if isinstance(cut, dict):
             compact = CompactCut(
                 str(cut["message"]),
-                int(cut["summarised_rounds"]),
+                tuple(str(d) for d in cut["summarised_digests"]),
                 tuple(str(c) for c in cut["summarised_calls"]),
                 tuple(str(c) for c in cut["kept_calls"]),
-                int(cut["trailing_rounds"]),
                 bool(cut["kept_request"]),
             )
         results = value.get("results") or {}

@@ -43,16 +43,20 @@ def entry(message: Any) -> Entry:
         return Entry("user")
     role = {"assistant": "assistant", "system": "standing"}.get(str(message.get("role")), "user")
     found = Entry(role)
+    said: list[str] = []
     for block in _blocks(message):
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
-        if kind == "tool_use" and role == "assistant":
+        if kind == "text" and role == "assistant":
+            said.append(str(block.get("text", "")))
+        elif kind == "tool_use" and role == "assistant":
             found.calls.add(str(block.get("id")))
         elif kind == "tool_result":
             found.results.add(str(block.get("tool_use_id")))
         elif role == "user" and kind in ("text", "image", "document") and not _is_reminder(block):
             found.typed = True
+    found.said = "\n".join(said)
     return found
 
 

@@ -18,7 +18,9 @@ from typing import Any
 
 import msgspec
 
-from engine.proxy.live_plan import CompactCut
+from engine.proxy.live_plan import CompactCut, round_digest
+
+EMPTY_ROUND = round_digest([], [])  # a response with no text and no call (thinking only)
 
 
 @dataclass(slots=True)
@@ -29,6 +31,7 @@ class Entry:
     calls: set[str] = field(default_factory=set)  # call ids of tool calls it makes
     results: set[str] = field(default_factory=set)  # call ids of tool results it carries
     typed: bool = False  # text the user typed (a request), not only results or injected text
+    said: str = ""  # the model's text (an assistant entry's text parts, joined)
 
     @property
     def ids(self) -> set[str]:
@@ -50,16 +53,22 @@ def round_in_progress(is_model: Sequence[bool]) -> int:
     return min(start, len(is_model) - 1) if start >= 0 else max(len(is_model) - 1, 0)
 
 
-def _after_model_run(entries: Sequence[Entry], start: int) -> int | None:
-    """The index after the next run of model entries from ``start`` (one model response may be
-    several entries: reasoning, text, calls), or None if there is none."""
-    first = next((i for i in range(start, len(entries)) if entries[i].role == "assistant"), None)
-    if first is None:
-        return None
-    end = first
-    while end < len(entries) and entries[end].role == "assistant":
-        end += 1
-    return end
+def model_runs(entries: Sequence[Entry]) -> list[tuple[int, int]]:
+    """(start, end) of each run of model entries: one model response each (one message, or
+    the Responses API's reasoning, text and call items of one response)."""
+    runs: list[tuple[int, int]] = []
+    for index, entry in enumerate(entries):
+        if entry.role != "assistant":
+            continue
+        if runs and runs[-1][1] == index:
+            runs[-1] = (runs[-1][0], index + 1)
+        else:
+            runs.append((index, index + 1))
+    return runs
+
+
+def _run_digest(entries: Sequence[Entry]) -> str:
+    return round_digest([e.said for e in entries], [c for e in entries for c in e.calls])
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,18 +77,32 @@ class Boundary:
     request: int | None  # the kept request of the turn the cut fell in (before keep_from)
 
 
+def holds_history(entries: Sequence[Entry], cut: CompactCut) -> int | None:
+    """The index after the summarised rounds when the request's first model responses are the
+    plan's summarised rounds, by their content (the model's text and call ids, in order); else
+    None: a sub-agent's conversation, the agent's own after it compacted by itself, a side
+    request. A plan whose rounds hold nothing to recognise them by applies to nothing."""
+    digests = cut.summarised_digests
+    runs = model_runs(entries)
+    if not digests or len(runs) <= len(digests) or all(d == EMPTY_ROUND for d in digests):
+        return None
+    for (start, end), expected in zip(runs, digests, strict=False):
+        if _run_digest(entries[start:end]) != expected:
+            return None
+    return runs[len(digests) - 1][1]
+
+
 def compaction_boundary(entries: Sequence[Entry], cut: CompactCut) -> Boundary | None:
-    """Where the summary's rounds end in this request, found by their call ids (then the text
-    answers after the last call, counted), or None when the request does not hold them as the
-    plan says (then nothing is replaced)."""
+    """Where the summary's rounds end in this request (after the last summarised response and
+    the results of its calls), or None when the request does not hold them as the plan says
+    (then nothing is replaced)."""
+    end = holds_history(entries, cut)
+    if end is None:
+        return None
     summarised, kept = set(cut.summarised_calls), set(cut.kept_calls)
     last = max((i for i, e in enumerate(entries) if e.ids & summarised), default=-1)
-    if summarised and last < 0:
-        return None  # another conversation (a side request, a sub-agent)
-    keep_from: int | None = last + 1
-    for _ in range(cut.trailing_rounds if summarised else cut.summarised_rounds):
-        keep_from = _after_model_run(entries, keep_from) if keep_from is not None else None
-    if keep_from is None or keep_from > tail_start(entries) or keep_from >= len(entries):
+    keep_from = max(end, last + 1)
+    if keep_from > tail_start(entries) or keep_from >= len(entries):
         return None  # the summarised part reaches the round in progress
     before, after = entries[:keep_from], entries[keep_from:]
     if any(e.ids & kept for e in before) or any(e.ids & summarised for e in after):

@@ -34,7 +34,7 @@ def mentions_plan(body: bytes, plan: LivePlan) -> bool:
     if plan.compact is not None:
         ids: tuple[str, ...] = plan.compact.summarised_calls or plan.compact.kept_calls
         if not ids:
-            return True  # a plan of text rounds only: the parse decides
+            return True  # a plan of text rounds only: the parse decides, by their content
     else:
         ids = (*plan.results, *plan.inputs)
     return any(call.encode() in body for call in {*ids[:1], *ids[-1:]})

@@ -48,7 +48,7 @@ def response_entry(item: Any) -> Entry:
         calls = {str(item.get("call_id"))} if kind in CALLS else set()
         return Entry("assistant", calls=calls)
     if role == "assistant":
-        return Entry("assistant")
+        return Entry("assistant", said=_text(item.get("content")))
     if role in ("system", "developer") or _text(item.get("content")).lstrip().startswith(
         CODEX_INJECTED
     ):
@@ -69,7 +69,7 @@ def chat_entry(message: Any) -> Entry:
             if isinstance(calls, list)
             else set()
         )
-        return Entry("assistant", calls=ids)
+        return Entry("assistant", calls=ids, said=_text(message.get("content")))
     if role in ("system", "developer"):
         return Entry("standing")
     return Entry("user", typed=True)

@@ -10,18 +10,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
-
 from engine.proxy.composition import measure
+from engine.proxy.content_coding import decoded
+from engine.proxy.rewrite_common import decode
 from engine.proxy.routes import Route
 from engine.proxy.session_id import session_headers, session_id
-
-
-def decode_body(body: bytes) -> Any:
-    try:
-        return msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return None
 
 
 @dataclass
@@ -31,14 +24,28 @@ class Sent:
     route: Route
     path: str
     headers: dict[str, str]
-    agent_body: bytes
-    body: bytes = b""
+    agent_body: bytes  # the bytes the agent sent (compressed, if it compressed them)
+    limit: int  # the largest body decoded (a compressed one may expand a thousandfold)
+    body: bytes = b""  # the bytes forwarded
     session_id: str | None = None  # known before forwarding when a rewriter needed it
     rewrite_error: str | None = None
+    encoding: str | None = None  # the agent's Content-Encoding
 
     def __post_init__(self) -> None:
         self.body = self.body or self.agent_body
+        lowered = {key.lower(): value for key, value in self.headers.items()}
+        self.encoding = self.encoding or lowered.get("content-encoding")
         self.headers = session_headers(self.headers)  # the session's id, never a key
+
+    def plain(self, body: bytes) -> bytes | None:
+        """``body`` (the agent's or the one forwarded) without its content coding, or None
+        when ctxtop cannot decode it."""
+        return decoded(body, self.encoding, self.limit) if self.encoding else body
+
+    def json(self, body: bytes) -> Any:
+        """``body``'s JSON, or None when it is not JSON or cannot be decoded."""
+        plain = self.plain(body)
+        return decode(plain) if plain is not None else None
 
     @property
     def rewritten(self) -> bool:
@@ -47,7 +54,7 @@ class Sent:
     def figures(self) -> dict[str, Any]:
         """The measurement line's figures: the composition of what went upstream, under the
         session id the agent's own body gave."""
-        decoded = decode_body(self.body)
+        decoded = self.json(self.body)  # None: unreadable (forwarded all the same)
         line: dict[str, Any] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "protocol": self.route.protocol,

@@ -17,11 +17,13 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from engine.proxy.content_coding import encoded
 from engine.proxy.forward import Exchange, error_response, forward
 from engine.proxy.measurer import Measurer
 from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
-from engine.proxy.routes import Route, route_of
-from engine.proxy.sent import Sent, decode_body
+from engine.proxy.rewrite_common import decode
+from engine.proxy.routes import Route, mismatch, route_of
+from engine.proxy.sent import Sent
 from engine.proxy.session_id import header_session_id, session_id
 from engine.proxy.settings import ProxySettings
 
@@ -57,13 +59,27 @@ def refusal(request: web.Request) -> str | None:
     return None
 
 
+def shape_of(request: web.Request) -> str:
+    """Whose error shape ctxtop's own errors for ``request`` take: its path's API's."""
+    route = route_of(request.method, request.path, request.headers)
+    return route.upstream if route is not None else "openai"
+
+
 def _rewrite(
     rewriter: Rewriter, sent: Sent, known: str | None
 ) -> tuple[str | None, bytes, str | None]:
-    """(session id, the body to send, the rewriter's error): one worker-thread hop."""
-    sid = known or session_id(sent.headers, decode_body(sent.agent_body))
-    body, error = rewritten(rewriter, sent.route.protocol, sid, sent.agent_body)
-    return sid, body, error
+    """(session id, the body to send, the rewriter's error): one worker-thread hop. A body
+    with a content coding is rewritten decoded, then encoded the same way; one ctxtop cannot
+    decode or encode again is sent as the agent sent it."""
+    plain = sent.plain(sent.agent_body)
+    if plain is None:
+        return known, sent.agent_body, None
+    sid = known or session_id(sent.headers, decode(plain))
+    body, error = rewritten(rewriter, sent.route.protocol, sid, plain)
+    if body is plain:
+        return sid, sent.agent_body, error
+    wire = encoded(body, sent.encoding) if sent.encoding else body
+    return sid, wire if wire is not None else sent.agent_body, error
 
 
 def _idle(rewriter: Rewriter, sid: str | None) -> bool:
@@ -117,7 +133,12 @@ class ProxyServer:
             skip_auto_headers=("User-Agent", "Content-Type"),
             connector=aiohttp.TCPConnector(limit=0),
         )
-        self._runner = web.AppRunner(self.make_app(), handler_cancellation=True, access_log=None)
+        self._runner = web.AppRunner(
+            self.make_app(),
+            handler_cancellation=True,
+            access_log=None,
+            auto_decompress=False,  # the agent's bytes: forwarded as sent unless a plan applies
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, self.settings.port)
         await site.start()
@@ -140,16 +161,30 @@ class ProxyServer:
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Refuse what is not served; a fault of ctxtop's own before the answer started is a
+        500 in the provider's error shape (aiohttp's would be plain text the agent cannot
+        read)."""
         reason = refusal(request)
         if reason is not None:
-            return error_response("openai", 403, f"ctxtop proxy: {reason}")
-        response: web.StreamResponse = await handler(request)
+            return error_response(shape_of(request), 403, f"ctxtop proxy: {reason}")
+        try:
+            response: web.StreamResponse = await handler(request)
+        except (web.HTTPException, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            if request.writer is None or request.writer.output_size:
+                raise  # the answer has started: the connection is cut
+            message = f"ctxtop proxy: internal error ({type(error).__name__})"
+            return error_response(shape_of(request), 500, message)
         return response
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         route = route_of(request.method, request.path, request.headers)
         if route is None:
             return error_response("openai", 404, f"ctxtop proxy: no API at {request.path}")
+        wrong = mismatch(route, request.headers)
+        if wrong is not None:
+            return error_response(route.upstream, 400, f"ctxtop proxy: {wrong}")
         try:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
@@ -171,7 +206,8 @@ class ProxyServer:
         the measuring thread: the answer never waits for it)."""
         assert self._session is not None
         rewriter = self.hook.current()
-        sent = Sent(route, request.path, dict(request.headers), body)
+        limit = self.settings.max_request_bytes
+        sent = Sent(route, request.path, dict(request.headers), body, limit)
         known = header_session_id(sent.headers)  # most agents send it: no decoding needed
         if rewriter is not None and not _idle(rewriter, known):
             sent.session_id, sent.body, sent.rewrite_error = await asyncio.to_thread(

@@ -10,13 +10,23 @@ def error_body(upstream: str, status: int, message: str) -> bytes:
     """A JSON error body as ``upstream``'s API writes one for ``status``."""
     value: dict[str, object]
     if upstream == "anthropic":
-        kind = {413: "request_too_large", 404: "not_found_error", 403: "permission_error"}
+        kind = {
+            400: "invalid_request_error",
+            413: "request_too_large",
+            404: "not_found_error",
+            403: "permission_error",
+        }
         value = {
             "type": "error",
             "error": {"type": kind.get(status, "api_error"), "message": message},
         }
     elif upstream == "gemini":
-        state = {413: "INVALID_ARGUMENT", 404: "NOT_FOUND", 403: "PERMISSION_DENIED"}
+        state = {
+            400: "INVALID_ARGUMENT",
+            413: "INVALID_ARGUMENT",
+            404: "NOT_FOUND",
+            403: "PERMISSION_DENIED",
+        }
         value = {
             "error": {
                 "code": status,
@@ -26,6 +36,7 @@ def error_body(upstream: str, status: int, message: str) -> bytes:
         }
     else:
         kind = {
+            400: "invalid_request_error",
             413: "invalid_request_error",
             404: "invalid_request_error",
             403: "invalid_request_error",

@@ -189,3 +189,18 @@ def proxy_to(url: str, **settings: Any) -> Iterator[RunningProxy]:
         yield running
     finally:
         running.stop()
+
+
+@contextmanager
+def proxy_to_each() -> Iterator[tuple[int, Upstream, Upstream, Upstream]]:
+    """The proxy on a free port with an upstream of its own for each API: (port, anthropic,
+    openai, gemini)."""
+    with upstream("json") as anthropic, upstream("json") as openai, upstream("json") as gemini:
+        config = ProxySettings(port=0).with_upstreams(
+            anthropic=anthropic.url, openai=openai.url, gemini=gemini.url
+        )
+        running = ProxyServer(config).start_in_thread()
+        try:
+            yield running.port, anthropic, openai, gemini
+        finally:
+            running.stop()

@@ -10,7 +10,7 @@ import stat
 import time
 from pathlib import Path
 
-from proxy_upstream import proxy_to, sse_events, upstream
+from proxy_upstream import proxy_to, proxy_to_each, sse_events, upstream
 
 from engine.proxy.store import measurement_path, read_measurements
 
@@ -143,26 +143,15 @@ def test_the_key_is_in_no_file_ctxtop_writes(isolated_dirs: Path) -> None:
 
 
 def test_each_api_reaches_its_own_upstream_and_other_paths_are_refused(isolated_dirs: Path) -> None:
-    with upstream("json") as anthropic, upstream("json") as openai, upstream("json") as gemini:
-        from engine.proxy.server import ProxyServer
-        from engine.proxy.settings import ProxySettings
-
-        settings = ProxySettings(port=0).with_upstreams(
-            anthropic=anthropic.url, openai=openai.url, gemini=gemini.url
+    with proxy_to_each() as (port, anthropic, openai, gemini):
+        assert post(port, "/v1/messages", b"{}")[0] == 200
+        assert post(port, "/v1/responses", b'{"input":"hi"}', {"session_id": SESSION})[0] == 200
+        assert post(port, "/v1/chat/completions", b'{"messages":[]}')[0] == 200
+        assert (
+            post(port, "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", b"{}")[0]
+            == 200
         )
-        running = ProxyServer(settings).start_in_thread()
-        try:
-            port = running.port
-            assert post(port, "/v1/messages", b"{}")[0] == 200
-            assert post(port, "/v1/responses", b'{"input":"hi"}', {"session_id": SESSION})[0] == 200
-            assert post(port, "/v1/chat/completions", b'{"messages":[]}')[0] == 200
-            assert (
-                post(port, "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", b"{}")[0]
-                == 200
-            )
-            status, _, answer = post(port, "/etc/passwd", b"")
-        finally:
-            running.stop()
+        status, _, answer = post(port, "/etc/passwd", b"")
     assert [s.path for s in anthropic.seen] == ["/v1/messages"]
     assert [s.path for s in openai.seen] == ["/v1/responses", "/v1/chat/completions"]
     assert [s.path for s in gemini.seen] == [
@@ -171,3 +160,34 @@ def test_each_api_reaches_its_own_upstream_and_other_paths_are_refused(isolated_
     assert status == 404 and b"no API at /etc/passwd" in answer
     codex = wait_for_lines(SESSION, 1)
     assert codex[0]["protocol"] == "openai-responses" and codex[0]["messages"]["count"] == 1
+
+
+def test_the_path_decides_the_api_and_another_apis_header_is_refused(isolated_dirs: Path) -> None:
+    """An OpenAI-path request with ``anthropic-version`` used to go to the Anthropic upstream
+    with the OpenAI key; now it is refused in the OpenAI error shape, and reaches no upstream."""
+    openai_key = {"authorization": "Bearer sk-openai-key-for-openai-only"}
+    with proxy_to_each() as (port, anthropic, openai, gemini):
+        chat = b'{"messages":[]}'
+        mixed = {**openai_key, "anthropic-version": "2023-06-01"}
+        refused_openai = post(port, "/v1/chat/completions", chat, mixed)
+        refused_anthropic = post(port, "/v1/messages", b"{}", {"x-goog-api-key": "AIza-k"})
+        refused_gemini = post(
+            port, "/v1beta/models/g:generateContent", b"{}", {"anthropic-version": "1"}
+        )
+        # Gemini's v1 model methods are Gemini's by path (no header needed) ...
+        assert post(port, "/v1/models/gemini-2.5-pro:countTokens", b"{}")[0] == 200
+        # ... and a path two APIs share goes where the API's own header says.
+        shared = {"anthropic-version": "2023-06-01"}
+        assert post(port, "/v1/models?limit=5", b"", shared)[0] == 200
+        assert post(port, "/v1/models", b"", openai_key)[0] == 200
+    status, _, answer = refused_openai
+    assert status == 400
+    error = json.loads(answer)["error"]  # OpenAI's shape
+    assert error["type"] == "invalid_request_error" and "anthropic-version" in error["message"]
+    status, _, answer = refused_anthropic
+    assert status == 400 and json.loads(answer)["type"] == "error"  # Anthropic's shape
+    status, _, answer = refused_gemini
+    assert status == 400 and json.loads(answer)["error"]["status"] == "INVALID_ARGUMENT"
+    assert [s.path for s in anthropic.seen] == ["/v1/models?limit=5"]
+    assert [s.path for s in openai.seen] == ["/v1/models"]
+    assert [s.path for s in gemini.seen] == ["/v1/models/gemini-2.5-pro:countTokens"]
