@@ -133,6 +133,23 @@ def test_every_agents_fork_carries_the_mark_that_undo_asks_for(tmp_path: Path, a
     assert not fork.exists() and session.read_bytes() == SAMPLES[agent].read_bytes()
 
 
+def test_a_fork_with_no_place_for_the_mark_is_said_so_when_written_and_kept(
+    tmp_path: Path,
+) -> None:
+    """A bare list of chat messages without any usage: a mark would add a key a chat API reads
+    in no message of the log, so the fork has none, and undo cannot prove it ctxtop's."""
+    sample = ROOT / "sample_sessions/openai-messages/no-usage.json"
+    session = tmp_path / sample.name
+    session.write_bytes(sample.read_bytes())
+    ended = run_cli("compact", str(session), "--keep-rounds", "1")
+    assert ended.code == 0, ended.err
+    assert "warning: the fork has no place for ctxtop's mark" in ended.out
+    [fork] = [path for path in tmp_path.iterdir() if ".ctxtop-" in path.name]
+    ended = run_cli("undo")
+    _one_line_refusal(ended.err, ended.code)
+    assert "carries no ctxtop fork mark" in ended.err and fork.exists()
+
+
 def test_a_fork_rewritten_since_is_kept_even_with_force(tmp_path: Path) -> None:
     session = _leaky_session(tmp_path)
     outcome = json.loads(run_cli("edit", str(session), "--keep-tool-uses", "0", "--json").out)
