@@ -14,9 +14,8 @@ from typing import Any
 import yaml
 
 from engine.errors import InputError
-from engine.files import open_regular
 from engine.paths import config_dir
-from engine.yaml_text import load_yaml
+from engine.yaml_text import read_yaml_file
 
 CONFIG_NAME = "config.yaml"
 
@@ -76,6 +75,12 @@ def _fraction(value: Any, name: str, default: float) -> float:
     return float(value)
 
 
+def _name(value: Any, key: str, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InputError(where, f"{key} must be a name (text)")
+    return value
+
+
 def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
     """Settings from the decoded YAML (a mapping, or None for an empty file)."""
     if data is None:
@@ -107,8 +112,8 @@ def parse_settings(data: Any, where: str = CONFIG_NAME) -> Settings:
     return Settings(
         llm=parse_llm(data.get("llm"), where),
         active_minutes=float(minutes),
-        profile=str(data.get("profile") or defaults_all.profile),
-        theme=str(data.get("theme") or defaults_all.theme),
+        profile=_name(data.get("profile"), "profile", where) or defaults_all.profile,
+        theme=_name(data.get("theme"), "theme", where) or defaults_all.theme,
         refresh=float(refresh),
         thresholds=thresholds,
         unknown=unknown,
@@ -167,25 +172,11 @@ def load_settings(path: Path | None = None) -> Settings:
 
 
 def read_config_data(path: Path | None = None) -> Any:
-    """The settings file decoded (None when there is none); an unreadable file is an
-    ``InputError``. Blocks other packages own (``proxy:``) are parsed by them."""
+    """The settings file decoded (None when there is none); an unreadable, oversized or
+    invalid file is an ``InputError``. Blocks other packages own (``proxy:``) are parsed by
+    them."""
     path = path or config_path()
-    try:
-        with open(open_regular(path), "rb") as handle:  # never waits on a named pipe
-            raw = handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise InputError(str(path), error.strerror or str(error)) from error
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise InputError(str(path), "not valid UTF-8", line) from None
-    try:
-        return load_yaml(text)
-    except yaml.YAMLError as error:
-        raise InputError(str(path), f"not valid YAML: {error}") from error
+    return read_yaml_file(path, missing_ok=True)  # never waits on a named pipe
 
 
 def settings_yaml(settings: Settings | None = None) -> str:

@@ -37,6 +37,7 @@ from engine.live.demo import DemoReplay
 from engine.live.locate import newest_sessions
 from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.view import LiveView
+from engine.words import first_lines
 from themes.loader import all_themes
 from tui import format as fmt
 from tui.components.categories import ContextCategories
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
 # (the editing and compaction engines, the sessions table: ~0.1 s of CPU at startup).
 
 NEWER_CHECK_SECONDS = 3.0
+SHOWN_THEME_ERRORS = 5  # one line per bad theme file up to here, then one for the rest
 KEY_NAMES = {"question_mark": "?", "slash": "/"}
 # The app's keys that work on the sessions screen too (the others type into its filter).
 SESSIONS_KEEPS = {"quit", "help", "command_palette"}
@@ -237,9 +239,12 @@ class CtxtopApp(LiveApplyApp):
             self.notify(f"ctxtop proxy on {url}: ANTHROPIC_BASE_URL={url} claude", timeout=15)
         wanted = self.settings.theme
         self.theme = wanted if wanted in self.theme_names else self.theme_names[0]
-        if self.theme_errors:
-            problems = fmt.shown("\n".join(self.theme_errors), lines=True)  # quote the files
-            self.notify(problems, title="Theme files", severity="warning", markup=False)
+        problems = first_lines(self.theme_errors, SHOWN_THEME_ERRORS, "theme file", "skipped")
+        if wanted != self.theme:
+            problems.append(f"the settings' theme {wanted!r} is not loaded: {self.theme} instead")
+        if problems:
+            text = fmt.shown("\n".join(problems), lines=True)  # quote the files
+            self.notify(text, title="Theme files", severity="warning", markup=False)
         self.header.pinned = self.pinned and self.follow_newest
         if self.demo is not None:
             self.run_worker(

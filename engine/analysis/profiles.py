@@ -12,11 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from engine.errors import InputError
 from engine.paths import config_dir
-from engine.yaml_text import load_yaml
+from engine.yaml_text import parse_yaml, read_yaml_file
 
 # Which session content a section holds (see engine/analysis/sections.py).
 CONTENTS = (
@@ -202,19 +200,6 @@ def parse_profile(document: Any, source: str) -> Profile:
     )
 
 
-def _read(path: Path | None, text: str | None, source: str) -> Any:
-    try:
-        return load_yaml(text if text is not None else path.read_text("utf-8"))  # type: ignore[union-attr]
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise InputError(
-            source, f"invalid YAML ({getattr(error, 'problem', error)})", line
-        ) from None
-    except OSError as error:
-        raise InputError(source, f"cannot read ({error.strerror})") from None
-
-
 def user_profiles_dir() -> Path:
     return config_dir() / "profiles"
 
@@ -252,8 +237,8 @@ def load_profile(name: str) -> Profile:
 
 def _load(name: str, user_file: Path | None) -> Profile:
     if user_file is not None:
-        return parse_profile(_read(user_file, None, str(user_file)), str(user_file))
+        return parse_profile(read_yaml_file(user_file), str(user_file))
     if name not in bundled_names():
         raise InputError(name, f"no such profile (known: {', '.join(available_profiles())})")
     text = resources.files("engine.analysis").joinpath("profiles", f"{name}.yaml").read_text()
-    return parse_profile(_read(None, text, f"engine/analysis/profiles/{name}.yaml"), "bundled")
+    return parse_profile(parse_yaml(text, f"engine/analysis/profiles/{name}.yaml"), "bundled")

@@ -9,6 +9,9 @@ from typing import Any
 from engine.config import config_path, load_settings, settings_yaml
 from engine.editing.atomic import write_new
 from engine.errors import InputError
+from engine.words import first_lines
+
+SHOWN_UNKNOWN = 10  # one line per unknown key up to here, then one line for the rest
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,8 +33,9 @@ def run(args: argparse.Namespace) -> int:
     state = "" if path.exists() else " (not there: the defaults apply)"
     print(f"# {path}{state}")
     print(settings_yaml(settings), end="")
-    for key in settings.unknown:
-        print(f"ctxtop: {path}: unknown key {key!r} ignored", file=sys.stderr)
+    ignored = [f"unknown key {key!r} ignored" for key in settings.unknown]
+    for line in first_lines(ignored, SHOWN_UNKNOWN, "unknown key", "ignored"):
+        print(f"ctxtop: {path}: {line}", file=sys.stderr)
     return 0
 
 

@@ -3,7 +3,10 @@
 The action log is not trusted blindly: each path is removed only if it is a file of ctxtop's
 own naming (a fork named after its session id, or a large-result file in the directory named
 after it), in the directory it was written to (no link swapped in since), with the size and
-hash logged when it was written. Otherwise nothing is removed and the error says why,
+hash logged when it was written, and a fork only if the file itself carries ctxtop's fork mark
+naming that session (engine/sessions/fork_mark.py): a forged log line can copy an agent's
+session's name, size and hash, not a mark the agent never writes. Otherwise nothing is removed
+and the error says why,
 ``--force`` included; ``--force`` only lets a fork go that the agent resumed, i.e. appended to
 (its first bytes are still the ones ctxtop wrote).
 """
@@ -21,6 +24,7 @@ from typing import Any
 from engine.editing import actions
 from engine.editing.atomic import remove_stale_temps
 from engine.errors import CtxtopError
+from engine.sessions.fork_mark import marked_fork
 
 # The result files' names (engine.editing.offload.file_stem, then .json, .txt, .schema.json).
 _RESULT_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}-[0-9a-f]{10}(?:\.schema)?\.(?:json|txt)")
@@ -38,17 +42,12 @@ def fork_name_is_ctxtops(name: str, session_id: str) -> bool:
     )
 
 
-def _hash(path: Path, size: int) -> str:
-    """The hash of the first ``size`` bytes of the regular file ``path`` (not following a link,
-    never waiting on a named pipe)."""
-    digest = hashlib.sha256()
+def _written_part(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of the regular file ``path`` (not following a link, never
+    waiting on a named pipe): what ctxtop wrote, if the file is still its."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     with open(fd, "rb") as handle:
-        left = size
-        while left > 0 and (chunk := handle.read(min(left, 1 << 20))):
-            digest.update(chunk)
-            left -= len(chunk)
-    return digest.hexdigest()
+        return handle.read(size)
 
 
 def _refusal(target: dict[str, Any], file: Any, force: bool) -> str | None:
@@ -83,11 +82,13 @@ def _refusal(target: dict[str, Any], file: Any, force: bool) -> str | None:
         grown = "(the agent resumed it?); use --force to remove it anyway" if role == "fork" else ""
         return f"changed since ctxtop wrote it: {info.st_size} bytes, not {size} {grown}".rstrip()
     try:
-        same = _hash(path, size) == digest
+        written = _written_part(path, size)
     except OSError as error:
         return f"cannot read ({error.strerror or error})"
-    if not same:
+    if hashlib.sha256(written).hexdigest() != digest:
         return "its bytes are not the ones ctxtop wrote"
+    if role == "fork" and marked_fork(written) != session_id:
+        return f"the file carries no ctxtop fork mark for session {session_id}: not ctxtop's fork"
     return None
 
 

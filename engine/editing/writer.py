@@ -85,9 +85,10 @@ class Writer(ABC):
         self,
         fork: bytes,
         context_tokens: int,
+        session_id: str,
         usage: Mapping[str, tuple[int, int]] | None = None,
     ) -> bytes:
-        """The rendered ``fork`` with ctxtop's estimate of its context marked on its last
-        record (engine/sessions/fork_mark.py). ``usage``: (prompt, output) by message id, for
-        a format whose fork holds usage ctxtop wrote."""
-        return mark_last_line(fork, context_tokens)
+        """The rendered ``fork`` with ctxtop's estimate of its context and its ``session_id``
+        marked on its last record (engine/sessions/fork_mark.py). ``usage``: (prompt, output)
+        by message id, for a format whose fork holds usage ctxtop wrote."""
+        return mark_last_line(fork, context_tokens, session_id)

@@ -223,7 +223,7 @@ def preview_compact(
     # The fork's context is this estimate until the agent's next request; the usage ctxtop
     # writes into it (what the agent reads on resume) adds up to it too.
     usage = None if read is None else usage_estimates(*read, context.after)
-    fork_data = source.writer.mark(fork_data, context.after, usage)
+    fork_data = source.writer.mark(fork_data, context.after, session_id, usage)
     return Preview(
         "compact",
         loaded,

@@ -213,7 +213,7 @@ def preview_edit(
     # The fork's context is this estimate until the agent's next request (not its parent's);
     # usage a format's fork holds after what the edit changed adds up to it too.
     usage = usage_estimates(after, after_ledger, context.after)
-    fork_data = writer.mark(fork_data, context.after, usage)
+    fork_data = writer.mark(fork_data, context.after, session_id, usage)
     details = EditDetails(
         policy,
         section_table(before_sections, after_sections),

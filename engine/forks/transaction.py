@@ -27,6 +27,7 @@ from engine.editing.offload import Offloader
 from engine.editing.preview import CacheCost, WholeContext, sections
 from engine.errors import CtxtopError, InputError
 from engine.files import open_regular
+from engine.sessions.fork_mark import marked_fork
 from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
 from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
@@ -296,6 +297,11 @@ def commit(preview: Preview) -> Outcome:
         remove_files(offloaded)  # nothing would point to them
         raise
     warnings = (*preview.warnings, *changed_since_read(loaded.path, loaded.sha256))
+    if marked_fork(preview.fork_data) != preview.session_id:
+        warnings += (
+            "the fork has no place for ctxtop's mark (a chat log without usage, say): "
+            "ctxtop undo will not remove it; remove it yourself when done",
+        )
     entry = actions.record(
         preview.kind,
         [fork, *offloaded],

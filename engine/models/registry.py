@@ -20,12 +20,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from engine.errors import CtxtopError
 from engine.models import dataset
 from engine.paths import config_dir
-from engine.yaml_text import load_yaml
+from engine.yaml_text import parse_yaml, read_yaml_file
 
 USER_FILE_NAME = "models.yaml"
 PER_MILLION = 1_000_000
@@ -275,27 +273,14 @@ class Registry:
         return rows
 
 
-def _read_yaml(path: Path | None, text: str | None, source: str) -> Any:
-    try:
-        return load_yaml(text if text is not None else path.read_text("utf-8"))  # type: ignore[union-attr]
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise CtxtopError(
-            f"{source}{line}: invalid YAML ({getattr(error, 'problem', error)})"
-        ) from None
-    except OSError as error:
-        raise CtxtopError(f"{source}: cannot read ({error.strerror})") from None
-
-
 def load_registry(user_file: Path | None = None) -> Registry:
     """The dataset and ctxtop's facts with the user's file (if any) taking precedence."""
     registry = Registry()
     bundled = resources.files("engine.models").joinpath("models.yaml").read_text("utf-8")
-    registry.add_document(_read_yaml(None, bundled, "engine/models/models.yaml"), BUNDLED)
+    registry.add_document(parse_yaml(bundled, "engine/models/models.yaml"), BUNDLED)
     path = user_file if user_file is not None else config_dir() / USER_FILE_NAME
     if path.is_file():
-        registry.add_document(_read_yaml(path, None, str(path)), str(path), first=True)
+        registry.add_document(read_yaml_file(path), str(path), first=True)
     return registry
 
 

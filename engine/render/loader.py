@@ -86,20 +86,9 @@ def load_document(path: str) -> TreeDocument:
     text = read_text(path)
     data: Any
     if path.endswith((".yaml", ".yml")):
-        import yaml
+        from engine.yaml_text import parse_yaml
 
-        from engine.yaml_text import load_yaml
-
-        try:
-            data = load_yaml(text)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            line = None if mark is None else mark.line + 1
-            raise InputError(
-                path, f"invalid YAML ({getattr(error, 'problem', error)})", line
-            ) from None
-        except RecursionError:
-            raise InputError(path, "invalid YAML (nested too deeply)") from None
+        data = parse_yaml(text, path)
     else:
         try:
             data = json.loads(text)

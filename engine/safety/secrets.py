@@ -32,10 +32,18 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
     ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")),
     ("stripe-key", re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}")),
+    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+    ("gitlab-token", re.compile(r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,}")),
+    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36,}")),
+    ("pypi-token", re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}")),
+    ("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}")),
     (
         "bearer-token",
         re.compile(r"(?i)\bbearer\s++(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
     ),
+    # A JSON Web Token on its own (a cookie, an id_token in a log): header.payload.signature,
+    # the first two base64url JSON objects ("eyJ" is how '{"' encodes).
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")),
     # scheme://user:PASSWORD@host: the password only (the user and host stay readable).
     (
         "url-credentials",
@@ -73,10 +81,25 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-_SECRET_NAME = re.compile("KEY|SECRET|TOKEN|PASSW|PASSPHRASE|CREDENTIAL", re.IGNORECASE)
+# A name holds a secret if one of its words ends in one of these: GITHUB_TOKEN, DBPASSWORD,
+# apiKey, private_key_id; not tokenizer, max_tokens or keyboard.
+_SECRET_WORD = re.compile(
+    r"(?:key|secret|token|password|passwd|passphrase|credentials?)[0-9]*\Z", re.IGNORECASE
+)
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+
+
+def secret_name(name: str) -> bool:
+    """Whether a variable, setting or JSON key of this name holds a secret (by its words)."""
+    return any(_SECRET_WORD.search(word) for word in _WORD.findall(name))
+
+
 # The endpoint's own key is masked only where it stands as a token of its own, and only if it is
 # long enough to be a key: OPENAI_API_KEY=none must not mask every word "none".
 MIN_EXACT_KEY = 12
+# The shortest text under a secret's key in JSON that is masked ("none", "true" and "<set>" are
+# not secrets).
+MIN_FIELD_SECRET = 6
 _KEY_CHAR = r"A-Za-z0-9_\-"
 
 
@@ -88,7 +111,7 @@ def _replace(text: str, name: str, pattern: re.Pattern[str]) -> tuple[str, int]:
     while (match := pattern.search(text, position)) is not None:
         has_secret = "secret" in pattern.groupindex
         if "[masked " in match.group(0) or (
-            "name" in pattern.groupindex and not _SECRET_NAME.search(match.group("name"))
+            "name" in pattern.groupindex and not secret_name(match.group("name"))
         ):
             # Not a secret here. A quoted value (300 characters at most) is looked at again, as
             # it may hold one: `request: "… password = "two words"`.
@@ -133,11 +156,21 @@ class SecretMasker:
         return masked
 
     def mask_json(self, value: Any) -> Any:
-        """Every string inside a JSON value masked (keys are left as they are)."""
+        """Every string inside a JSON value masked (keys are left as they are), and the whole
+        text under a key that names a secret (a tool's input ``{"private_key_id": "3f2a…"}``:
+        the text alone has no shape to know it by)."""
         if isinstance(value, str):
             return self.mask(value)
         if isinstance(value, list):
             return [self.mask_json(item) for item in value]
         if isinstance(value, dict):
-            return {key: self.mask_json(item) for key, item in value.items()}
+            return {key: self._field(key, item) for key, item in value.items()}
         return value
+
+    def _field(self, key: Any, value: Any) -> Any:
+        if isinstance(value, str) and isinstance(key, str) and secret_name(key):
+            looks_secret = len(value) >= MIN_FIELD_SECRET and "[masked " not in value
+            if looks_secret and not value.replace(".", "").isdigit():
+                self.count += 1
+                return "[masked secret-field]"
+        return self.mask_json(value)

@@ -1,9 +1,11 @@
 """The marks ctxtop leaves in a fork it writes (``ctxtop edit``, ``ctxtop compact``), so that a
 reader never takes ctxtop's own figures for the API's.
 
-- ``ctxtopFork`` on the fork's last record: ``{"contextTokens": N}``, ctxtop's estimate of the
-  fork's whole context (system prompt and tools included), the figure its preview promised.
-  Until the agent makes a request on the fork, that is the fork's context, marked estimated.
+- ``ctxtopFork`` on the fork's last record: ``{"contextTokens": N, "fork": ID}``, ctxtop's
+  estimate of the fork's whole context (system prompt and tools included), the figure its
+  preview promised, and the fork's session id. Until the agent makes a request on the fork,
+  that is the fork's context, marked estimated. ``ctxtop undo`` removes only a file whose mark
+  names its session: the action log alone proves nothing (a forged line could name any file).
 - ``ctxtopUsage`` on a record whose ``usage`` ctxtop wrote (the kept responses of a compacted
   Claude Code fork): that usage is no API request of this session.
 - ``ctxtopCompaction`` on a compaction record ctxtop wrote (Codex's ``compacted``): the
@@ -28,8 +30,8 @@ CTXTOP_TRIGGER = "ctxtop"
 ESTIMATED = "estimated"
 
 
-def fork_marker(context_tokens: int) -> dict[str, Any]:
-    return {FORK_KEY: {"contextTokens": context_tokens}}
+def fork_marker(context_tokens: int, fork_id: str) -> dict[str, Any]:
+    return {FORK_KEY: {"contextTokens": context_tokens, "fork": fork_id}}
 
 
 def marked_tokens(record: Any) -> int | None:
@@ -53,13 +55,13 @@ def ctxtop_compaction_after(record: Mapping[str, Any]) -> int | None:
     return marked_tokens(record) if record.get(COMPACTION_KEY) == CTXTOP_TRIGGER else None
 
 
-def marked(record: dict[str, Any], context_tokens: int) -> dict[str, Any]:
+def marked(record: dict[str, Any], context_tokens: int, fork_id: str) -> dict[str, Any]:
     """``record`` with the fork mark first (and any earlier fork mark replaced)."""
     rest = {key: value for key, value in record.items() if key != FORK_KEY}
-    return {**fork_marker(context_tokens), **rest}
+    return {**fork_marker(context_tokens, fork_id), **rest}
 
 
-def mark_last_line(data: bytes, context_tokens: int) -> bytes:
+def mark_last_line(data: bytes, context_tokens: int, fork_id: str) -> bytes:
     """JSONL ``data`` with the fork mark on its last record (unchanged if that line is not a
     JSON object: a fork never gets a line of ctxtop's own)."""
     body = data.rstrip(b"\n")
@@ -70,5 +72,27 @@ def mark_last_line(data: bytes, context_tokens: int) -> bytes:
         return data
     if not isinstance(record, dict):
         return data
-    line = json.dumps(marked(record, context_tokens), ensure_ascii=False, separators=(",", ":"))
+    record = marked(record, context_tokens, fork_id)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     return body[:cut] + line.encode("utf-8") + data[len(body) :]
+
+
+def marked_fork(data: bytes) -> str | None:
+    """The session id the fork mark in ``data`` (a fork's bytes as ctxtop wrote them) names:
+    on the object holding a chat log's messages, in the last response's usage of a list of
+    messages, or on the last JSONL record. None without one."""
+    try:
+        document: Any = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # JSONL: its last line
+        body = data.rstrip(b"\n")
+        try:
+            document = json.loads(body[body.rfind(b"\n") + 1 :])
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            return None
+    holder = document
+    if isinstance(document, list):
+        usages = (m.get("usage") for m in reversed(document) if isinstance(m, Mapping))
+        holder = next((u for u in usages if isinstance(u, Mapping) and FORK_KEY in u), None)
+    mark = holder.get(FORK_KEY) if isinstance(holder, Mapping) else None
+    fork_id = mark.get("fork") if isinstance(mark, Mapping) else None
+    return fork_id if isinstance(fork_id, str) else None

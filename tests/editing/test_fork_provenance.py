@@ -171,7 +171,10 @@ def test_a_chat_log_fork_keeps_its_messages_keys_and_reports_no_usage_ctxtop_rew
     # What a chat API reads stays the log's own: no message key the parent's messages lack.
     assert {key for m in messages for key in m} <= {key for m in parent for key in m}
     if container is not None:  # the mark outside the messages
-        assert container["ctxtopFork"] == {"contextTokens": outcome["context_after"]}
+        assert container["ctxtopFork"] == {
+            "contextTokens": outcome["context_after"],
+            "fork": outcome["session_id"],  # what undo asks for
+        }
     # A request ctxtop's rewrite precedes is no request of the fork: only the responses before
     # the first changed message keep the usage the API reported, and count.
     first_change = next(i for i, (a, b) in enumerate(zip(messages, parent, strict=False)) if a != b)

@@ -14,7 +14,7 @@ from cli_run import ROOT, run_cli, run_offload_edit, run_subprocess
 
 from engine.config import LLMSettings
 from engine.forks.compact import compact_session
-from engine.safety.secrets import PATTERNS, mask_secrets
+from engine.safety.secrets import PATTERNS, SecretMasker, mask_secrets
 
 sys.path.insert(0, str(ROOT / "tests/compaction"))
 from llm_server import SummaryServer
@@ -36,6 +36,12 @@ SECRETS = {
     "url-credentials": "Pg-s3cret-Pa55",
     "quoted-assignment": "two words and-more",
     "yaml-assignment": "yaml-s3cret-value",
+    "huggingface-token": "hf_QmWnEbRvTcYxUzIaOsPdLfKgJhMqNwBeVrCt",
+    "gitlab-token": "glpat-Xy9Kw3Lm5Np7Qr1St3Uv",
+    "npm-token": "npm_Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8Ii9Jj0Kk1Ll2",
+    "pypi-token": "pypi-AgEIcHlwaS5vcmcCJGE0YjM5ZDUyLTk2ZGYtNDA3Yi05YjQ0LWM5NmUwOGNm",
+    "google-oauth-token": "ya29.a0AfH6SMBx3Jk9Lm2Np4Qr6St8Uv0Wx",
+    "jwt": "eyJhbGciOiJSUzI1NiJ9.eyJlbWFpbCI6ImRldkBleGFtcGxlLmNvbSJ9.U2lnbmVkQnlUaGVJc3N1ZXI",
 }
 LEAKY_OUTPUT = (
     "cat .env\n"
@@ -55,6 +61,12 @@ LEAKY_OUTPUT = (
     f'password = "{SECRETS["quoted-assignment"]}"\n'
     f"  db_password: {SECRETS['yaml-assignment']}\n"
     f"pasted by mistake: {ENDPOINT_KEY}\n"
+    f"huggingface-cli login --token {SECRETS['huggingface-token']}\n"
+    f"echo {SECRETS['gitlab-token']} | glab auth login --stdin\n"
+    f"//registry.npmjs.org/:_authToken={SECRETS['npm-token']}\n"
+    f"twine upload -u __token__ -p {SECRETS['pypi-token']} dist/*\n"
+    f"access_token: {SECRETS['google-oauth-token']}\n"
+    f"Set-Cookie: session={SECRETS['jwt']}; HttpOnly\n"
 )
 COMMAND = (
     f"GITHUB_TOKEN={SECRETS['github-token']} ./deploy.sh --check "
@@ -63,6 +75,13 @@ COMMAND = (
 ORDINARY = (
     "max_tokens=128000\ntokens = encoding.count(text)\nsecret_name = None\n"
     "the task-runner skips slow tests\nsk-learn is not a key\n"
+    # git output, ids and hashes are no secrets
+    "commit 3f2a9c1e7b8d4f6a0c5e1b2d9f8a7c6e5d4b3a21\nindex 83db48f..bf269f4 100644\n"
+    '"session_id": "1af7c0de-0000-4000-8000-000000000001",\n'
+    '"sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",\n'
+    '"tokenizer": "o200k_base", "max_tokens": 4096,\n'
+    "HF_HOME=/home/dev/.cache/huggingface\n"
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk\n"
 )
 
 
@@ -138,6 +157,66 @@ def test_nothing_secret_is_sent_to_the_llm(
     expected = sum(planted.count(value) for value in [*SECRETS.values(), ENDPOINT_KEY])
     assert outcome["secrets_masked"] == expected
     assert "max_tokens=128000" in sent  # ordinary text goes as it is
+
+
+GCP_KEY_ID = "3f2a9c1e7b8d4f6a0c5e1b2d9f8a7c6e5d4b3a21"  # 40 hex digits, as git's hashes
+SERVICE_ACCOUNT = {
+    "type": "service_account",
+    "project_id": "demo-project",
+    "private_key_id": GCP_KEY_ID,
+    "client_id": "104729834750293847561",
+    "tokenizer": "o200k_base",
+    "api_key": "none",  # too short to be one
+    "max_tokens": 4096,
+}
+
+
+def test_a_value_under_a_secrets_key_is_masked_and_other_fields_are_not() -> None:
+    masker = SecretMasker()
+    masked = masker.mask_json({"name": "write_file", "input": SERVICE_ACCOUNT})
+    assert masked == {
+        "name": "write_file",
+        "input": {**SERVICE_ACCOUNT, "private_key_id": "[masked secret-field]"},
+    }
+    assert masker.count == 1
+    text, count = mask_secrets(json.dumps(SERVICE_ACCOUNT, indent=2))  # cat sa.json
+    assert GCP_KEY_ID not in text and count == 1
+    assert "o200k_base" in text and "104729834750293847561" in text
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_a_tool_input_holding_a_key_id_is_not_sent_to_the_llm(
+    tmp_path: Path, protocol: str
+) -> None:
+    """The Anthropic request sends a tool's input as an object: the key id is text without a
+    shape, known only by its key."""
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "create_key", "arguments": json.dumps(SERVICE_ACCOUNT)},
+    }
+    messages = [
+        {"role": "user", "content": "Create the service account key."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": f"created in commit 3f2a9c1 with {SECRETS['jwt']}"},
+        {"role": "assistant", "content": "Created."},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "You are welcome."},
+    ]  # fmt: skip
+    session = tmp_path / "account.json"
+    session.write_text(json.dumps(messages))
+    with SummaryServer("good") as server:
+        settings = LLMSettings(
+            base_url=server.url + ("/v1" if protocol == "openai" else ""),
+            model="cheap-model",
+            protocol=protocol,
+        )
+        compact_session(session, summarizer="llm", keep_rounds=1, llm=settings)
+        [request] = server.requests
+    sent = json.dumps(request["body"], ensure_ascii=False)
+    assert GCP_KEY_ID not in sent and SECRETS["jwt"] not in sent
+    assert "demo-project" in sent and "3f2a9c1" in sent
 
 
 def test_the_structured_summary_and_the_command_say_how_many(tmp_path: Path) -> None:

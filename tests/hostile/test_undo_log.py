@@ -21,6 +21,7 @@ from cli_run import ROOT, SAMPLES, run_cli, run_offload_edit
 from test_secrets import _leaky_session
 
 from engine.editing import actions
+from engine.sessions.fork_mark import marked_fork
 
 
 def _one_line_refusal(ended_err: str, code: int) -> None:
@@ -89,6 +90,64 @@ def test_a_forged_log_line_removes_nothing(tmp_path: Path, force: bool) -> None:
     assert "not a fork name ctxtop gives" in ended.err
     assert agent.read_bytes() == SAMPLES["claude-code"].read_bytes()
     assert other.read_text() == "the user's own file"
+
+
+@pytest.mark.parametrize("unlogged", [False, True], ids=["edit-line", "intent-line"])
+def test_a_forged_log_with_the_real_name_size_and_hash_removes_nothing(
+    tmp_path: Path, unlogged: bool
+) -> None:
+    """The issue's case: lines naming Claude Code's own session with its real size and sha256
+    and its name as the session id. Only the file itself can prove it is ctxtop's fork."""
+    victim = tmp_path / "1af7c0de-0000-4000-8000-000000000001.jsonl"
+    original = SAMPLES["claude-code"].read_bytes()
+    victim.write_bytes(original)
+    file = {"path": str(victim), "role": "fork", "size": len(original), "sha256": _sha(victim)}
+    if unlogged:  # an intent no action completed: a fork ctxtop was killed writing
+        forged = [{"id": "f0f0f0f0f0f0", "kind": "intent", "time": "2026-11-28T00:00:00", **file}]
+    else:
+        forged = [
+            {"id": "f1f1f1f1f1f1", "kind": "intent", "time": "2026-11-28T00:00:00", **file},
+            {"id": "f2f2f2f2f2f2", "kind": "edit", "time": "2026-11-28T00:00:01",
+             "fork": str(victim), "session_id": victim.stem,
+             "files": [{**file, "intent": "f1f1f1f1f1f1"}]},
+        ]  # fmt: skip
+    actions.log_path().parent.mkdir(parents=True, exist_ok=True)
+    with actions.log_path().open("a") as log:
+        log.writelines(json.dumps(line) + "\n" for line in forged)
+    for flags in ([], ["--force"]):
+        ended = run_cli("undo", *flags)
+        _one_line_refusal(ended.err, ended.code)
+        assert f"carries no ctxtop fork mark for session {victim.stem}" in ended.err
+    assert victim.read_bytes() == original
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "openai-messages", "openai-document"])
+def test_every_agents_fork_carries_the_mark_that_undo_asks_for(tmp_path: Path, agent: str) -> None:
+    session = tmp_path / SAMPLES[agent].name
+    session.write_bytes(SAMPLES[agent].read_bytes())
+    outcome = json.loads(run_cli("compact", str(session), "--keep-rounds", "1", "--json").out)
+    fork = Path(outcome["fork"])
+    assert marked_fork(fork.read_bytes()) == outcome["session_id"]
+    ended = run_cli("undo")
+    assert ended.code == 0 and f"{fork}: removed" in ended.out, ended.err
+    assert not fork.exists() and session.read_bytes() == SAMPLES[agent].read_bytes()
+
+
+def test_a_fork_with_no_place_for_the_mark_is_said_so_when_written_and_kept(
+    tmp_path: Path,
+) -> None:
+    """A bare list of chat messages without any usage: a mark would add a key a chat API reads
+    in no message of the log, so the fork has none, and undo cannot prove it ctxtop's."""
+    sample = ROOT / "sample_sessions/openai-messages/no-usage.json"
+    session = tmp_path / sample.name
+    session.write_bytes(sample.read_bytes())
+    ended = run_cli("compact", str(session), "--keep-rounds", "1")
+    assert ended.code == 0, ended.err
+    assert "warning: the fork has no place for ctxtop's mark" in ended.out
+    [fork] = [path for path in tmp_path.iterdir() if ".ctxtop-" in path.name]
+    ended = run_cli("undo")
+    _one_line_refusal(ended.err, ended.code)
+    assert "carries no ctxtop fork mark" in ended.err and fork.exists()
 
 
 def test_a_fork_rewritten_since_is_kept_even_with_force(tmp_path: Path) -> None:

@@ -21,6 +21,8 @@ from agent_install import npm_cli
 from model_server import ModelServer
 
 from engine.agents.session_reader import read_session
+from engine.editing.undo import undo
+from engine.sessions.fork_mark import marked_fork
 from engine.sessions.sample import context_tokens
 
 CLAUDE_CODE_VERSION = "2.1.332"
@@ -209,9 +211,18 @@ def codex_home(
 
 def assert_fork_estimated(outcome: dict[str, Any]) -> None:
     """A fork ctxtop wrote opens with the figure its preview promised, marked estimated (the
-    marks ctxtop leaves in it: engine/sessions/fork_mark.py)."""
+    marks ctxtop leaves in it: engine/sessions/fork_mark.py), and carries the mark naming its
+    session that ``ctxtop undo`` asks for."""
     context = context_tokens(read_session(Path(outcome["fork"])))
     assert (context.value, context.source) == (outcome["context_after"], "estimated")
+    assert marked_fork(Path(outcome["fork"]).read_bytes()) == outcome["session_id"]
+
+
+def assert_undo_removes_the_resumed_fork(outcome: dict[str, Any]) -> None:
+    """The fork the real CLI resumed (and appended to) is still provably ctxtop's: its mark
+    is in the part ctxtop wrote, and ``undo --force`` removes it."""
+    assert undo(force=True)["removed"]
+    assert not Path(outcome["fork"]).exists()
 
 
 def assert_fork_reported(outcome: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from agents import (
     ClaudeProject,
     assert_fork_estimated,
     assert_fork_reported,
+    assert_undo_removes_the_resumed_fork,
     claude_bin,
     claude_main_request,
 )
@@ -69,6 +70,7 @@ def test_claude_code_resumes_the_fork_with_placeholders(tmp_path: Path, written_
     # The agent appended its new turn to the fork; the original was never touched.
     assert PROMPT in Path(outcome["fork"]).read_text(encoding="utf-8")
     assert hashlib.sha256(source.read_bytes()).hexdigest() == original
+    assert_undo_removes_the_resumed_fork(outcome)
     version = subprocess.run(
         [str(claude), "--version"], env=project.env(0), capture_output=True, text=True,
         timeout=60, check=False,

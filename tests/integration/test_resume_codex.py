@@ -11,7 +11,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from agents import BIG_LINE, assert_fork_estimated, assert_fork_reported, codex_home
+from agents import (
+    BIG_LINE,
+    assert_fork_estimated,
+    assert_fork_reported,
+    assert_undo_removes_the_resumed_fork,
+    codex_home,
+)
 
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
@@ -32,3 +38,4 @@ def test_codex_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
     assert BIG_LINE.format(150) not in sent
     assert "what was in it?" in Path(outcome["fork"]).read_text(encoding="utf-8")
     assert hashlib.sha256(source.read_bytes()).hexdigest() == original
+    assert_undo_removes_the_resumed_fork(outcome)

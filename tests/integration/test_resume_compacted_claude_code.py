@@ -20,6 +20,7 @@ from agents import (
     ClaudeProject,
     assert_fork_estimated,
     assert_fork_reported,
+    assert_undo_removes_the_resumed_fork,
     claude_bin,
     claude_main_request,
 )
@@ -67,4 +68,5 @@ def test_claude_code_resumes_the_compacted_session_from_the_summary(
     # The agent appended its new turn to the compacted session; the original is untouched.
     assert PROMPT in Path(outcome["fork"]).read_text(encoding="utf-8")
     assert hashlib.sha256(source.read_bytes()).hexdigest() == outcome["source_sha256"]
+    assert_undo_removes_the_resumed_fork(outcome)
     assert source.read_text(encoding="utf-8") == original

@@ -12,7 +12,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from agents import BIG_LINE, assert_fork_estimated, assert_fork_reported, codex_home
+from agents import (
+    BIG_LINE,
+    assert_fork_estimated,
+    assert_fork_reported,
+    assert_undo_removes_the_resumed_fork,
+    codex_home,
+)
 
 from engine.compaction.handoff import OPENING
 from engine.forks.compact import compact_session
@@ -36,3 +42,4 @@ def test_codex_resumes_the_compacted_session_from_the_summary(tmp_path: Path) ->
     assert sent.count("Full transcript of the conversation before this summary") == 1
     assert "what was in it?" in Path(outcome["fork"]).read_text(encoding="utf-8")
     assert hashlib.sha256(source.read_bytes()).hexdigest() == original
+    assert_undo_removes_the_resumed_fork(outcome)

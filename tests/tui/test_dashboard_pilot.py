@@ -8,6 +8,7 @@ from pathlib import Path
 from dashboard_support import COMPACTION_LINE, frozen_clock, synchronous, wait_until, write_lines
 from textual.message import Message
 
+from engine.config import Settings
 from engine.live.demo import demo_lines
 from engine.live.session import LiveSession
 from tui.app import CtxtopApp
@@ -150,6 +151,39 @@ async def test_demo_replays_the_sample_and_starts_over(tmp_path: Path) -> None:
         await wait_until(pilot, watch)
         await wait_until(pilot, lambda: watch() and seen[-1] < max(seen))
     assert max(seen) == 8  # every request of the sample was on screen before it started over
+
+
+BAD_THEMES = {
+    "spread.yaml": "luminosity_spread: abc",
+    "dark.yaml": "dark: maybe",
+    "alpha.yaml": "text_alpha: 7",
+    "variable.yaml": "variables: {footer-key-foreground: blurple}",
+    "style.yaml": "variables: {block-cursor-text-style: shiny}",
+    "ansi.yaml": "ansi: true",
+}
+
+
+@synchronous
+async def test_bad_theme_files_are_skipped_with_a_notice_and_the_default_shown(
+    isolated_dirs: Path,
+) -> None:
+    """Each of these loaded and crashed the app when selected, or at start when the settings
+    named it: now each is one line naming its file, and the settings' choice falls back."""
+    folder = isolated_dirs / "config" / "themes"
+    folder.mkdir(parents=True)
+    for name, line in BAD_THEMES.items():
+        (folder / name).write_text(f"name: bad\nprimary: '#B58900'\n{line}\n")
+    app = CtxtopApp(None, settings=Settings(theme="bad"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.theme == "ctxtop-dark" and "bad" not in app.theme_names
+        for _ in app.theme_names:
+            await pilot.press("t")  # every theme in the cycle applies
+        [notice] = [n for n in app._notifications if n.title == "Theme files"]
+        lines = notice.message.splitlines()
+        assert len(lines) == 5 + 1 + 1  # five files, "and 1 more", the fallback
+        assert all(line.startswith(str(folder)) for line in lines[:5])
+        assert lines[5] == "and 1 more theme file skipped"
+        assert lines[6] == "the settings' theme 'bad' is not loaded: ctxtop-dark instead"
 
 
 @synchronous

@@ -140,6 +140,7 @@ class ClaudeCodeWriter(Writer):
         self,
         fork: bytes,
         context_tokens: int,
+        session_id: str,
         usage: Mapping[str, tuple[int, int]] | None = None,
     ) -> bytes:
         """Also the usage ctxtop wrote (``ctxtopUsage``) as ``usage`` gives it by uuid: what
@@ -155,7 +156,7 @@ class ClaudeCodeWriter(Writer):
                     prompt, output = figures
                     message["usage"] = written_usage(prompt, output)
             fork = jsonl_bytes(records)
-        return super().mark(fork, context_tokens)
+        return super().mark(fork, context_tokens, session_id)
 
     def fork_name(self, session_id: str) -> str:
         return f"{session_id}.jsonl"

@@ -19,7 +19,7 @@ from typing import Any
 from engine.agents.openai_messages.reader import is_message, is_request_usage, message_id_of
 from engine.editing.cycles import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, dumps, jsonl_records, list_of, text_id
-from engine.sessions.fork_mark import ESTIMATED, FORK_KEY, USAGE_KEY, marked
+from engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, marked
 
 
 class OpenAIMessagesWriter(Writer):
@@ -90,6 +90,7 @@ class OpenAIMessagesWriter(Writer):
         self,
         fork: bytes,
         context_tokens: int,
+        session_id: str,
         usage: Mapping[str, tuple[int, int]] | None = None,
     ) -> bytes:
         """The usage of each kept response from the first message ctxtop changed on is
@@ -100,7 +101,7 @@ class OpenAIMessagesWriter(Writer):
         parent = self.document()[1]
         estimates = usage or {}
         changed = False
-        last: tuple[dict[str, Any], str] | None = None
+        last: tuple[dict[str, Any], str] | None = None  # the last response
         index = 0
         for position, message in enumerate(messages):
             if not is_message(message):
@@ -108,21 +109,31 @@ class OpenAIMessagesWriter(Writer):
             changed = changed or position >= len(parent) or parent[position] != message
             key = message_id_of(message, index)
             index += 1
-            if message.get("role") != "assistant" or not is_request_usage(message.get("usage")):
+            if message.get("role") != "assistant":
                 continue
-            if changed and key in estimates:
-                message["usage"] = _estimated_usage(message["usage"], *estimates[key])
             last = (message, key)
+            if changed and key in estimates and is_request_usage(message.get("usage")):
+                message["usage"] = _estimated_usage(message["usage"], *estimates[key])
         if container is not None:
-            container = marked(container, context_tokens)
+            container = marked(container, context_tokens, session_id)
         elif last is not None and last[1] in estimates:
-            prompt, output = estimates[last[1]]
-            last[0]["usage"][FORK_KEY] = {"contextTokens": prompt + output}
+            message, key = last
+            prompt, output = estimates[key]
+            # undo asks for the mark: a response without usage gets ctxtop's, in a log that
+            # puts usage on its messages (a log without any has no place for a mark)
+            if not isinstance(message.get("usage"), dict) and _uses_usage(parent):
+                message["usage"] = _estimated_usage({}, prompt, output)
+            if isinstance(message.get("usage"), dict):
+                message["usage"].update(fork_marker(prompt + output, session_id))
         return _dumps(container, messages)
 
     def fork_name(self, session_id: str) -> str:
         stem = re.sub(r"[^A-Za-z0-9_-]+", "-", self.path.stem).strip("-")[:80] or "session"
         return f"{stem}.ctxtop-{session_id}.json"
+
+
+def _uses_usage(messages: list[Any]) -> bool:
+    return any(isinstance(message, Mapping) and "usage" in message for message in messages)
 
 
 def _dumps(container: Any, messages: list[Any]) -> bytes:
