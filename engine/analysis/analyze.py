@@ -150,7 +150,7 @@ class Analyzer:
                 "logged",
                 factor,
                 shown,
-                factor.apply(logged.tokens),
+                factor.apply_system(logged.tokens),
             )
         system = self._inferred_system(state, on_context, encoding, NONE)
         if system is None and logged is not None:
