@@ -140,6 +140,7 @@ def _learn(
     # Where each answer on the context starts, newest first. One answer's records are
     # together (but for its tool results between them).
     starts: dict[str, int] = {}
+    model = None
     for index in range(len(context) - 1, -1, -1):
         key = context[index].response_key
         response = None if key is None else responses.get(key)
@@ -147,6 +148,10 @@ def _learn(
             continue
         if response.line < since:
             break
+        if not starts:
+            model = response.model
+        elif response.model != model:
+            break  # another model's tokenizer (engine/analysis/placement.py newest_run_start)
         starts[response.key] = index
     if not starts:
         return None
