@@ -25,7 +25,7 @@ from engine.analysis.cache_shapes import ShapeBuilder, model_prices
 from engine.analysis.cache_shared import shared_evidence
 from engine.analysis.cache_sim import CacheSimulator, SharedEvidence
 from engine.analysis.forecast import RECENT, forecast
-from engine.analysis.placement import OnContext
+from engine.analysis.placement import OnContext, newest_run_start
 from engine.analysis.placement import on_context as find_on_context
 from engine.analysis.profiles import CacheSpec
 from engine.analysis.relevance import RelevanceIndex
@@ -150,7 +150,7 @@ class Analyzer:
                 "logged",
                 factor,
                 shown,
-                factor.apply(logged.tokens),
+                factor.apply_system(logged.tokens),
             )
         system = self._inferred_system(state, on_context, encoding, NONE)
         if system is None and logged is not None:
@@ -181,10 +181,11 @@ class Analyzer:
         encoding: Encoding,
         factor: TokenizerFactor,
     ) -> int | None:
-        """The system prompt and tools: the first request on the context less the messages
-        before it. After a compaction, until a request follows it, the first request's on the
-        context before it (the state keeps that context), so that a live session and a cold
-        read of the same lines infer the same size."""
+        """The system prompt and tools: the first request on the context (of the newest
+        model's requests) less the messages before it. After a compaction, until a request
+        follows it, the first request's on the context before it (the state keeps that
+        context), so that a live session and a cold read of the same lines infer the same
+        size."""
         kept = state.context_before_rewrite
         if not on_context and kept is not None:
             messages, since = kept
@@ -198,7 +199,7 @@ class Analyzer:
             return max(fork.tokens - sum(self.ledger.message_sizes(before, encoding)), 0)
         if not on_context:
             return None
-        first = on_context[0]
+        first = newest_run_start(on_context)
         return max(first.response.usage.input_tokens_total - factor.apply(first.before), 0)
 
     # --- parts ----------------------------------------------------------------------------

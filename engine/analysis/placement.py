@@ -48,3 +48,14 @@ def on_context(
         position = index
         found.append(OnContext(response, index, running, answer[key]))
     return found
+
+
+def newest_run_start(found: Sequence[OnContext]) -> OnContext:
+    """The first of the newest requests made with the newest one's model (``found`` not empty):
+    another model counts the same text with its own tokenizer, and its requests may carry
+    another system prompt (a skill that runs on another model)."""
+    model = found[-1].response.model
+    start = len(found) - 1
+    while start > 0 and found[start - 1].response.model == model:
+        start -= 1
+    return found[start]

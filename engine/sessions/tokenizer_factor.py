@@ -8,6 +8,14 @@ the tokenizer counts in the messages added in between. One ratio over the whole
 span, not a running average of per-request ratios: a request that adds a few tokens would swing
 such an average (a 10-token estimate reported as 300 tokens counted as 30x).
 
+When the log records the system prompt and tools (Claude Code 2.1.330+), the whole prompt of a
+request is counted, not only its growth: the starting guess is then the newest request's reported
+prompt over its counted prompt, so that a context of a few requests (after a compaction) is
+corrected too; and the system prompt gets a factor of its own, what the oldest request of the span
+leaves for it once its messages are corrected. Prose, JSON tool schemas and a number-heavy
+file differ in their ratio (on Claude Code's loopback logs: 1.04 for the system prompt and tools,
+0.63 for a file of numbers): one ratio for both would shift tokens between the sections.
+
 Every figure that turns tokenizer counts into context tokens (the gauge, the sections, the prompt
 tree, edit and compaction previews) takes this factor, so that they add up to what the API
 reported.
@@ -15,16 +23,18 @@ reported.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Message, SessionState
+from engine.sessions.prompt_parts import logged_tokens
 from engine.tokens.encoding import Encoding
 
-# The weight (tokenizer tokens) of the starting guess, a factor of 1: a context that grew by a few
-# thousand tokens says little about the ratio (the reminders and framing the agent adds to a
-# request weigh more in it than the content), one that grew by 50,000 says a lot.
+# The weight (tokenizer tokens) of the starting guess (1, or a whole prompt's ratio): a context
+# that grew by a few thousand tokens says little about the ratio (the reminders and framing the
+# agent adds to a request weigh more in it than the content), one that grew by 50,000 says a lot.
 PRIOR_WEIGHT = 5000
 # How much growth (tokenizer tokens) the factor is learnt over: the newest requests', so that a
 # quick look at a file's last megabytes (the status line, ``ctxtop sessions``) learns what a
@@ -37,12 +47,14 @@ LOWEST, HIGHEST = 0.5, 3.0
 
 @dataclass(frozen=True, slots=True)
 class TokenizerFactor:
-    """API tokens per tokenizer token, and the evidence: ``reported`` tokens of growth over
-    ``counted`` tokenizer tokens (0 and 0: nothing learnt, the factor is 1)."""
+    """API tokens per tokenizer token, and the evidence: ``reported`` tokens over ``counted``
+    tokenizer tokens (0 and 0: nothing learnt, the factor is 1). ``system``: the factor of a
+    system prompt and tools counted from the log (None: ``value``)."""
 
     value: float = 1.0
     reported: int = 0
     counted: int = 0
+    system: float | None = None
 
     @property
     def learned(self) -> bool:
@@ -50,6 +62,10 @@ class TokenizerFactor:
 
     def apply(self, tokens: int) -> int:
         return round(tokens * self.value)
+
+    def apply_system(self, tokens: int) -> int:
+        """A logged system prompt and tools counted by the tokenizer, in the API's tokens."""
+        return round(tokens * (self.value if self.system is None else self.system))
 
     def spread(self, tokens: Sequence[int]) -> list[int]:
         """Each count times the factor, rounded so that every prefix sums to its own total
@@ -67,15 +83,20 @@ class TokenizerFactor:
 NONE = TokenizerFactor()
 
 
-def factor_from(reported_growth: int, counted_growth: int) -> TokenizerFactor:
+def factor_from(
+    reported_growth: int, counted_growth: int, guess: TokenizerFactor = NONE
+) -> TokenizerFactor:
     """The factor from a context's growth between two requests: reported by the API and
-    counted by the tokenizer in the messages added in between."""
-    if counted_growth <= 0 or reported_growth <= 0:
-        return NONE
-    if not LOWEST <= reported_growth / counted_growth <= HIGHEST:
-        return NONE
-    value = (reported_growth + PRIOR_WEIGHT) / (counted_growth + PRIOR_WEIGHT)
-    return TokenizerFactor(value, reported_growth, counted_growth)
+    counted by the tokenizer in the messages added in between, starting from ``guess`` (a
+    whole prompt's ratio, else 1)."""
+    if not _plausible(reported_growth, counted_growth):
+        return guess
+    value = (reported_growth + PRIOR_WEIGHT * guess.value) / (counted_growth + PRIOR_WEIGHT)
+    return TokenizerFactor(value, reported_growth + guess.reported, counted_growth + guess.counted)
+
+
+def _plausible(reported: int, counted: int) -> bool:
+    return counted > 0 and reported > 0 and LOWEST <= reported / counted <= HIGHEST
 
 
 def last_answer_index(context: Sequence[Message], key: str) -> int | None:
@@ -96,11 +117,12 @@ def learn(state: SessionState, ledger: Ledger, encoding: Encoding) -> TokenizerF
     """The factor of ``state``'s current context, from its newest requests since the last
     compaction or truncation. Until a request follows that rewrite, the factor of the context
     before it (as the system prompt's size is inferred from it, engine/analysis/analyze.py)."""
-    now = _learn(state, state.context, state.last_rewrite_line, ledger, encoding)
+    system = logged_tokens(state.prompt_parts, encoding)
+    now = _learn(state, state.context, state.last_rewrite_line, ledger, encoding, system)
     kept = state.context_before_rewrite
     if now is not None or kept is None:
         return now or NONE
-    return _learn(state, kept[0], kept[1], ledger, encoding) or NONE
+    return _learn(state, kept[0], kept[1], ledger, encoding, system) or NONE
 
 
 def _learn(
@@ -109,13 +131,16 @@ def _learn(
     since: int,
     ledger: Ledger,
     encoding: Encoding,
+    system: int | None,
 ) -> TokenizerFactor | None:
     """The factor over ``context``'s newest requests (those logged from line ``since``), back
-    until it grew by ``LEARNT_OVER`` tokenizer tokens; None: no request on it."""
+    until it grew by ``LEARNT_OVER`` tokenizer tokens; None: no request on it. ``system``: the
+    system prompt and tools counted from the log (None: not logged)."""
     responses = state.responses
     # Where each answer on the context starts, newest first. One answer's records are
     # together (but for its tool results between them).
     starts: dict[str, int] = {}
+    model = None
     for index in range(len(context) - 1, -1, -1):
         key = context[index].response_key
         response = None if key is None else responses.get(key)
@@ -123,6 +148,10 @@ def _learn(
             continue
         if response.line < since:
             break
+        if not starts:
+            model = response.model
+        elif response.model != model:
+            break  # another model's tokenizer (engine/analysis/placement.py newest_run_start)
         starts[response.key] = index
     if not starts:
         return None
@@ -135,5 +164,23 @@ def _learn(
         first_key, first = key, index
         if counted >= LEARNT_OVER:
             break
+    oldest = responses[first_key].usage.input_tokens_total
     newest = responses[newest_key].usage.input_tokens_total
-    return factor_from(newest - responses[first_key].usage.input_tokens_total, counted)
+    if not system:
+        return factor_from(newest - oldest, counted)
+    # The log holds the whole prompt: the guess is the newest request's reported over counted
+    # (its messages weigh in it as much as they do in the context), and the system prompt's
+    # factor what the oldest request leaves for it once its messages are corrected (the
+    # messages' own when no growth tells them apart).
+    messages = ledger.messages(context[:first], encoding)
+    factor = factor_from(newest - oldest, counted, _ratio(newest, system + messages + counted))
+    if not factor.learned:
+        return factor
+    share = (oldest - factor.apply(messages)) / system
+    return dataclasses.replace(factor, system=share if LOWEST <= share <= HIGHEST else None)
+
+
+def _ratio(reported: int, counted: int) -> TokenizerFactor:
+    if not _plausible(reported, counted):
+        return NONE
+    return TokenizerFactor(reported / counted, reported, counted)

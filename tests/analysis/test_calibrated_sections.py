@@ -59,3 +59,17 @@ def test_the_prompt_trees_messages_are_their_counts_times_the_factor() -> None:
     assert messages.tokens == round(
         count([m for m in state.context if m.kind != "attachment" and m.role != "system"]) * factor
     )
+
+
+def test_a_skill_on_another_model_starts_the_sections_again() -> None:
+    """A real session (marot/spotter, Claude Code 2.1.39) whose skill moves it from
+    claude-opus-4-6 to claude-haiku-4-5 (line 103; every cache read lost there): the haiku
+    requests send 5,300 tokens more than the log's messages grew by. The system prompt is
+    inferred from the first haiku request, the factor learnt from haiku's requests: the
+    sections add up within 5 % (were 7.4 % short, the factor 1.59 from that step)."""
+    path = ROOT / "tests/analysis/data/cache_real/marot-spotter"
+    report = report_json(path / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
+    assert report["model"] == "claude-haiku-4-5-20251001"
+    analysis = report["analysis"]
+    assert abs(analysis["residual_tokens"]) <= 0.05 * analysis["context_tokens"]
+    assert analysis["tokenizer_factor"] < 1.3

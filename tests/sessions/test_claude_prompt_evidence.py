@@ -308,3 +308,80 @@ def test_a_followed_session_shows_what_a_cold_read_shows(tmp_path: Path) -> None
     snapshot_parts = count(PREFIX) + count("\n\n".join(SECTIONS)) + tools_tokens(sent_tools())
     shape_parts = count(PREFIX) + tools_tokens(sent_tools()[1:])
     assert {(snapshot_parts, "logged"), (shape_parts, "logged")} <= seen
+
+
+# The tokenizer factor when the log holds the whole prompt. The model here counts as Claude Code's
+# loopback harness does (4 characters a token of the messages; the system prompt and tools as
+# ctxtop's tokenizer does): a file of numbers it counts at about 0.7 of the tokenizer's count.
+NUMBERS = "\n".join(
+    f"{i:05d} job-{i * 7919 % 100_000:05d} {i * 104_729 % 999_983:06d} ms" for i in range(1500)
+)
+
+
+def loopback(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def turn(lines: list[Any], n: int, text: str, prompt: int) -> int:
+    """A user message and its answer, the request reported at ``prompt`` plus what they add;
+    the new prompt."""
+    prompt += loopback(text)
+    lines.append(line("user", f"u{n}", f"m{n - 1}", message={"role": "user", "content": text}))
+    lines.append(assistant(f"m{n}", f"u{n}", ANSWER, prompt, f"msg_{n}"))
+    return prompt + loopback(ANSWER)
+
+
+def first_turn(text: str, snapshot_fields: Any = None) -> tuple[list[Any], int]:
+    """The first prompt ``text``, its attachments and snapshot, and its request as the loopback
+    model reports it."""
+    fields = snapshot_fields or {"systemPrompt": SECTIONS, "cliPrefix": PREFIX, "tools": TOOLS}
+    tools = fields["tools"]
+    system = count(fields["cliPrefix"]) + count("\n\n".join(fields["systemPrompt"]))
+    system += tools_tokens([{"name": t["name"], "description": t["description"],
+                             "input_schema": t["schema"]} for t in tools])  # fmt: skip
+    prompt = system + loopback(text) + sum(loopback(shown) for shown in RENDERED.values())
+    lines = [
+        line("user", "u1", None, message={"role": "user", "content": text}),
+        attachment("a1", "u1", "environment"),
+        attachment("a2", "a1", "date"),
+        attachment("a3", "a2", "deferred_tools_delta"),
+        snapshot("s1", "a3", **fields),
+        assistant("m1", "s1", ANSWER, prompt, "msg_1"),
+    ]
+    return lines, prompt + loopback(ANSWER)
+
+
+def test_a_context_of_few_requests_is_calibrated_by_its_whole_prompt(tmp_path: Path) -> None:
+    """Two requests that grew by a sentence, on a context that is mostly a file of numbers (as
+    after an auto-compaction that kept a Read): the growth teaches nothing, the whole prompt
+    does. The sections add up to the reported context (was: residual -67 %)."""
+    lines, prompt = first_turn("Find the slowest jobs in this log:\n" + NUMBERS)
+    turn(lines, 2, "And the fastest one?", prompt)
+    got = report(write(tmp_path / f"{SESSION}.jsonl", lines))
+    context = got["context_tokens"]["value"]
+    assert got["context_tokens"]["source"] == "reported"
+    assert abs(got["analysis"]["residual_tokens"]) <= 0.05 * context
+    parts = sections(got)
+    assert parts["messages"]["provenance"] == "calibrated"
+    numbers = loopback(NUMBERS)
+    assert abs(parts["messages"]["tokens"] - numbers) <= 0.05 * numbers
+
+
+def test_a_logged_system_prompt_keeps_its_own_ratio(tmp_path: Path) -> None:
+    """The first request is mostly the system prompt and tools (the model counts them as the
+    tokenizer does); then a file of numbers (0.7 of the tokenizer's count) grows the context.
+    One ratio for both showed the system prompt 31 % short; its own ratio shows what it sent."""
+    long_tools = [{**tool, "description": f"{tool['description']} " + SECTIONS[0] * 60}
+                  for tool in TOOLS]  # fmt: skip
+    fields = {"systemPrompt": SECTIONS, "cliPrefix": PREFIX, "tools": long_tools}
+    lines, prompt = first_turn(PROMPT, fields)
+    prompt = turn(lines, 2, "Here is the log:\n" + NUMBERS, prompt)
+    turn(lines, 3, "Which job is slowest?", prompt)
+    got = report(write(tmp_path / f"{SESSION}.jsonl", lines))
+    system = sections(got)["system"]
+    sent = count(PREFIX) + count("\n\n".join(SECTIONS))
+    sent += tools_tokens([{"name": t["name"], "description": t["description"],
+                           "input_schema": t["schema"]} for t in long_tools])  # fmt: skip
+    assert system["provenance"] == "logged"
+    assert abs(system["tokens"] - sent) <= 0.05 * sent
+    assert abs(got["analysis"]["residual_tokens"]) <= 0.05 * got["context_tokens"]["value"]

@@ -141,3 +141,60 @@ def test_a_request_adding_a_few_tokens_does_not_swing_the_factor() -> None:
     assert abs(r3.calibrated_error_pct or 0) < 5
     # A growth of 50,000 counted tokens reported as 60,000 says 1.2, nearly all of it.
     assert 1.18 < factor_from(60_000, 50_000).value < 1.2
+
+
+def _switching_session(folder: Path) -> tuple[Path, int]:
+    """A Claude Code 2.1.39-shaped session whose skill moves it to another model (as a real one
+    did: a Skill result naming ``claude-haiku-4-5``, the next requests made with it, every cache
+    read lost). The other model's requests carry 4,000 more tokens of prompt the log does not
+    show (its own system prompt and tools). Each request reports what the log holds, counted
+    by the tokenizer, plus the system prompt of its model. Returns the file and the last
+    request's prompt."""
+    session = "5e55c0de-0000-4000-8000-0000000005c1"
+    texts = [
+        ("Add telemetry to the web server.", "opus"),
+        ("defmodule Web.Endpoint do\n  use Phoenix.Endpoint\nend\n" * 150, "opus"),
+        ("Launching skill: elixir:hex-docs-search", "haiku"),
+        ("opentelemetry_bandit 0.2: setup, spans, attributes.\n" * 120, "haiku"),
+        ("config :opentelemetry, traces_exporter: :otlp\n" * 80, "haiku"),
+    ]
+    models = {"opus": "claude-opus-4-6", "haiku": "claude-haiku-4-5-20251001"}
+    system = {"opus": 3_000, "haiku": 7_000}
+    answer = "Looking at it now."
+    rows: list[dict[str, Any]] = []
+    counted = 0
+    parent = None
+    for n, (text, model) in enumerate(texts, 1):
+        base = {"sessionId": session, "timestamp": f"2026-02-12T14:{n:02d}:00.000Z",
+                "isSidechain": False, "version": "2.1.39", "type": "user"}  # fmt: skip
+        rows.append(base | {"uuid": f"u{n}", "parentUuid": parent,
+                            "message": {"role": "user", "content": text}})  # fmt: skip
+        counted += ENC.count(text)
+        prompt = system[model] + counted
+        usage = {"input_tokens": 1, "cache_read_input_tokens": 0,
+                 "cache_creation_input_tokens": prompt - 1,
+                 "output_tokens": ENC.count(answer)}  # fmt: skip
+        message = {"id": f"msg_{n}", "type": "message", "role": "assistant",
+                   "model": models[model], "content": [{"type": "text", "text": answer}],
+                   "usage": usage}  # fmt: skip
+        rows.append(base | {"type": "assistant", "uuid": f"m{n}", "parentUuid": f"u{n}",
+                            "message": message})  # fmt: skip
+        counted += ENC.count(answer)
+        parent = f"m{n}"
+    path = folder / f"{session}.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path, prompt
+
+
+def test_a_model_change_starts_the_system_prompt_and_factor_again(tmp_path: Path) -> None:
+    """The system prompt is inferred from the first request of the newest model, the factor
+    learnt over its requests only: the sections add up to the reported context (was: system
+    prompt 2,997, factor 1.39 from the step no text explains, residual 16 %)."""
+    path, prompt = _switching_session(tmp_path)
+    got = report(path)
+    context = got["context_tokens"]["value"]
+    assert got["last_request"]["input_tokens_total"] == prompt
+    system = next(s for s in got["analysis"]["sections"] if s["name"] == "system")
+    assert system["provenance"] == "inferred"
+    assert abs(system["tokens"] - 7_000) <= 0.02 * 7_000
+    assert abs(got["analysis"]["residual_tokens"]) <= 0.02 * context
