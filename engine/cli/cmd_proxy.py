@@ -42,11 +42,11 @@ def request_line(line: dict[str, Any]) -> str:
 
 
 def settings_from(args: argparse.Namespace) -> ProxySettings:
-    from engine.proxy.settings import load_proxy_settings
+    from engine.proxy.settings import load_proxy_settings, port_number
 
     settings = load_proxy_settings()
     if args.port is not None:
-        settings = dataclasses.replace(settings, port=args.port)
+        settings = dataclasses.replace(settings, port=port_number(args.port, "--port"))
     return settings
 
 
@@ -75,8 +75,10 @@ async def serve(settings: ProxySettings, auto: AutoLive) -> None:
     )
     try:
         port = await server.start()
-    except OSError as error:
-        await server.stop()
+    except BaseException as error:
+        await server.stop()  # its client session too: no "Unclosed client session" at exit
+        if not isinstance(error, OSError):
+            raise
         raise CtxtopError(
             f"127.0.0.1:{settings.port}: cannot listen ({error.strerror or error})"
         ) from None

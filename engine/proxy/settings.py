@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import config_path, read_config_data, url_problem
-from engine.errors import InputError
+from engine.errors import CtxtopError, InputError
 
 DEFAULT_PORT = 8787
 DEFAULT_UPSTREAMS = {
@@ -55,14 +55,22 @@ def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:
     return float(value)
 
 
-def _port(value: Any, where: str) -> int:
+def port_number(value: Any, name: str) -> int:
+    """``value`` as a port to listen on; ``CtxtopError`` naming ``name`` (``--port``) if not."""
     try:
         port = int(value)
     except (TypeError, ValueError):
         port = -1
     if isinstance(value, bool) or not 0 <= port <= 65535:
-        raise InputError(where, f"proxy.port must be a port number (0-65535), not {value!r}")
+        raise CtxtopError(f"{name} must be a port number (0-65535), not {value!r}")
     return port
+
+
+def _port(value: Any, where: str) -> int:
+    try:
+        return port_number(value, "proxy.port")
+    except CtxtopError as error:
+        raise InputError(where, str(error)) from None
 
 
 def _upstream(name: str, url: Any, where: str) -> str:

@@ -83,3 +83,11 @@ def test_the_command_prints_how_to_start_agents_and_a_line_per_request(
     everything = first + "".join(head) + request + out + err
     assert KEY not in everything
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("port", ["99999", "-5"])
+def test_a_port_out_of_range_is_one_line(isolated_dirs: Path, port: str) -> None:
+    done = run_ctxtop("proxy", "--port", port, env=dict(os.environ))
+    assert done.returncode != 0
+    assert done.stderr == f"ctxtop: --port must be a port number (0-65535), not {int(port)}\n"
+    assert done.stdout == ""
