@@ -6,10 +6,15 @@ from __future__ import annotations
 import base64
 import json
 import struct
+import tracemalloc
 import zlib
+from collections.abc import Iterable
 
+import pytest
+
+from engine.proxy import usage as usage_module
 from engine.proxy.composition import measure
-from engine.proxy.usage import UsageScanner
+from engine.proxy.usage import JSON_KEEP_LIMIT, UsageScanner
 from engine.tokens.encoding import get_encoding
 
 
@@ -20,7 +25,7 @@ def png(width: int, height: int) -> str:
     return base64.b64encode(data + b"\x00" * 64).decode()
 
 
-def scanned(protocol: str, chunks: list[bytes]) -> dict[str, int]:
+def scanned(protocol: str, chunks: Iterable[bytes]) -> dict[str, int]:
     scanner = UsageScanner(protocol)
     for chunk in chunks:
         scanner.feed(chunk)
@@ -213,3 +218,59 @@ def test_usage_of_an_answer_that_is_not_streamed() -> None:
     ).encode()
     assert scanned("gemini", [gemini])["input_tokens"] == 4
     assert scanned("anthropic", [b"<html>bad gateway</html>"]) == {}
+
+
+ANTHROPIC_STREAM = (
+    b'event: message_start\ndata: {"type":"message_start","message":{"usage":'
+    b'{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":1}}}\n\n'
+    b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":33}}\n\n'
+)
+ANTHROPIC_USAGE = {
+    "input_tokens": 100,
+    "cache_read_tokens": 90,
+    "cache_write_tokens": 0,
+    "output_tokens": 33,
+}
+
+
+def held_while(feed: Iterable[bytes], scanner: UsageScanner) -> tuple[int, int]:
+    """(bytes the scanner holds after, the most it held at once) while fed ``feed``."""
+    tracemalloc.start()
+    try:
+        for chunk in feed:
+            scanner.feed(chunk)
+        return tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_stream_fed_a_byte_at_a_time_gives_its_usage() -> None:
+    chunks = (ANTHROPIC_STREAM[i : i + 1] for i in range(len(ANTHROPIC_STREAM)))
+    assert scanned("anthropic", chunks) == ANTHROPIC_USAGE
+
+
+def test_a_huge_answer_without_a_newline_is_not_kept() -> None:
+    """Past what can be read for its usage, nothing of the answer is held, and the scan never
+    holds more than that limit at once (the partial line was joined again on every chunk: a
+    63 MB answer took 18 s through the proxy and held it all)."""
+    chunk = b"x" * (256 * 1024)
+    count = (JSON_KEEP_LIMIT + 8 * 1024 * 1024) // len(chunk)
+    scanner = UsageScanner("anthropic")
+    after, peak = held_while([b'{"pad":"', *[chunk] * count], scanner)
+    assert after < 64 * 1024
+    assert peak < JSON_KEEP_LIMIT + 2 * len(chunk)
+    assert scanner.usage == {}
+
+
+def test_an_overlong_stream_line_is_skipped_and_the_usage_after_it_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    limit = 1024 * 1024
+    monkeypatch.setattr(usage_module, "LINE_KEEP_LIMIT", limit)
+    chunk = b"y" * (64 * 1024)
+    scanner = UsageScanner("anthropic")
+    start = b'data: {"type":"content_block_delta","text":"'
+    after, peak = held_while([start, *[chunk] * (3 * limit // len(chunk))], scanner)
+    assert after < 64 * 1024 and peak < limit + 2 * len(chunk)
+    scanner.feed(b'"}\n\n' + ANTHROPIC_STREAM)
+    assert scanner.usage == ANTHROPIC_USAGE
