@@ -32,6 +32,23 @@ def read_head(path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The whole regular file ``path`` if it holds at most ``limit`` bytes; ``OSError``
+    otherwise (a named pipe, a device such as /dev/zero, or a file that is too big: never
+    read past ``limit``)."""
+    fd = open_regular(path)
+    try:
+        if os.fstat(fd).st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew since
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+    return data
+
+
 def replace_file(target: Path, data: bytes) -> None:
     """Write (or replace) ctxtop's own file ``target`` atomically: complete and flushed in a
     temp file of the same directory before it takes the name; ``OSError`` (the temp file

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from engine.errors import CtxtopError
 from engine.live.live_status import live_status
 from engine.proxy.live_plan import LivePlan, live_sessions, stop_plan
+from engine.safety.terminal import one_line
 
 
 def plan_line(plan: LivePlan) -> str:
@@ -25,7 +27,7 @@ def plan_line(plan: LivePlan) -> str:
     before, after = figures.get("tokens_before"), figures.get("tokens_after")
     how = "calibrated" if figures.get("tokens_source") == "calibrated" else "estimate"
     size = f" ({before:,} -> {after:,} tokens, {how})" if isinstance(before, int) else ""
-    return f"{plan.kind}: {what}{size}, since {plan.created}"
+    return f"{plan.kind}: {what}{size}, since {one_line(plan.created)}"
 
 
 def applied_lines(plan: LivePlan, path: str) -> list[str]:
@@ -63,19 +65,23 @@ def run(args: argparse.Namespace) -> int:
                 "plan": s.plan.as_json() if s.plan else None,
                 "received": None if s.received is None else vars_of(s.received),
                 "summary": s.summary(),
+                "problem": s.problem,
             }
             for s in statuses
         ]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
-        return 0
-    if not statuses:
-        print("no session is edited live (ctxtop edit --live, ctxtop compact --live)")
-    for status in statuses:
-        print(status.session_id)
-        if status.plan is not None:
-            print(f"  {plan_line(status.plan)}")
-        print(f"  {status.summary()}")
-    return 0
+    else:
+        if not statuses:
+            print("no session is edited live (ctxtop edit --live, ctxtop compact --live)")
+        for status in statuses:
+            print(one_line(status.session_id))
+            if status.plan is not None:
+                print(f"  {plan_line(status.plan)}")
+            print(f"  {status.summary()}")
+    problems = [status.problem for status in statuses if status.problem]
+    for problem in problems:  # the proxy does not apply these either
+        print(f"ctxtop: {one_line(problem)}; not applied", file=sys.stderr)
+    return 2 if problems else 0
 
 
 def vars_of(value: Any) -> dict[str, Any]:

@@ -16,18 +16,9 @@ from engine.errors import CtxtopError
 from engine.forks.compact import CompactDetails, compact_session
 from engine.forks.edit import edit_session
 from engine.forks.transaction import Preview, unwritten
-from engine.proxy.live_plan import CompactCut, LivePlan, round_digest, save_plan
+from engine.proxy.live_plan import FIGURE_KINDS, CompactCut, LivePlan, round_digest, save_plan
 
-FIGURES = (
-    "tokens_before",
-    "tokens_after",
-    "tokens_source",  # calibrated (the session's tokenizer factor) or estimated
-    "cache_rewrite_tokens",
-    "cache_rewrite_cost_usd",
-    "saving_per_request_usd",
-    "break_even_requests",
-    "priced_by",
-)
+FIGURES = tuple(FIGURE_KINDS)
 
 
 def _now() -> str:

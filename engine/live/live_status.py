@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.errors import CtxtopError
 from engine.files import open_regular
-from engine.proxy.live_plan import LivePlan, plan_path, read_plan
+from engine.proxy.live_plan import LivePlan, load_plan, plan_path
 from engine.proxy.store import measurement_path
 from engine.proxy.usage import reported_prompt
 from engine.tokens.short import provenance_mark
@@ -43,6 +43,7 @@ class LiveStatus:
     session_id: str
     plan: LivePlan | None
     received: Received | None  # None: the proxy has measured no request of the session
+    problem: str | None = None  # why the session's plan file is not a plan (it is not applied)
 
     @property
     def proxied(self) -> bool:
@@ -57,6 +58,8 @@ class LiveStatus:
             figure = received.reported if received.reported is not None else received.sent_tokens
             how = "reported" if received.reported is not None else "measured"
             model = f"the model receives {figure:,} ({how})"
+        if self.problem is not None:
+            return f"its plan cannot be read and is not applied; {model}"
         if self.plan is None:
             return f"proxied: {model}"
         held = self.plan.figures.get("tokens_before")
@@ -92,7 +95,7 @@ def live_status(session_id: str) -> LiveStatus:
     line = last_measurement(session_id)
     received = Received.from_line(line) if line is not None else None
     try:
-        plan = read_plan(plan_path(session_id))  # every few seconds: no cache needed
-    except CtxtopError:
-        plan = None
+        plan = load_plan(plan_path(session_id))  # every few seconds: no cache needed
+    except CtxtopError as error:
+        return LiveStatus(session_id, None, received, str(error))
     return LiveStatus(session_id, plan, received)

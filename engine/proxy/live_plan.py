@@ -16,6 +16,7 @@ summarised round), so that it applies only to a request that holds that history.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterable
@@ -23,13 +24,30 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import CtxtopError
-from engine.files import replace_file
+from engine.errors import CtxtopError, InputError
+from engine.files import read_bounded, replace_file
 from engine.paths import data_dir, is_plain_name
 from engine.proxy.tally import digest
+from engine.safety.terminal import one_line
 
 VERSION = 2  # 1: compactions found their rounds by counting, not by content (ignored now)
 KINDS = ("edit", "compact")
+# A plan holds replacement texts and a summary, far less than a request (64 MB at most): a
+# plan file over this is not read at all.
+PLAN_LIMIT = 64 * 1024 * 1024
+# The figures a plan keeps (engine/live/apply_plan.py), each None or of its kind.
+FIGURE_KINDS: dict[str, tuple[type, ...]] = {
+    "tokens_before": (int,),
+    "tokens_after": (int,),
+    "tokens_source": (str,),  # calibrated (the session's tokenizer factor) or estimated
+    "cache_rewrite_tokens": (int,),
+    "cache_rewrite_cost_usd": (int, float),
+    "saving_per_request_usd": (int, float),
+    "break_even_requests": (int,),
+    "priced_by": (str,),
+}
+
+log = logging.getLogger("ctxtop.proxy")
 
 
 def round_digest(texts: Iterable[str], calls: Iterable[str]) -> str:
@@ -108,8 +126,22 @@ class LivePlan:
             results={str(k): str(v) for k, v in results.items()},
             inputs={str(k): v for k, v in inputs.items()},
             compact=compact,
-            figures=dict(value.get("figures") or {}),
+            figures=_figures(value.get("figures")),
         )
+
+
+def _figures(value: Any) -> dict[str, Any]:
+    """A plan's figures, each of its kind (``ctxtop live`` formats them as numbers)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("figures must be an object")
+    for name, kinds in FIGURE_KINDS.items():
+        figure = value.get(name)
+        if figure is not None and (isinstance(figure, bool) or not isinstance(figure, kinds)):
+            kind = "text" if str in kinds else "a number" if float in kinds else "a whole number"
+            raise ValueError(f"figures.{name} must be {kind}, not {figure!r:.40}")
+    return dict(value)
 
 
 def plans_dir() -> Path:
@@ -168,9 +200,8 @@ class PlanCache:
         # Once, when the proxy starts: finding the data dir costs more than the stat.
         self.directory = plans_dir()
 
-    def get(self, session_id: str) -> LivePlan | None:
-        """The plan in force for ``session_id``, or None (none, or one that cannot be read:
-        then the agent's requests pass unchanged)."""
+    def _stamp(self, session_id: str) -> tuple[Path, tuple[int, int]] | None:
+        """The plan file and its (mtime, size), or None when there is none (one ``stat``)."""
         try:
             if not is_plain_name(session_id):
                 raise CtxtopError(f"refusing unsafe session id {session_id!r}")
@@ -180,19 +211,55 @@ class PlanCache:
             with self._lock:
                 self._seen.pop(session_id, None)
             return None
-        stamp = (info.st_mtime_ns, info.st_size)
+        return path, (info.st_mtime_ns, info.st_size)
+
+    def may_apply(self, session_id: str) -> bool:
+        """Whether ``get`` may find a plan in force: a ``stat`` only, never a read (the proxy
+        asks on its event loop). False when there is no plan file, or it is the one already
+        found unreadable."""
+        found = self._stamp(session_id)
+        if found is None:
+            return False
+        with self._lock:
+            known = self._seen.get(session_id)
+        return known is None or known[0] != found[1] or known[1] is not None
+
+    def get(self, session_id: str) -> LivePlan | None:
+        """The plan in force for ``session_id``, or None (none, or one that cannot be read:
+        then the agent's requests pass unchanged, and one line says why)."""
+        found = self._stamp(session_id)
+        if found is None:
+            return None
+        path, stamp = found
         with self._lock:
             known = self._seen.get(session_id)
         if known is not None and known[0] == stamp:
             return known[1]
-        plan = read_plan(path)
+        try:
+            plan = load_plan(path)
+        except InputError as error:  # once per change of the file: the stamp is kept
+            log.warning("ctxtop proxy: %s; it is not applied", one_line(str(error)))
+            plan = None
         with self._lock:
             self._seen[session_id] = (stamp, plan)
         return plan
 
 
-def read_plan(path: Path) -> LivePlan | None:
+def load_plan(path: Path) -> LivePlan | None:
+    """The plan in ``path``, None when there is no such file; ``InputError`` naming the file
+    when it is not a readable plan: a named pipe or a device (never waited on or read), a file
+    over ``PLAN_LIMIT``, damaged JSON, a figure of the wrong kind."""
     try:
-        return LivePlan.from_json(json.loads(path.read_bytes()))
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        data = read_bounded(path, PLAN_LIMIT)
+    except FileNotFoundError:
         return None
+    except OSError as error:
+        raise InputError(str(path), f"live plan not read ({error.strerror or error})") from None
+    try:
+        return LivePlan.from_json(json.loads(data))
+    except (ValueError, RecursionError) as error:  # a JSONDecodeError is a ValueError
+        raise InputError(str(path), f"damaged live plan ({error})") from None
+    except KeyError as error:
+        raise InputError(str(path), f"damaged live plan (no {error})") from None
+    except TypeError as error:
+        raise InputError(str(path), f"damaged live plan ({error})") from None

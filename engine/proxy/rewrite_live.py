@@ -66,8 +66,9 @@ class LiveRewriter:
         self.plans = PlanCache()
 
     def active(self, session_id: str) -> bool:
-        """Whether a plan is in force for the session (the proxy skips the rewrite if not)."""
-        return self.plans.get(session_id) is not None
+        """Whether a plan may be in force for the session (the proxy skips the rewrite if not).
+        A ``stat`` at most: a changed plan is read in the rewrite's worker thread."""
+        return self.plans.may_apply(session_id)
 
     def __call__(self, protocol: str, session_id: str | None, body: bytes) -> bytes | None:
         if not session_id:
