@@ -18,6 +18,7 @@ from engine.paths import config_dir
 from engine.yaml_text import read_yaml_file
 
 CONFIG_NAME = "config.yaml"
+SHOWN_UNKNOWN = 10  # one warning per unknown key up to here, then one line for the rest
 
 
 @dataclass(frozen=True, slots=True)

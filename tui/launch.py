@@ -10,6 +10,7 @@ import argparse
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from engine.config import load_settings
 from engine.errors import CtxtopError
 from engine.live.demo import DEMO_SESSION, DemoReplay
 from engine.live.locate import choose, searched
+from engine.safety.terminal import one_line
 
 if TYPE_CHECKING:
     from engine.proxy.server import RunningProxy
@@ -89,6 +91,8 @@ def start_proxy() -> RunningProxy:
     from engine.proxy.settings import load_proxy_settings
 
     settings = load_proxy_settings()
+    for notice in settings.notices:  # before the dashboard takes the screen, as ctxtop proxy
+        print(f"ctxtop: {one_line(notice)}", file=sys.stderr)
     try:
         # Live plans (Apply live, ctxtop edit --live) apply from the session's next request.
         return ProxyServer(settings, rewriter=LiveRewriter()).start_in_thread()

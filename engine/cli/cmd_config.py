@@ -6,12 +6,15 @@ import argparse
 import sys
 from typing import Any
 
-from engine.config import config_path, load_settings, settings_yaml
+import yaml
+
+from engine.config import SHOWN_UNKNOWN, config_path, load_settings, settings_yaml
 from engine.editing.atomic import write_new
 from engine.errors import InputError
+from engine.live.auto_live import load_auto_live
+from engine.proxy.settings import load_proxy_settings
+from engine.safety.terminal import one_line
 from engine.words import first_lines
-
-SHOWN_UNKNOWN = 10  # one line per unknown key up to here, then one line for the rest
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,12 +33,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
         return 0
     settings = load_settings()
+    proxy, live = load_proxy_settings(), load_auto_live()  # proxy: with CTXTOP_PROXY_* applied
     state = "" if path.exists() else " (not there: the defaults apply)"
     print(f"# {path}{state}")
     print(settings_yaml(settings), end="")
+    blocks = {"proxy": proxy.as_config(), "live": live.as_config()}
+    print(yaml.safe_dump(blocks, sort_keys=False), end="")
     ignored = [f"unknown key {key!r} ignored" for key in settings.unknown]
     for line in first_lines(ignored, SHOWN_UNKNOWN, "unknown key", "ignored"):
         print(f"ctxtop: {path}: {line}", file=sys.stderr)
+    for notice in proxy.notices:
+        print(f"ctxtop: {one_line(notice)}", file=sys.stderr)
     return 0
 
 

@@ -101,9 +101,13 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from engine.live.auto_live import load_auto_live
+    from engine.safety.terminal import one_line
 
+    settings = settings_from(args)
+    for notice in settings.notices:  # unknown keys, plain http to another machine
+        print(f"ctxtop: {one_line(notice)}", file=sys.stderr, flush=True)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings_from(args), load_auto_live()))
+        asyncio.run(serve(settings, load_auto_live()))
     print("ctxtop proxy stopped", file=sys.stderr)
     return 0
 

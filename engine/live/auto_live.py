@@ -47,6 +47,10 @@ class AutoLive:
         """Whether to apply now: on, the session proxied, no plan in force, the fill past it."""
         return self.action != "off" and proxied and not planned and fill >= self.at
 
+    def as_config(self) -> dict[str, Any]:
+        """The ``live:`` block that gives this policy (``ctxtop config`` shows it)."""
+        return {"auto": self.action, "at": self.at}
+
 
 class AutoArming:
     """When the automatic policy applies, for the dashboard and headless ``ctxtop proxy`` alike:

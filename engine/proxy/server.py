@@ -9,7 +9,6 @@ API is configured with: never anywhere the request names.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +18,7 @@ from aiohttp import web
 
 from engine.proxy.content_coding import encoded
 from engine.proxy.forward import Exchange, error_response, forward
+from engine.proxy.loopback import is_loopback
 from engine.proxy.measurer import Measurer
 from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
 from engine.proxy.rewrite_common import decode
@@ -29,18 +29,6 @@ from engine.proxy.settings import ProxySettings
 
 HOST = "127.0.0.1"
 METHODS = ("GET", "POST", "HEAD")
-
-
-def is_loopback(address: str | None) -> bool:
-    """True for 127.0.0.0/8 and ::1 (and ::ffff:127.x), the only clients served."""
-    if not address:
-        return False
-    try:
-        ip = ipaddress.ip_address(address.split("%")[0])
-    except ValueError:
-        return False
-    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-    return (mapped or ip).is_loopback
 
 
 def refusal(request: web.Request) -> str | None:

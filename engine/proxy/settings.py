@@ -19,12 +19,15 @@ proxy:
 from __future__ import annotations
 
 import os
+import urllib.parse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine.config import config_path, read_config_data, url_problem
+from engine.config import SHOWN_UNKNOWN, config_path, read_config_data, url_problem
 from engine.errors import CtxtopError, InputError
+from engine.proxy.loopback import is_loopback_host
+from engine.words import first_lines
 
 DEFAULT_PORT = 8787
 DEFAULT_UPSTREAMS = {
@@ -33,6 +36,7 @@ DEFAULT_UPSTREAMS = {
     "gemini": "https://generativelanguage.googleapis.com",
 }
 MB = 1024 * 1024
+KEYS = ("port", "upstreams", "max_request_mb", "max_response_mb", "connect_timeout", "read_timeout")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +47,38 @@ class ProxySettings:
     max_response_bytes: int = 64 * MB
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
+    # What to warn of (each line names where it comes from): unknown keys, plain http to
+    # another machine.
+    notices: tuple[str, ...] = ()
 
     def with_upstreams(self, **urls: str) -> ProxySettings:
         return replace(self, upstreams={**self.upstreams, **urls})
+
+    def as_config(self) -> dict[str, Any]:
+        """The ``proxy:`` block that gives these settings (``ctxtop config`` shows it)."""
+        return {
+            "port": self.port,
+            "upstreams": dict(self.upstreams),
+            "max_request_mb": _in_mb(self.max_request_bytes),
+            "max_response_mb": _in_mb(self.max_response_bytes),
+            "connect_timeout": self.connect_timeout,
+            "read_timeout": self.read_timeout,
+        }
+
+
+def _in_mb(size: int) -> float | int:
+    return size // MB if size % MB == 0 else size / MB
+
+
+def _plain_http(name: str, url: str, where: str) -> str | None:
+    """The warning for an upstream reached over plain http on another machine, or None."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "http" or is_loopback_host(parts.hostname):
+        return None
+    return (
+        f"{where}: proxy.upstreams.{name} is plain http to another machine ({parts.hostname}): "
+        "the agent's requests and API keys would cross the network unencrypted"
+    )
 
 
 def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:
@@ -95,12 +128,13 @@ def parse_proxy(raw: Any, where: str) -> ProxySettings:
     if not isinstance(ups, dict):
         raise InputError(where, "proxy.upstreams must be a mapping (anthropic, openai, gemini)")
     defaults = ProxySettings()
+    upstreams = {str(k): _upstream(str(k), v, where) for k, v in ups.items()}
+    ignored = [f"unknown key 'proxy.{key}' ignored" for key in raw if key not in KEYS]
+    shown = first_lines(ignored, SHOWN_UNKNOWN, "unknown key", "ignored")
+    notices = [f"{where}: {line}" for line in shown]
     return ProxySettings(
         port=_port(raw.get("port", DEFAULT_PORT), where),
-        upstreams={
-            **DEFAULT_UPSTREAMS,
-            **{str(k): _upstream(str(k), v, where) for k, v in ups.items()},
-        },
+        upstreams={**DEFAULT_UPSTREAMS, **upstreams},
         max_request_bytes=int(
             _number(raw, "max_request_mb", defaults.max_request_bytes / MB, where) * MB
         ),
@@ -109,6 +143,7 @@ def parse_proxy(raw: Any, where: str) -> ProxySettings:
         ),
         connect_timeout=_number(raw, "connect_timeout", defaults.connect_timeout, where),
         read_timeout=_number(raw, "read_timeout", defaults.read_timeout, where),
+        notices=tuple(notices),
     )
 
 
@@ -120,9 +155,11 @@ def load_proxy_settings(path: Path | None = None) -> ProxySettings:
     env_port = os.environ.get("CTXTOP_PROXY_PORT")
     if env_port:
         settings = replace(settings, port=_port(env_port, "CTXTOP_PROXY_PORT"))
-    overrides = {
-        name: _upstream(name, os.environ[var], var)
-        for name in DEFAULT_UPSTREAMS
-        if os.environ.get(var := f"CTXTOP_PROXY_{name.upper()}_URL")
-    }
-    return settings.with_upstreams(**overrides)
+    source = {name: str(path) for name in DEFAULT_UPSTREAMS}
+    for name in DEFAULT_UPSTREAMS:
+        if url := os.environ.get(var := f"CTXTOP_PROXY_{name.upper()}_URL"):
+            settings = settings.with_upstreams(**{name: _upstream(name, url, var)})
+            source[name] = var
+    found = (_plain_http(name, url, source[name]) for name, url in settings.upstreams.items())
+    notices = (*settings.notices, *(notice for notice in found if notice is not None))
+    return replace(settings, notices=notices)
