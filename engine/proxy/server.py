@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from engine.proxy.connections import ConnectionGuard, descriptor_room
 from engine.proxy.content_coding import encoded
 from engine.proxy.forward import Exchange, error_response, forward
 from engine.proxy.loopback import is_loopback
@@ -93,6 +94,12 @@ class ProxyServer:
         self.port = 0
         self.served = 0  # model requests measured
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.Server | None = None
+        self.connections = ConnectionGuard(
+            min(settings.max_connections, descriptor_room()),
+            settings.header_timeout,
+            settings.idle_timeout,
+        )
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.measurer = Measurer()
@@ -126,16 +133,27 @@ class ProxyServer:
             handler_cancellation=True,
             access_log=None,
             auto_decompress=False,  # the agent's bytes: forwarded as sent unless a plan applies
+            keepalive_timeout=self.settings.idle_timeout,
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, self.settings.port)
-        await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
+        assert self._runner.server is not None
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(self.connections.loop_exception)
+        # aiohttp's protocol behind the connection guard (timeouts and the cap).
+        self._listener = await loop.create_server(
+            self.connections.factory(self._runner.server),
+            host,
+            self.settings.port,
+            reuse_address=True,
+        )
+        sockets = self._listener.sockets
         self.port = int(sockets[0].getsockname()[1]) if sockets else self.settings.port
         return self.port
 
     async def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.close()  # no new connections; aiohttp's cleanup closes the others
+        self.connections.close_all()
         if self._runner is not None:
             await self._runner.cleanup()
         if self._tasks:
@@ -149,6 +167,10 @@ class ProxyServer:
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        with self.connections.serving(request.transport):  # no header or idle deadline now
+            return await self._served(request, handler)
+
+    async def _served(self, request: web.Request, handler: Any) -> web.StreamResponse:
         """Refuse what is not served; a fault of ctxtop's own before the answer started is a
         500 in the provider's error shape (aiohttp's would be plain text the agent cannot
         read)."""

@@ -11,6 +11,9 @@ proxy:
   max_response_mb: 64
   connect_timeout: 10   # seconds to reach the upstream
   read_timeout: 300     # seconds the upstream may stay silent (before and between bytes)
+  max_connections: 256  # client connections at once (fewer if the open-file limit is low)
+  header_timeout: 30    # seconds a client may take to send a request's headers
+  idle_timeout: 120     # seconds a kept-alive client connection may wait for its next request
 ```
 ``CTXTOP_PROXY_PORT``, ``CTXTOP_PROXY_ANTHROPIC_URL``, ``CTXTOP_PROXY_OPENAI_URL`` and
 ``CTXTOP_PROXY_GEMINI_URL`` override it.
@@ -36,7 +39,17 @@ DEFAULT_UPSTREAMS = {
     "gemini": "https://generativelanguage.googleapis.com",
 }
 MB = 1024 * 1024
-KEYS = ("port", "upstreams", "max_request_mb", "max_response_mb", "connect_timeout", "read_timeout")
+KEYS = (
+    "port",
+    "upstreams",
+    "max_request_mb",
+    "max_response_mb",
+    "connect_timeout",
+    "read_timeout",
+    "max_connections",
+    "header_timeout",
+    "idle_timeout",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +60,9 @@ class ProxySettings:
     max_response_bytes: int = 64 * MB
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
+    max_connections: int = 256  # client connections open at once (engine/proxy/connections.py)
+    header_timeout: float = 30.0  # seconds a client may take to send a request's headers
+    idle_timeout: float = 120.0  # seconds a kept-alive connection may wait for its next request
     # What to warn of (each line names where it comes from): unknown keys, plain http to
     # another machine.
     notices: tuple[str, ...] = ()
@@ -63,6 +79,9 @@ class ProxySettings:
             "max_response_mb": _in_mb(self.max_response_bytes),
             "connect_timeout": self.connect_timeout,
             "read_timeout": self.read_timeout,
+            "max_connections": self.max_connections,
+            "header_timeout": self.header_timeout,
+            "idle_timeout": self.idle_timeout,
         }
 
 
@@ -86,6 +105,13 @@ def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise InputError(where, f"proxy.{key} must be a positive number")
     return float(value)
+
+
+def _count(raw: dict[str, Any], key: str, default: int, where: str) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InputError(where, f"proxy.{key} must be a positive whole number")
+    return value
 
 
 def port_number(value: Any, name: str) -> int:
@@ -143,6 +169,9 @@ def parse_proxy(raw: Any, where: str) -> ProxySettings:
         ),
         connect_timeout=_number(raw, "connect_timeout", defaults.connect_timeout, where),
         read_timeout=_number(raw, "read_timeout", defaults.read_timeout, where),
+        max_connections=_count(raw, "max_connections", defaults.max_connections, where),
+        header_timeout=_number(raw, "header_timeout", defaults.header_timeout, where),
+        idle_timeout=_number(raw, "idle_timeout", defaults.idle_timeout, where),
         notices=tuple(notices),
     )
 
