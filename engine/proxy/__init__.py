@@ -3,6 +3,7 @@ way to the provider, so ctxtop measures each request's exact composition (and, w
 registered, can change what the model receives).
 
 - ``server``: ``ProxyServer`` (aiohttp), loopback clients only, one upstream per protocol;
+  ``connections``: its client connections' timeouts and cap; ``loopback``: which addresses are;
 - ``forward``: one request forwarded, streamed back as it arrives;
 - ``rewrite``: the hook a rewriter registers on (``(protocol, session_id, body) -> bytes|None``);
 - ``routes``, ``session_id``, ``settings``, ``shapes``: which API a request is, whose session,
