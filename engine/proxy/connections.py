@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import resource
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,6 +39,10 @@ ACCEPT_FAILED = "socket.accept() out of system resource"
 def descriptor_room() -> int:
     """Connections the process's open-file limit leaves room for: each client connection may
     hold an upstream one too."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return 1 << 20
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return 1 << 20
@@ -116,9 +119,9 @@ class ConnectionGuard:
             waiting = [c for c in self.open.values() if not c.serving]
             self._notice(
                 "full",
-                f"ctxtop proxy: {self.limit} connections open, its limit "
-                "(proxy.max_connections): the longest waiting are closed for new ones, and "
-                "new ones refused while every one is serving a request",
+                f"ctxtop proxy: {self.limit} connections open, the most it keeps "
+                "(proxy.max_connections, fewer under a low ulimit -n): the longest waiting are "
+                "closed for new ones, and new ones refused while every one is serving a request",
             )
             if not waiting:
                 return False
