@@ -40,6 +40,7 @@ def _session_id(records: list[Any]) -> str | None:
 class CodexWriter(Writer):
     agent = "codex"
     resumable = True
+    supports_restore = True
 
     def _records(self) -> list[Any]:
         return jsonl_records(self.path, self.data)
@@ -112,6 +113,31 @@ class CodexWriter(Writer):
                 return record
 
         return jsonl_bytes([rewrite(record) for record in records])
+
+    def with_message(self, fork: bytes, line: int, text: str) -> bytes:
+        """The message goes into the ``compacted`` record's replacement history right after
+        the summary (at its end when there is none): what Codex rebuilds the prompt from."""
+        from engine.agents.codex.source import SUMMARY_PREFIXES  # (it imports this module)
+
+        records = jsonl_records(self.path, fork)
+        record = records[line - 1]
+        payload = record.get("payload") if isinstance(record, dict) else None
+        history = payload.get("replacement_history") if isinstance(payload, dict) else None
+        if not isinstance(history, list):
+            raise ValueError(f"line {line} is no compaction with a replacement history")
+        at = len(history)
+        for index, item in enumerate(history):
+            if isinstance(item, dict) and item.get("type") in ("compaction", "message"):
+                said = result_text(item.get("content")).lstrip()
+                if item.get("type") == "compaction" or said.startswith(SUMMARY_PREFIXES):
+                    at = index + 1
+        message = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": text}],
+        }
+        history.insert(at, message)
+        return jsonl_bytes(records)
 
     def fork_name(self, session_id: str) -> str:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
