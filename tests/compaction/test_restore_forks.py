@@ -115,11 +115,18 @@ def test_codex_before_and_with(tmp_path: Path) -> None:
     records = [
         json.loads(line) for line in Path(with_log["fork"]).read_text(encoding="utf-8").splitlines()
     ]
-    [compacted] = [r for r in records if r["type"] == "compacted"]
-    history = compacted["payload"]["replacement_history"]
-    texts = [json.dumps(item.get("content")) for item in history]
-    summary = next(i for i, text in enumerate(texts) if "Another language model" in text)
-    assert HEADER in texts[summary + 1] and "server.log" in texts[summary + 1]
+    # Right after the compaction's record (Codex rebuilds from its replacement history and
+    # the items after it), numbered in order with the rest.
+    at = next(i for i, r in enumerate(records) if r["type"] == "compacted")
+    added = records[at + 1]
+    assert added["type"] == "response_item" and added["payload"]["role"] == "user"
+    text = added["payload"]["content"][0]["text"]
+    assert text.startswith(HEADER) and "## File F4: server.log" in text
+    assert [r["ordinal"] for r in records] == list(range(len(records)))
+    context = read_session(Path(with_log["fork"])).context
+    said = [" ".join(b.content() for b in m.blocks) for m in context]
+    summary = next(i for i, text in enumerate(said) if "Another language model" in text)
+    assert said[summary + 1].startswith(HEADER)
     assert digest(source) == original
 
 

@@ -115,28 +115,28 @@ class CodexWriter(Writer):
         return jsonl_bytes([rewrite(record) for record in records])
 
     def with_message(self, fork: bytes, line: int, text: str) -> bytes:
-        """The message goes into the ``compacted`` record's replacement history right after
-        the summary (at its end when there is none): what Codex rebuilds the prompt from."""
-        from engine.agents.codex.source import SUMMARY_PREFIXES  # (it imports this module)
-
+        """The message goes right after the ``compacted`` record, as the first item after its
+        replacement history (what Codex rebuilds the prompt from): 0.171 drops a replacement
+        history with an item added to it and sends the whole rollout instead. Later records
+        are numbered one further (newer rollouts number every record)."""
         records = jsonl_records(self.path, fork)
-        record = records[line - 1]
-        payload = record.get("payload") if isinstance(record, dict) else None
-        history = payload.get("replacement_history") if isinstance(payload, dict) else None
-        if not isinstance(history, list):
-            raise ValueError(f"line {line} is no compaction with a replacement history")
-        at = len(history)
-        for index, item in enumerate(history):
-            if isinstance(item, dict) and item.get("type") in ("compaction", "message"):
-                said = result_text(item.get("content")).lstrip()
-                if item.get("type") == "compaction" or said.startswith(SUMMARY_PREFIXES):
-                    at = index + 1
-        message = {
+        compacted = records[line - 1]
+        if not isinstance(compacted, dict) or compacted.get("type") != "compacted":
+            raise ValueError(f"line {line} is no compaction")
+        message: dict[str, Any] = {"timestamp": compacted.get("timestamp")}
+        ordinal = compacted.get("ordinal")
+        if isinstance(ordinal, int):
+            message["ordinal"] = ordinal + 1
+            for record in records[line:]:
+                if isinstance(record, dict) and isinstance(record.get("ordinal"), int):
+                    record["ordinal"] += 1
+        message["type"] = "response_item"
+        message["payload"] = {
             "type": "message",
             "role": "user",
             "content": [{"type": "input_text", "text": text}],
         }
-        history.insert(at, message)
+        records.insert(line, message)
         return jsonl_bytes(records)
 
     def fork_name(self, session_id: str) -> str:
