@@ -438,6 +438,17 @@ def inspect_compactions(
     return CompactionHistory(path, state.agent, tuple(inspected), restore_refusal(state.agent))
 
 
+def inspect_file(
+    path: Path, upto: int | None = None, decided: Sequence[Compaction] = ()
+) -> CompactionHistory:
+    """``inspect_compactions`` of the session file as it stands (``upto``: its first that many
+    bytes, the sample a dashboard shows); an error names the file."""
+    from engine.forks.transaction import read_session_bytes
+
+    data = read_session_bytes(path, upto)
+    return inspect_compactions(path, data, read_session_data(path, data), decided)
+
+
 def _counter(state: SessionState) -> Count:
     encoding = encoding_for(state)
     counts: dict[str, int] = {}

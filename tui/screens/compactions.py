@@ -1,0 +1,81 @@
+"""``enter`` on a compaction in the Events panel: what it held just before, kept and dropped,
+and how much of each user message its summary carries (the inspector's result,
+engine/forks/compactions.py, in the words of ``ctxtop compactions``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from engine.errors import CtxtopError
+from engine.forks.compaction_text import inspection_lines
+from engine.forks.compactions import CompactionHistory, inspect_file
+from engine.sessions.model import Compaction
+from engine.tokens.short import short_tokens
+from tui import format as fmt
+
+
+def compaction_text(history: CompactionHistory, line: int) -> Text:
+    """The compaction logged at ``line``, and how the summaries grew before it."""
+    found = [item for item in history.compactions if item.line == line]
+    if not found:
+        return Text(f"no compaction at line {line} in this sample of the session")
+    item = found[0]
+    lines = inspection_lines(item, str(history.path), history.restore_refused is None)
+    text = Text()
+    text.append(fmt.shown(lines[0]) + "\n", style="bold")
+    for shown in lines[1:]:
+        text.append(fmt.shown(shown) + "\n", style="bold red" if "forgotten" in shown else "")
+    growth = [s for s in history.summary_growth[: item.number] if s is not None]
+    if len(growth) > 1:
+        text.append("summaries so far: " + " -> ".join(f"{short_tokens(s)}≈" for s in growth))
+        text.append("\n")
+    if history.restore_refused:
+        text.append(fmt.shown(history.restore_refused), style="dim")
+    return text
+
+
+class CompactionScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    CompactionScreen { align: center middle; }
+    CompactionScreen > VerticalScroll {
+        width: 95%; max-width: 140; height: auto; max-height: 90%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    """
+    AUTO_FOCUS = "*"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close")]
+
+    def __init__(
+        self, path: Path, line: int, upto: int | None, decided: Sequence[Compaction]
+    ) -> None:
+        super().__init__()
+        self.path, self.line, self.upto, self.decided = path, line, upto, tuple(decided)
+        self.body = Static(Text(f"inspecting the compaction at line {line} …"), id="body")
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as scroll:
+            scroll.border_title = f"Compaction at line {self.line} (esc closes)"
+            scroll.border_subtitle = "↑↓ pgup pgdn: scroll"
+            yield self.body
+
+    def on_mount(self) -> None:
+        self.inspect()
+
+    @work(thread=True, exclusive=True)
+    def inspect(self) -> None:
+        try:
+            history = inspect_file(self.path, self.upto, self.decided)
+            shown = compaction_text(history, self.line)
+        except CtxtopError as error:
+            shown = Text(fmt.shown(str(error)), style="red")
+        self.app.call_from_thread(self.body.update, shown)
