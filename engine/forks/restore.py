@@ -139,7 +139,10 @@ def preview_restore(
     writer = writer_class(loaded.path, data)
     fork_data = writer.render({}, {}, session_id)
     if entries:
-        fork_data = writer.with_message(fork_data, inspection.line, message)
+        try:
+            fork_data = writer.with_message(fork_data, inspection.line, message)
+        except ValueError as error:
+            raise InputError(str(loaded.path), f"cannot re-add items: {error}") from None
     fork_path = writer.fork_dir() / writer.fork_name(session_id)
     read = read_back(loaded, fork_path, fork_data)
     tokens_before = loaded.sections()[1]

@@ -29,6 +29,9 @@ CLAUDE_DEMO = (
     ROOT / "sample_sessions/claude-code/projects/-home-dev-demo-project/"
     "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
 )
+AUTOCOMPACT_2_1_332 = next(
+    (Path(__file__).parent / "data" / "calc-autocompact-2.1.332").glob("*.jsonl")
+)
 THRASH = (
     ROOT / "tests/sessions/data/generated/claude-code/calc-autocompact/"
     "cab977aa-a7d9-408c-a2f0-9dcf156ac8c1.jsonl"
@@ -107,6 +110,24 @@ def test_codex_keeps_the_user_messages_verbatim_and_drops_the_big_log() -> None:
     assert server_log[0].tokens > 10_000
     assert compaction.summary_tokens is not None
     assert compaction.summary_tokens < compaction.replaced_tokens
+
+
+def test_claude_code_auto_compaction_mid_turn_keeps_the_last_read(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Claude Code 2.1.332 auto-compacted in the middle of a turn of two 29k-token reads of
+    one file: the second read stays after the summary, the first is summarised."""
+    found = run_json(capsys, "compactions", str(AUTOCOMPACT_2_1_332))
+    [compaction] = found["compactions"]
+    assert (compaction["line"], compaction["trigger"]) == (37, "auto")
+    report = run_json(capsys, "report", str(AUTOCOMPACT_2_1_332))["compactions"][0]
+    assert compaction["tokens_before"] == report["pre_tokens"]
+    assert compaction["tokens_after"] == report["after_tokens"]
+    results = [e for e in compaction["kept"] if e["kind"] == "tool result"]
+    assert [e["fate"] for e in results] == ["summarised", "kept"]
+    assert all(e["tokens"] > 25_000 for e in results)
+    assert [e["fate"] for e in compaction["user_messages"]] == ["summarised"]
+    assert compaction["replaced_tokens"] > 25_000 > compaction["summary_tokens"] > 0
 
 
 def test_three_auto_compactions_each_with_its_summary() -> None:

@@ -25,6 +25,9 @@ CLAUDE_DEMO = (
     ROOT / "sample_sessions/claude-code/projects/-home-dev-demo-project/"
     "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
 )
+AUTOCOMPACT_2_1_332 = next(
+    (Path(__file__).parent / "data" / "calc-autocompact-2.1.332").glob("*.jsonl")
+)
 CODEX = next((ROOT / "sample_sessions/codex/sessions").rglob("rollout-*01a21f76-*.jsonl"))
 GIT_LOG = "Bash ls -la && git status --short && git log --oneline -3"
 
@@ -100,6 +103,24 @@ def test_the_forgotten_instructions_go_back_after_the_summary(tmp_path: Path) ->
     [text] = [m.blocks[0].content() for m in state.context if m.role == "user" and m.blocks
               and m.blocks[0].content().startswith(HEADER)]  # fmt: skip
     assert "## User message U1" in text and "STEP_BIGREAD STEP_AGENT" in text
+
+
+def test_mid_turn_auto_compaction_both_kinds(tmp_path: Path) -> None:
+    """Claude Code 2.1.332 auto-compacted between two reads of one turn (boundary at line 37,
+    its summary at line 40 after two attachments)."""
+    source = copied(AUTOCOMPACT_2_1_332, tmp_path)
+    lines = source.read_bytes().splitlines(keepends=True)
+    before = restore_session(source, 1).as_json()
+    assert context_ids(Path(before["fork"])) == context_ids(source, b"".join(lines[:36]))
+    readded = restore_session(source, 1, ["T1"]).as_json()
+    context = read_session(Path(readded["fork"])).context
+    said = [" ".join(b.content() for b in m.blocks) for m in context]
+    summary = [m.kind for m in context].index("compact_summary")
+    [added] = [i for i, text in enumerate(said) if text.startswith(HEADER)]
+    # After the summary and the round Claude Code kept with it (the second read, lines 31-32).
+    assert added > summary and [m.line for m in context[summary + 1 : added]] == [31, 32]
+    assert "processed job 1 in 37 ms" in said[added]  # the first read, summarised away
+    assert not any("processed job 1 in 37 ms" in text for text in said[:added])
 
 
 def test_codex_before_and_with(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from agents import (
     CLAUDE_SAMPLE_2_1_332,
     CODEX_VERSION,
@@ -28,10 +29,17 @@ from agents import (
 from engine.forks.restore import HEADER, restore_session
 
 PROMPT = "What did we do before the summary?"
-# Claude Code's summary (its /compact at line 121), and what only the history before it holds:
-# the git listing of the first Bash call (T3, which the summary does not mention).
+# Claude Code's summary, and what only the history before the compaction holds.
 CLAUDE_SUMMARY = "This session is being continued from a previous conversation"
-CLAUDE_DROPPED = "git status --short && git log --oneline -3"
+AUTOCOMPACT = next((ROOT / "tests/compaction/data/calc-autocompact-2.1.332").glob("*.jsonl"))
+# Each 2.1.332 log: the item its compaction dropped or summarised that the test re-adds, and a
+# text only that item holds. calc-main: /compact at line 121, the git listing of the first Bash
+# call (T3, which the summary does not mention); calc-autocompact: an auto-compaction between
+# two reads of one turn, the first read's first line (T1).
+CLAUDE_LOGS = {
+    "compact": (CLAUDE_SAMPLE_2_1_332, "T3", "git status --short && git log --oneline -3"),
+    "autocompact": (AUTOCOMPACT, "T1", "processed job 1 in 37 ms"),
+}
 CODEX_SAMPLE = next((ROOT / "sample_sessions/codex/sessions").rglob("rollout-*01a21f76-*.jsonl"))
 # Codex's own summary (its mid-turn auto-compaction at line 85), and a line of the server.log
 # output it dropped (F4).
@@ -43,9 +51,11 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_claude_code_resumes_both_restore_forks(tmp_path: Path) -> None:
+@pytest.mark.parametrize("log", sorted(CLAUDE_LOGS))
+def test_claude_code_resumes_both_restore_forks(tmp_path: Path, log: str) -> None:
+    sample, item, dropped = CLAUDE_LOGS[log]
     claude = claude_bin()
-    project = ClaudeProject.make(tmp_path, CLAUDE_SAMPLE_2_1_332)
+    project = ClaudeProject.make(tmp_path, sample)
     source = project.session
     original = digest(source)
 
@@ -54,15 +64,15 @@ def test_claude_code_resumes_both_restore_forks(tmp_path: Path) -> None:
         claude_main_request(project.resume(claude, before["session_id"], PROMPT), PROMPT),
         ensure_ascii=False,
     )
-    assert CLAUDE_DROPPED in sent and CLAUDE_SUMMARY not in sent
-    assert sent.index(CLAUDE_DROPPED) < sent.index(PROMPT)
+    assert dropped in sent and CLAUDE_SUMMARY not in sent
+    assert sent.index(dropped) < sent.index(PROMPT)
 
-    readded = restore_session(source, 1, ["T3"]).as_json()
+    readded = restore_session(source, 1, [item]).as_json()
     messages = claude_main_request(project.resume(claude, readded["session_id"], PROMPT), PROMPT)
     sent = json.dumps(messages["messages"], ensure_ascii=False)
     assert sent.index(CLAUDE_SUMMARY) < sent.index(HEADER) < sent.index(PROMPT)
-    assert sent.count(CLAUDE_DROPPED) == 1  # in ctxtop's message only
-    assert sent.index(HEADER) < sent.index(CLAUDE_DROPPED)
+    assert sent.count(dropped) == 1  # in ctxtop's message only
+    assert sent.index(HEADER) < sent.index(dropped)
 
     for outcome in (before, readded):  # the agent appended its turn to the fork
         assert PROMPT in Path(outcome["fork"]).read_text(encoding="utf-8")

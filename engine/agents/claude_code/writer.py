@@ -174,11 +174,11 @@ class ClaudeCodeWriter(Writer):
         if not isinstance(anchor, dict) or not isinstance(anchor.get("uuid"), str):
             raise ValueError(f"line {line} is no compaction of the chain")
         for later, record in enumerate(records[index + 1 :], index + 1):
-            if (
-                isinstance(record, dict)
-                and record.get("parentUuid") == anchor["uuid"]
-                and record.get("isCompactSummary")
-            ):
+            if not isinstance(record, dict):
+                continue
+            if record.get("subtype") == "compact_boundary":
+                break  # the next compaction's: this one wrote no summary
+            if record.get("isCompactSummary"):  # (2.1.332 writes attachments before it)
                 index, anchor = later, record
                 break
         new_id = str(uuid.uuid4())
