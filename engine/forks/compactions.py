@@ -18,6 +18,7 @@ subject (the file it read, the command it ran) as a user message is carried.
 
 from __future__ import annotations
 
+import hashlib
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -30,8 +31,11 @@ from engine.agents.session_reader import read_session_data
 from engine.analysis.relevance import coverage, idf, terms
 from engine.compaction.facts import command_of, one_line, read_paths
 from engine.compaction.items import Call, Item
+from engine.editing.actions import absolute, read_actions
 from engine.editing.placeholder import as_object as parse_input
 from engine.errors import InputError
+from engine.forks.transaction import read_session_bytes
+from engine.sessions.fork_mark import CTXTOP_TRIGGER
 from engine.sessions.ledger import encoding_for
 from engine.sessions.model import Compaction, Microcompaction, SessionState
 
@@ -398,6 +402,24 @@ def inspect_point(
     )
 
 
+def made_from(fork: Path) -> list[Item]:
+    """The context of the session a fork ctxtop compacted was made from (a Claude Code fork
+    starts at its compaction: what it replaced is in that session), from ctxtop's action log;
+    none when the log does not name it or the session changed since."""
+    for action in reversed(read_actions()):
+        if action.get("kind") != "compact" or action.get("fork") != absolute(str(fork)):
+            continue
+        source = Path(str(action.get("source")))
+        try:
+            data = read_session_bytes(source)
+        except InputError:
+            return []
+        if hashlib.sha256(data).hexdigest() != action.get("source_sha256"):
+            return []
+        return items_of(source, data)
+    return []
+
+
 def restore_refusal(agent: str) -> str | None:
     plugin = AGENTS.get(agent)
     writer = plugin.writer if plugin is not None else None
@@ -414,12 +436,9 @@ def inspect_compactions(
     data: bytes,
     state: SessionState,
     decided: Sequence[Compaction] = (),
-    before_first: bytes | None = None,
 ) -> CompactionHistory:
     """Every compaction of the session ``data`` holds (read into ``state``), in log order.
-    ``decided``: the compactions with their "after" as the other views show it.
-    ``before_first``: the session a fork's first compaction was made from (a compaction ctxtop
-    wrote at the top of a Claude Code fork: the context before it is in its source)."""
+    ``decided``: the compactions with their "after" as the other views show it."""
     starts = line_starts(data)
     found = points(state, decided)
     count = _counter(state)
@@ -428,8 +447,8 @@ def inspect_compactions(
     for index, point in enumerate(found):
         line = point[0]
         before = items_of(path, before_line(data, starts, line))
-        if not before and index == 0 and before_first is not None:
-            before = items_of(path, before_first)
+        if not before and index == 0 and point[1].trigger == CTXTOP_TRIGGER:
+            before = made_from(path)
         # Right after: up to the next request (or the next compaction, or the end).
         upto = [found[index + 1][0]] if index + 1 < len(found) else []
         upto += [at for at in responses[bisect_right(responses, line) :][:1]]
@@ -443,8 +462,6 @@ def inspect_file(
 ) -> CompactionHistory:
     """``inspect_compactions`` of the session file as it stands (``upto``: its first that many
     bytes, the sample a dashboard shows); an error names the file."""
-    from engine.forks.transaction import read_session_bytes
-
     data = read_session_bytes(path, upto)
     return inspect_compactions(path, data, read_session_data(path, data), decided)
 

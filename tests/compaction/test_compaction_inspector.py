@@ -6,6 +6,7 @@ microcompaction."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from engine.agents.session_reader import read_session
 from engine.cli.main import main
+from engine.forks.compact import compact_session
 from engine.forks.compactions import CARRIED_AT, CompactionHistory, inspect_compactions
 from engine.forks.transaction import read_session_bytes
 
@@ -161,6 +163,25 @@ def test_a_microcompaction_drops_the_results_it_cleared(tmp_path: Path) -> None:
     kept = {entry.text for entry in micro.of("tool result") if entry.fate == "kept"}
     assert kept == set(written.kept.values())
     assert all(entry.fate == "kept" for entry in micro.of("user message"))
+
+
+@pytest.mark.parametrize("sample", [CLAUDE_2_1_332, CODEX], ids=["claude-code", "codex"])
+def test_ctxtops_own_compaction_is_inspected_from_what_it_was_made_of(
+    sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Claude Code fork starts at ctxtop's compaction: what it replaced is in the session it
+    was made from (ctxtop's action log names it); a Codex fork holds it before its record."""
+    source = tmp_path / sample.name
+    shutil.copyfile(sample, source)
+    outcome = compact_session(source, keep_rounds=1).as_json()
+    found = run_json(capsys, "compactions", outcome["fork"])
+    ours = found["compactions"][-1]
+    assert ours["trigger"] == "ctxtop" and ours["tokens_after_source"] == "estimated"
+    assert ours["tokens_after"] == outcome["context_after"]  # the figure the preview promised
+    users = [entry["label"] for entry in ours["user_messages"]]
+    assert users and all(entry["coverage"] is not None for entry in ours["user_messages"])
+    assert ours["summary_tokens"] >= outcome["summary_tokens"]  # with its hand-off words
+    assert sum(row["tokens"] for row in ours["before"]) > ours["replaced_tokens"] > 0
 
 
 def test_a_session_without_compactions(capsys: pytest.CaptureFixture[str]) -> None:
