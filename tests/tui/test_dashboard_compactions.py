@@ -25,7 +25,8 @@ async def test_enter_on_the_compaction_row_shows_what_it_dropped(tmp_path: Path)
         await wait_until(pilot, lambda: events.row_count == 1)
         row = events.get_row_at(0)
         assert str(row[0]) == str(COMPACTION_LINE)
-        events.focus()
+        await pilot.press("tab")  # from the tools table, the panel the dashboard starts on
+        assert app.focused is events
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, CompactionScreen))
         body = app.screen.query_one("#body", Static)
