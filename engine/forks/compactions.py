@@ -27,12 +27,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from engine.agents import AGENTS
-from engine.agents.session_reader import read_session_data
+from engine.agents.session_reader import SessionReader, read_session_data
 from engine.analysis.relevance import coverage, idf, terms
 from engine.compaction.facts import command_of, one_line, read_paths
 from engine.compaction.items import Call, Item
 from engine.editing.actions import absolute, read_actions
 from engine.editing.placeholder import as_object as parse_input
+from engine.editing.writer import jsonl_records
 from engine.errors import InputError
 from engine.forks.transaction import read_session_bytes
 from engine.sessions.fork_mark import CTXTOP_TRIGGER
@@ -165,17 +166,38 @@ def before_line(data: bytes, starts: list[int], line: int) -> bytes:
 def items_of(path: Path, data: bytes) -> list[Item]:
     """The context ``data`` holds, as the agent's compaction source gives it (the reader's
     messages for an agent without one); none when the bytes hold no session yet."""
-    if not data.strip():
-        return []
-    try:
-        state = read_session_data(path, data)
-    except InputError:
-        return []
-    plugin = AGENTS.get(state.agent)
-    source = plugin.source if plugin is not None else None
-    if source is not None:
-        return source(path, data, state).items()
-    return state_items(state)
+    return Prefixes(path, data).items(0)
+
+
+class Prefixes:
+    """The context as items at growing prefixes of one session's bytes (each line read once,
+    by one reader, as a file followed live is read): the compactions of a long session are
+    looked at in one pass, not one read of the file each."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path, self.data = path, data
+        self.starts = line_starts(data)
+        self.reader = SessionReader(path, data=b"")
+        self._records: list[Any] | None = None  # the lines' records, parsed once
+
+    def items(self, line: int) -> list[Item]:
+        """The context of the lines before ``line`` (0: all of them); lines only grow."""
+        prefix = before_line(self.data, self.starts, line)
+        if prefix.isspace() or not prefix:  # (isspace stops at the first other byte)
+            return []
+        self.reader.grow(prefix)
+        self.reader.poll(as_it_stands=True)
+        state = self.reader.state
+        if state is None:
+            return []
+        plugin = AGENTS.get(state.agent)
+        source = plugin.source if plugin is not None else None
+        if source is None:
+            return state_items(state)
+        if self._records is None:
+            self._records = jsonl_records(self.path, self.data)
+        parsed = self._records[: line - 1] if line else self._records
+        return source(self.path, prefix, state, parsed=parsed).items()
 
 
 def state_items(state: SessionState) -> list[Item]:
@@ -439,20 +461,20 @@ def inspect_compactions(
 ) -> CompactionHistory:
     """Every compaction of the session ``data`` holds (read into ``state``), in log order.
     ``decided``: the compactions with their "after" as the other views show it."""
-    starts = line_starts(data)
     found = points(state, decided)
     count = _counter(state)
     responses = sorted(state.request_lines)
+    prefixes = Prefixes(path, data)
     inspected: list[Inspection] = []
     for index, point in enumerate(found):
         line = point[0]
-        before = items_of(path, before_line(data, starts, line))
+        before = prefixes.items(line)
         if not before and index == 0 and point[1].trigger == CTXTOP_TRIGGER:
             before = made_from(path)
         # Right after: up to the next request (or the next compaction, or the end).
         upto = [found[index + 1][0]] if index + 1 < len(found) else []
         upto += [at for at in responses[bisect_right(responses, line) :][:1]]
-        after = items_of(path, before_line(data, starts, min(upto, default=0)))
+        after = prefixes.items(min(upto, default=0))
         inspected.append(inspect_point(index + 1, point, before, after, count))
     return CompactionHistory(path, state.agent, tuple(inspected), restore_refusal(state.agent))
 

@@ -16,7 +16,15 @@ import pytest
 from engine.agents.session_reader import read_session
 from engine.cli.main import main
 from engine.forks.compact import compact_session
-from engine.forks.compactions import CARRIED_AT, CompactionHistory, inspect_compactions
+from engine.forks.compactions import (
+    CARRIED_AT,
+    CompactionHistory,
+    Prefixes,
+    before_line,
+    inspect_compactions,
+    line_starts,
+    points,
+)
 from engine.forks.transaction import read_session_bytes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
@@ -182,6 +190,20 @@ def test_ctxtops_own_compaction_is_inspected_from_what_it_was_made_of(
     assert users and all(entry["coverage"] is not None for entry in ours["user_messages"])
     assert ours["summary_tokens"] >= outcome["summary_tokens"]  # with its hand-off words
     assert sum(row["tokens"] for row in ours["before"]) > ours["replaced_tokens"] > 0
+
+
+@pytest.mark.parametrize("path", [THRASH, CODEX, GEMINI], ids=["claude-code", "codex", "gemini"])
+def test_one_pass_sees_each_prefix_as_a_read_of_it_alone(path: Path) -> None:
+    """The inspector reads the session once, line by line, as a followed file is read: the
+    context before and after each compaction is what a read of those lines alone gives."""
+    data = read_session_bytes(path)
+    state = read_session(path)
+    starts = line_starts(data)
+    cuts = sorted({line for line, _ in points(state)} | {line + 3 for line, _ in points(state)})
+    prefixes = Prefixes(path, data)
+    for line in cuts:
+        alone = Prefixes(path, before_line(data, starts, line)).items(0)
+        assert repr(prefixes.items(line)) == repr(alone), line
 
 
 def test_a_session_without_compactions(capsys: pytest.CaptureFixture[str]) -> None:
