@@ -319,13 +319,14 @@ def entries(
     context after it as it was), summarised (carried or named by the summary) or dropped."""
     kept_texts = {_key(item) for item in after}
     kept_results = {(c.call_id, c.result) for c in _calls(after) if c.result is not None}
+    part = [item for item in before if item.kind != "standing"]
+    # A file is kept when it is attached after the compaction, or a read of it still is.
     kept_files = {name for item in after for name in item.files} | {
         path
-        for c in _calls(after)
+        for c in _calls(part)
         if (c.call_id, c.result) in kept_results
         for path in read_paths(c)
     }
-    part = [item for item in before if item.kind != "standing"]
     documents = [item.text for item in part if item.text.strip()]
     documents += [c.result for c in _calls(part) if c.result]
     carrier = Carrier(summary, documents)

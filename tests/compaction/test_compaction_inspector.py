@@ -171,6 +171,9 @@ def test_a_microcompaction_drops_the_results_it_cleared(tmp_path: Path) -> None:
     kept = {entry.text for entry in micro.of("tool result") if entry.fate == "kept"}
     assert kept == set(written.kept.values())
     assert all(entry.fate == "kept" for entry in micro.of("user message"))
+    # The two files whose reads it cleared, and the attachment, are dropped.
+    files = {entry.label.rsplit("/", 1)[-1]: entry.fate for entry in micro.of("file")}
+    assert files == {"NOTES.md": "dropped", "a.py": "dropped", "b.py": "dropped"}
 
 
 @pytest.mark.parametrize("sample", [CLAUDE_2_1_332, CODEX], ids=["claude-code", "codex"])

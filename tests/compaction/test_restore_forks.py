@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,11 @@ import pytest
 from engine.agents.session_reader import read_session, read_session_data
 from engine.cli.main import main
 from engine.editing import actions
+from engine.forks.compactions import inspect_file
 from engine.forks.restore import HEADER, restore_session
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+from microcompact_log import write_session
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE_2_1_332 = (
@@ -121,6 +126,21 @@ def test_mid_turn_auto_compaction_both_kinds(tmp_path: Path) -> None:
     assert added > summary and [m.line for m in context[summary + 1 : added]] == [31, 32]
     assert "processed job 1 in 37 ms" in said[added]  # the first read, summarised away
     assert not any("processed job 1 in 37 ms" in text for text in said[:added])
+
+
+def test_a_microcompaction_s_cleared_result_goes_back(tmp_path: Path) -> None:
+    """Nothing summarised: the message goes right after the line that cleared the result."""
+    written = write_session(tmp_path / "projects")
+    inspection = inspect_file(written.path).compactions[0]
+    [first] = [e for e in inspection.of("tool result") if e.text == written.cleared["toolu_01"]]
+    outcome = restore_session(written.path, 1, [first.id]).as_json()
+    context = read_session(Path(outcome["fork"])).context
+    said = [" ".join(b.content() for b in m.blocks) for m in context]
+    [added] = [i for i, text in enumerate(said) if text.startswith(HEADER)]
+    assert written.cleared["toolu_01"] in said[added]
+    assert [m.line for m in context[added - 1 : added + 2]] == [10, 12, 13]  # boundary: 11
+    before = restore_session(written.path, 1).as_json()
+    assert not read_session(Path(before["fork"])).microcompactions
 
 
 def test_codex_before_and_with(tmp_path: Path) -> None:
