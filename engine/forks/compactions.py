@@ -445,8 +445,7 @@ def made_from(fork: Path) -> list[Item]:
 
 def restore_refusal(agent: str) -> str | None:
     plugin = AGENTS.get(agent)
-    writer = plugin.writer if plugin is not None else None
-    if writer is None or not writer.supports_restore:
+    if plugin is None or not plugin.can_restore:
         return (
             f"restore is not possible for {agent} sessions:"
             " ctxtop cannot write a fork of them at a compaction yet"
