@@ -16,8 +16,8 @@ from engine.safety.terminal import printable
 def run(args: argparse.Namespace) -> int:
     from engine.agents.session_reader import SessionReader, read_all
     from engine.analysis.report import analyze_session
-    from engine.forks.compaction_text import history_lines
-    from engine.forks.compactions import history_json, inspect_compactions
+    from engine.forks.compaction_output import history_json, history_lines
+    from engine.forks.compactions import inspect_compactions
     from engine.forks.transaction import read_session_bytes
     from engine.live.whole import system_of, with_compaction_afters
     from engine.sessions.sample import build_sample

@@ -3,11 +3,12 @@ microcompactions, and ctxtop's), what the context held just before it, what came
 (kept verbatim, or carried by the summary) and what it dropped.
 
 Each compaction is looked at through the readers and compaction sources ctxtop already has: the
-session's bytes up to the compaction's line, read as the agent's reader reads a file, are the
-context just before it; the bytes up to the next compaction (or the end) hold what followed it.
-Both are turned into the compaction source's items (engine/agents/<agent>/source.py; for an
-agent without one, the reader's messages), so a tool result, a file read and a user's request
-are told apart the same way ``ctxtop compact`` tells them.
+session's lines before the compaction's, read by the agent's reader (one reader following the
+bytes prefix after prefix, as a growing file is followed), are the context just before it; the
+lines up to the next request (or the next compaction) what followed it. Both are turned into
+the compaction source's items (engine/agents/<agent>/source.py; for an agent without one, the
+reader's messages), so a tool result, a file read and a user's request are told apart the same
+way ``ctxtop compact`` tells them.
 
 A user message is *carried* when the summary holds enough of its distinctive content: the share
 of its TF-IDF weight (engine/analysis/relevance.py, idf over the compacted part) in terms the
@@ -499,53 +500,3 @@ def _counter(state: SessionState) -> Count:
         return tokens
 
     return count
-
-
-def history_json(history: CompactionHistory) -> dict[str, Any]:
-    """What ``ctxtop compactions --json`` prints."""
-    return {
-        "file": str(history.path),
-        "agent": history.agent,
-        "tokens_source": "estimated",  # every item's tokens: tokenizer estimates
-        "restore": history.restore_refused or "possible",
-        "summary_growth": list(history.summary_growth),
-        "compactions": [_inspection_json(item) for item in history.compactions],
-    }
-
-
-def _sizes_json(rows: Sequence[Size]) -> list[dict[str, Any]]:
-    return [{"kind": r.kind, "name": r.name, "count": r.count, "tokens": r.tokens} for r in rows]
-
-
-def _inspection_json(item: Inspection) -> dict[str, Any]:
-    return {
-        "number": item.number,
-        "kind": item.kind,
-        "line": item.line,
-        "trigger": item.trigger,
-        "timestamp": item.timestamp,
-        "tokens_before": item.tokens_before,
-        "tokens_after": item.tokens_after,
-        "tokens_after_source": item.after_source,
-        "summary_tokens": item.summary_tokens,
-        "replaced_tokens": item.replaced_tokens,
-        "before": _sizes_json(item.before),
-        "after": _sizes_json(item.after),
-        "kept": [_entry_json(e) for e in item.entries if e.fate != "dropped"],
-        "dropped": [_entry_json(e) for e in item.dropped],
-        "user_messages": [_entry_json(e) for e in item.of("user message")],
-        "forgotten": [e.id for e in item.forgotten],
-    }
-
-
-def _entry_json(entry: Entry) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "id": entry.id,
-        "kind": entry.kind,
-        "label": entry.label,
-        "tokens": entry.tokens,
-        "fate": entry.fate,
-    }
-    if entry.coverage is not None:
-        found["coverage"] = entry.coverage
-    return found

@@ -17,14 +17,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from engine.errors import CtxtopError
-from engine.forks.compaction_text import inspection_lines
+from engine.forks.compaction_output import inspection_lines
 from engine.forks.compactions import CompactionHistory, inspect_file
 from engine.sessions.model import Compaction
 from engine.tokens.short import short_tokens
 from tui import format as fmt
 
 
-def compaction_text(history: CompactionHistory, line: int) -> Text:
+def compaction_output(history: CompactionHistory, line: int) -> Text:
     """The compaction logged at ``line``, and how the summaries grew before it."""
     found = [item for item in history.compactions if item.line == line]
     if not found:
@@ -75,7 +75,7 @@ class CompactionScreen(ModalScreen[None]):
     def inspect(self) -> None:
         try:
             history = inspect_file(self.path, self.upto, self.decided)
-            shown = compaction_text(history, self.line)
+            shown = compaction_output(history, self.line)
         except CtxtopError as error:
             shown = Text(fmt.shown(str(error)), style="red")
         self.app.call_from_thread(self.body.update, shown)

@@ -1,10 +1,11 @@
-"""The compaction inspector's result in words: what ``ctxtop compactions`` prints and the
-dashboard's compaction view shows, line for line (≈: ctxtop's tokenizer estimates; the
-compaction's own before and after carry the marks of every other view)."""
+"""The compaction inspector's result as ``ctxtop compactions`` prints it: in words (what the
+dashboard's compaction view shows too, line for line; ≈: ctxtop's tokenizer estimates, the
+compaction's own before and after carry the marks of every other view) and as JSON."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from engine.forks.compactions import CompactionHistory, Entry, Inspection, Size
 from engine.tokens.short import provenance_mark
@@ -110,3 +111,53 @@ def history_lines(history: CompactionHistory) -> list[str]:
     if not count:
         lines.append("no compaction in this session")
     return lines
+
+
+def history_json(history: CompactionHistory) -> dict[str, Any]:
+    """What ``ctxtop compactions --json`` prints."""
+    return {
+        "file": str(history.path),
+        "agent": history.agent,
+        "tokens_source": "estimated",  # every item's tokens: tokenizer estimates
+        "restore": history.restore_refused or "possible",
+        "summary_growth": list(history.summary_growth),
+        "compactions": [_inspection_json(item) for item in history.compactions],
+    }
+
+
+def _sizes_json(rows: Sequence[Size]) -> list[dict[str, Any]]:
+    return [{"kind": r.kind, "name": r.name, "count": r.count, "tokens": r.tokens} for r in rows]
+
+
+def _inspection_json(item: Inspection) -> dict[str, Any]:
+    return {
+        "number": item.number,
+        "kind": item.kind,
+        "line": item.line,
+        "trigger": item.trigger,
+        "timestamp": item.timestamp,
+        "tokens_before": item.tokens_before,
+        "tokens_after": item.tokens_after,
+        "tokens_after_source": item.after_source,
+        "summary_tokens": item.summary_tokens,
+        "replaced_tokens": item.replaced_tokens,
+        "before": _sizes_json(item.before),
+        "after": _sizes_json(item.after),
+        "kept": [_entry_json(e) for e in item.entries if e.fate != "dropped"],
+        "dropped": [_entry_json(e) for e in item.dropped],
+        "user_messages": [_entry_json(e) for e in item.of("user message")],
+        "forgotten": [e.id for e in item.forgotten],
+    }
+
+
+def _entry_json(entry: Entry) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "id": entry.id,
+        "kind": entry.kind,
+        "label": entry.label,
+        "tokens": entry.tokens,
+        "fate": entry.fate,
+    }
+    if entry.coverage is not None:
+        found["coverage"] = entry.coverage
+    return found
