@@ -143,8 +143,11 @@ def _inspection_json(item: Inspection) -> dict[str, Any]:
         "replaced_tokens": item.replaced_tokens,
         "before": _sizes_json(item.before),
         "after": _sizes_json(item.after),
-        "kept": [_entry_json(e) for e in item.entries if e.fate != "dropped"],
-        "dropped": [_entry_json(e) for e in item.dropped],
+        # Each user message, file read and tool result of the context before it, by fate.
+        **{
+            fate: [_entry_json(e) for e in item.entries if e.fate == fate]
+            for fate in ("kept", "summarised", "dropped")
+        },
         "user_messages": [_entry_json(e) for e in item.of("user message")],
         "forgotten": [e.id for e in item.forgotten],
     }
