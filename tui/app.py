@@ -582,9 +582,10 @@ class CtxtopApp(LiveApplyApp):
             return
         from tui.screens.compactions import CompactionScreen
 
-        view = self.view
+        view, path = self.view, self.path
         upto = view.bytes_read or None  # what the dashboard shows (frozen while paused)
-        self.push_screen(CompactionScreen(self.path, chosen.line, upto, view.sample.compactions))
+        screen = CompactionScreen(path, chosen.line, upto, view.sample.compactions)
+        self.push_screen(screen, lambda outcome: self._edited(outcome, path))
 
     def _sample(self) -> Sample:
         """What the dashboard shows (frozen while paused): the panels preview the same bytes

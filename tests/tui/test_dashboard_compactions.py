@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from dashboard_support import COMPACTION_LINE, frozen_clock, synchronous, wait_until, write_lines
+from textual.pilot import Pilot
 from textual.widgets import Static
+from textual.widgets._toast import Toast
 
+from engine.agents.session_reader import read_session
+from engine.editing import actions
+from engine.forks.restore import HEADER
 from engine.live.demo import demo_lines
 from tui.app import CtxtopApp
 from tui.components.events import EventLog
@@ -42,6 +48,49 @@ async def test_enter_on_the_compaction_row_shows_what_it_dropped(tmp_path: Path)
         assert f"ctxtop restore {session} --compaction 1" in shown
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, CompactionScreen))
+
+
+async def open_the_compaction(pilot: Pilot[None], app: CtxtopApp) -> Static:
+    await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+    await wait_until(pilot, lambda: app.query_one(EventLog).row_count == 1)
+    await pilot.press("tab", "enter")
+    await wait_until(pilot, lambda: isinstance(app.screen, CompactionScreen))
+    body = app.screen.query_one("#body", Static)
+    await wait_until(pilot, lambda: "inspecting" not in str(body.render()))
+    return body
+
+
+@synchronous
+@pytest.mark.parametrize("key", ["r", "w"])
+async def test_the_view_writes_the_restore_forks(tmp_path: Path, key: str) -> None:
+    """r: the history up to the compaction; w: the summary and the forgotten request."""
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    original = session.read_bytes()
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await open_the_compaction(pilot, app)
+        await pilot.press(key)
+        await wait_until(pilot, lambda: not isinstance(app.screen, CompactionScreen))
+        [action] = actions.read_actions()
+        fork = Path(action["fork"])
+        await wait_until(pilot, lambda: f"Fork written: {fork.name}" in toasts(app))
+        assert f"claude --resume {action['session_id']}" in toasts(app)
+    assert action["kind"] == "restore" and action["compaction"] == 1
+    restored = read_session(fork)
+    said = [" ".join(b.content() for b in m.blocks) for m in restored.context]
+    if key == "r":
+        assert action["restore"] == "before" and not restored.compactions
+        assert not any(text.startswith(HEADER) for text in said)
+    else:
+        assert action["restore"] == "summary" and action["with"] == ["U1"]
+        [added] = [text for text in said if text.startswith(HEADER)]
+        assert "STEP_BIGREAD STEP_AGENT" in added
+    assert session.read_bytes() == original
+
+
+def toasts(app: CtxtopApp) -> str:
+    return "\n".join(str(toast.render()) for toast in app.screen.query(Toast))
 
 
 @synchronous

@@ -1,12 +1,14 @@
 """``enter`` on a compaction in the Events panel: what it held just before, kept and dropped,
 and how much of each user message its summary carries (the inspector's result,
-engine/forks/compactions.py, in the words of ``ctxtop compactions``)."""
+engine/forks/compactions.py, in the words of ``ctxtop compactions``); ``r`` and ``w`` write
+the forks of ``ctxtop restore`` (from just before it; its summary with the forgotten
+instructions re-added)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -19,12 +21,13 @@ from textual.widgets import Static
 from engine.errors import CtxtopError
 from engine.forks.compaction_output import inspection_lines
 from engine.forks.compactions import CompactionHistory, inspect_file
+from engine.forks.restore import FORGOTTEN, restore_session
 from engine.sessions.model import Compaction
 from engine.tokens.short import short_tokens
 from tui import format as fmt
 
 
-def compaction_output(history: CompactionHistory, line: int) -> Text:
+def compaction_view(history: CompactionHistory, line: int) -> Text:
     """The compaction logged at ``line``, and how the summaries grew before it."""
     found = [item for item in history.compactions if item.line == line]
     if not found:
@@ -44,7 +47,9 @@ def compaction_output(history: CompactionHistory, line: int) -> Text:
     return text
 
 
-class CompactionScreen(ModalScreen[None]):
+class CompactionScreen(ModalScreen[dict[str, Any] | None]):
+    """Dismissed with the outcome of a restore fork it wrote (None: closed)."""
+
     DEFAULT_CSS = """
     CompactionScreen { align: center middle; }
     CompactionScreen > VerticalScroll {
@@ -53,7 +58,11 @@ class CompactionScreen(ModalScreen[None]):
     }
     """
     AUTO_FOCUS = "*"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "Close"),
+        Binding("r", "restore", "Fork from before it"),
+        Binding("w", "restore_forgotten", "Fork re-adding forgotten"),
+    ]
 
     def __init__(
         self, path: Path, line: int, upto: int | None, decided: Sequence[Compaction]
@@ -61,11 +70,14 @@ class CompactionScreen(ModalScreen[None]):
         super().__init__()
         self.path, self.line, self.upto, self.decided = path, line, upto, tuple(decided)
         self.body = Static(Text(f"inspecting the compaction at line {line} …"), id="body")
+        self.history: CompactionHistory | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = f"Compaction at line {self.line} (esc closes)"
-            scroll.border_subtitle = "↑↓ pgup pgdn: scroll"
+            scroll.border_subtitle = (
+                "r: fork from before it · w: with the forgotten re-added · ↑↓ scroll"
+            )
             yield self.body
 
     def on_mount(self) -> None:
@@ -75,7 +87,42 @@ class CompactionScreen(ModalScreen[None]):
     def inspect(self) -> None:
         try:
             history = inspect_file(self.path, self.upto, self.decided)
-            shown = compaction_output(history, self.line)
+            shown = compaction_view(history, self.line)
         except CtxtopError as error:
-            shown = Text(fmt.shown(str(error)), style="red")
-        self.app.call_from_thread(self.body.update, shown)
+            history, shown = None, Text(fmt.shown(str(error)), style="red")
+        self.app.call_from_thread(self._shown, history, shown)
+
+    def _shown(self, history: CompactionHistory | None, shown: Text) -> None:
+        self.history = history
+        self.body.update(shown)
+
+    def _number(self) -> int | None:
+        history = self.history
+        found = [c for c in history.compactions if c.line == self.line] if history else []
+        return found[0].number if found else None
+
+    def action_restore(self) -> None:
+        number = self._number()
+        if number is not None:
+            self.restore(number, ())
+
+    def action_restore_forgotten(self) -> None:
+        number = self._number()
+        if number is None or self.history is None:
+            return
+        if not self.history.compactions[number - 1].forgotten:
+            self.notify("Its summary forgot no instruction: nothing to re-add.")
+            return
+        self.restore(number, (FORGOTTEN,))
+
+    @work(thread=True, exclusive=True, group="restore")
+    def restore(self, number: int, wanted: tuple[str, ...]) -> None:
+        """``ctxtop restore``'s fork, written; the screen closes with its outcome."""
+        try:
+            outcome = restore_session(self.path, number, wanted).as_json()
+        except CtxtopError as error:
+            self.app.call_from_thread(
+                self.notify, fmt.shown(str(error)), severity="error", markup=False
+            )
+            return
+        self.app.call_from_thread(self.dismiss, outcome)
