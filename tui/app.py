@@ -582,6 +582,16 @@ class CtxtopApp(LiveApplyApp):
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
+    def on_event_log_compaction_chosen(self, chosen: EventLog.CompactionChosen) -> None:
+        if self.path is None or self.view is None:
+            return
+        from tui.screens.compactions import CompactionScreen
+
+        view, path = self.view, self.path
+        upto = view.bytes_read or None  # what the dashboard shows (frozen while paused)
+        screen = CompactionScreen(path, chosen.line, upto, view.sample.compactions)
+        self.push_screen(screen, lambda outcome: self._edited(outcome, path))
+
     def _sample(self) -> Sample:
         """What the dashboard shows (frozen while paused): the panels preview the same bytes
         and start from the gauge's figure."""

@@ -84,6 +84,11 @@ class Agent:
         return self.source_class is not None
 
     @property
+    def can_restore(self) -> bool:
+        """``ctxtop restore`` can fork its sessions at a compaction (its writer says so)."""
+        return self.writer is not None and self.writer.supports_restore
+
+    @property
     def can_resume(self) -> bool:
         """A fork of it can be resumed by the agent (its writer knows the command)."""
         return self.writer is not None and self.writer.resumable

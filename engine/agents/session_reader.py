@@ -194,6 +194,13 @@ class SessionReader:
         self._plan = lean_history and not self.partial
         self._planned: Adapter | None = None
 
+    def grow(self, data: bytes) -> None:
+        """A reader of bytes in memory (``data=``): the session's bytes are now ``data``, the
+        ones read so far and more, as a file followed live grows; the next poll reads the rest."""
+        if not isinstance(self._tailer, DataTailer) or not data.startswith(self._tailer.data):
+            raise ValueError("grow() takes the bytes read so far and more")
+        self._data = self._tailer.data = data
+
     @property
     def state(self) -> SessionState | None:
         return self.adapter.snapshot() if self.adapter is not None else None

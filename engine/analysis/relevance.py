@@ -137,6 +137,21 @@ def idf(document_frequency: int, documents: int) -> float:
     return math.log((1 + documents) / (1 + document_frequency)) + 1.0
 
 
+def coverage(
+    document: Counter[str], carrier: Counter[str], weight: Callable[[str], float]
+) -> float:
+    """How much of ``document``'s distinctive content ``carrier`` holds (0..1): the share of its
+    TF-IDF weight (count times ``weight``, the term's idf) in terms the carrier has too. A
+    document without terms has nothing to lose: 1."""
+    total = held = 0.0
+    for term, count in document.items():
+        value = count * weight(term)
+        total += value
+        if term in carrier:
+            held += value
+    return held / total if total else 1.0
+
+
 def _norm(counts: Counter[str], frequency: Counter[str], total: int) -> float:
     return math.sqrt(sum((n * idf(frequency[t], total)) ** 2 for t, n in counts.items()))
 

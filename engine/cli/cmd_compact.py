@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.agents.policies import simulate_file
 from engine.cli.arguments import add_count_option
-from engine.cli.cmd_edit import context_line, counted_as
+from engine.cli.cmd_edit import context_line, counted_as, written_lines
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
 from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
@@ -50,13 +50,7 @@ def _text(outcome: dict[str, Any]) -> str:
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
     if outcome["secrets_masked"]:
         lines.append(masked_note(outcome["secrets_masked"], outcome["summarizer_requested"]))
-    if outcome["fork"]:
-        lines.append(f"compacted session written: {outcome['fork']}")
-        if outcome["resume_command"]:
-            lines.append(f"resume with: {outcome['resume_command']}")
-        lines.append("undo with: ctxtop undo")
-    else:
-        lines.append("dry run: nothing written")
+    lines.extend(written_lines(outcome, "compacted session"))
     return "\n".join(lines)
 
 

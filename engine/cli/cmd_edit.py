@@ -91,14 +91,19 @@ def _text(outcome: dict[str, Any]) -> str:
             f"secrets masked: {outcome['secrets_masked']} (in the large-result files; "
             "see the README's Safety section)"
         )
-    if outcome["fork"]:
-        lines.append(f"fork written: {outcome['fork']}")
-        if outcome["resume_command"]:
-            lines.append(f"resume with: {outcome['resume_command']}")
-        lines.append("undo with: ctxtop undo")
-    else:
-        lines.append("dry run: nothing written")
+    lines.extend(written_lines(outcome, "fork"))
     return "\n".join(lines)
+
+
+def written_lines(outcome: dict[str, Any], what: str) -> list[str]:
+    """Where the fork (``what`` names it) was written, how to resume and undo it; or that a
+    dry run wrote nothing."""
+    if not outcome["fork"]:
+        return ["dry run: nothing written"]
+    lines = [f"{what} written: {outcome['fork']}"]
+    if outcome["resume_command"]:
+        lines.append(f"resume with: {outcome['resume_command']}")
+    return [*lines, "undo with: ctxtop undo"]
 
 
 def _limit(text: str) -> Limit:

@@ -55,7 +55,7 @@ def _subagent_of(entry: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def _microcompaction_text(micro: dict[str, Any]) -> str:
+def _microcompaction_output(micro: dict[str, Any]) -> str:
     attachments = micro["cleared_attachments"]
     return (
         f"microcompaction {micro['trigger']}: {_fmt(micro['pre_tokens'])},"
@@ -102,7 +102,7 @@ def render_text(report: dict[str, Any]) -> str:
             f"compaction {compaction['trigger']}: {_fmt(compaction['pre_tokens'])}"
             f" -> {_fmt(whole if whole is not None else post)} ({after}line {compaction['line']})"
         )
-    lines.extend(_microcompaction_text(micro) for micro in report.get("microcompactions", ()))
+    lines.extend(_microcompaction_output(micro) for micro in report.get("microcompactions", ()))
     for truncation in report["truncations"]:
         lines.append(
             f"truncation {_fmt(truncation['pre_tokens'])} -> {_fmt(truncation['post_tokens'])}"

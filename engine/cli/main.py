@@ -27,6 +27,8 @@ COMMANDS = (
     "engine.cli.cmd_undo",
     "engine.cli.cmd_render",
     "engine.cli.cmd_compact",
+    "engine.cli.cmd_compactions",
+    "engine.cli.cmd_restore",
     "engine.cli.cmd_proxy",
     "engine.cli.cmd_live",
 )

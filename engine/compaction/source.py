@@ -64,13 +64,22 @@ class Source(ABC):
     agent: ClassVar[str]
     writer_class: ClassVar[type[Writer]]  # the fork writer of the same format
 
-    def __init__(self, path: Path, data: bytes, state: SessionState | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        data: bytes,
+        state: SessionState | None,
+        *,
+        parsed: list[Any] | None = None,
+    ) -> None:
+        """``parsed``: the records of ``data``'s lines, when the caller has them already (a
+        format read line by line; the inspector looks at many prefixes of one session)."""
         self.path = path
         self.data = data
         self.state = state
         self.writer: Writer = self.writer_class(path, data)
         self.calls: dict[str, Call] = {}
-        self._parsed: list[Any] | None = None
+        self._parsed: list[Any] | None = parsed
 
     @abstractmethod
     def items(self) -> list[Item]:

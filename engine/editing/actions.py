@@ -18,7 +18,7 @@ from engine.files import append_line
 from engine.paths import data_dir
 
 LOG_NAME = "actions.jsonl"
-FORK_KINDS = ("edit", "compact")  # actions that write a fork ``ctxtop undo`` can remove
+FORK_KINDS = ("edit", "compact", "restore")  # actions that write a fork ``ctxtop undo`` can remove
 INTENT = "intent"  # a file about to be written; the action's own line completes it
 UNLOGGED = "unlogged"  # files of intents no action line completed (ctxtop was killed)
 SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -56,6 +56,8 @@ class Writer(ABC):
     agent: ClassVar[str]
     # The agent resumes a fork by a command (``resume_command``); False: the format has none.
     resumable: ClassVar[bool] = False
+    # ``ctxtop restore`` can fork a session of this format at a compaction (``with_message``).
+    supports_restore: ClassVar[bool] = False
 
     def __init__(self, path: Path, data: bytes) -> None:
         self.path = path
@@ -80,6 +82,12 @@ class Writer(ABC):
     def resume_command(self, session_id: str, cwd: str | None) -> str | None:
         """The command that resumes the fork (None when the agent has none)."""
         return None
+
+    def with_message(self, fork: bytes, line: int, text: str) -> bytes:
+        """``fork`` (this session's lines, rendered under a new id) with one user message of
+        ``text`` right after the compaction at ``line`` (after its summary): what the model sees
+        next to the summary. Only for a format that ``supports_restore``."""
+        raise NotImplementedError(f"{self.agent}: no restore")
 
     def mark(
         self,

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.editing.actions import log_path, read_actions
+from engine.editing.actions import FORK_KINDS, log_path, read_actions
 from engine.live.view import Event
 from engine.tokens.short import short_tokens
 
@@ -47,7 +47,7 @@ def session_actions(actions: list[dict[str, Any]], path: Path) -> tuple[Event, .
     events: list[Event] = []
     for action in actions:
         kind = action.get("kind")
-        mine = kind in ("edit", "compact") and (
+        mine = kind in FORK_KINDS and (
             _same_file(action.get("source"), path) or _same_file(action.get("fork"), path)
         )
         if kind == "undo":

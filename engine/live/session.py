@@ -234,17 +234,9 @@ def _last_request(sample: Sample) -> LastRequest | None:
     )
 
 
-# A compaction's "after" that is an estimate (the agent's, or ctxtop's for one it wrote).
-_ESTIMATES = ("estimate", "ctxtop")
-
-
 def _compaction_event(item: Compaction) -> Event:
     after = item.after_tokens if item.after_tokens is not None else item.post_tokens
-    mark = ""
-    if item.post_tokens is not None and item.post_source in _ESTIMATES:
-        mark = provenance_mark("estimated")  # the agent's own estimate, or ctxtop's
-    elif after != item.post_tokens:
-        mark = provenance_mark("inferred")  # the agent's messages plus the system prompt
+    mark = provenance_mark(item.after_source())
     return Event(
         "compaction",
         item.line,

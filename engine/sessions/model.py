@@ -95,6 +95,15 @@ class Compaction:
     # the system prompt and tools as the request before the compaction had them.
     after_tokens: int | None = None
 
+    def after_source(self) -> str:
+        """The provenance of the "after" every view shows: estimated (the agent's own estimate,
+        or ctxtop's for one it wrote), inferred (the agent's figure of the messages plus the
+        system prompt and tools), else reported."""
+        after = self.after_tokens if self.after_tokens is not None else self.post_tokens
+        if self.post_tokens is not None and self.post_source in ("estimate", "ctxtop"):
+            return "estimated"
+        return "inferred" if after != self.post_tokens else "reported"
+
 
 @dataclass(slots=True)
 class Microcompaction:

@@ -16,6 +16,7 @@ import pytest
 from engine.agents import AGENTS, detect
 from engine.agents.session_reader import agent_of, read_session
 from engine.analysis.profiles import load_profile
+from engine.cli.main import main
 from engine.editing.policy import Policy
 from engine.errors import InputError
 from engine.forks.compact import compact_session
@@ -156,6 +157,22 @@ def test_compaction_does_what_the_flag_says(name: str, tmp_path: Path) -> None:
 
 
 PADDING_MB = 16
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_restore_does_what_the_flag_says(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the flag allows it, the sample forks back at its first compaction (the samples of
+    the agents that can restore have one), dry run; elsewhere one line says it is not
+    possible."""
+    sample = SAMPLES / CASES[name][0]
+    code = main(["restore", str(sample), "--compaction", "1", "--dry-run", "--json"])
+    said = capsys.readouterr()
+    if AGENTS[name].can_restore:
+        assert code == 0, said.err
+        assert json.loads(said.out)["restore"] == "before"
+    else:
+        assert code == 2 and said.err.count("\n") == 1
+        assert f"restore is not possible for {name} sessions" in said.err
 
 
 @pytest.mark.parametrize(

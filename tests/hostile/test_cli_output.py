@@ -56,6 +56,24 @@ def test_escape_sequences_from_the_log_are_shown_not_obeyed(
     assert "\\x1b]52;" in ended.out or "\\x1b[2J" in ended.out
 
 
+def test_compactions_show_the_log_s_escape_sequences(tmp_path: Path) -> None:
+    """A user message of a compacted Claude Code session that holds escape sequences."""
+    sample = (
+        Path(__file__).resolve().parents[2] / "sample_sessions/claude-code/projects/"
+        "-home-dev-projects-calc-main/ff656323-5d3c-47d4-a01f-e8bc70c19faf.jsonl"
+    )
+    request = "The div function in src/calc/ops.py"
+    text = sample.read_text(encoding="utf-8")
+    assert json.dumps(request)[1:-1] in text
+    path = tmp_path / sample.name
+    path.write_text(text.replace(request, json.dumps(ATTACKS)[1:-1] + request), "utf-8")
+    ended = run_cli("compactions", str(path))
+    assert ended.code == 0, ended.err
+    assert "U1" in ended.out and "\\x1b[2J" in ended.out
+    for control in CONTROLS:
+        assert control not in ended.out, repr(control)
+
+
 def test_an_error_stays_one_line_whatever_the_file_name_holds(tmp_path: Path) -> None:
     path = tmp_path / "evil\nctxtop: fake second line\x1b[2J.jsonl"
     path.write_text("this is not a session\n")

@@ -33,6 +33,7 @@ from textual.widgets._toast import Toast
 from tui.app import CtxtopApp
 from tui.messages import NewerSession
 from tui.screens.compact import CompactScreen
+from tui.screens.compactions import CompactionScreen
 from tui.screens.edit import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -284,6 +285,18 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
             await pilot.pause(0.1)
             assert_inert(app, "help")
             await pilot.press("escape")
+
+            if "claude" in session.parts:  # enter on its compaction: the compaction view
+                row = next(i for i, text in enumerate(events) if "compaction" in text)
+                app.events.move_cursor(row=row)
+                app.events.focus()
+                await pilot.press("enter")
+                await settle(pilot, lambda: isinstance(app.screen, CompactionScreen))
+                body = app.screen.query_one("#body")
+                await settle(pilot, lambda: "inspecting" not in str(body.render()))
+                assert_inert(app, "compaction view", MARKUP, "U1")
+                await pilot.press("escape")
+                await settle(pilot, lambda: not isinstance(app.screen, CompactionScreen))
 
             await pilot.press("e")
             edit = app.screen

@@ -10,12 +10,14 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 from textual import events
+from textual.message import Message
 from textual.widgets import DataTable
 
 from engine.live.view import Event
 from tui import format as fmt
 from tui.components.fit import fit_columns
 
+OPENS = ("compaction", "microcompaction")  # rows ``enter`` opens the compaction view of
 STYLES = {
     "compaction": "bold",
     "microcompaction": "bold",
@@ -37,6 +39,19 @@ class EventLog(DataTable[Text]):
         self.border_title = "Events"
         self.events: tuple[Event, ...] = ()
         self._text_width = 0  # the event column's width the rows were wrapped to
+
+    class CompactionChosen(Message):
+        """``enter`` on a compaction's row: open what it kept and dropped."""
+
+        def __init__(self, line: int) -> None:
+            super().__init__()
+            self.line = line
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        row = event.cursor_row
+        if 0 <= row < len(self.events) and self.events[row].kind in OPENS:
+            self.post_message(self.CompactionChosen(self.events[row].line))
 
     def on_mount(self) -> None:
         self.add_column("line", key="line")

@@ -30,6 +30,11 @@ Sections (layout profile: p)
   each section's tokens against the budget the profile's flex
   rules give it; red: over its budget. b: what-if budget (the
   window in tokens; empty: the model's own)
+Events
+  enter on a compaction: what it held, kept and dropped, and
+  the user messages its summary forgot (ctxtop compactions);
+  there r forks the session from just before it, w with its
+  summary and the forgotten messages re-added (ctxtop restore)
 Prompt tree (v; / searches, enter: next match, n: next)
   tokens, pN priority (lower goes first), ⚑ a cache breakpoint
   follows this node, ✂ struck through: pruned at this budget

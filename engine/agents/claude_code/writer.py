@@ -10,10 +10,12 @@ turns of 1.0.x) are never edited.
 from __future__ import annotations
 
 import shlex
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from engine.agents.claude_code import microcompact
+from engine.compaction.source import shifted
 from engine.editing.cycles import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, jsonl_bytes, jsonl_records, text_id
 from engine.sessions.fork_mark import usage_is_ctxtops
@@ -55,9 +57,14 @@ def _drop_replacements(record: dict[str, Any], cleared: set[str]) -> None:
         ]
 
 
+# The keys a new line copies from the one it follows (where and by what it was written).
+_ENVELOPE = ("isSidechain", "cwd", "version", "gitBranch", "userType", "entrypoint", "sessionId")
+
+
 class ClaudeCodeWriter(Writer):
     agent = "claude-code"
     resumable = True
+    supports_restore = True
 
     def _records(self) -> list[Any]:
         return jsonl_records(self.path, self.data)
@@ -157,6 +164,38 @@ class ClaudeCodeWriter(Writer):
                     message["usage"] = written_usage(prompt, output)
             fork = jsonl_bytes(records)
         return super().mark(fork, context_tokens, session_id)
+
+    def with_message(self, fork: bytes, line: int, text: str) -> bytes:
+        """The message goes into the chain right after the compaction's summary (after the
+        boundary line itself when it has none, as a microcompaction): what hung off it hangs
+        off the message."""
+        records = jsonl_records(self.path, fork)
+        index = line - 1
+        anchor = records[index]
+        if not isinstance(anchor, dict) or not isinstance(anchor.get("uuid"), str):
+            raise ValueError(f"line {line} is no compaction of the chain")
+        for later, record in enumerate(records[index + 1 :], index + 1):
+            if not isinstance(record, dict):
+                continue
+            if record.get("subtype") == "compact_boundary":
+                break  # the next compaction's: this one wrote no summary
+            if record.get("isCompactSummary"):  # (2.1.332 writes attachments before it)
+                index, anchor = later, record
+                break
+        new_id = str(uuid.uuid4())
+        for record in records:
+            if isinstance(record, dict) and record.get("parentUuid") == anchor["uuid"]:
+                record["parentUuid"] = new_id
+        message = {
+            "parentUuid": anchor["uuid"],
+            **{key: anchor[key] for key in _ENVELOPE if key in anchor},
+            "type": "user",
+            "message": {"role": "user", "content": text},
+            "uuid": new_id,
+            "timestamp": shifted(anchor.get("timestamp"), 1),
+        }
+        records.insert(index + 1, message)
+        return jsonl_bytes(records)
 
     def fork_name(self, session_id: str) -> str:
         return f"{session_id}.jsonl"

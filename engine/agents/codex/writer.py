@@ -40,6 +40,7 @@ def _session_id(records: list[Any]) -> str | None:
 class CodexWriter(Writer):
     agent = "codex"
     resumable = True
+    supports_restore = True
 
     def _records(self) -> list[Any]:
         return jsonl_records(self.path, self.data)
@@ -112,6 +113,31 @@ class CodexWriter(Writer):
                 return record
 
         return jsonl_bytes([rewrite(record) for record in records])
+
+    def with_message(self, fork: bytes, line: int, text: str) -> bytes:
+        """The message goes right after the ``compacted`` record, as the first item after its
+        replacement history (what Codex rebuilds the prompt from): 0.171 drops a replacement
+        history with an item added to it and sends the whole rollout instead. Later records
+        are numbered one further (newer rollouts number every record)."""
+        records = jsonl_records(self.path, fork)
+        compacted = records[line - 1]
+        if not isinstance(compacted, dict) or compacted.get("type") != "compacted":
+            raise ValueError(f"line {line} is no compaction")
+        message: dict[str, Any] = {"timestamp": compacted.get("timestamp")}
+        ordinal = compacted.get("ordinal")
+        if isinstance(ordinal, int):
+            message["ordinal"] = ordinal + 1
+            for record in records[line:]:
+                if isinstance(record, dict) and isinstance(record.get("ordinal"), int):
+                    record["ordinal"] += 1
+        message["type"] = "response_item"
+        message["payload"] = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": text}],
+        }
+        records.insert(line, message)
+        return jsonl_bytes(records)
 
     def fork_name(self, session_id: str) -> str:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")

@@ -1,0 +1,67 @@
+"""``ctxtop restore SESSION --compaction N``: a new session the agent resumes, forked at
+compaction N (from 1, in log order, as ``ctxtop compactions`` lists them). Without ``--with``
+it is the history up to just before that compaction, as it was. With ``--with ITEM…`` (ids
+from ``ctxtop compactions``: U1, F2, T3, or ``forgotten`` for every user message the summary
+does not carry) it keeps the summary and re-adds those items right after it, as one message
+marked as ctxtop's. The agent's file is never modified; ``ctxtop undo`` removes the fork."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from engine.cli.arguments import count_arg
+from engine.cli.cmd_edit import context_line, written_lines
+from engine.safety.terminal import printable
+
+
+def _text(outcome: dict[str, Any]) -> str:
+    number = outcome["compaction"]
+    if outcome["restore"] == "before":
+        what = (
+            f"the history up to just before compaction {number} (line {outcome['compaction_line']})"
+        )
+    else:
+        what = f"compaction {number}'s summary and {', '.join(outcome['with'])} re-added after it"
+    lines = [f"{outcome['source']} ({outcome['agent']}): {what}", context_line(outcome)]
+    lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
+    lines.extend(written_lines(outcome, "restored session"))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from engine.forks.restore import restore_session
+
+    outcome = restore_session(
+        args.session, args.compaction, args.items or (), dry_run=args.dry_run
+    ).as_json()
+    if args.json:
+        print(json.dumps(outcome, ensure_ascii=False, indent=2))
+    else:
+        print(printable(_text(outcome)))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "restore", help="fork a session back at one of its compactions", description=__doc__
+    )
+    parser.add_argument("session", metavar="SESSION", help="a session log file")
+    parser.add_argument(
+        "--compaction",
+        type=count_arg,
+        required=True,
+        metavar="N",
+        help="the compaction to go back to: N from 1 in log order (ctxtop compactions lists them)",
+    )
+    parser.add_argument(
+        "--with",
+        dest="items",
+        nargs="+",
+        metavar="ITEM",
+        help="keep the summary and re-add these dropped items (U1, F2, T3, or forgotten)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="show what it does, write nothing")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)
