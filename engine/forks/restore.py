@@ -149,7 +149,7 @@ def preview_restore(
     tokens_after = sections(*read, loaded.factor())[1]
     saved = tokens_before - tokens_after
     context = whole_context(state, tokens_before, saved, None, loaded.ledger)
-    fork_data = writer.mark(fork_data, context.after)
+    fork_data = writer.mark(fork_data, context.after, session_id)
     details = RestoreDetails(
         number,
         inspection.line,
