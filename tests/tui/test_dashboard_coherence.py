@@ -142,6 +142,24 @@ async def test_the_demo_fills_the_sub_agents_panel_and_says_demo_with_one_clock(
 
 
 @synchronous
+async def test_the_paused_demo_still_says_demo(tmp_path: Path) -> None:
+    """Issue 27 item 6: pausing the demo replaced DEMO with PAUSED, as if a real session had
+    been paused."""
+    app = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
+    assert isinstance(app, CtxtopApp) and app.demo is not None
+    app.demo.interval = 0.002
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None)
+        await pilot.press("space")
+        await pilot.pause()
+        header = header_text(app)
+        assert "DEMO loop 1 PAUSED" in header and "LIVE" not in header, header
+        await pilot.press("space")
+        await pilot.pause()
+        assert "PAUSED" not in header_text(app) and "DEMO loop" in header_text(app)
+
+
+@synchronous
 async def test_every_key_is_in_the_footer_or_the_palette_at_80_columns(tmp_path: Path) -> None:
     """Case 8: the footer never named c and dropped space in the tree view; t said nothing of
     the theme it chose."""
