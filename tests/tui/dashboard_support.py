@@ -94,6 +94,11 @@ def screen_lines(widget: Any) -> list[str]:
     ]
 
 
+def screen_rows(app: Any) -> list[str]:
+    """What the terminal shows now, one string a row (every layer composited)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
 def write_companions(session: Path) -> None:
     """The sample's sub-agent log and persisted tool output, beside ``session`` as the demo
     has them."""

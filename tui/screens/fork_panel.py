@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import on, work
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Label, Select
@@ -86,7 +86,12 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
     ForkPanel .field { width: 1fr; height: auto; }
     ForkPanel .field Label { color: $foreground 70%; }
     ForkPanel Input, ForkPanel Select { width: 1fr; }
-    ForkPanel .buttons { height: auto; align-horizontal: right; }
+    /* The choices and the preview scroll; the buttons stay in view below them (at 80x24 a
+       warning once pushed them off the screen, where Tab and Enter still reached them). */
+    ForkPanel .panel-body { height: auto; max-height: 100%; }
+    ForkPanel .buttons { height: auto; dock: bottom; align-horizontal: right; }
+    /* Tab stops on the scrolling boxes too: say which one has the keys. */
+    ForkPanel VerticalScroll:focus { border: round $accent !important; }
     ForkPanel Button { margin-left: 1; }
     """
 
@@ -140,6 +145,13 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         """A field that picks one of ``options`` (never blank)."""
         select = Select([(o, o) for o in options], value=value, allow_blank=False, id=widget_id)
         return cls.field(label, select)
+
+    @staticmethod
+    def body() -> VerticalScroll:
+        """What the buttons follow: the choices and the preview, scrolled when they do not
+        fit. Not a Tab stop of its own (its focus would show nowhere): each of its fields and
+        boxes scrolls into view when it takes the focus."""
+        return VerticalScroll(classes="panel-body", can_focus=False)
 
     def buttons(self, prefix: str) -> Horizontal:
         """``#<prefix>-write`` (off until a preview is shown), ``#<prefix>-live`` when the
