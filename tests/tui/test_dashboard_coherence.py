@@ -159,6 +159,47 @@ async def test_the_paused_demo_still_says_demo(tmp_path: Path) -> None:
         assert "PAUSED" not in header_text(app) and "DEMO loop" in header_text(app)
 
 
+def notified(app: CtxtopApp) -> str:
+    """The notifications shown so far, title and message."""
+    return " ".join(f"{n.title}: {n.message}" for n in app._notifications)
+
+
+@synchronous
+async def test_f_and_l_say_why_they_do_nothing(tmp_path: Path) -> None:
+    """Issue 27 item 8: f on a session given on the command line or in the demo, and l with
+    nothing applied live, did nothing and said nothing."""
+
+    async def says(pilot: Pilot[None], app: CtxtopApp, key: str, *words: str) -> None:
+        await pilot.press(key)
+        await pilot.pause()
+        shown = notified(app)
+        assert all(word in shown for word in words), shown
+
+    app = CtxtopApp(whole_sample(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        await says(
+            pilot,
+            app,
+            "f",
+            "Pin / follow newest: nothing to do",
+            "given on the command line stays on screen",
+        )
+        await says(
+            pilot,
+            app,
+            "l",
+            "Stop applying live: nothing to do",
+            "Nothing is applied live to this session",
+        )
+
+    demo = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
+    assert isinstance(demo, CtxtopApp)
+    async with demo.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: demo.view is not None)
+        await says(pilot, demo, "f", "The demo replays one recorded session")
+
+
 @synchronous
 async def test_every_key_is_in_the_footer_or_the_palette_at_80_columns(tmp_path: Path) -> None:
     """Case 8: the footer never named c and dropped space in the tree view; t said nothing of
