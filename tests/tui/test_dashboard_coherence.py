@@ -15,6 +15,7 @@ from dashboard_support import (
     append_each_line,
     frozen_clock,
     screen_lines,
+    screen_rows,
     synchronous,
     wait_until,
     write_companions,
@@ -226,6 +227,31 @@ async def test_every_key_is_in_the_footer_or_the_palette_at_80_columns(tmp_path:
         await pilot.pause()
         last = list(app._notifications)[-1]
         assert last.title == "Theme" and last.message.startswith(app.theme + " (2 of ")
+
+
+@synchronous
+async def test_the_footer_keeps_its_order_in_the_tree_and_names_the_search_keys(
+    tmp_path: Path,
+) -> None:
+    """Issue 27 item 11: in the tree view space moved to the front of the footer; during a
+    ``/`` search the footer was empty."""
+    app = CtxtopApp(whole_sample(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app) and "^p" in screen_rows(app)[-1])
+        overview = screen_rows(app)[-1]
+        assert overview.startswith("q Quit ? Help space Pause v Tree"), overview
+        await pilot.press("v")
+        await pilot.pause()
+        assert screen_rows(app)[-1] == overview
+        await pilot.press("space")  # still the app's pause, from the tree
+        assert app.paused
+        await pilot.press("space", "slash", *"bash")
+        await pilot.pause()
+        searching = screen_rows(app)[-1]
+        assert "Next match" in searching and "esc Back to the tree" in searching, searching
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen_rows(app)[-1] == overview and not app.paused
 
 
 @synchronous

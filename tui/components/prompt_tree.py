@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -65,9 +65,14 @@ class OutlineTree(Tree[str]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_match", "Next match", show=False),
-        # Space pauses the dashboard everywhere; enter opens and closes nodes.
-        Binding("space", "app.pause", "Pause"),
+        # Space pauses the dashboard everywhere, the tree's "toggle node" is off (enter opens
+        # and closes nodes): a binding never enabled, so that the app's space acts and keeps
+        # its place in the footer.
+        Binding("space", "app_key", show=False),
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "app_key" and super().check_action(action, parameters)
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("prompt", **kwargs)  # type: ignore[arg-type]
@@ -237,6 +242,13 @@ class OutlineTree(Tree[str]):
         self.reveal(self.matches[index % len(self.matches)])
 
 
+class SearchBox(Input):
+    """The tree's search field: enter named in the footer (while typing, the app's letters
+    type into it and leave the footer)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "Next match")]
+
+
 class PromptTree(Vertical):
     DEFAULT_CSS = """
     PromptTree { border: round $primary; height: 1fr; }
@@ -245,12 +257,16 @@ class PromptTree(Vertical):
     PromptTree > Input.shown { display: block; }
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close_search", "Back to the tree"),  # while the search is open
+    ]
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.border_title = "Prompt tree"
         self.searched: str | None = None
         self.outline_tree = OutlineTree(id="outline")
-        self.search_box = Input(
+        self.search_box = SearchBox(
             placeholder="search the tree (enter: next, esc: close)", id="tree-search"
         )
 
@@ -281,8 +297,12 @@ class PromptTree(Vertical):
             found = tree.search(event.value)
             self.border_subtitle = f"{found} found" if event.value else ""
 
-    def on_key(self, event: events.Key) -> None:
-        if event.key == "escape" and self.search_box.has_class("shown"):
-            self.search_box.remove_class("shown")
-            self.outline_tree.focus()
-            event.stop()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "close_search":
+            return self.search_box.has_class("shown")
+        return super().check_action(action, parameters)
+
+    def action_close_search(self) -> None:
+        self.search_box.remove_class("shown")
+        self.outline_tree.focus()
+        self.refresh_bindings()
