@@ -146,8 +146,10 @@ class SectionsPanel(Static):
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{label:<{label_width}} ")
             if section.name in SPARE or section.name in EXTRA:
-                # Not a part with a budget of its own: its share of the whole budget.
-                fill = abs(section.tokens) / analysis.budget if analysis.budget else 0.0
+                # Not a part with a budget of its own: its share of the whole budget. A
+                # negative difference (the rows above count more than the agent) fills nothing.
+                tokens = max(section.tokens, 0)
+                fill = tokens / analysis.budget if analysis.budget else 0.0
                 style = spare
             else:
                 # Anything in a section with no budget is over it.
@@ -155,7 +157,7 @@ class SectionsPanel(Static):
                 fill = section.tokens / budget if budget else 2.0 * bool(section.tokens)
                 style = over if fill > 1 else used
             cells = min(width, round(fill * width))
-            if section.tokens and not cells:
+            if section.tokens > 0 and not cells:
                 cells = 1
             line.append("█" * cells, style=style)
             line.append("·" * (width - cells), style=empty)

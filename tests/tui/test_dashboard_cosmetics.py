@@ -1,0 +1,50 @@
+"""Issue 27 item 11: figures drawn as what they are: no bar for a negative difference, no
+"0 %" for a share that is not nothing, one kind of figure per column, a sparkline from zero."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from dashboard_support import frozen_clock, screen_lines, synchronous, wait_until
+
+from tui.app import CtxtopApp
+
+ROOT = Path(__file__).resolve().parents[2]
+# ctxtop's estimates of this session's parts add up to 1.5k more than the agent's count.
+ONE_TURN = ROOT / "tests/data/one_turn/claude-code/b6a9545e-0d9d-4547-a30b-76c3b71a6ebd.jsonl"
+
+
+def copied(source: Path, tmp_path: Path) -> Path:
+    target = tmp_path / source.name
+    shutil.copyfile(source, target)
+    return target
+
+
+@synchronous
+async def test_a_negative_tokenizer_difference_draws_no_bar(tmp_path: Path) -> None:
+    app = CtxtopApp(copied(ONE_TURN, tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+        await pilot.pause()
+        assert app.view is not None and app.view.analysis is not None
+        assert app.view.analysis.residual_tokens < -1000
+        rows = [row for row in screen_lines(app.sections) if "tokenizer difference" in row]
+        assert len(rows) == 1 and "−1.5k" in rows[0], rows
+        assert "█" not in rows[0], rows
+
+
+# TodoWrite's results are 84 of this session's 73k tool-result tokens (0.1 %).
+CALC_LARGE = ROOT / (
+    "sample_sessions/claude-code/projects/-home-dev-projects-calc-large/"
+    "5fd531c1-30e6-4b1b-93ee-f38e6d1dafe6.jsonl"
+)
+
+
+@synchronous
+async def test_a_share_that_rounds_to_nothing_reads_less_than_one_percent(tmp_path: Path) -> None:
+    app = CtxtopApp(copied(CALC_LARGE, tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.tools.row_count > 0)
+        row = [str(cell) for cell in app.tools.get_row("TodoWrite")]
+        assert row[2:] == ["84≈", "<1 %"], row
