@@ -48,3 +48,17 @@ async def test_a_share_that_rounds_to_nothing_reads_less_than_one_percent(tmp_pa
         await wait_until(pilot, lambda: app.tools.row_count > 0)
         row = [str(cell) for cell in app.tools.get_row("TodoWrite")]
         assert row[2:] == ["84≈", "<1 %"], row
+
+
+@synchronous
+async def test_the_sparkline_starts_at_zero(tmp_path: Path) -> None:
+    """The sample's first request holds 19.5k, its last 45.5k: the first bar is three eighths
+    of the last, not nothing (a sparkline from the lowest value)."""
+    app = CtxtopApp(copied(ONE_TURN, tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and len(app.view.history) > 1)
+        await pilot.pause()
+        history = app.view.history  # type: ignore[union-attr]
+        assert (history[0], max(history)) == (19485, 45475)
+        (line,) = screen_lines(app.history.sparkline)
+        assert line.strip()[0] == "▃" and line.strip()[-1] == "█", line
