@@ -4,14 +4,13 @@ and ctxtop's own actions in the event log."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
+from dashboard_support import event_texts, frozen_clock, synchronous, wait_until, write_lines
 from rich.text import Text
 from textual.message import Message
 
@@ -220,10 +219,7 @@ async def test_ctxtop_actions_on_this_session_reach_the_event_log(
     app = CtxtopApp(session, clock=frozen_clock)
 
     def rows() -> list[str]:
-        """Each event's text, an action's without the time of day it starts with."""
-        table = app.events
-        texts = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
-        return [re.sub(r"^\d\d:\d\d:\d\d (?=ctxtop)", "", text) for text in texts]
+        return event_texts(app)
 
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: analysed(app))

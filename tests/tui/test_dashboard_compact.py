@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dashboard_support import frozen_clock, screen_rows, synchronous, wait_until
+from dashboard_support import event_texts, frozen_clock, screen_rows, synchronous, wait_until
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Button, Select, Static
@@ -141,11 +141,9 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         assert not isinstance(app.screen, CompactScreen)
 
         def in_event_log() -> bool:
-            table = app.events
             return any(
-                str(table.get_row_at(i)[1]).startswith("ctxtop compact: ")
-                and forks[0].name in str(table.get_row_at(i)[1])
-                for i in range(table.row_count)
+                text.startswith("ctxtop compact: ") and forks[0].name in text
+                for text in event_texts(app)
             )
 
         await wait_until(pilot, in_event_log)

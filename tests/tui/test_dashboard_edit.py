@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 from conftest import Watch
-from dashboard_support import frozen_clock, result_labels, synchronous, wait_until, write_lines
+from dashboard_support import (
+    event_texts,
+    frozen_clock,
+    result_labels,
+    synchronous,
+    wait_until,
+    write_lines,
+)
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
@@ -98,11 +105,9 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         assert not isinstance(app.screen, EditScreen)
 
         def logged() -> bool:
-            table = app.events
             return any(
-                str(table.get_row_at(i)[1]).startswith("ctxtop edit: ")
-                and forks[0].name in str(table.get_row_at(i)[1])
-                for i in range(table.row_count)
+                text.startswith("ctxtop edit: ") and forks[0].name in text
+                for text in event_texts(app)
             )
 
         await wait_until(pilot, logged)
