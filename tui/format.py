@@ -19,6 +19,11 @@ tokens = short_tokens
 mark = provenance_mark  # the engine's: none when reported, ~ calibrated, ≈ estimated, ...
 
 
+def signed_tokens(count: int) -> str:
+    """A difference of tokens with its sign ("+1.2k", "−2.1k")."""
+    return ("+" if count > 0 else "−") + tokens(abs(count))
+
+
 def share(fraction: float) -> str:
     """A share in whole per cent; one that is something but rounds to nothing is "<1 %"."""
     if 0 < fraction < 0.005:

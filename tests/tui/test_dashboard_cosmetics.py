@@ -7,8 +7,10 @@ import shutil
 from pathlib import Path
 
 from dashboard_support import frozen_clock, screen_lines, synchronous, wait_until
+from textual.widgets import Static
 
 from tui.app import CtxtopApp
+from tui.screens.edit import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 # ctxtop's estimates of this session's parts add up to 1.5k more than the agent's count.
@@ -62,3 +64,31 @@ async def test_the_sparkline_starts_at_zero(tmp_path: Path) -> None:
         assert (history[0], max(history)) == (19485, 45475)
         (line,) = screen_lines(app.history.sparkline)
         assert line.strip()[0] == "▃" and line.strip()[-1] == "█", line
+
+
+# Codex 0.169 against a scripted model that reports 3,000 input tokens a request, while the log
+# holds 5.1k by the tokenizer (4.4k of them the base instructions).
+CODEX = ROOT / (
+    "tests/sessions/data/real/codex/generated-cli-0.169.0/sessions/2026/11/22/"
+    "rollout-2026-11-22T14-09-59-01a20397-a65f-7be0-a82b-63e59b296bcb.jsonl"
+)
+
+
+@synchronous
+async def test_the_panels_log_part_is_never_more_than_the_whole(tmp_path: Path) -> None:
+    """The edit panel said "whole context 3.1k" and "of which in the log 5.1k≈" with nothing
+    to reconcile them; the sections panel gives the difference as a signed row."""
+    app = CtxtopApp(copied(CODEX, tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+        await pilot.pause()
+        rows = [row for row in screen_lines(app.sections) if "tokenizer difference" in row]
+        assert len(rows) == 1 and "−2.1k*" in rows[0], rows
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, EditScreen)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.pause()
+        shown = str(screen.query_one("#edit-preview", Static).render())
+        assert "whole context 3.1k -> 3.1k" in shown, shown
+        assert "of which in the log 5.1k≈ -> 5.1k≈, tokenizer difference −2.1k*" in shown, shown

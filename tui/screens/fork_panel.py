@@ -21,6 +21,7 @@ from engine.forks.transaction import EDITING, Loaded, Preview, load
 from engine.live.session import UNATTRIBUTED
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
+from tui.components.sections import TOKENIZER_DIFFERENCE
 from tui.format import CLEARED_MARK
 from tui.messages import CutPreviewed, LiveChanged
 
@@ -53,11 +54,17 @@ def context_text(outcome: dict[str, Any]) -> Text:
         f" {fmt.tokens(outcome['tokens_after'])}{counted}"
     )
     outside = outcome["context_outside_log"]
+    difference = before - outcome["tokens_before"]
     if outside:
         # The gauge less what the log holds: the system prompt and tools with the tokenizer's
         # difference, the categories panel's row of that name (the sections' system prompt
         # row is a part of it).
         text.append(f", {UNATTRIBUTED} {fmt.tokens(outside)}*")
+    elif difference < 0:
+        # The agent counted less than ctxtop's estimate of what the log holds: the sections'
+        # signed row of that name, so that the parts add up to the whole (the log's part
+        # alone was larger than the whole).
+        text.append(f", {TOKENIZER_DIFFERENCE} {fmt.signed_tokens(difference)}*")
     text.append("\n")
     return text
 
