@@ -71,7 +71,6 @@ if TYPE_CHECKING:
 
 NEWER_CHECK_SECONDS = 3.0
 SHOWN_THEME_ERRORS = 5  # one line per bad theme file up to here, then one for the rest
-KEY_NAMES = {"question_mark": "?", "slash": "/"}
 # The app's keys that work on the sessions screen too (the others type into its filter).
 SESSIONS_KEEPS = {"quit", "help", "command_palette"}
 # From this size on, the prompt tree sits beside the sections and the sub-agents are shown.
@@ -123,6 +122,9 @@ class CtxtopApp(LiveApplyApp):
         Binding("t", "cycle_theme", "Theme", show=False),
         Binding("m", "measured", "Measured", show=False),
         Binding("l", "stop_live", "Stop live"),  # in the footer only while a plan is in force
+        # When f or l may not act (check_action), these say why instead of nothing happening.
+        Binding("f", "unavailable('pin')", show=False),
+        Binding("l", "unavailable('stop_live')", show=False),
     ]
     ACTIONS: ClassVar[dict[str, tuple[str, str]]] = {
         "pause": ("Pause / resume", "Freeze the screen; updates wait until resumed"),
@@ -454,22 +456,43 @@ class CtxtopApp(LiveApplyApp):
     # -- actions -----------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.screen.id == "sessions" and action not in SESSIONS_KEEPS:
-            return False  # the dashboard's keys act on the dashboard; there they filter
-        # Pinning means something only when following the newest session: else not in the footer.
-        if action == "stop_live":
-            return self.live is not None and self.live.plan is not None
-        return action != "pin" or self.follow_newest
+        on_sessions = any(screen.id == "sessions" for screen in self.screen_stack)
+        if on_sessions and action not in SESSIONS_KEEPS:
+            # The dashboard's keys act on the dashboard; on the table (and its help) they
+            # filter or are its own.
+            return False
+        # Not in the footer while they would do nothing (their key then says why).
+        return self.why_not(action) is None
+
+    def why_not(self, action: str) -> str | None:
+        """Why ``action`` would do nothing now, or None."""
+        if action == "pin" and not self.follow_newest:
+            # Pinning means something only when following the newest session.
+            if self.demo is not None:
+                return "The demo replays one recorded session: there is no newer one to follow."
+            return (
+                "A session file given on the command line stays on screen; run ctxtop without"
+                " a file to follow the newest session."
+            )
+        if action == "stop_live" and (self.live is None or self.live.plan is None):
+            return (
+                "Nothing is applied live to this session: l stops what Apply live (in the e"
+                " and c panels, for a session going through ctxtop's proxy) started."
+            )
+        return None
+
+    def action_unavailable(self, action: str) -> None:
+        reason = self.why_not(action)
+        if reason is not None:
+            title = self.ACTIONS[action][0]
+            self.notify(reason, title=f"{title}: nothing to do", markup=False)
 
     def action_help(self) -> None:
-        keys = [
-            (KEY_NAMES.get(b.key, b.key), self.ACTIONS.get(b.action, (b.description,))[0])
-            for b in self.BINDINGS
-            if isinstance(b, Binding)
-        ]
-        keys.append(("ctrl+p", "Command palette: every action by name"))
-        from tui.screens.help import HelpScreen
+        from tui.screens.help import HelpScreen, binding_keys
 
+        titles = {action: title for action, (title, _) in self.ACTIONS.items()}
+        keys = binding_keys(self.BINDINGS, titles)
+        keys.append(("ctrl+p", "Command palette: every action by name"))
         self.push_screen(HelpScreen(keys))
 
     def action_sessions(self) -> None:
@@ -504,9 +527,6 @@ class CtxtopApp(LiveApplyApp):
             self._show_with_analysis(view)
 
     def action_pin(self) -> None:
-        if not self.follow_newest:
-            self.notify("A session file given on the command line is always pinned.")
-            return
         self.pinned = not self.pinned
         self.header.pinned = self.pinned
         self.notify("Pinned to this session" if self.pinned else "Following the newest session")

@@ -19,6 +19,18 @@ tokens = short_tokens
 mark = provenance_mark  # the engine's: none when reported, ~ calibrated, ≈ estimated, ...
 
 
+def signed_tokens(count: int) -> str:
+    """A difference of tokens with its sign ("+1.2k", "−2.1k")."""
+    return ("+" if count > 0 else "−") + tokens(abs(count))
+
+
+def share(fraction: float) -> str:
+    """A share in whole per cent; one that is something but rounds to nothing is "<1 %"."""
+    if 0 < fraction < 0.005:
+        return "<1 %"
+    return f"{100 * fraction:.0f} %"
+
+
 def shown(text: str, *, lines: bool = False, limit: int | None = None) -> str:
     """Text from a log as the screen shows it: control characters (escape sequences, bidi
     overrides, NUL) written out visibly (``\\x1b``), never sent to the terminal; newlines too

@@ -190,7 +190,7 @@ def report_table(report: RenderReport) -> str:
     ]
     for row in report.elements:
         name = ("  " * row.depth + row.id)[:28]
-        budget = "" if row.budget is None else _short(row.budget)
+        budget = "" if row.budget is None else _budget(row.budget)
         used = "" if row.consumed is None else _short(row.consumed)
         status = "kept"
         if report.error:
@@ -207,17 +207,27 @@ def report_table(report: RenderReport) -> str:
     if report.error:
         lines.append(f"error: {report.error}")
     else:
-        verdict = "fits" if report.fits else "OVER BUDGET"
-        lines.append(
-            f"total {_short(report.token_count or 0)} of {_short(report.budget)} tokens "
-            f"({verdict}; {report.tokenizer}, {report.mode} mode)"
-        )
+        total = _short(report.token_count or 0)
+        how = f"{report.tokenizer}, {report.mode} mode"
+        if report.budget >= NO_LIMIT:
+            lines.append(f"total {total} tokens (no limit; {how})")
+        else:
+            verdict = "fits" if report.fits else "OVER BUDGET"
+            lines.append(f"total {total} of {_short(report.budget)} tokens ({verdict}; {how})")
     return "\n".join(lines)
 
 
+# Without a budget prompt-tsx renders to "max" (Number.MAX_SAFE_INTEGER) and each element
+# gets its share of that: 2^51 tokens and the like. No model's window comes near this, and no
+# element has it unless it came from "max": such a budget is no limit.
+NO_LIMIT = 2**40
+
+
+def _budget(value: float) -> str:
+    return "no limit" if value >= NO_LIMIT else _short(value)
+
+
 def _short(value: float) -> str:
-    if value >= 9007199254740991:
-        return "max"
     if isinstance(value, float) and value == int(value):
         return str(int(value))
     return str(value)

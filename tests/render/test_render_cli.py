@@ -73,6 +73,17 @@ def test_table_says_what_was_pruned_and_why(capsys: pytest.CaptureFixture[str]) 
     assert lines[-1] == "total 24 of 30 tokens (fits; words, exact mode)"
 
 
+def test_without_a_budget_the_table_says_no_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27 item 11: each element's share of prompt-tsx's "max" was printed as a budget
+    (2251799813685247 and the like)."""
+    code, out, _ = run(capsys, str(TREES / "agent-round.yaml"))
+    assert code == 0
+    lines = out.splitlines()
+    rows = [line for line in lines[1:] if not line.startswith(("cache", "total"))]
+    assert rows and all(" no limit " in row for row in rows), rows
+    assert lines[-1] == "total 56 tokens (no limit; words, exact mode)"
+
+
 def test_budget_error_is_reported_not_raised(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(EXAMPLES / "10-cache-breakpoint.json")
     code, out, _ = run(capsys, path, "--budget", "5", "--mode", "prompt-tsx")

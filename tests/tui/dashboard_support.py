@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,6 +93,19 @@ def screen_lines(widget: Any) -> list[str]:
         "".join(segment.text for segment in widget.render_line(y))
         for y in range(widget.size.height)
     ]
+
+
+def event_texts(app: Any) -> list[str]:
+    """Each event's text in the Events panel, a ctxtop action's without the local time of day
+    it starts with."""
+    table = app.events
+    texts = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+    return [re.sub(r"^\d\d:\d\d:\d\d (?=ctxtop )", "", text) for text in texts]
+
+
+def screen_rows(app: Any) -> list[str]:
+    """What the terminal shows now, one string a row (every layer composited)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 def write_companions(session: Path) -> None:

@@ -4,9 +4,13 @@ and ctxtop's own actions in the event log."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
-from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
+import pytest
+from dashboard_support import event_texts, frozen_clock, synchronous, wait_until, write_lines
 from rich.text import Text
 from textual.message import Message
 
@@ -197,14 +201,25 @@ async def test_slash_finds_nodes_in_collapsed_parts_of_the_tree(tmp_path: Path) 
         assert app.focused is tree
 
 
+@pytest.fixture
+def nine_hours_ahead(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time 9 h ahead of UTC, so that a clock shown in UTC would differ."""
+    monkeypatch.setenv("TZ", "XST-9")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 @synchronous
-async def test_ctxtop_actions_on_this_session_reach_the_event_log(tmp_path: Path) -> None:
+async def test_ctxtop_actions_on_this_session_reach_the_event_log(
+    tmp_path: Path, nine_hours_ahead: None
+) -> None:
     session = whole_sample(tmp_path)
     app = CtxtopApp(session, clock=frozen_clock)
 
     def rows() -> list[str]:
-        table = app.events
-        return [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        return event_texts(app)
 
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: analysed(app))
@@ -226,6 +241,16 @@ async def test_ctxtop_actions_on_this_session_reach_the_event_log(tmp_path: Path
             "ctxtop edit: 23.9k≈ -> 12.1k≈ in fork fork.jsonl",
             "ctxtop undo: fork fork.jsonl removed",
         ]
+        # Issue 27 item 11: the "line" column holds line numbers only (it held an action's
+        # clock time too); an action's time of day, local as the header's, starts its text.
+        table = app.events
+        cells = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        for line, text in cells:
+            assert line == "" if "ctxtop" in text else line.isdigit(), (line, text)
+        local = datetime.fromisoformat(edit["time"]).astimezone()  # 9 h ahead of UTC
+        assert next(text for _, text in cells if "ctxtop edit" in text).startswith(
+            local.strftime("%H:%M:%S ctxtop edit")
+        )
 
 
 @synchronous

@@ -15,6 +15,7 @@ from dashboard_support import (
     append_each_line,
     frozen_clock,
     screen_lines,
+    screen_rows,
     synchronous,
     wait_until,
     write_companions,
@@ -142,6 +143,65 @@ async def test_the_demo_fills_the_sub_agents_panel_and_says_demo_with_one_clock(
 
 
 @synchronous
+async def test_the_paused_demo_still_says_demo(tmp_path: Path) -> None:
+    """Issue 27 item 6: pausing the demo replaced DEMO with PAUSED, as if a real session had
+    been paused."""
+    app = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
+    assert isinstance(app, CtxtopApp) and app.demo is not None
+    app.demo.interval = 0.002
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None)
+        await pilot.press("space")
+        await pilot.pause()
+        header = header_text(app)
+        assert "DEMO loop 1 PAUSED" in header and "LIVE" not in header, header
+        await pilot.press("space")
+        await pilot.pause()
+        assert "PAUSED" not in header_text(app) and "DEMO loop" in header_text(app)
+
+
+def notified(app: CtxtopApp) -> str:
+    """The notifications shown so far, title and message."""
+    return " ".join(f"{n.title}: {n.message}" for n in app._notifications)
+
+
+@synchronous
+async def test_f_and_l_say_why_they_do_nothing(tmp_path: Path) -> None:
+    """Issue 27 item 8: f on a session given on the command line or in the demo, and l with
+    nothing applied live, did nothing and said nothing."""
+
+    async def says(pilot: Pilot[None], app: CtxtopApp, key: str, *words: str) -> None:
+        await pilot.press(key)
+        await pilot.pause()
+        shown = notified(app)
+        assert all(word in shown for word in words), shown
+
+    app = CtxtopApp(whole_sample(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app))
+        await says(
+            pilot,
+            app,
+            "f",
+            "Pin / follow newest: nothing to do",
+            "given on the command line stays on screen",
+        )
+        await says(
+            pilot,
+            app,
+            "l",
+            "Stop applying live: nothing to do",
+            "Nothing is applied live to this session",
+        )
+
+    demo = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
+    assert isinstance(demo, CtxtopApp)
+    async with demo.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: demo.view is not None)
+        await says(pilot, demo, "f", "The demo replays one recorded session")
+
+
+@synchronous
 async def test_every_key_is_in_the_footer_or_the_palette_at_80_columns(tmp_path: Path) -> None:
     """Case 8: the footer never named c and dropped space in the tree view; t said nothing of
     the theme it chose."""
@@ -167,6 +227,31 @@ async def test_every_key_is_in_the_footer_or_the_palette_at_80_columns(tmp_path:
         await pilot.pause()
         last = list(app._notifications)[-1]
         assert last.title == "Theme" and last.message.startswith(app.theme + " (2 of ")
+
+
+@synchronous
+async def test_the_footer_keeps_its_order_in_the_tree_and_names_the_search_keys(
+    tmp_path: Path,
+) -> None:
+    """Issue 27 item 11: in the tree view space moved to the front of the footer; during a
+    ``/`` search the footer was empty."""
+    app = CtxtopApp(whole_sample(tmp_path), clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: analysed(app) and "^p" in screen_rows(app)[-1])
+        overview = screen_rows(app)[-1]
+        assert overview.startswith("q Quit ? Help space Pause v Tree"), overview
+        await pilot.press("v")
+        await pilot.pause()
+        assert screen_rows(app)[-1] == overview
+        await pilot.press("space")  # still the app's pause, from the tree
+        assert app.paused
+        await pilot.press("space", "slash", *"bash")
+        await pilot.pause()
+        searching = screen_rows(app)[-1]
+        assert "Next match" in searching and "esc Back to the tree" in searching, searching
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen_rows(app)[-1] == overview and not app.paused
 
 
 @synchronous

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dashboard_support import frozen_clock, synchronous, wait_until
+from dashboard_support import event_texts, frozen_clock, screen_rows, synchronous, wait_until
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Button, Select, Static
@@ -65,6 +65,22 @@ def closed_port() -> int:
 
 def llm_settings(base_url: str, timeout: float = 30.0) -> Settings:
     return Settings(llm=LLMSettings(base_url=base_url, model="summary-model", timeout=timeout))
+
+
+def unreachable_llm_app(tmp_path: Path) -> CtxtopApp:
+    """The app on a copy of the session, its LLM summariser at a port nothing listens on."""
+    settings = llm_settings(f"http://127.0.0.1:{closed_port()}/v1")
+    return CtxtopApp(session_copy(tmp_path), settings=settings, clock=frozen_clock)
+
+
+async def preview_with_llm(pilot: Pilot[None], screen: CompactScreen) -> None:
+    """The LLM summariser chosen, and its preview shown."""
+    await wait_until(pilot, lambda: screen.outcome is not None)
+    screen.query_one("#compact-summarizer", Select).value = "llm"
+    await wait_until(
+        pilot,
+        lambda: screen.outcome is not None and screen.outcome["summarizer_requested"] == "llm",
+    )
 
 
 async def open_panel(pilot: Pilot[None], app: CtxtopApp) -> CompactScreen:
@@ -125,11 +141,9 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         assert not isinstance(app.screen, CompactScreen)
 
         def in_event_log() -> bool:
-            table = app.events
             return any(
-                str(table.get_row_at(i)[1]).startswith("ctxtop compact: ")
-                and forks[0].name in str(table.get_row_at(i)[1])
-                for i in range(table.row_count)
+                text.startswith("ctxtop compact: ") and forks[0].name in text
+                for text in event_texts(app)
             )
 
         await wait_until(pilot, in_event_log)
@@ -139,18 +153,10 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
 async def test_the_llm_summariser_failing_shows_why_and_the_structured_summary(
     tmp_path: Path,
 ) -> None:
-    session = session_copy(tmp_path)
-    app = CtxtopApp(
-        session, settings=llm_settings(f"http://127.0.0.1:{closed_port()}/v1"), clock=frozen_clock
-    )
+    app = unreachable_llm_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_panel(pilot, app)
-        await wait_until(pilot, lambda: screen.outcome is not None)
-        screen.query_one("#compact-summarizer", Select).value = "llm"
-        await wait_until(
-            pilot,
-            lambda: screen.outcome is not None and screen.outcome["summarizer_requested"] == "llm",
-        )
+        await preview_with_llm(pilot, screen)
         shown = figures(screen)
         assert "connection refused" in shown and "used the structured summary instead" in shown
         assert "summary by structured" in shown
@@ -234,6 +240,41 @@ async def test_at_80x24_the_buttons_stay_on_screen_below_the_summary(tmp_path: P
         for button in ("#compact-write", "#compact-close"):
             region = screen.query_one(button).region
             assert region.height > 0 and region.bottom <= 24 and region.y > box.region.bottom - 1
+
+
+@synchronous
+async def test_at_80x24_a_warning_scrolls_the_panel_and_the_buttons_stay_in_view(
+    tmp_path: Path,
+) -> None:
+    """Issue 27 item 4: a warning's lines pushed the buttons below the screen, where Tab and
+    Enter still reached the invisible Write fork."""
+    app = unreachable_llm_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_panel(pilot, app)
+        await preview_with_llm(pilot, screen)
+        assert screen.outcome is not None and screen.outcome["warnings"]
+        await pilot.pause()
+        rows = screen_rows(app)
+        assert any("Write fork" in row and "Close" in row for row in rows[-5:]), rows
+        # Tab by Tab to the button: each focus is in view (the body scrolls to it).
+        write = screen.query_one("#compact-write", Button)
+        body = screen.query_one(".panel-body")
+        for _ in range(12):
+            await pilot.press("tab")
+            await pilot.pause()
+            focused = screen.focused
+            assert focused is not None
+            view = body.region if body in focused.ancestors else screen.region
+            assert view.contains_region(focused.region), (focused, focused.region, view)
+            if focused is write:
+                break
+        assert screen.focused is write
+        assert any("Write fork" in row for row in screen_rows(app))
+        # The body scrolls: the warning above the boxes can be brought back into view.
+        assert body.max_scroll_y > 0
+        body.scroll_home(animate=False)
+        await pilot.pause()
+        assert any("warning: LLM summary failed" in row for row in screen_rows(app))
 
 
 def strategy_lines(screen: CompactScreen) -> list[str]:

@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 from conftest import Watch
-from dashboard_support import frozen_clock, result_labels, synchronous, wait_until, write_lines
+from dashboard_support import (
+    event_texts,
+    frozen_clock,
+    result_labels,
+    synchronous,
+    wait_until,
+    write_lines,
+)
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
@@ -98,11 +105,9 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         assert not isinstance(app.screen, EditScreen)
 
         def logged() -> bool:
-            table = app.events
             return any(
-                str(table.get_row_at(i)[1]).startswith("ctxtop edit: ")
-                and forks[0].name in str(table.get_row_at(i)[1])
-                for i in range(table.row_count)
+                text.startswith("ctxtop edit: ") and forks[0].name in text
+                for text in event_texts(app)
             )
 
         await wait_until(pilot, logged)
@@ -228,3 +233,23 @@ async def test_a_new_policy_previews_in_memory_without_reading_or_counting_the_s
         assert screen.preview is not None and screen.preview.loaded is first.loaded
         assert watch.opened == []
         assert watch.counted and not texts.intersection(watch.counted)  # new placeholders only
+
+
+@pytest.mark.parametrize("height", [24, 18])
+@synchronous
+async def test_the_buttons_stay_in_view_and_the_rest_scrolls(tmp_path: Path, height: int) -> None:
+    """Issue 27 item 4, the editing panel: its choices and preview scroll above the buttons
+    when they do not fit (at 80x24 by a line with this preview; lower by more); the buttons
+    went below the screen, where Tab still reached them."""
+    session = tmp_path / ONE_TURN.name
+    session.write_bytes(ONE_TURN.read_bytes())
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(80, height)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.pause()
+        for button in screen.query(Button):
+            assert screen.region.contains_region(button.region), (button, button.region)
+        body = screen.query_one(".panel-body")
+        assert body.max_scroll_y > 0
+        assert not body.region.overlaps(screen.query_one(".buttons").region)

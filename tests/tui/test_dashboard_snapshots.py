@@ -6,7 +6,11 @@ Update after an intended change with ``pytest tests/tui --snapshot-update`` and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +20,42 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from engine.config import Settings
+from engine.forks.compact import compact_session
 from engine.live.demo import demo_lines
 from engine.live.session import LiveSession
 from engine.live.view import LiveView
 from tui.app import CtxtopApp
 
 
-def sample_in(tmp_path: Path) -> Path:
+@contextmanager
+def sample_session() -> Iterator[Path]:
     """The whole demo sample, with its sub-agent's log and the persisted tool output beside it
-    as the demo has them."""
-    session = tmp_path / "session.jsonl"
-    write_lines(session, len(demo_lines()))
-    write_companions(session)
-    return session
+    as the demo has them, in a new directory whose path has one shape however the tests run.
+
+    The compaction summary names the session's path, so the panel's summary size depends on
+    it; pytest's tmp_path does not have one shape (pytest-xdist adds ``popen-gwN/``, the user
+    name and run number vary): 509 tokens under ``-n 2`` against 504 alone. Twelve digits are
+    four tokens whichever digits they are."""
+    while True:
+        folder = Path(tempfile.gettempdir()) / f"ctxtop-snapshot-{random.randrange(10**12):012d}"
+        try:
+            folder.mkdir()
+            break
+        except FileExistsError:
+            continue
+    try:
+        session = folder / "session.jsonl"
+        write_lines(session, len(demo_lines()))
+        write_companions(session)
+        yield session
+    finally:
+        shutil.rmtree(folder)
+
+
+@pytest.fixture
+def sample() -> Iterator[Path]:
+    with sample_session() as session:
+        yield session
 
 
 def final_view(session: Path) -> LiveView:
@@ -43,7 +70,7 @@ def final_view(session: Path) -> LiveView:
 
 
 def loaded_app(
-    tmp_path: Path,
+    session: Path,
     theme: str,
     keys: tuple[str, ...] = (),
     ready: Callable[[CtxtopApp], bool] = lambda app: True,
@@ -52,7 +79,6 @@ def loaded_app(
     whole file with its analysis (and presses ``keys``, then waits until ``ready``: a panel's
     preview). Tables size their columns when their rows are set (tui/components/fit.py), so
     nothing is left to settle after that."""
-    session = sample_in(tmp_path)
     final = final_view(session)
     app = CtxtopApp(session, settings=Settings(theme=theme), clock=frozen_clock)
 
@@ -79,18 +105,18 @@ def loaded_app(
 
 @pytest.mark.parametrize("theme", ["ctxtop-dark", "ctxtop-light"])
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
-def test_main_screen(snap_compare: Any, tmp_path: Path, theme: str, size: tuple[int, int]) -> None:
-    app, loaded = loaded_app(tmp_path, theme)
+def test_main_screen(snap_compare: Any, sample: Path, theme: str, size: tuple[int, int]) -> None:
+    app, loaded = loaded_app(sample, theme)
     assert snap_compare(app, terminal_size=size, run_before=loaded)
 
 
-def test_tree_view_at_80x24(snap_compare: Any, tmp_path: Path) -> None:
-    app, loaded = loaded_app(tmp_path, "ctxtop-dark", ("v",))
+def test_tree_view_at_80x24(snap_compare: Any, sample: Path) -> None:
+    app, loaded = loaded_app(sample, "ctxtop-dark", ("v",))
     assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
 
 
-def test_main_screen_at_200x60(snap_compare: Any, tmp_path: Path) -> None:
-    app, loaded = loaded_app(tmp_path, "ctxtop-dark")
+def test_main_screen_at_200x60(snap_compare: Any, sample: Path) -> None:
+    app, loaded = loaded_app(sample, "ctxtop-dark")
     assert snap_compare(app, terminal_size=(200, 60), run_before=loaded)
 
 
@@ -110,7 +136,19 @@ PANELS = {
 
 @pytest.mark.parametrize("panel", list(PANELS))
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
-def test_panel(snap_compare: Any, tmp_path: Path, panel: str, size: tuple[int, int]) -> None:
+def test_panel(snap_compare: Any, sample: Path, panel: str, size: tuple[int, int]) -> None:
     keys, ready = PANELS[panel]
-    app, loaded = loaded_app(tmp_path, "ctxtop-dark", keys, ready)
+    app, loaded = loaded_app(sample, "ctxtop-dark", keys, ready)
     assert snap_compare(app, terminal_size=size, run_before=loaded)
+
+
+def test_the_compaction_summary_has_one_size_however_the_tests_run() -> None:
+    """The compaction panel's snapshot shows the summary's size: the same in every run."""
+
+    def summary_tokens(session: Path) -> int:
+        figures = compact_session(session, keep_rounds=1, dry_run=True).preview.details.settings()
+        return int(figures["summary_tokens"])
+
+    with sample_session() as first, sample_session() as second:
+        assert first != second
+        assert summary_tokens(first) == summary_tokens(second)

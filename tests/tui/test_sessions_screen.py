@@ -10,6 +10,8 @@ import pytest
 from dashboard_support import synchronous, wait_until
 from sessions_home import NEW_SESSION, cost_of, report_json, sample_home
 from textual.pilot import Pilot
+from textual.widgets import Static
+from textual.widgets._footer import FooterKey
 
 from engine.agents.discovery import discover
 from engine.config import Settings
@@ -18,6 +20,7 @@ from engine.live.locate import newest_sessions
 from engine.live.sessions_row import SessionRow
 from engine.live.sessions_text import sort_rows
 from tui.app import CtxtopApp
+from tui.screens.help import HelpScreen
 from tui.screens.sessions import SessionsScreen
 
 
@@ -160,3 +163,28 @@ async def test_one_active_session_opens_the_dashboard(
     assert isinstance(app, CtxtopApp) and app.start_on_sessions
     async with app.run_test(size=(80, 24)) as pilot:
         await on_sessions(pilot)
+
+
+@synchronous
+async def test_help_on_the_table_gives_the_tables_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27 item 8: ``?`` on the table listed the dashboard's keys (what-if, edit, …)."""
+    sample_home(tmp_path / "home", monkeypatch)
+    app = CtxtopApp(newest_sessions()[0], settings=Settings(), follow_newest=True,
+                    start_on_sessions=True)  # fmt: skip
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_sessions(pilot)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        shown = str(app.screen.query_one(Static).render())
+        for words in ("Sessions table keys", "Sort by the next column", "Reverse the order",
+                      "Fold or unfold", "Filter the rows", "working: the model owes"):  # fmt: skip
+            assert words in shown, words
+        assert "What-if" not in shown and "Compact" not in shown
+        # The table's footer stays the table's while its help is open.
+        footer = {key.key_display or key.key for key in app.screen_stack[-2].query(FooterKey)}
+        assert "v" not in footer and "e" not in footer
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.id == "sessions"

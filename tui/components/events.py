@@ -67,9 +67,22 @@ class EventLog(DataTable[Text]):
         self.events = events
         self._fill(events)
 
-    def _where(self, event: Event) -> str:
-        # An action is not a line of the log: when it happened instead.
-        return str(event.line) if event.line else fmt.clock_time(event.timestamp or "")[:8]
+    @staticmethod
+    def _where(event: Event) -> str:
+        # Line numbers only: an action is not a line of the log (its text says when).
+        return str(event.line) if event.line else ""
+
+    @staticmethod
+    def _text(event: Event) -> Text:
+        text = fmt.plain(event.text, STYLES.get(event.kind, ""))  # log content: plain
+        if not event.line and event.timestamp:
+            moment = fmt.log_time(event.timestamp)  # in local time, as the header's clock
+            when = moment.astimezone() if moment is not None else None
+            text = Text.assemble(
+                when.strftime("%H:%M:%S ") if when else f"{fmt.clock_time(event.timestamp)} ",
+                text,
+            )
+        return text
 
     def _width_for(self, events: tuple[Event, ...]) -> int:
         """What is left of the panel for the text: the line column, two cells of padding on
@@ -82,7 +95,7 @@ class EventLog(DataTable[Text]):
         width = self._text_width = self._width_for(events)
         self.clear()
         for event in events:
-            text = fmt.plain(event.text, STYLES.get(event.kind, ""))  # log content: plain
+            text = self._text(event)
             height = len(text.wrap(_MEASURE, width))
             self.add_row(Text(self._where(event), justify="right"), text, height=height)
         fit_columns(self, {"event": width})

@@ -1,4 +1,4 @@
-"""The header: agent, model, session, the state (LIVE, DEMO or PAUSED), one clock (local time)
+"""The header: agent, model, session, the state (LIVE or DEMO, and PAUSED), one clock (local time)
 and how long ago the agent wrote, and what the analysis assumes when it is not the session's own
 (a what-if window, another agent's profile).
 
@@ -53,16 +53,17 @@ class SessionHeader(Static):
         if view is None:
             return [Text("ctxtop", style="bold"), Text(self.note)]
         state = Text()
+        if self.demo_loop is not None:  # a recorded session, replayed: paused or not
+            state.append("DEMO", style="bold reverse")
+            state.append(f" loop {self.demo_loop} ")
         if self.stale:
             state.append("STALE", style="bold reverse")
             state.append(f" {self.stale}")
         elif self.paused:
             state.append("PAUSED", style="bold reverse")
-        elif self.demo_loop is not None:
-            state.append("DEMO", style="bold reverse")
-            state.append(f" loop {self.demo_loop}")  # a recorded session, replayed
-        else:
+        elif self.demo_loop is None:
             state.append("LIVE", style="bold")
+        state.rstrip()
         if self.pinned:
             state.append(" pinned")
         parts = [

@@ -7,7 +7,8 @@ cache breakpoint is marked ``⚑`` on the node it follows; a tool result ctxtop'
 are marked ``⌫ cleared in fork`` (before the label). Before anything is written, the newest
 preview of the editing or compaction panel marks what it would change: ``⌫ would clear`` on the
 results an edit would clear, ``◌ would summarise`` on the calls and results of the rounds a
-compaction would summarise (the rest is kept). Only expanded nodes are built as tree nodes
+compaction would summarise (the rest is kept); a collapsed node holding such calls shows the
+note with their count (``◌ would summarise ×4``). Only expanded nodes are built as tree nodes
 (a long session has thousands of messages); an update relabels the built ones and rebuilds a
 node's children only when they changed. ``/`` searches every node's label.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -64,9 +65,14 @@ class OutlineTree(Tree[str]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_match", "Next match", show=False),
-        # Space pauses the dashboard everywhere; enter opens and closes nodes.
-        Binding("space", "app.pause", "Pause"),
+        # Space pauses the dashboard everywhere, the tree's "toggle node" is off (enter opens
+        # and closes nodes): a binding never enabled, so that the app's space acts and keeps
+        # its place in the footer.
+        Binding("space", "app_key", show=False),
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "app_key" and super().check_action(action, parameters)
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("prompt", **kwargs)  # type: ignore[arg-type]
@@ -86,19 +92,41 @@ class OutlineTree(Tree[str]):
         self.matches: list[str] = []
         self.marked: frozenset[str] = frozenset()  # tool_call_ids with ``mark_note``
         self.mark_note = ""
+        self.marked_below: dict[str, int] = {}  # node id -> marked calls under it
 
     def mark_calls(self, note: str, call_ids: frozenset[str]) -> None:
-        """Note ``note`` on the calls and results with these ids (replacing the last marks)."""
+        """Note ``note`` on the calls and results with these ids (replacing the last marks),
+        and on each node holding some, with how many: shown while it is collapsed."""
         self.marked, self.mark_note = call_ids, note
+        self.marked_below = self._count_marked()
         for node_id, built in self.built.items():
-            node = self.shown[node_id]
-            if node.kind in MARKED_KINDS:
-                built.set_label(self._label(node))
+            built.set_label(self._label(self.shown[node_id]))
+
+    def _count_marked(self) -> dict[str, int]:
+        """How many marked calls each node holds (a call and its result count once)."""
+        if not self.marked:
+            return {}
+        below: dict[str, set[str]] = {}
+        for node in self.outline.nodes:
+            if node.kind in MARKED_KINDS and node.call_id in self.marked:
+                for ancestor in self.outline.ancestors(node.id):
+                    below.setdefault(ancestor, set()).add(node.call_id)
+        return {node_id: len(calls) for node_id, calls in below.items()}
 
     def _label(self, node: OutlineNode) -> Text:
         leaf_section = node.parent is None and not self.children_of.get(node.id)
-        marked = node.kind in MARKED_KINDS and node.call_id in self.marked
-        return node_label(node, leaf_section, self.mark_note if marked else None)
+        note = None
+        if node.kind in MARKED_KINDS and node.call_id in self.marked:
+            note = self.mark_note
+        elif node.id not in self.expanded_ids and node.id in self.marked_below:
+            # Collapsed: the marks below it would not show at all.
+            note = f"{self.mark_note} ×{self.marked_below[node.id]}"
+        return node_label(node, leaf_section, note)
+
+    def _relabel(self, node_id: str) -> None:
+        built = self.built.get(node_id)
+        if built is not None:
+            built.set_label(self._label(self.shown[node_id]))
 
     def show(self, outline: Outline) -> None:
         self.outline = outline
@@ -118,7 +146,13 @@ class OutlineTree(Tree[str]):
                 if self.sections_seen[section.id] in self.expanded_ids and newest is not None:
                     self.expanded_ids.add(newest)
                 self.sections_seen[section.id] = newest
+        counted, self.marked_below = self.marked_below, self._count_marked()
         self._sync(self.root, None)
+        for node_id in counted.keys() ^ self.marked_below.keys():
+            self._relabel(node_id)  # a count that came or went with the new nodes
+        for node_id in counted.keys() & self.marked_below.keys():
+            if counted[node_id] != self.marked_below[node_id]:
+                self._relabel(node_id)
 
     def _small(self, node_id: str) -> bool:
         """Few enough children to open without being asked (each one is a line to build)."""
@@ -167,11 +201,13 @@ class OutlineTree(Tree[str]):
         if node_id is not None:
             self.expanded_ids.add(node_id)
             self._sync(event.node, node_id)
+            self._relabel(node_id)  # its count gives way to the marks below it
 
     @on(Tree.NodeCollapsed)
     def _collapsed(self, event: Tree.NodeCollapsed[str]) -> None:
         if event.node.data is not None:
             self.expanded_ids.discard(event.node.data)
+            self._relabel(event.node.data)
 
     def reveal(self, node_id: str) -> None:
         """Expand what holds ``node_id`` and put the cursor on it."""
@@ -183,6 +219,7 @@ class OutlineTree(Tree[str]):
             if not built.is_expanded:
                 built.expand()
             self._sync(built, ancestor)
+            self._relabel(ancestor)
         target = self.built.get(node_id)
         if target is not None:
             # Lines are numbered lazily (on idle); number them now for the node just opened.
@@ -205,6 +242,13 @@ class OutlineTree(Tree[str]):
         self.reveal(self.matches[index % len(self.matches)])
 
 
+class SearchBox(Input):
+    """The tree's search field: enter named in the footer (while typing, the app's letters
+    type into it and leave the footer)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "Next match")]
+
+
 class PromptTree(Vertical):
     DEFAULT_CSS = """
     PromptTree { border: round $primary; height: 1fr; }
@@ -213,12 +257,16 @@ class PromptTree(Vertical):
     PromptTree > Input.shown { display: block; }
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close_search", "Back to the tree"),  # while the search is open
+    ]
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.border_title = "Prompt tree"
         self.searched: str | None = None
         self.outline_tree = OutlineTree(id="outline")
-        self.search_box = Input(
+        self.search_box = SearchBox(
             placeholder="search the tree (enter: next, esc: close)", id="tree-search"
         )
 
@@ -249,8 +297,12 @@ class PromptTree(Vertical):
             found = tree.search(event.value)
             self.border_subtitle = f"{found} found" if event.value else ""
 
-    def on_key(self, event: events.Key) -> None:
-        if event.key == "escape" and self.search_box.has_class("shown"):
-            self.search_box.remove_class("shown")
-            self.outline_tree.focus()
-            event.stop()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "close_search":
+            return self.search_box.has_class("shown")
+        return super().check_action(action, parameters)
+
+    def action_close_search(self) -> None:
+        self.search_box.remove_class("shown")
+        self.outline_tree.focus()
+        self.refresh_bindings()

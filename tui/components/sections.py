@@ -24,6 +24,8 @@ NOT_LOGGED = "not_logged"
 DIFFERENCE = "difference"
 EXTRA = (NOT_LOGGED, DIFFERENCE)  # rows the panel adds: no budget of their own
 SHOWN_DIFFERENCE = 100  # tokens: less is within the rounding of the sections' figures
+# The agent's count less ctxtop's estimates of the parts (signed): the panels' name for it too.
+TOKENIZER_DIFFERENCE = "tokenizer difference"
 
 
 def shown_sections(analysis: Analysis) -> list[Section]:
@@ -40,7 +42,7 @@ def shown_sections(analysis: Analysis) -> list[Section]:
         )
     elif analysis.context_source != "estimated" and abs(residual) >= SHOWN_DIFFERENCE:
         # Short: a label with a parenthesis longer than the others' would shorten them all.
-        row = Section(DIFFERENCE, "tokenizer difference", 0, residual, 0.0, "inferred")
+        row = Section(DIFFERENCE, TOKENIZER_DIFFERENCE, 0, residual, 0.0, "inferred")
     if row is not None:
         parts = [index for index, section in enumerate(sections) if section.name not in SPARE]
         sections.insert(parts[-1] + 1 if parts else 0, row)
@@ -62,7 +64,7 @@ def signed(section: Section) -> str:
     """A section's figure; the difference row's with its sign."""
     if section.name != DIFFERENCE:
         return fmt.tokens(section.tokens)
-    return ("+" if section.tokens > 0 else "−") + fmt.tokens(abs(section.tokens))
+    return fmt.signed_tokens(section.tokens)
 
 
 class SectionsPanel(Static):
@@ -146,8 +148,10 @@ class SectionsPanel(Static):
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{label:<{label_width}} ")
             if section.name in SPARE or section.name in EXTRA:
-                # Not a part with a budget of its own: its share of the whole budget.
-                fill = abs(section.tokens) / analysis.budget if analysis.budget else 0.0
+                # Not a part with a budget of its own: its share of the whole budget. A
+                # negative difference (the rows above count more than the agent) fills nothing.
+                tokens = max(section.tokens, 0)
+                fill = tokens / analysis.budget if analysis.budget else 0.0
                 style = spare
             else:
                 # Anything in a section with no budget is over it.
@@ -155,7 +159,7 @@ class SectionsPanel(Static):
                 fill = section.tokens / budget if budget else 2.0 * bool(section.tokens)
                 style = over if fill > 1 else used
             cells = min(width, round(fill * width))
-            if section.tokens and not cells:
+            if section.tokens > 0 and not cells:
                 cells = 1
             line.append("█" * cells, style=style)
             line.append("·" * (width - cells), style=empty)

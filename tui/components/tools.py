@@ -61,7 +61,7 @@ class ToolsTable(DataTable[Text]):
                 Text(str(row.calls), justify="right"),
                 # Tokenizer counts of the results: estimates, marked so.
                 Text(f"{fmt.tokens(row.tokens)}{fmt.mark('estimated')}", justify="right"),
-                Text(f"{100 * row.share:.0f} %", justify="right"),
+                Text(fmt.share(row.share), justify="right"),
                 key=row.name,
             )
         fit_columns(self, flexible="name")

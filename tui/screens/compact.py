@@ -130,8 +130,10 @@ def strategies_table(rows: list[dict[str, Any]]) -> Table:
 class CompactScreen(ForkPanel):
     DEFAULT_CSS = """
     CompactScreen > Vertical { height: 98%; max-height: 40; }
+    /* The boxes below share what the buttons leave; past their least, the body scrolls. */
+    CompactScreen .panel-body { height: 1fr; }
     CompactScreen #compact-figures { height: auto; }
-    /* What the choices, figures and buttons leave: the buttons stay on screen at 80x24. */
+    /* What the choices, figures and buttons leave. */
     CompactScreen #compact-summary-box { height: 1fr; min-height: 3; border: round $panel; }
     /* Shares the room with the summary; its six lines scroll when the screen is small. */
     CompactScreen #compact-strategies-box {
@@ -167,23 +169,26 @@ class CompactScreen(ForkPanel):
         with Vertical() as box:
             name = fmt.in_markup(fmt.short_name(self.path.name))  # fits at 80 columns
             box.border_title = f"Compact {name}: summarise old rounds into a fork"
-            with Horizontal(classes="policy"):
-                yield self.choices("summariser", SUMMARIZERS, "structured", "compact-summarizer")
-                yield self.field(
-                    "keep rounds",
-                    Input(str(DEFAULT_KEEP_ROUNDS), type="integer", id="compact-keep-rounds"),
-                )
-            yield Static("", id="compact-figures")
-            with VerticalScroll(id="compact-cut-box") as scroll:
-                scroll.border_title = "rounds summarised and kept"
-                scroll.border_subtitle = ROUNDS_HELP
-                yield Static("", id="compact-cut")
-            with VerticalScroll(id="compact-strategies-box") as scroll:
-                scroll.border_title = "when each agent would compact"
-                yield Static("", id="compact-strategies")
-            with VerticalScroll(id="compact-summary-box") as scroll:
-                scroll.border_title = "summary as it will be written"
-                yield Static("", id="compact-summary")
+            with self.body():
+                with Horizontal(classes="policy"):
+                    yield self.choices(
+                        "summariser", SUMMARIZERS, "structured", "compact-summarizer"
+                    )
+                    yield self.field(
+                        "keep rounds",
+                        Input(str(DEFAULT_KEEP_ROUNDS), type="integer", id="compact-keep-rounds"),
+                    )
+                yield Static("", id="compact-figures")
+                with VerticalScroll(id="compact-cut-box") as scroll:
+                    scroll.border_title = "rounds summarised and kept"
+                    scroll.border_subtitle = ROUNDS_HELP
+                    yield Static("", id="compact-cut")
+                with VerticalScroll(id="compact-strategies-box") as scroll:
+                    scroll.border_title = "when each agent would compact"
+                    yield Static("", id="compact-strategies")
+                with VerticalScroll(id="compact-summary-box") as scroll:
+                    scroll.border_title = "summary as it will be written"
+                    yield Static("", id="compact-summary")
             yield self.buttons("compact")
 
     @staticmethod

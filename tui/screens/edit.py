@@ -121,24 +121,27 @@ class EditScreen(ForkPanel):
         with Vertical() as box:
             name = fmt.in_markup(fmt.short_name(self.path.name))  # fits at 80 columns
             box.border_title = f"Edit {name}: clear old tool results into a fork"
-            with Horizontal(classes="policy"):
-                policies = [(label, name) for name, label in POLICY_LABELS.items()]
-                yield self.field(
-                    "policy",
-                    Select(policies, value=TOOL_USES, allow_blank=False, id="edit-policy"),
-                )
-                keep = str(DEFAULT_KEEP)
-                yield self.field(
-                    "keep tool uses", Input(keep, type="integer", id="edit-keep-tool-uses")
-                )
-                yield self.field("keep turns", Input(keep, type="integer", id="edit-keep-cycles"))
-                yield self.field("min saving", Input("0", type="integer", id="edit-min-tokens"))
-            with Horizontal(classes="policy"):
-                yield self.choices("order", ORDERS, "oldest", "edit-order")
-                yield self.choices("mode", MODES, "placeholder", "edit-mode")
-                yield Static(TERMS, id="edit-terms")
-            with VerticalScroll(id="edit-preview-box"):
-                yield Static("computing the preview …", id="edit-preview")
+            with self.body():
+                with Horizontal(classes="policy"):
+                    policies = [(label, name) for name, label in POLICY_LABELS.items()]
+                    yield self.field(
+                        "policy",
+                        Select(policies, value=TOOL_USES, allow_blank=False, id="edit-policy"),
+                    )
+                    keep = str(DEFAULT_KEEP)
+                    yield self.field(
+                        "keep tool uses", Input(keep, type="integer", id="edit-keep-tool-uses")
+                    )
+                    yield self.field(
+                        "keep turns", Input(keep, type="integer", id="edit-keep-cycles")
+                    )
+                    yield self.field("min saving", Input("0", type="integer", id="edit-min-tokens"))
+                with Horizontal(classes="policy"):
+                    yield self.choices("order", ORDERS, "oldest", "edit-order")
+                    yield self.choices("mode", MODES, "placeholder", "edit-mode")
+                    yield Static(TERMS, id="edit-terms")
+                with VerticalScroll(id="edit-preview-box"):
+                    yield Static("computing the preview …", id="edit-preview")
             yield self.buttons("edit")
 
     def on_mount(self) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import on, work
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Label, Select
@@ -21,6 +21,7 @@ from engine.forks.transaction import EDITING, Loaded, Preview, load
 from engine.live.session import UNATTRIBUTED
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
+from tui.components.sections import TOKENIZER_DIFFERENCE
 from tui.format import CLEARED_MARK
 from tui.messages import CutPreviewed, LiveChanged
 
@@ -53,11 +54,17 @@ def context_text(outcome: dict[str, Any]) -> Text:
         f" {fmt.tokens(outcome['tokens_after'])}{counted}"
     )
     outside = outcome["context_outside_log"]
+    difference = before - outcome["tokens_before"]
     if outside:
         # The gauge less what the log holds: the system prompt and tools with the tokenizer's
         # difference, the categories panel's row of that name (the sections' system prompt
         # row is a part of it).
         text.append(f", {UNATTRIBUTED} {fmt.tokens(outside)}*")
+    elif difference < 0:
+        # The agent counted less than ctxtop's estimate of what the log holds: the sections'
+        # signed row of that name, so that the parts add up to the whole (the log's part
+        # alone was larger than the whole).
+        text.append(f", {TOKENIZER_DIFFERENCE} {fmt.signed_tokens(difference)}*")
     text.append("\n")
     return text
 
@@ -86,7 +93,12 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
     ForkPanel .field { width: 1fr; height: auto; }
     ForkPanel .field Label { color: $foreground 70%; }
     ForkPanel Input, ForkPanel Select { width: 1fr; }
-    ForkPanel .buttons { height: auto; align-horizontal: right; }
+    /* The choices and the preview scroll; the buttons stay in view below them (at 80x24 a
+       warning once pushed them off the screen, where Tab and Enter still reached them). */
+    ForkPanel .panel-body { height: auto; max-height: 100%; }
+    ForkPanel .buttons { height: auto; dock: bottom; align-horizontal: right; }
+    /* Tab stops on the scrolling boxes too: say which one has the keys. */
+    ForkPanel VerticalScroll:focus { border: round $accent !important; }
     ForkPanel Button { margin-left: 1; }
     """
 
@@ -140,6 +152,13 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         """A field that picks one of ``options`` (never blank)."""
         select = Select([(o, o) for o in options], value=value, allow_blank=False, id=widget_id)
         return cls.field(label, select)
+
+    @staticmethod
+    def body() -> VerticalScroll:
+        """What the buttons follow: the choices and the preview, scrolled when they do not
+        fit. Not a Tab stop of its own (its focus would show nowhere): each of its fields and
+        boxes scrolls into view when it takes the focus."""
+        return VerticalScroll(classes="panel-body", can_focus=False)
 
     def buttons(self, prefix: str) -> Horizontal:
         """``#<prefix>-write`` (off until a preview is shown), ``#<prefix>-live`` when the

@@ -1,7 +1,9 @@
-"""``?``: the keys, and what the marks on the gauge, sections and prompt tree mean."""
+"""``?``: the keys of the screen it is pressed on, and what its marks mean (the dashboard's:
+the gauge, sections and prompt tree; the sessions table's: its columns and states)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from rich.text import Text
@@ -10,6 +12,26 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+KEY_NAMES = {"question_mark": "?", "slash": "/", "escape": "esc"}
+Keys = list[tuple[str, str]]
+
+
+def binding_keys(bindings: Iterable[BindingType], titles: dict[str, str] | None = None) -> Keys:
+    """(key, what it does) of each binding, once a key (the first binding of a key is the one
+    that acts when it may): its description, or ``titles``' by action name."""
+    keys: Keys = []
+    seen: set[str] = set()
+    for binding in bindings:
+        if not isinstance(binding, Binding) or binding.key in seen:
+            continue
+        seen.add(binding.key)
+        titles = titles or {}
+        name = binding.action.split("(", 1)[0]  # sort(1): by its own, else by the action's
+        description = titles.get(binding.action, titles.get(name, binding.description))
+        keys.append((", ".join(KEY_NAMES.get(k, k) for k in binding.key.split(",")), description))
+    return keys
+
 
 LEGEND = """
 Gauge
@@ -52,17 +74,19 @@ class HelpScreen(ModalScreen[None]):
     AUTO_FOCUS = "*"  # the scroll view, for the arrow keys (the app's own is not on this screen)
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
-    def __init__(self, keys: list[tuple[str, str]]) -> None:
+    def __init__(self, keys: Keys, title: str = "ctxtop keys", legend: str = LEGEND) -> None:
         super().__init__()
         self.keys = keys
+        self.title = title
+        self.legend = legend
 
     def compose(self) -> ComposeResult:
         text = Text()
-        text.append("ctxtop keys\n\n", style="bold")
+        text.append(f"{self.title}\n\n", style="bold")
         for key, description in self.keys:
             text.append(f"  {key:<10}", style="bold")
             text.append(f"{description}\n")
-        text.append(LEGEND)
+        text.append(self.legend)
         with VerticalScroll() as scroll:
             scroll.border_title = "Help (esc closes)"
             # At 80x24 the legend is below the fold: say that it is there.

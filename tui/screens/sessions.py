@@ -5,7 +5,7 @@ The rows come from the engine (``engine/live/sessions_table.py``, kept current b
 from ``engine/live/sessions_text.py``. This screen only lays them out and colours them.
 Keys: enter opens the session in the dashboard, esc goes back to it, typing (or ``/``) filters,
 ``s`` sorts by the next column (``S`` the one before), ``r`` reverses, space folds or unfolds a
-session's sub-agents.
+session's sub-agents, ``?`` lists these keys and what the columns say.
 """
 
 from __future__ import annotations
@@ -52,6 +52,36 @@ LEVEL_STYLE = {"ok": "success", "warning": "warning", "critical": "error"}
 ARROW = {True: "▼", False: "▲"}
 
 
+# What ``?`` says of the keys (the footer's words are short) and of the table.
+KEY_TITLES = {
+    "open": "Open the selected session (a sub-agent: its parent)",
+    "back": "Back to the dashboard (first clears the filter)",
+    "filter": "Filter the rows (or just type a letter)",
+    "sort(1)": "Sort by the next column",
+    "sort(-1)": "Sort by the column before (or click a column's title)",
+    "reverse": "Reverse the order (fill, largest first, by default)",
+    "fold": "Fold or unfold the selected session's sub-agents",
+    "help": "These keys",
+}
+LEGEND = """
+Columns
+  fill: share of the window (~ calibrated, ≈ estimated); green,
+    yellow past the editing trigger, red past the compaction one
+  growth: tokens added per request
+  left: requests before the agent compacts
+  cost: so far (- when the model's prices are unknown)
+  last: when the agent last wrote
+  Below 120 columns the table leaves out model, growth and cost.
+State
+  working: the model owes a response   waiting: for the user
+  compacting: the agent is compacting
+  idle: nothing written for 5 minutes
+  ended: the file was deleted (the row goes a minute later)
+Sub-agents
+  folded under their parent: ▸ folded, ▾ unfolded (space)
+"""
+
+
 class RowsUpdated(Message):
     def __init__(self, rows: tuple[SessionRow, ...]) -> None:
         super().__init__()
@@ -75,6 +105,10 @@ class SessionsScreen(Screen[None]):
         Binding("r", "reverse", "Reverse", show=False),
         Binding("space", "fold", "Sub-agents"),
         Binding("a", "back", "Dashboard", show=False),
+        # The app's keys, here for the footer's order (the dashboard's: q, then ?); ? gives
+        # this table's keys, not the dashboard's.
+        Binding("q", "app.quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
     ]
 
     def __init__(
@@ -258,6 +292,13 @@ class SessionsScreen(Screen[None]):
             self.notify("No session open yet: enter opens the selected one.")
             return
         self.dismiss()
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen, binding_keys
+
+        keys = binding_keys(self.BINDINGS, KEY_TITLES)
+        keys.append(("ctrl+p", "Command palette: every action by name"))
+        self.app.push_screen(HelpScreen(keys, "Sessions table keys", LEGEND))
 
     def action_filter(self) -> None:
         field = self.filter_input
