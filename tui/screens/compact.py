@@ -285,6 +285,7 @@ class CompactScreen(ForkPanel):
         outcome = unwritten(preview, dry_run=True).as_json()
         self.outcome = outcome
         self._say(figures_text(outcome))
+        self.show_timing(outcome)
         self.query_one("#compact-cut", Static).update(cut_text(outcome))
         self.query_one("#compact-cut-box").border_title = cut_title(outcome)
         box = self.query_one("#compact-strategies-box")
@@ -326,6 +327,7 @@ class CompactScreen(ForkPanel):
 
     def _show_written(self, outcome: dict[str, Any]) -> None:
         self.written = outcome
+        self.show_timing(None)  # the advice was for acting; it is done
         text = figures_text(outcome)
         text.append("\n")
         text.append_text(written_text({**outcome, "warnings": []}))

@@ -205,6 +205,7 @@ class EditScreen(ForkPanel):
         outcome = unwritten(preview, dry_run=True).as_json()
         self.outcome = outcome
         self.query_one("#edit-preview", Static).update(preview_text(outcome))
+        self.show_timing(outcome)
         self.query_one("#edit-write", Button).disabled = not outcome["changed"]
 
     def _show_problem(self, problem: str, generation: int) -> None:
@@ -231,6 +232,7 @@ class EditScreen(ForkPanel):
 
     def _show_written(self, outcome: dict[str, Any]) -> None:
         self.written = outcome
+        self.show_timing(None)  # the advice was for acting; it is done
         if outcome["fork"] is None:  # nothing changed after all (the session moved on)
             self.query_one("#edit-preview", Static).update(preview_text(outcome))
             return
