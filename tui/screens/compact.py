@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -42,7 +42,6 @@ from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, Sample, context_text, written_text
 
 TICK = 0.5  # seconds between updates of the waiting line
-SHORT_SCREEN = 30  # lines: below this the rounds box gets less room
 
 
 def figures_text(outcome: dict[str, Any]) -> Text:
@@ -192,11 +191,8 @@ class CompactScreen(ForkPanel):
         rows = outcome["round_table"]
         return frozenset(i for row in rows if not row["kept"] for i in row["call_ids"])
 
-    def on_resize(self, event: events.Resize) -> None:
-        self.set_class(event.size.height < SHORT_SCREEN, "short")
-
     def on_mount(self) -> None:
-        self.set_class(self.app.size.height < SHORT_SCREEN, "short")
+        self.mark_short()
         self.ticker = self.set_interval(TICK, self._tick, pause=True)
         self.refresh_preview()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -25,6 +25,8 @@ from engine.sessions.cache_clock import CachedPrefix, action_timing, cache_clock
 from tui import format as fmt
 from tui.format import CLEARED_MARK
 from tui.messages import CutPreviewed, LiveChanged
+
+SHORT_SCREEN = 30  # lines: below this the panels' boxes get less room
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,13 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         self.preview: Preview | None = None  # the last shown: what ``Write fork`` writes
         self._loaded: Loaded | None = None
         self._loading = threading.Lock()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < SHORT_SCREEN, "short")
+
+    def mark_short(self) -> None:
+        """The ``short`` class under SHORT_SCREEN lines: less room for the boxes, no help text."""
+        self.set_class(self.app.size.height < SHORT_SCREEN, "short")
 
     def show_timing(self, outcome: dict[str, Any] | None) -> None:
         """The cache clock's advice on the panel's bottom border (no line of the preview: at
