@@ -62,6 +62,12 @@ class CachedPrefix:
     model: str | None
 
 
+def writes_for_an_hour(state: SessionState) -> bool:
+    """The session's last cache write lived an hour (its log says so): a rewrite is priced so."""
+    prefix = cached_prefix(state)
+    return prefix is not None and prefix.ttl_seconds >= LONG_TTL
+
+
 def cached_prefix(state: SessionState, settings_ttl: float | None = None) -> CachedPrefix | None:
     """The prefix the last request left cached (None: it read and wrote nothing, or there is no
     request yet); ``settings_ttl``: the lifetime the agent's settings choose."""

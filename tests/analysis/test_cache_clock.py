@@ -249,3 +249,26 @@ def test_statusline_with_and_without_claude_codes_prompt_cache(tmp_path: Path) -
     # Claude Code says cold where ctxtop's clock says warm: its word, without ctxtop's time.
     assert " · cache cold (Claude Code) · " in line
     assert line.endswith(f"next ${clock['rewrite_cost_usd']:.3f}*")
+
+
+@pytest.mark.parametrize(
+    ("command", "log"),
+    [
+        (("edit", "--keep-tool-uses", "0"), ONE_HOUR),
+        (("compact", "--keep-rounds", "1"), ONE_HOUR),
+        (("edit", "--keep-tool-uses", "0"), FIVE_MINUTES),
+    ],
+)
+def test_edit_and_compact_price_the_rewrite_at_the_logs_write_price(
+    tmp_path: Path, command: tuple[str, ...], log: Path
+) -> None:
+    """The 1-hour session's rewrite is written for an hour, as the clock prices its expiry."""
+    outcome = json.loads(ctxtop(tmp_path, *command, str(log), "--dry-run", "--json").stdout)
+    prices = lookup(outcome.get("priced_by") or "claude-sonnet-4-5").prices
+    assert prices is not None
+    write = prices.cache_write_1h if log == ONE_HOUR else prices.cache_write_5m
+    tokens = outcome["cache_rewrite_tokens"]
+    assert tokens > 0
+    assert outcome["cache_rewrite_cost_usd"] == pytest.approx(
+        tokens * (write - prices.cache_read) / 1e6
+    )
