@@ -5,7 +5,9 @@ Claude Code runs the status-line command with a JSON object on stdin (``transcri
 .context_window_size`` is the window the CLI itself uses (2.1.332: the model's window), so it
 wins over the registry's, and the auto-compact distance is measured against it. ctxtop reads
 the transcript's tail (a quick look: the latest request and context are right) and prints fill
-against the window, the distance to auto-compaction and the largest part of the context.
+against the window, the distance to auto-compaction, the largest part of the context and the
+prompt cache's clock (engine/sessions/cache_clock.py; Claude Code's own ``prompt_cache`` block
+of the JSON wins when it is there).
 Without a readable transcript it falls back to the figures in the JSON itself. It never fails
 loudly: an empty or failing status command blanks Claude Code's line, so problems are a short
 line instead.
@@ -13,6 +15,7 @@ line instead.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,14 @@ from engine.agents.session_reader import SessionReader
 from engine.config import Thresholds
 from engine.models.window import unknown_window_note
 from engine.sessions.adapter import Adapter
+from engine.sessions.cache_clock import (
+    CLAUDE_CODE,
+    agent_cache,
+    agent_words,
+    cache_clock,
+    state_text,
+    usd,
+)
 from engine.sessions.sample import Sample, build_sample, fill_percent
 from engine.tokens.short import provenance_mark, short_tokens
 
@@ -76,14 +87,36 @@ def largest_part(sample: Sample) -> tuple[str, int] | None:
     return top.name, top.tokens
 
 
+def cache_part(sample: Sample | None, data: dict[str, Any], now: float) -> str | None:
+    """``cache warm 3:12* · +$0.07 after*`` / ``cache cold since 14:05* · next $0.14*``: the
+    clock, and what the next request pays for the cached prefix (ctxtop's estimate from the
+    log, marked); Claude Code's own figures say so."""
+    prefix = sample.cache_prefix if sample is not None else None
+    model = sample.model if sample is not None else None
+    clock = cache_clock(prefix, now, model, agent_cache(data))
+    if clock is None:
+        return None
+    mark = provenance_mark("inferred")
+    if clock.source == CLAUDE_CODE:
+        text = f"{state_text(clock, now)} ({agent_words(clock)})"
+    else:
+        text = state_text(clock, now) + mark
+    if clock.waiting_cost is not None and clock.warm:
+        text += f" · +{usd(clock.waiting_cost)} after{mark}"
+    elif clock.rewrite_cost is not None and not clock.warm:
+        text += f" · next {usd(clock.rewrite_cost)}{mark}"
+    return text
+
+
 def state_mark(percent: float, thresholds: Thresholds) -> str:
     if percent >= 100 * thresholds.compaction:
         return "!! "
     return "! " if percent >= 100 * thresholds.editing else ""
 
 
-def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
-    """The line to print for one status-line JSON object."""
+def status_line(data: Any, thresholds: Thresholds | None = None, now: float | None = None) -> str:
+    """The line to print for one status-line JSON object (``now``: epoch seconds, for the
+    cache clock)."""
     thresholds = thresholds or Thresholds()
     if not isinstance(data, dict):
         return "ctxtop: no status JSON on stdin"
@@ -122,4 +155,7 @@ def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
         parts.append(
             f"largest {largest[0].replace('_', ' ')} {_k(largest[1])}{provenance_mark('estimated')}"
         )
+    cache = cache_part(sample, data, time.time() if now is None else now)
+    if cache is not None:
+        parts.append(cache)
     return " · ".join(parts)

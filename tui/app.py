@@ -204,7 +204,7 @@ class CtxtopApp(LiveApplyApp):
         # Kept by reference: ``query_one`` looks at the active screen, which may be a modal.
         self.header = SessionHeader(id="header")
         self.dashboard = Vertical(id="dashboard")
-        self.gauge = ContextGauge(id="gauge")
+        self.gauge = ContextGauge(self.clock, id="gauge")
         self.history = FillHistory(id="history")
         self.sections = SectionsPanel(id="sections")
         self.prompt_tree = PromptTree(id="tree")
@@ -363,6 +363,7 @@ class CtxtopApp(LiveApplyApp):
             self.header.demo_loop = self.demo.rounds + 1
         self.header.show(view, now.strftime("%H:%M:%S"), self._wrote(view, now))
         self.gauge.show(view.shown_gauge, view.foreign_profile)
+        self.gauge.show_cache(view.sample.cache_prefix, view.model)
         self.history.show(view)
         self.categories.show(view.categories)
         self.sections.show(view.analysis, view.analysis_error, view.foreign_profile is not None)
@@ -622,7 +623,8 @@ class CtxtopApp(LiveApplyApp):
             return Sample()
         gauge = view.gauge
         read = view.bytes_read  # 0: a whole-document format
-        return Sample(read or None, (gauge.tokens, gauge.source))
+        prefix = view.sample.cache_prefix
+        return Sample(read or None, (gauge.tokens, gauge.source), prefix, view.model, self.clock)
 
     def _edited(self, outcome: dict[str, Any] | None, source: Path) -> None:
         if outcome and outcome.get("fork"):

@@ -237,7 +237,7 @@ class Analyzer:
         # Each request carries its own model (prices, minimum cacheable prefix): another model
         # is no reason to simulate everything again.
         cache = setup.cache
-        key = (setup.profile.name, cache)
+        key = (setup.profile.name, cache)  # (the settings' TTL is in the spec)
         if self._simulator is None or self._simulator_key != key:
             self._simulator = CacheSimulator(
                 cache.style,

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from itertools import islice
 
 from engine.analysis.cache_sim import (
-    LONG_TTL,
     PARENT_KEY,
     TOLERANCE,
     Boundary,
@@ -31,6 +30,7 @@ from engine.analysis.setup import Setup
 from engine.analysis.snapshot import Breakpoint
 from engine.models.registry import ModelInfo, Prices
 from engine.models.registry import lookup as model_info
+from engine.sessions.cache_clock import write_ttl
 from engine.sessions.model import Message, Response, SessionState, Usage
 
 SYSTEM_KEY = "system"
@@ -383,7 +383,7 @@ class ShapeBuilder:
         since = bisect.bisect_left(state.request_lines, restarts[systems - 1]) if systems else 0
         shown = self._shown(state, since, history)
         if shown >= model.min_cacheable_tokens:
-            ttl = LONG_TTL if last.usage.cache_write_1h_tokens else None
+            ttl = write_ttl(last.usage)
             self.carried = ((f"{SYSTEM_KEY}:0:{systems}", shown, last.timestamp, ttl, model.model),)
 
     @staticmethod
@@ -717,6 +717,6 @@ def _request_shape(
         unmarked=unmarked,
         sent=sent,
         model=model,
-        write_ttl=LONG_TTL if usage.cache_write_1h_tokens else None,
+        write_ttl=write_ttl(usage),
         system_key=system_key,
     )

@@ -12,12 +12,11 @@ from collections.abc import Sequence
 
 from engine.analysis.cache_shapes import first_prompt_key
 from engine.analysis.cache_sim import (
-    LONG_TTL,
     PARENT_KEY,
     SharedEvidence,
-    epoch_seconds,
     rule_vote,
 )
+from engine.sessions.cache_clock import epoch_seconds, write_ttl
 from engine.sessions.model import SessionState
 
 
@@ -41,7 +40,7 @@ def shared_evidence(conversations: Sequence[SessionState]) -> tuple[SharedEviden
                 else None
             )
             found.append(SharedEvidence(time, tail=usage.input_tokens, vote=vote))
-            ttl = LONG_TTL if usage.cache_write_1h_tokens else None
+            ttl = write_ttl(usage)
             model = response.model or conversation.model
             if conversation.subagent_id is None:
                 # The parent's conversation so far, for a sub-agent that sends it first.

@@ -28,18 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 from engine.analysis.cache_tails import RunningMedian
 from engine.analysis.snapshot import CacheRequest, CacheSummary
 from engine.models.registry import ModelInfo, Prices
+from engine.sessions.cache_clock import epoch_seconds
 
 TOLERANCE = 0.05
 # The key of the prefix a parent conversation's last request left cached, for a sub-agent that
 # sends that conversation first (``SessionState.continues_parent``).
 PARENT_KEY = "parent"
-# Anthropic's longer cache lifetime (``cache_control.ttl: "1h"``), in seconds.
-LONG_TTL = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,15 +86,6 @@ class SharedEvidence:
     entry: tuple[str, int, int] | None = None
     ttl: float | None = None  # how long that prefix lives (None: the profile's TTL)
     model: str | None = None  # the model it was cached for
-
-
-def epoch_seconds(timestamp: str | None) -> float | None:
-    if not timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def rule_vote(left: tuple[int, int], read: int) -> int | None:

@@ -34,6 +34,7 @@ def analyze_session(
         triggers or Thresholds(),
         window,
         adapter.cli_window(state.model),
+        adapter.prompt_cache_ttl(),
     )
     return (analyzer or Analyzer()).analyze(state, setup, encoding_for(state))
 

@@ -26,6 +26,8 @@ class Setup:
     autocompact_at: int | None
     triggers: Triggers
     window_overridden: bool = False
+    # The prompt cache's lifetime the agent's settings choose (None: the profile's).
+    cache_ttl: float | None = None
 
     @property
     def cache(self) -> CacheSpec:
@@ -33,6 +35,8 @@ class Setup:
         prompt prefixes by themselves (OpenAI in steps of 128 tokens) whatever markers the agent
         sets; Anthropic caches only at the agent's breakpoints."""
         spec = self.profile.cache
+        if self.cache_ttl is not None:
+            spec = replace(spec, ttl_seconds=self.cache_ttl)
         provider = self.model.provider
         if provider == "openai":
             return replace(spec, style="automatic", granularity=128)
@@ -50,9 +54,11 @@ def setup_for(
     triggers: Triggers,
     window_override: int | None = None,
     cli_window: int | None = None,
+    cache_ttl: float | None = None,
 ) -> Setup:
     """The limits of a session as the report states them (``window_override``: what if the
-    window were this many tokens? ``cli_window``: the agent's own rule, see ``resolve_window``)."""
+    window were this many tokens? ``cli_window``: the agent's own rule, see ``resolve_window``;
+    ``cache_ttl``: the prompt cache's lifetime the agent's settings choose)."""
     info = model_info(state.model)
     if window_override is not None:
         window, source = window_override, "override"
@@ -67,4 +73,5 @@ def setup_for(
         autocompact_at=adapter_autocompact(window) if window else None,
         triggers=triggers,
         window_overridden=window_override is not None,
+        cache_ttl=cache_ttl,
     )

@@ -12,6 +12,8 @@ The agent's file is never modified: the edit is a fork next to it (Claude Code: 
 ``<uuid>.jsonl`` in the project dir; the generic format: a new JSON file). ``--dry-run`` shows
 the preview (tokens per section, changed results, cache rewrite cost) without writing anything.
 ``--order relevance`` clears the results least relevant to the recent conversation first.
+``--target 60%`` (of the window) or ``--target 120k`` clears old results down to that whole
+context, keeping the most relevant through two budget pools (``--fill``).
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from engine.editing.policy import (
     POLICIES,
     Policy,
 )
+from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
 from engine.errors import CtxtopError
-from engine.forks.edit import edit_session
+from engine.forks.edit import edit_session, target_lines
 from engine.safety.terminal import printable
 
 
@@ -65,6 +68,8 @@ def _text(outcome: dict[str, Any]) -> str:
     for row in outcome["sections"]:
         if row["tokens_before"] != row["tokens_after"]:
             lines.append(f"  {row['section']}: {row['tokens_before']} -> {row['tokens_after']}")
+    if outcome.get("target") is not None:
+        lines.extend(target_lines(outcome["target"], outcome.get("context_after")))
     if outcome["nothing_to_clear"] is not None:
         lines.append(outcome["nothing_to_clear"]["message"])
         return "\n".join(lines)
@@ -106,6 +111,13 @@ def written_lines(outcome: dict[str, Any], what: str) -> list[str]:
     return [*lines, "undo with: ctxtop undo"]
 
 
+def _target(text: str) -> Target:
+    try:
+        return Target.parse(text)
+    except CtxtopError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _limit(text: str) -> Limit:
     try:
         return Limit.parse(text)
@@ -131,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
         skeleton_budget=args.skeleton_budget,
         truncate_at=truncate_at,
         offload=offload,
+        target=args.target,
+        fill=args.fill,
     )
     if args.live:
         return run_live(args, policy)
@@ -251,6 +265,23 @@ def register(subparsers: Any) -> None:
         choices=ORDERS,
         default="oldest",
         help="which results go first (relevance: least relevant to the recent conversation)",
+    )
+    parser.add_argument(
+        "--target",
+        type=_target,
+        default=None,
+        metavar="SIZE",
+        help="clear old results until the whole context is at most SIZE: N%% of the window or "
+        "tokens (120k, 1.5m, 120000); the most relevant stay, priority >= 0.7 first (the "
+        "mandatory pool), then the rest as --fill allows",
+    )
+    parser.add_argument(
+        "--fill",
+        choices=FILL_MODES,
+        default=DEFAULT_FILL,
+        help="with --target, the optional pool for results of priority < 0.7: minimal 0, "
+        "fillHalf half the budget, double as much as the mandatory pool took, fill (the default) "
+        "all the budget left",
     )
     parser.add_argument("--dry-run", action="store_true", help="preview only, write nothing")
     parser.add_argument(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import time
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -66,7 +67,8 @@ def _microcompaction_output(micro: dict[str, Any]) -> str:
     )
 
 
-def render_text(report: dict[str, Any]) -> str:
+def render_text(report: dict[str, Any], clock: str | None = None) -> str:
+    """``clock``: the cache clock's line (it depends on the time it is read)."""
     context = report["context_tokens"]
     lines = [
         f"{report['agent']} {report['agent_version'] or ''}  session {report['session_id'] or '-'}",
@@ -88,6 +90,8 @@ def render_text(report: dict[str, Any]) -> str:
             f" {_fmt(last['cache_read_tokens'])}, write {_fmt(last['cache_write_tokens'])}),"
             f" output {_fmt(last['output_tokens'])}"
         )
+    if clock is not None:
+        lines.append(f"clock      {clock}")
     totals = report["totals"]
     lines.append(
         f"totals     input {_fmt(totals['input'])}  output {_fmt(totals['output'])}"
@@ -174,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.analysis.report import analyze_session
     from engine.config import load_settings
     from engine.live.whole import with_whole_context
+    from engine.sessions.cache_clock import cache_clock, clock_text
     from engine.sessions.report import to_json
     from engine.sessions.sample import build_sample
 
@@ -204,10 +209,14 @@ def run(args: argparse.Namespace) -> int:
 
         report["measured"] = measurement_json(measured)
     report["analysis"] = analysis.to_json()
+    now = time.time()
+    clock = cache_clock(sample.cache_prefix, now, sample.model)
+    report["cache_clock"] = clock.to_json() if clock is not None else None
     if args.json:
         print(json_text(report))
     else:
-        print(printable(render_text(report)))
+        line = clock_text(clock, now) if clock is not None else None
+        print(printable(render_text(report, line)))
     return 0
 
 

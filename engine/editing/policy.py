@@ -20,6 +20,7 @@ from engine.editing.placeholder import (
     how_to_get_back,
     placeholder,
 )
+from engine.editing.pools import DEFAULT_FILL, Target
 from engine.editing.truncate import truncate
 from engine.errors import CtxtopError
 
@@ -61,6 +62,9 @@ class Policy:
     truncate_at: Limit | None = None  # cap every finished result at this size (None: no cap)
     offload: bool = False  # a result over the cap goes to a file instead of being cut
     kind: str | None = None  # TOOL_USES or TURNS; None: TURNS if only keep_cycles is given
+    # Clear down to this whole context, keeping results through the budget pools (pools.py).
+    target: Target | None = None
+    fill: str = DEFAULT_FILL  # the optional pool's fill mode
 
     @property
     def name(self) -> str:
@@ -121,6 +125,8 @@ class Policy:
             "skeleton_budget": str(self.skeleton_budget),
             "truncate_at": str(self.truncate_at) if self.truncate_at else None,
             "offload": self.offload,
+            "target": str(self.target) if self.target is not None else None,
+            "fill": self.fill,
         }
 
 
@@ -224,10 +230,12 @@ def make_plan(
     *,
     prompt_budget: int = 200_000,
     offloader: Offloader | None = None,
+    keep: Callable[[list[Change]], frozenset[str]] | None = None,
 ) -> Plan:
     """The changes ``policy`` makes: old results replaced (in ``order``, up to
-    ``target_tokens``), then results over the ``truncate_at`` cap (% of ``prompt_budget``)
-    cut or, with an ``offloader``, moved to files."""
+    ``target_tokens``; ``keep``: given them, the ids of those that stay after all, the budget
+    pools' choice), then results over the ``truncate_at`` cap (% of ``prompt_budget``) cut or,
+    with an ``offloader``, moved to files."""
     if policy.mode not in MODES:
         raise CtxtopError(f"unknown mode {policy.mode!r}; use {', '.join(MODES)}")
     if policy.order not in ORDERS:
@@ -271,6 +279,9 @@ def make_plan(
             taken.append(change)
             total += change.saved
         changes = taken
+    if keep is not None:
+        kept = keep(changes)
+        changes = [change for change in changes if change.use.call_id not in kept]
     if policy.truncate_at is not None:
         limit = policy.truncate_at.of(prompt_budget)
         done = {change.use.call_id for change in changes}

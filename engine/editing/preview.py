@@ -18,6 +18,7 @@ from engine.models.registry import PER_MILLION, Prices
 from engine.models.registry import lookup as model_info
 
 # The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
+from engine.sessions.cache_clock import writes_for_an_hour
 from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
 from engine.sessions.sample import context_tokens
@@ -139,16 +140,20 @@ def cache_cost(
     if not changed_ids:
         return CacheCost(0, None, None, None, None)
     rewrite = rewrite_tokens(after, changed_ids, inputs, ledger, factor)
-    return priced_rewrite(after.model, rewrite, saved)
+    return priced_rewrite(after.model, rewrite, saved, writes_for_an_hour(after))
 
 
-def priced_rewrite(model: str | None, rewrite: int, saved: int) -> CacheCost:
-    """``rewrite`` tokens written to the cache again once, each later request reading ``saved``
+def priced_rewrite(
+    model: str | None, rewrite: int, saved: int, one_hour: bool = False
+) -> CacheCost:
+    """``rewrite`` tokens written to the cache again once (``one_hour``: at the 1-hour write
+    price, as the session's log shows its writes), each later request reading ``saved``
     fewer, priced with the model registry (no prices: only the token figure)."""
     prices = _prices(model)
     if prices is None:
         return CacheCost(rewrite, None, None, None, None)
-    extra = rewrite * (prices.cache_write_5m - prices.cache_read) / PER_MILLION
+    write = prices.cache_write_1h if one_hour else prices.cache_write_5m
+    extra = rewrite * (write - prices.cache_read) / PER_MILLION
     saving = saved * prices.cache_read / PER_MILLION
     break_even = math.ceil(extra / saving) if saving > 0 else None
     return CacheCost(rewrite, extra, saving, break_even, model)

@@ -35,6 +35,7 @@ from engine.forks.transaction import (
 )
 from engine.models.registry import lookup as model_info
 from engine.safety.secrets import SecretMasker
+from engine.sessions.cache_clock import writes_for_an_hour
 from engine.sessions.ledger import DEFAULT_ENCODING, Ledger, encoding_for
 from engine.sessions.model import SessionState
 from engine.tokens import get_encoding
@@ -235,7 +236,12 @@ def preview_compact(
         tokens_before,
         tokens_after,
         context,
-        priced_rewrite(source.model(), tokens_after, max(saved, 0)),
+        priced_rewrite(
+            source.model(),
+            tokens_after,
+            max(saved, 0),
+            loaded.state is not None and writes_for_an_hour(loaded.state),
+        ),
         details,
         tuple(warnings),
     )

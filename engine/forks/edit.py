@@ -19,6 +19,7 @@ from engine.editing.cycles import Scan
 from engine.editing.explain import nothing_to_clear
 from engine.editing.offload import Offloader, default_directory
 from engine.editing.policy import Change, Plan, Policy, make_plan
+from engine.editing.pools import Candidate, Pools, keep_within
 from engine.editing.preview import (
     ShownContext,
     cache_cost,
@@ -45,11 +46,13 @@ from engine.sessions.ledger import encoding_for
 from engine.sessions.model import SessionState
 
 
-def relevance_scores(state: SessionState) -> dict[str, float]:
-    """TF-IDF relevance of each old tool result to the recent conversation (engine.analysis)."""
+def relevance_scores(state: SessionState, every: bool = False) -> dict[str, float]:
+    """TF-IDF relevance of each old tool result (``every``: each result on the context, those
+    of the turn in progress too) to the recent conversation (engine.analysis)."""
     context = state.context
+    end = None if every else last_user_index(context)
     # Only the scores are used here: the results' sizes are not counted.
-    ranked = RelevanceIndex().rank(state, context, last_user_index(context), lambda _: 0)
+    ranked = RelevanceIndex().rank(state, context, end, lambda _: 0)
     return {row.tool_call_id: row.score for row in ranked}
 
 
@@ -94,6 +97,40 @@ class ChangedResult:
 
 
 @dataclass(frozen=True, slots=True)
+class TargetChoice:
+    """What clearing down to a target kept (``--target``): the pools and their results."""
+
+    target: str  # as given: 60% or 120,000
+    target_tokens: int  # the whole context it means
+    pools: Pools
+    tools: dict[str, str]  # call id -> tool name, for the kept results
+
+    def as_json(self, context_after: int) -> dict[str, Any]:
+        pools = self.pools
+        return {
+            "target": self.target,
+            "target_tokens": self.target_tokens,
+            "reached": context_after <= self.target_tokens,
+            "fill": pools.fill,
+            "budget": pools.budget,
+            "mandatory_pool": pools.mandatory_size,
+            "mandatory_spent": pools.spent("mandatory"),
+            "optional_pool": pools.optional_size,
+            "optional_spent": pools.spent("optional"),
+            "kept": [
+                {
+                    "tool_call_id": item.call_id,
+                    "tool": self.tools.get(item.call_id, ""),
+                    "tokens": item.tokens,
+                    "priority": round(item.priority, 3),
+                    "pool": item.pool,
+                }
+                for item in pools.kept
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class EditDetails:
     """An edit's own figures (``Preview.details``)."""
 
@@ -106,6 +143,8 @@ class EditDetails:
     tool_uses: int
     cycles: int
     secrets_masked: int  # in the offloaded files
+    target: TargetChoice | None = None
+    context_after: int = 0  # the whole context after (for the target's "reached")
 
     def settings(self) -> dict[str, Any]:
         return {"policy": self.policy.as_dict()}
@@ -120,6 +159,7 @@ class EditDetails:
             "tool_uses": self.tool_uses,
             "cycles": self.cycles,
             "secrets_masked": self.secrets_masked,
+            "target": self.target.as_json(self.context_after) if self.target else None,
         }
 
     def logged(self) -> dict[str, Any]:
@@ -188,8 +228,17 @@ def preview_edit(
     if policy.order == "relevance" and relevance is None:
         relevance = relevance_scores(state)
     prompt_budget = _prompt_budget(state)
+    before_sections, tokens_before = loaded.sections()
+    chosen: list[TargetChoice] = []
+    keep = None
+    if policy.target is not None:
+        before = whole_context(state, tokens_before, 0, shown, loaded.ledger).before
+        # One long turn has no result before its user message: every result is scored.
+        priorities = relevance_scores(state, every=True)
+        target = _target_keeper(state, policy, before, loaded.factor().value, priorities)
+        keep, chosen = target
     plan: Plan = make_plan(
-        scan, policy, count, relevance, prompt_budget=prompt_budget, offloader=offloader
+        scan, policy, count, relevance, prompt_budget=prompt_budget, offloader=offloader, keep=keep
     )
 
     def plan_for(relaxed: Policy) -> Plan:  # a relaxed policy, planned on the same scan
@@ -205,7 +254,6 @@ def preview_edit(
         raise InputError(str(loaded.path), "a record is nested too deeply to rewrite") from None
     fork_path = writer.fork_dir() / writer.fork_name(session_id)
     after, after_ledger = read_back(loaded, fork_path, fork_data)
-    before_sections, tokens_before = loaded.sections()
     # The fork is counted with its session's factor (its own requests are the session's).
     after_sections, tokens_after = sections(after, after_ledger, loaded.factor())
     saved = tokens_before - tokens_after
@@ -220,10 +268,14 @@ def preview_edit(
         tuple(ChangedResult.of(change) for change in plan.changes),
         plan.saved,
         plan.skipped_below_minimum if not plan.changes else 0,
-        nothing_to_clear(scan, policy, plan, plan_for),
+        within_target(chosen[0])
+        if chosen and not plan.changes and chosen[0].pools.kept
+        else nothing_to_clear(scan, policy, plan, plan_for),
         len(scan.uses),
         scan.cycles,
         offloader.masker.count if offloader is not None else 0,
+        chosen[0] if chosen else None,
+        context.after,
     )
     return Preview(
         "edit",
@@ -240,6 +292,46 @@ def preview_edit(
         details,
         offloader=offloader,
     )
+
+
+def target_lines(target: dict[str, Any], after: int | None) -> list[str]:
+    """The target, the two pools and each result they keep (``ctxtop edit --target``)."""
+    reached = "reached" if target["reached"] else f"not reached ({after:,} after)"
+    lines = [
+        f"target: {target_words(target)}, {reached}; the old results' budget {target['budget']:,}",
+        f"  kept whole beyond placeholders: mandatory pool (priority >= 0.7)"
+        f" {target['mandatory_spent']:,} of"
+        f" {target['mandatory_pool']:,}, optional pool ({target['fill']})"
+        f" {target['optional_spent']:,} of {target['optional_pool']:,}",
+    ]
+    for item in target["kept"]:
+        lines.append(
+            f"  kept ({item['pool']} pool): {item['tool']} {item['tool_call_id']}"
+            f" {item['tokens']:,} tokens, priority {item['priority']:.2f}"
+        )
+    return lines
+
+
+def target_words(target: dict[str, Any]) -> str:
+    """``60% of the window = 120,000 tokens`` or ``120,000 tokens``."""
+    tokens = f"{target['target_tokens']:,} tokens"
+    return f"{target['target']} of the window = {tokens}" if "%" in target["target"] else tokens
+
+
+def within_target(choice: TargetChoice) -> dict[str, Any]:
+    """Why a target clears nothing: the pools keep every old result the policy would clear."""
+    kept = len(choice.pools.kept)
+    results = "result" if kept == 1 else "results"
+    why = (
+        f"the context is within the target ({choice.target}: {choice.target_tokens:,} tokens)"
+        f" with all {kept} old {results} kept"
+    )
+    return {
+        "reason": why,
+        "protected": {},
+        "suggestion": None,
+        "message": f"nothing to clear: {why}",
+    }
 
 
 def write_edit(preview: Preview) -> Outcome:
@@ -270,9 +362,51 @@ def edit_session(
     return unwritten(preview, dry_run=True) if dry_run else write_edit(preview)
 
 
+def _window(state: SessionState) -> int:
+    """The session's context window (``resolve_window``)."""
+    return session_window(state).tokens or model_info(state.model).context_window
+
+
 def _prompt_budget(state: SessionState) -> int:
-    """What a request may send: the session's context window (``resolve_window``) less the
-    model's output reserve."""
-    info = model_info(state.model)
-    window = session_window(state).tokens or info.context_window
-    return max(window - info.max_output, window // 2)
+    """What a request may send: the session's context window less the model's output
+    reserve."""
+    window = _window(state)
+    return max(window - model_info(state.model).max_output, window // 2)
+
+
+def _target_keeper(
+    state: SessionState,
+    policy: Policy,
+    before: int,
+    factor: float,
+    relevance: dict[str, float],
+) -> tuple[Callable[[list[Change]], frozenset[str]], list[TargetChoice]]:
+    """For ``make_plan``: given the results the policy would clear, those the budget pools keep
+    (recorded in the list returned beside it). The budget is the target less the rest of the
+    whole context (``before`` less these results), in the tokenizer's counts (``factor``: the
+    session's API tokens per tokenizer token); a result's priority is its relevance score as a
+    share of the best one's."""
+    assert policy.target is not None
+    target, chosen = policy.target, []
+    goal = target.tokens(_window(state))
+
+    def keep(changes: list[Change]) -> frozenset[str]:
+        best = max((relevance.get(c.use.call_id, 0.0) for c in changes), default=0.0)
+        candidates = [
+            Candidate(
+                change.use.call_id,
+                change.tokens_before,
+                change.tokens_after,
+                relevance.get(change.use.call_id, 0.0) / best if best > 0 else 0.0,
+                change.use.order,
+            )
+            for change in changes
+        ]
+        whole = sum(item.tokens for item in candidates)
+        budget = round((goal - before) / factor) + whole
+        pools = keep_within(candidates, budget, policy.fill)
+        tools = {c.use.call_id: c.use.name for c in changes if c.use.call_id in pools.kept_ids}
+        chosen.append(TargetChoice(str(target), goal, pools, tools))
+        return pools.kept_ids
+
+    return keep, chosen

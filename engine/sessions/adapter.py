@@ -193,6 +193,11 @@ class Adapter(ABC):
         """The prompt size at which the agent compacts on its own, or None if unknown."""
         return None
 
+    def prompt_cache_ttl(self) -> float | None:
+        """How long the agent's settings ask the prompt cache to keep a prefix, in seconds
+        (None: they do not say; the layout profile's TTL applies)."""
+        return None
+
     @classmethod
     def cli_window(cls, model: str | None) -> int | None:
         """The window the agent's CLI uses for ``model`` by its own rule, for a log that states

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from engine.models.window import Window, resolve_window
 from engine.safety.terminal import one_line
 from engine.sessions.adapter import Adapter
+from engine.sessions.cache_clock import CachedPrefix, cached_prefix
 from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
 from engine.sessions.model import (
     Compaction,
@@ -281,6 +282,9 @@ class Sample:
     # Results (and attachments) the agent cleared in place, listed with the compactions.
     microcompactions: tuple[Microcompaction, ...] = ()
     record_types: RecordTypes = RecordTypes()
+    # What the last request left in the prompt cache, for the cache clock (engine/sessions/
+    # cache_clock.py; the clock itself depends on the time it is read).
+    cache_prefix: CachedPrefix | None = None
 
     @property
     def fill_percent(self) -> float | None:
@@ -396,6 +400,7 @@ def build_sample(
         last_activity=state.last_activity,
         window=window,
         last_request=_last_request(state),
+        cache_prefix=cached_prefix(state, adapter.prompt_cache_ttl()),
         context=context,
         encoding=encoding.name,
         autocompact_at=adapter.autocompact_at(window.tokens) if window.tokens else None,

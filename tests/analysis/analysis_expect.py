@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from engine.cli.main import main
+from engine.live.view import LiveView
 from engine.sessions.model import Message
 from engine.tokens import get_encoding
 
@@ -25,6 +27,17 @@ def run_report(*args: str) -> tuple[int, dict[str, Any] | None, str]:
         code = main(["report", *args])
     text = out.getvalue()
     return code, (json.loads(text) if code == 0 and "--json" in args else None), err.getvalue()
+
+
+def check_clock(view: LiveView, cold: dict[str, Any]) -> None:
+    """Takes the cache clock out of a cold report and checks that the dashboard's view gives the
+    same one (these logs' caches are long cold: the seconds between the two reads change
+    nothing)."""
+    from engine.sessions.cache_clock import cache_clock
+
+    cold_clock = cold.pop("cache_clock", None)
+    clock = cache_clock(view.sample.cache_prefix, time.time(), view.sample.model)
+    assert (clock.to_json() if clock is not None else None) == cold_clock
 
 
 def report_json(path: Path, *options: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from analysis_expect import ROOT, report_json
+from analysis_expect import ROOT, check_clock, report_json
 from session_copies import COMPACTED, copies
 
 from engine.live.session import LiveSession
@@ -46,6 +46,7 @@ def assert_live_equals_cold(path: Path, lines: list[bytes]) -> int:
         cold = report_json(path, "--breakdown")
         cold_analysis = cold.pop("analysis", None)
         assert view is not None, (path.name, end)
+        check_clock(view, cold)
         # Through JSON, as the report prints it.
         shown = json.loads(json.dumps(to_json(view.sample)))
         assert shown == cold, (path.name, end, differences(shown, cold))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from analysis_expect import report_json, section
+from analysis_expect import check_clock, report_json, section
 from microcompact_log import ENC, MARKER, SYSTEM, TRIGGER, Written, write_session
 
 from engine.agents.claude_code.writer import ClaudeCodeWriter
@@ -212,6 +212,7 @@ def assert_live_equals_cold(path: Path, lines: list[bytes]) -> None:
         cold = report_json(path, "--breakdown")
         cold_analysis = cold.pop("analysis", None)
         assert view is not None, end
+        check_clock(view, cold)
         shown: dict[str, Any] = json.loads(json.dumps(to_json(view.sample)))
         assert shown == cold, (end, _differences(shown, cold))
         if view.analysis is None:

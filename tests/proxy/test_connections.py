@@ -95,8 +95,7 @@ def test_hundreds_of_stalled_connections_do_not_lock_a_client_out(isolated_dirs:
     with upstream("json") as up:
         write_config(
             isolated_dirs,
-            f"proxy:\n  port: 0\n  header_timeout: 60\n"
-            f"  upstreams:\n    anthropic: {up.url}\n",
+            f"proxy:\n  port: 0\n  header_timeout: 60\n  upstreams:\n    anthropic: {up.url}\n",
         )
         err_path = isolated_dirs / "proxy.err"
         with err_path.open("w") as err:

@@ -25,6 +25,7 @@ from textual.widgets import Button, Input, Select, Static
 
 from engine.editing import actions
 from engine.editing.policy import Policy
+from engine.editing.pools import Target
 from engine.forks.edit import edit_session
 from engine.live.demo import demo_lines
 from tui import format as fmt
@@ -253,3 +254,50 @@ async def test_the_buttons_stay_in_view_and_the_rest_scrolls(tmp_path: Path, hei
         body = screen.query_one(".panel-body")
         assert body.max_scroll_y > 0
         assert not body.region.overlaps(screen.query_one(".buttons").region)
+
+
+LARGE = (  # one prompt, 9 tool calls, two Reads of 37.5k and 34k tokens
+    Path(__file__).resolve().parents[2]
+    / "sample_sessions/claude-code/projects/-home-dev-projects-calc-large"
+    / "5fd531c1-30e6-4b1b-93ee-f38e6d1dafe6.jsonl"
+)
+
+
+@synchronous
+async def test_a_target_clears_down_to_it_and_shows_each_kept_results_pool(
+    tmp_path: Path,
+) -> None:
+    session = tmp_path / LARGE.name
+    shutil.copyfile(LARGE, session)
+    digest = hashlib.sha256(session.read_bytes()).hexdigest()
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        screen.query_one("#edit-target", Input).value = "lots"
+        await wait_until(pilot, lambda: "target: a % of the window or tokens" in shown(screen))
+        assert screen.query_one("#edit-write", Button).disabled
+        screen.query_one("#edit-target", Input).value = "40k"
+        await wait_until(pilot, lambda: "target: 40,000 tokens, reached" in shown(screen))
+        outcome = screen.outcome
+        assert outcome is not None and outcome["context_after"] <= 40_000
+        # The same figures as ctxtop edit --target 40k gives for the sample the panel shows.
+        policy = Policy(target=Target.parse("40k"))
+        expected = edit_session(session, policy, dry_run=True, shown=screen.sample.shown).as_json()
+        assert outcome["target"] == expected["target"]
+        assert outcome["changed"] == expected["changed"]
+        preview = shown(screen)
+        assert "kept (mandatory pool): Read " in preview and "mandatory pool (priority" in preview
+        assert "cache rewrite:" in preview
+        screen.query_one("#edit-fill", Select).value = "minimal"
+        await wait_until(
+            pilot,
+            lambda: screen.outcome is not None and screen.outcome["policy"]["fill"] == "minimal",
+        )
+        await wait_until(pilot, lambda: "optional pool (minimal) 0 of 0" in shown(screen))
+        await pilot.pause()
+        await pilot.click("#edit-write")
+        await wait_until(pilot, lambda: "fork written" in shown(screen))
+        assert screen.written is not None and screen.written["target"]["fill"] == "minimal"
+        assert Path(screen.written["fork"]).exists()
+        assert hashlib.sha256(session.read_bytes()).hexdigest() == digest

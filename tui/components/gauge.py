@@ -1,8 +1,11 @@
 """The context gauge: fill bar with ctxtop's triggers, the agent's auto-compact point and the
-reserved buffer above it; coloured by state (ok / warning / critical)."""
+reserved buffer above it; coloured by state (ok / warning / critical). Its bottom border holds
+the prompt cache's clock, ticking each second (engine/sessions/cache_clock.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime, tzinfo
 from typing import ClassVar
 
 from rich.style import Style
@@ -10,6 +13,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from engine.live.view import Gauge
+from engine.sessions.cache_clock import CachedPrefix, cache_clock, state_text, usd
 from tui import format as fmt
 
 # How the figure was come by, in the summary line.
@@ -41,10 +45,25 @@ class ContextGauge(Static):
         "gauge--marker",
     }
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, clock: Callable[[], datetime] = datetime.now, **kwargs: object) -> None:
         super().__init__("", **kwargs)  # type: ignore[arg-type]
         self.border_title = "Context"
         self.gauge: Gauge | None = None
+        self.clock = clock  # the app's (a frozen one in tests)
+        self.warm: CachedPrefix | None = None
+        self.model: str | None = None
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.tick_cache)
+
+    def show_cache(self, warm: CachedPrefix | None, model: str | None) -> None:
+        """The prefix the cache holds after the last request (the analysis's), for the clock."""
+        self.warm, self.model = warm, model
+        self.tick_cache()
+
+    def tick_cache(self) -> None:
+        now = self.clock()
+        self.border_subtitle = cache_words(self.warm, self.model, now.timestamp(), now.tzinfo)
 
     def show(self, gauge: Gauge, profile: str | None = None) -> None:
         """``profile``: the layout profile whose auto-compact point is drawn, when it is not
@@ -105,3 +124,22 @@ class ContextGauge(Static):
             if summary.cell_len <= width:
                 break
         return summary
+
+
+def cache_words(
+    warm: CachedPrefix | None, model: str | None, now: float, tz: tzinfo | None = None
+) -> str:
+    """``cache warm 3:12 · next $0.004 now, $0.085 after expiry*``: the clock and what the next
+    request pays for the cached prefix (ctxtop's estimate from the log: ``*``)."""
+    clock = cache_clock(warm, now, model)
+    if clock is None:
+        return ""
+    words = state_text(clock, now, tz)
+    if clock.rewrite_cost is None:
+        return words
+    mark = fmt.mark("inferred")
+    if clock.warm:
+        cost = f"next {usd(clock.read_cost)} now, {usd(clock.rewrite_cost)} after expiry"
+    else:
+        cost = f"next {usd(clock.rewrite_cost)} ({fmt.tokens(clock.prefix_tokens)} written again)"
+    return f"{words} · {cost}{mark}"

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -42,7 +42,6 @@ from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, Sample, context_text, written_text
 
 TICK = 0.5  # seconds between updates of the waiting line
-SHORT_SCREEN = 30  # lines: below this the rounds box gets less room
 
 
 def figures_text(outcome: dict[str, Any]) -> Text:
@@ -197,11 +196,8 @@ class CompactScreen(ForkPanel):
         rows = outcome["round_table"]
         return frozenset(i for row in rows if not row["kept"] for i in row["call_ids"])
 
-    def on_resize(self, event: events.Resize) -> None:
-        self.set_class(event.size.height < SHORT_SCREEN, "short")
-
     def on_mount(self) -> None:
-        self.set_class(self.app.size.height < SHORT_SCREEN, "short")
+        self.mark_short()
         self.ticker = self.set_interval(TICK, self._tick, pause=True)
         self.refresh_preview()
 
@@ -290,6 +286,7 @@ class CompactScreen(ForkPanel):
         outcome = unwritten(preview, dry_run=True).as_json()
         self.outcome = outcome
         self._say(figures_text(outcome))
+        self.show_timing(outcome)
         self.query_one("#compact-cut", Static).update(cut_text(outcome))
         self.query_one("#compact-cut-box").border_title = cut_title(outcome)
         box = self.query_one("#compact-strategies-box")
@@ -331,6 +328,7 @@ class CompactScreen(ForkPanel):
 
     def _show_written(self, outcome: dict[str, Any]) -> None:
         self.written = outcome
+        self.show_timing(None)  # the advice was for acting; it is done
         text = figures_text(outcome)
         text.append("\n")
         text.append_text(written_text({**outcome, "warnings": []}))

@@ -19,8 +19,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Select, Static
 
 from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
+from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
 from engine.errors import CtxtopError
-from engine.forks.edit import preview_edit, write_edit
+from engine.forks.edit import preview_edit, target_lines, write_edit
 from engine.forks.transaction import Preview, unwritten
 from engine.live.apply_plan import apply_edit
 from engine.proxy.live_plan import LivePlan
@@ -28,6 +29,7 @@ from tui import format as fmt
 from tui.screens.fork_panel import ForkPanel, context_text, written_text
 
 CHANGES_SHOWN = 8
+INVALID = "invalid"  # a target field that is not a target
 
 # The panel's words for the policies and for the settings a suggestion changes.
 POLICY_LABELS = {TOOL_USES: "tool uses", TURNS: "turns"}
@@ -68,6 +70,9 @@ def preview_text(outcome: dict[str, Any]) -> Text:
     text.append(f"policy {POLICY_LABELS[policy['name']]}: ", style="bold")
     text.append(f"{policy['summary'].split(': ', 1)[-1]}\n")
     text.append_text(context_text(outcome))
+    if outcome.get("target") is not None:
+        after = outcome.get("context_after")
+        text.append("\n".join(target_lines(outcome["target"], after)) + "\n")
     for row in outcome["sections"]:
         if row["tokens_before"] != row["tokens_after"]:
             text.append(
@@ -111,7 +116,9 @@ def preview_text(outcome: dict[str, Any]) -> Text:
 class EditScreen(ForkPanel):
     DEFAULT_CSS = """
     EditScreen #edit-preview-box { height: auto; max-height: 45vh; border: round $panel; }
-    EditScreen #edit-terms { width: 2fr; height: auto; padding: 1 0 0 1; color: $foreground 70%; }
+    EditScreen #edit-terms { height: auto; color: $foreground 70%; }
+    /* Under 30 lines the preview and the buttons need the room. */
+    EditScreen.short #edit-terms { display: none; }
     """
     AUTO_FOCUS = "#edit-keep-tool-uses"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
@@ -139,12 +146,17 @@ class EditScreen(ForkPanel):
                 with Horizontal(classes="policy"):
                     yield self.choices("order", ORDERS, "oldest", "edit-order")
                     yield self.choices("mode", MODES, "placeholder", "edit-mode")
-                    yield Static(TERMS, id="edit-terms")
+                    yield self.field(
+                        "target", Input("", placeholder="60% or 120k", id="edit-target")
+                    )
+                    yield self.choices("fill", FILL_MODES, DEFAULT_FILL, "edit-fill")
+                yield Static(TERMS, id="edit-terms")
                 with VerticalScroll(id="edit-preview-box"):
                     yield Static("computing the preview …", id="edit-preview")
             yield self.buttons("edit")
 
     def on_mount(self) -> None:
+        self.mark_short()
         self.refresh_preview()
 
     def policy(self) -> Policy | None:
@@ -156,6 +168,9 @@ class EditScreen(ForkPanel):
             if not text.isdigit():
                 return None
             values.append(int(text))
+        target = self.target()
+        if target == INVALID:
+            return None
         kind = str(self.query_one("#edit-policy", Select).value)
         order = self.query_one("#edit-order", Select).value
         mode = self.query_one("#edit-mode", Select).value
@@ -166,7 +181,19 @@ class EditScreen(ForkPanel):
             min_tokens=values[2],
             order=str(order),
             mode=str(mode),
+            target=target if isinstance(target, Target) else None,
+            fill=str(self.query_one("#edit-fill", Select).value),
         )
+
+    def target(self) -> Target | str | None:
+        """The target field: None when empty, INVALID when it is not a target."""
+        text = self.query_one("#edit-target", Input).value.strip()
+        if not text:
+            return None
+        try:
+            return Target.parse(text)
+        except CtxtopError:
+            return INVALID
 
     @on(Input.Changed, "#edit-keep-tool-uses, #edit-keep-cycles")
     def _count_changed(self, event: Input.Changed) -> None:
@@ -186,7 +213,9 @@ class EditScreen(ForkPanel):
         self.query_one("#edit-write", Button).disabled = True
         if policy is None:
             self.query_one("#edit-preview", Static).update(
-                "keep tool uses, keep turns and min saving: whole numbers"
+                "target: a % of the window or tokens (60%, 120k)"
+                if self.target() == INVALID
+                else "keep tool uses, keep turns and min saving: whole numbers"
             )
             return
         self.query_one("#edit-preview", Static).update("computing the preview …")
@@ -208,6 +237,7 @@ class EditScreen(ForkPanel):
         outcome = unwritten(preview, dry_run=True).as_json()
         self.outcome = outcome
         self.query_one("#edit-preview", Static).update(preview_text(outcome))
+        self.show_timing(outcome)
         self.query_one("#edit-write", Button).disabled = not outcome["changed"]
 
     def _show_problem(self, problem: str, generation: int) -> None:
@@ -234,6 +264,7 @@ class EditScreen(ForkPanel):
 
     def _show_written(self, outcome: dict[str, Any]) -> None:
         self.written = outcome
+        self.show_timing(None)  # the advice was for acting; it is done
         if outcome["fork"] is None:  # nothing changed after all (the session moved on)
             self.query_one("#edit-preview", Static).update(preview_text(outcome))
             return

@@ -6,11 +6,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -20,19 +21,36 @@ from engine.errors import CtxtopError
 from engine.forks.transaction import EDITING, Loaded, Preview, load
 from engine.live.session import UNATTRIBUTED
 from engine.proxy.live_plan import LivePlan
+from engine.sessions.cache_clock import CachedPrefix, action_timing, cache_clock
 from tui import format as fmt
 from tui.components.sections import TOKENIZER_DIFFERENCE
 from tui.format import CLEARED_MARK
 from tui.messages import CutPreviewed, LiveChanged
 
+SHORT_SCREEN = 30  # lines: below this the panels' boxes get less room
+
 
 @dataclass(frozen=True, slots=True)
 class Sample:
     """The dashboard's sample a panel previews (the frozen one while paused): how many bytes of
-    the file it was read from and its gauge figure (tokens, provenance)."""
+    the file it was read from and its gauge figure (tokens, provenance); the prefix the cache
+    holds, its model and the app's clock, for the cache clock."""
 
     upto: int | None = None
     shown: tuple[int, str] | None = None
+    warm: CachedPrefix | None = None
+    model: str | None = None
+    clock: Callable[[], datetime] = datetime.now
+
+
+def timing_text(sample: Sample, outcome: dict[str, Any]) -> str:
+    """Acting now or after the cache expires, which is cheaper (engine/sessions/cache_clock.py):
+    ctxtop's estimate, marked; empty when no request cached anything or nothing changes."""
+    clock = cache_clock(sample.warm, sample.clock().timestamp(), sample.model)
+    if clock is None or not outcome.get("changed", True):
+        return ""
+    saved = max(outcome["context_before"] - outcome["context_after"], 0)
+    return action_timing(clock, outcome["cache_rewrite_cost_usd"], saved) + fmt.mark("inferred")
 
 
 def context_text(outcome: dict[str, Any]) -> Text:
@@ -112,6 +130,19 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         self.preview: Preview | None = None  # the last shown: what ``Write fork`` writes
         self._loaded: Loaded | None = None
         self._loading = threading.Lock()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < SHORT_SCREEN, "short")
+
+    def mark_short(self) -> None:
+        """The ``short`` class under SHORT_SCREEN lines: less room for the boxes, no help text."""
+        self.set_class(self.app.size.height < SHORT_SCREEN, "short")
+
+    def show_timing(self, outcome: dict[str, Any] | None) -> None:
+        """The cache clock's advice on the panel's bottom border (no line of the preview: at
+        80x24 the compaction panel has none to spare)."""
+        words = timing_text(self.sample, outcome) if outcome is not None else ""
+        self.query_one(Vertical).border_subtitle = fmt.in_markup(words)
 
     def prepared(self) -> Loaded:
         """The sample's bytes and session, read on the first call only (from a worker thread)."""

@@ -39,6 +39,9 @@ Gauge
     compaction trigger or the agent's auto-compact point
   · free   ▒ the buffer the agent keeps free
   E editing trigger   C compaction trigger   A auto-compact point
+  cache warm m:ss: until the prompt cache expires (5 min, or 1 h
+    from the log's 1-hour writes or Claude Code's settings); next:
+    the cached prefix read now, and written again after expiry
 Figures
   no mark: reported by the API    ~ calibrated
   ≈ estimated by the tokenizer    * inferred (the rest of a total)

@@ -34,6 +34,7 @@ from engine.agents.claude_code import subagent as claude_subagent
 from engine.agents.claude_code.process import ProcessStarts
 from engine.agents.claude_code.rules import (
     claude_autocompact_at,
+    claude_cache_ttl,
     claude_cli_window,
     claude_settings,
 )
@@ -1010,6 +1011,11 @@ class ClaudeCodeAdapter(Adapter):
         same variables and the files of the session's project are honoured."""
         settings = claude_settings(os.environ, Path.home(), self.state.cwd)
         return claude_autocompact_at(context_window, self.state.model, os.environ, settings)
+
+    def prompt_cache_ttl(self) -> float | None:
+        """The settings' and the environment's choice of cache lifetime (rules.py)."""
+        settings = claude_settings(os.environ, Path.home(), self.state.cwd)
+        return claude_cache_ttl(os.environ, settings)
 
     def compacting(self) -> bool:
         """The compaction agent (``agent-acompact-*``) wrote after the last compact boundary:

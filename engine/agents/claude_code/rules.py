@@ -15,6 +15,11 @@ the effective window, ``QG`` the threshold, ``_m`` whether auto-compact is on):
   false in the settings (``~/.claude/settings.json``, the project's ``.claude/settings.json`` and
   ``.claude/settings.local.json``, later ones winning) or in the legacy ``~/.claude.json``.
 
+The prompt cache's lifetime (``claude_cache_ttl``): ``FORCE_PROMPT_CACHING_5M`` keeps it at 5
+minutes, else the ``promptCacheTtl`` setting ("5m" or "1h"), else ``ENABLE_PROMPT_CACHING_1H``
+asks for an hour; the variables are read from the environment and the settings' ``env`` blocks.
+Without any of them Claude Code picks by plan and query source, which no file shows.
+
 Server-side experiments and per-account windows (``clientdata``) also move the point in the CLI;
 they are not in any file ctxtop can read.
 """
@@ -37,6 +42,7 @@ AUTOCOMPACT_BUFFER = 13_000  # $Ue
 MIN_AUTO_COMPACT_WINDOW = 100_000  # iF: smaller configured windows read as this
 WITHOUT_1M_WINDOW = 200_000  # nDt: the window under CLAUDE_CODE_DISABLE_1M_CONTEXT
 _TRUE = ("1", "true", "yes", "on")
+CACHE_TTLS = {"5m": 300.0, "1h": 3600.0}
 _LEADING_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
@@ -78,6 +84,8 @@ class ClaudeSettings:
     auto_compact_window: int | str | None = None  # tokens, or "auto"
     per_model: Mapping[str, int | str] = field(default_factory=dict)
     files: tuple[str, ...] = ()  # the files read, lowest precedence first
+    prompt_cache_ttl: str | None = None  # "5m" or "1h" (``promptCacheTtl``)
+    env: Mapping[str, str] = field(default_factory=dict)  # the files' ``env`` blocks, merged
 
     def window_for(self, model: str | None) -> int | None:
         """The configured window cap for ``model`` (None: "auto" or not set)."""
@@ -144,11 +152,18 @@ def read_settings(paths: Iterable[Path], legacy: Path | None = None) -> ClaudeSe
     default: int | str | None = None
     per_model: dict[str, int | str] = {}
     read: list[str] = []
+    cache_ttl: str | None = None
+    env: dict[str, str] = {}
     for path in paths:
         document = _read_json(path)
         if document is None:
             continue
         read.append(str(path))
+        if document.get("promptCacheTtl") in CACHE_TTLS:
+            cache_ttl = document["promptCacheTtl"]
+        block = document.get("env")
+        if isinstance(block, dict):
+            env.update({str(k): str(v) for k, v in block.items() if isinstance(v, str | int)})
         if isinstance(document.get("autoCompactEnabled"), bool):
             enabled = document["autoCompactEnabled"]
         models = document.get("modelSettings")
@@ -168,7 +183,7 @@ def read_settings(paths: Iterable[Path], legacy: Path | None = None) -> ClaudeSe
         if document is not None and isinstance(document.get("autoCompactEnabled"), bool):
             enabled = document["autoCompactEnabled"]
             read.insert(0, str(legacy))
-    return ClaudeSettings(enabled, default, per_model, tuple(read))
+    return ClaudeSettings(enabled, default, per_model, tuple(read), cache_ttl, env)
 
 
 def claude_settings(env: Mapping[str, str], home: Path, cwd: str | Path | None) -> ClaudeSettings:
@@ -177,6 +192,17 @@ def claude_settings(env: Mapping[str, str], home: Path, cwd: str | Path | None) 
         ".claude.json"
     )
     return read_settings(settings_files(env, home, cwd), legacy)
+
+
+def claude_cache_ttl(env: Mapping[str, str], settings: ClaudeSettings) -> float | None:
+    """The prompt cache's lifetime the environment and settings choose, in seconds (None: they
+    do not say); see the module's doc."""
+    merged = {**env, **settings.env}  # Claude Code puts the settings' env into its own
+    if env_flag(merged, "FORCE_PROMPT_CACHING_5M"):
+        return CACHE_TTLS["5m"]
+    if settings.prompt_cache_ttl is not None:
+        return CACHE_TTLS[settings.prompt_cache_ttl]
+    return CACHE_TTLS["1h"] if env_flag(merged, "ENABLE_PROMPT_CACHING_1H") else None
 
 
 def claude_cli_window(model: str | None, env: Mapping[str, str]) -> int | None:
