@@ -100,7 +100,7 @@ class HistoryLog:
             return
         read, write = usage.cache_read_tokens, usage.cache_write_tokens
         uncached = usage.input_tokens
-        cost = price(prices, uncached, write, read, output)
+        cost = price(prices, uncached, write, read, output, usage.cache_write_1h_tokens)
         self._totals.add_logged(read, write, uncached, cost, cost)
         if read or write:
             self._tails.append(uncached)

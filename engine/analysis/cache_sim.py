@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from engine.analysis.cache_tails import RunningMedian
 from engine.analysis.snapshot import CacheRequest, CacheSummary
 from engine.models.registry import ModelInfo, Prices
-from engine.sessions.cache_clock import epoch_seconds
+from engine.sessions.cache_clock import LONG_TTL, epoch_seconds
 
 TOLERANCE = 0.05
 # The key of the prefix a parent conversation's last request left cached, for a sub-agent that
@@ -229,16 +229,21 @@ class Totals:
         )
 
 
-def price(prices: Prices | None, uncached: int, write: int, read: int, output: int) -> float | None:
-    """A request's cost at ``prices`` (None: the model has no prices), rounded to 6 places."""
+def price(
+    prices: Prices | None, uncached: int, write: int, read: int, output: int, write_1h: int = 0
+) -> float | None:
+    """A request's cost at ``prices`` (None: the model has no prices), rounded to 6 places;
+    ``write_1h`` of the ``write`` tokens live an hour and cost the longer lifetime's price."""
     if prices is None:
         return None
     cost = prices.cost(
         input_tokens=uncached,
-        cache_write_tokens=write,
+        cache_write_tokens=write - write_1h,
         cache_read_tokens=read,
         output_tokens=output,
     )
+    if write_1h:
+        cost += prices.cost(cache_write_tokens=write_1h, cache_ttl_1h=True)
     return round(cost, 6)
 
 
@@ -436,12 +441,12 @@ class CacheSimulator:
         else:
             state.entries.pop(held, None)
 
-    def _cost(
-        self, model: ModelInfo | None, uncached: int, write: int, read: int, output: int
-    ) -> float | None:
-        return price(
-            model.prices if model is not None else self.prices, uncached, write, read, output
-        )
+    def _cost(self, shape: RequestShape, uncached: int, write: int, read: int) -> float | None:
+        """What the request costs with these figures; writes that live an hour (the log's or
+        the settings' lifetime) at the hour's price."""
+        prices = shape.model.prices if shape.model is not None else self.prices
+        write_1h = write if self._ttl(shape) >= LONG_TTL else 0
+        return price(prices, uncached, write, read, shape.output, write_1h)
 
     def _row(self, shape: RequestShape, read: int, write: int, uncached: int) -> CacheRequest:
         logged = shape.logged_read is not None and shape.logged_write is not None
@@ -451,11 +456,7 @@ class CacheSimulator:
             read_agrees = _close(read, shape.logged_read)
             write_agrees = _close(write, shape.logged_write)
             logged_cost = self._cost(
-                shape.model,
-                shape.logged_uncached,
-                shape.logged_write,
-                shape.logged_read,
-                shape.output,
+                shape, shape.logged_uncached, shape.logged_write, shape.logged_read
             )
         return CacheRequest(
             response_id=shape.response_id,
@@ -470,7 +471,7 @@ class CacheSimulator:
             write_difference=(
                 write - shape.logged_write if shape.logged_write is not None else None
             ),
-            cost=self._cost(shape.model, uncached, write, read, shape.output),
+            cost=self._cost(shape, uncached, write, read),
             logged_cost=logged_cost,
             within_5pct=None if read_agrees is None else bool(read_agrees and write_agrees),
             read_within_5pct=read_agrees,

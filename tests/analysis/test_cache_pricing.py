@@ -64,3 +64,47 @@ def test_a_model_change_keeps_the_simulation_and_prices_each_request_by_its_mode
         assert row.cost == round(expected, 6)
     assert models == {OLD, NEW}
     assert lookup(OLD).prices != lookup(NEW).prices
+
+
+# Claude Code 2.1.330 (the demo's sample): every cache write of it lives an hour.
+ONE_HOUR = (
+    Path(__file__).resolve().parents[2]
+    / "sample_sessions/claude-code/projects/-home-dev-demo-project"
+    / "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
+)
+
+
+def test_writes_that_live_an_hour_cost_the_hours_price() -> None:
+    """The logged and the simulated cost of a request whose writes live an hour price them at
+    the 1-hour cache-write price (2x input for Anthropic, not the 5-minute 1.25x)."""
+    reader = SessionReader(ONE_HOUR)
+    reader.poll()
+    assert reader.adapter is not None
+    cache = analyze_session(reader.adapter).cache
+    by_line = {r.line: r for r in reader.adapter.snapshot().responses.values()}
+    priced = 0
+    for row in cache.requests:
+        usage = by_line[row.line].usage
+        if not usage.cache_write_tokens:
+            continue
+        assert usage.cache_write_1h_tokens == usage.cache_write_tokens
+        prices = lookup(by_line[row.line].model).prices
+        assert prices is not None and prices.cache_write_1h > prices.cache_write_5m
+        logged = prices.cost(
+            input_tokens=usage.input_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            output_tokens=usage.output_tokens,
+            cache_ttl_1h=True,
+        )
+        assert row.logged_cost == round(logged, 6)
+        simulated = prices.cost(
+            input_tokens=row.uncached,
+            cache_write_tokens=row.write,
+            cache_read_tokens=row.read,
+            output_tokens=usage.output_tokens,
+            cache_ttl_1h=True,
+        )
+        assert row.cost == round(simulated, 6)
+        priced += 1
+    assert priced >= 2
