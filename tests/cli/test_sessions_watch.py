@@ -143,20 +143,25 @@ def test_watch_rows_sees_a_session_in_a_directory_that_arrives_whole(
     assert str(new) in seen[-1]
 
 
-def test_sessions_watch_json_prints_the_table(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def _watch_json(home: Path) -> subprocess.Popen[str]:
+    """``ctxtop sessions --watch --json`` with the agents' samples in ``home``."""
     monkeypatch = pytest.MonkeyPatch()
     try:
         sample_home(home, monkeypatch)
         env = dict(os.environ)
     finally:
         monkeypatch.undo()
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "tui", "sessions", "--watch", "--json"],
         env=env,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_sessions_watch_json_prints_the_table(tmp_path: Path) -> None:
+    process = _watch_json(tmp_path / "home")
     try:
         assert process.stdout is not None
         rows = json.loads(process.stdout.readline())
@@ -287,20 +292,7 @@ def test_ctrl_c_quits_the_watch_at_once(tmp_path: Path) -> None:
     """Ctrl+C (SIGINT) ends ``sessions --watch`` with exit 130: watchfiles used to take the
     interrupt for itself, print "KeyboardInterrupt caught, stopping watch" and the loop
     watched on."""
-    home = tmp_path / "home"
-    monkeypatch = pytest.MonkeyPatch()
-    try:
-        sample_home(home, monkeypatch)
-        env = dict(os.environ)
-    finally:
-        monkeypatch.undo()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tui", "sessions", "--watch", "--json"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = _watch_json(tmp_path / "home")
     try:
         assert process.stdout is not None
         assert json.loads(process.stdout.readline())  # the first table: the watch is on
