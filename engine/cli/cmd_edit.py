@@ -28,6 +28,7 @@ from engine.editing.policy import (
     DEFAULT_KEEP,
     DEFAULT_SKELETON_BUDGET,
     DEFAULT_TRUNCATE_AT,
+    MIN_RESULT_SAVING,
     MODES,
     ORDERS,
     POLICIES,
@@ -36,6 +37,7 @@ from engine.editing.policy import (
 from engine.errors import CtxtopError
 from engine.forks.edit import edit_session
 from engine.safety.terminal import printable
+from engine.words import plural
 
 
 def counted_as(outcome: dict[str, Any]) -> str:
@@ -68,7 +70,8 @@ def _text(outcome: dict[str, Any]) -> str:
     if outcome["nothing_to_clear"] is not None:
         lines.append(outcome["nothing_to_clear"]["message"])
         return "\n".join(lines)
-    lines.append(f"{len(outcome['changed'])} tool results change:")
+    count = len(outcome["changed"])
+    lines.append(f"{plural(count, 'tool result')} change{'s' if count == 1 else ''}:")
     for change in outcome["changed"]:
         lines.append(
             f"  {change['tool']} {change['tool_call_id']}: "
@@ -118,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         keep_cycles=args.keep_cycles,
         keep_tool_uses=args.keep_tool_uses,
         min_tokens=args.min_tokens,
+        min_result_tokens=args.min_result_tokens,
         exclude=DEFAULT_EXCLUDE + tuple(args.exclude or ()),
         clear_inputs=args.clear_inputs,
         order=args.order,
@@ -188,6 +192,12 @@ def register(subparsers: Any) -> None:
         "--min-tokens",
         0,
         "clear nothing unless at least N tokens go (as Anthropic's clear_at_least; default 0)",
+    )
+    add_count_option(
+        parser,
+        "--min-result-tokens",
+        MIN_RESULT_SAVING,
+        f"leave a result whose clearing saves fewer than N tokens (default {MIN_RESULT_SAVING})",
     )
     add_count_option(parser, "--target-tokens", None, "stop once N tokens are cleared (in --order)")
     parser.add_argument(

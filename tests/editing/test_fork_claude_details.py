@@ -92,7 +92,7 @@ def test_text_preview_and_one_line_errors(
     source = _copy(tmp_path)
     assert main(["edit", str(source), "--keep-cycles", "0", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "1 tool results change:" in out and "dry run: nothing written" in out
+    assert "1 tool result changes:" in out and "dry run: nothing written" in out
     assert "cache rewrite:" in out and "run the command again: git log" in out
     # Its requests teach the session's tokenizer factor: the figures are calibrated.
     assert " tokens (calibrated) after the first edit" in out
