@@ -22,7 +22,12 @@ from engine.cli.arguments import add_count_option
 from engine.cli.cmd_edit import context_line, counted_as
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
-from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
+from engine.forks.compact import (
+    DEFAULT_KEEP_ROUNDS,
+    SUMMARIZERS,
+    compact_session,
+    write_compact,
+)
 from engine.safety.terminal import printable
 
 
@@ -48,6 +53,8 @@ def _text(outcome: dict[str, Any]) -> str:
             f"pays off after {outcome['break_even_requests']} requests"
         )
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
+    if outcome["nothing_to_compact"]:
+        lines.append(outcome["nothing_to_compact"])
     if outcome["secrets_masked"]:
         lines.append(masked_note(outcome["secrets_masked"], outcome["summarizer_requested"]))
     if outcome["fork"]:
@@ -83,15 +90,18 @@ def run_live(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.live:
         return run_live(args)
-    outcome = compact_session(
+    previewed = compact_session(
         args.session,
         summarizer=args.summarizer,
         keep_rounds=args.keep_rounds,
         before=args.before,
         budget=args.budget,
-        dry_run=args.dry_run,
+        dry_run=True,
         llm=load_settings().llm,
-    ).as_json()
+    )
+    # The summary shown is the one written; one that is not smaller is refused in one line.
+    written = previewed if args.dry_run else write_compact(previewed.preview)
+    outcome = written.as_json()
     if args.json:
         saved = outcome["tokens_before"] - outcome["tokens_after"]
         outcome["policies"] = simulate_file(args.session, saving=saved)

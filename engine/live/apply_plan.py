@@ -104,6 +104,8 @@ def compact_plan(
         outcome = unwritten(preview, dry_run=True).as_json()
     else:
         outcome = compact_session(path, dry_run=True, **options).as_json()
+    if outcome["nothing_to_compact"] is not None:
+        raise CtxtopError(f"{path}: {outcome['nothing_to_compact']}")
     return _plan("compact", session_id, outcome, compact=compact_cut(outcome)), outcome
 
 

@@ -33,8 +33,13 @@ from engine.agents.policies import schedule, simulate
 from engine.compaction.cut_table import cut_lines, requests_by_turn
 from engine.config import LLMSettings
 from engine.errors import CtxtopError
-from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, preview_compact
-from engine.forks.transaction import COMPACTING, Preview, commit, unwritten
+from engine.forks.compact import (
+    DEFAULT_KEEP_ROUNDS,
+    SUMMARIZERS,
+    preview_compact,
+    write_compact,
+)
+from engine.forks.transaction import COMPACTING, Preview, unwritten
 from engine.live.apply_plan import apply_compact
 from engine.proxy.live_plan import LivePlan
 from engine.words import plural
@@ -67,6 +72,8 @@ def figures_text(outcome: dict[str, Any]) -> Text:
         text.append(f"\nsecrets masked: {outcome['secrets_masked']}")
     for warning in outcome["warnings"]:  # the LLM's failure quotes the endpoint: plain text
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
+    if outcome["nothing_to_compact"]:  # why Write fork is off
+        text.append(f"\n{outcome['nothing_to_compact']}", style="bold")
     return text
 
 
@@ -300,7 +307,7 @@ class CompactScreen(ForkPanel):
                 f" of {fmt.tokens(simulation['window'])}"
             )
         self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
-        self.query_one("#compact-write", Button).disabled = False
+        self.query_one("#compact-write", Button).disabled = bool(outcome["nothing_to_compact"])
 
     def _show_problem(self, problem: str, generation: int) -> None:
         if generation == self.generation:
@@ -318,7 +325,7 @@ class CompactScreen(ForkPanel):
     @work(thread=True, exclusive=True, group="compact-write")
     def _write(self, preview: Preview) -> None:
         try:
-            outcome = commit(preview).as_json()
+            outcome = write_compact(preview).as_json()
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return

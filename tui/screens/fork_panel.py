@@ -119,8 +119,10 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         if outcome is not None and self.written is None:
             note, ids = self.PLANNED_NOTE, self.planned(outcome)
             self.app.post_message(CutPreviewed(self.path, note, ids))
-        ready = outcome is not None and bool(
-            outcome.get("changed") or outcome.get("summarised_rounds")
+        ready = (
+            outcome is not None
+            and bool(outcome.get("changed") or outcome.get("summarised_rounds"))
+            and not outcome.get("nothing_to_compact")
         )
         for button in self.query(".apply-live"):
             button.disabled = not ready
