@@ -562,6 +562,7 @@ class CtxtopApp(LiveApplyApp):
         path = self.path
         panel = EditScreen(path, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        panel.demo = self.demo is not None
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
     def action_compact(self) -> None:
@@ -575,6 +576,7 @@ class CtxtopApp(LiveApplyApp):
         growth = analysis.forecast.growth_per_request if analysis is not None else None
         panel = CompactScreen(path, self.settings.llm, growth, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        panel.demo = self.demo is not None
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
     def _sample(self) -> Sample:

@@ -297,9 +297,10 @@ def refusal(preview: Preview) -> str | None:
     return details.refused if isinstance(details, CompactDetails) else None
 
 
-def write_compact(preview: Preview) -> Outcome:
-    """Write a previewed compaction; one that is not smaller is refused, naming the file."""
+def write_compact(preview: Preview, *, logged: bool = True) -> Outcome:
+    """Write a previewed compaction; one that is not smaller is refused, naming the file.
+    ``logged``: as ``commit``'s."""
     refused = refusal(preview)
     if refused is not None:
         raise InputError(str(preview.loaded.path), refused)
-    return commit(preview)
+    return commit(preview, logged=logged)

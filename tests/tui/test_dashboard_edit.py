@@ -5,6 +5,7 @@ but the last 3 tool uses, and a policy that clears nothing says why and what wou
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import shutil
 from pathlib import Path
@@ -16,12 +17,14 @@ from dashboard_support import frozen_clock, result_labels, synchronous, wait_unt
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
+from engine.cli.main import main
 from engine.editing import actions
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
 from engine.live.demo import demo_lines
 from tui import format as fmt
 from tui.app import CtxtopApp
+from tui.launch import build_app
 from tui.screens import edit as edit_screen
 from tui.screens.edit import EditScreen
 
@@ -229,3 +232,38 @@ async def test_a_new_policy_previews_in_memory_without_reading_or_counting_the_s
         assert screen.preview is not None and screen.preview.loaded is first.loaded
         assert watch.opened == []
         assert watch.counted and not texts.intersection(watch.counted)  # new placeholders only
+
+
+@synchronous
+async def test_the_demos_fork_is_a_preview_kept_out_of_the_action_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo's fork said "resume with: cd /home/dev/demo-project && claude --resume …" for a
+    file in a temporary folder removed on quit, and `undo --list` showed it afterwards."""
+    app = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
+    assert isinstance(app, CtxtopApp) and app.demo is not None
+    app.demo.interval, app.demo.pause = 0.002, 600.0  # the whole sample, then it stays
+    async with app.run_test(size=(120, 40)) as pilot:
+        demo = app.demo
+
+        def all_shown() -> bool:  # the whole sample replayed and on screen
+            size = demo.target.stat().st_size if demo.finished else -1
+            return app.view is not None and app.view.bytes_read == size
+
+        await wait_until(pilot, all_shown)
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.pause()
+        await pilot.click("#edit-keep-tool-uses")  # its one tool use is among the last 3
+        await pilot.press("end", "backspace", "0")
+        await wait_until(pilot, lambda: "1 tool result changes:" in shown(screen))
+        await pilot.pause()
+        await pilot.click("#edit-write")
+        await wait_until(pilot, lambda: "fork written" in shown(screen))
+        text = shown(screen)
+    assert "a preview" in text and "removed on quit" in text
+    assert "resume with" not in text and "claude --resume" not in text
+    assert "undo with" not in text
+    assert actions.read_log() == []
+    assert main(["undo", "--list"]) == 0
+    assert capsys.readouterr().out.startswith("no forks written by ctxtop edit")

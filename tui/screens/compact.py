@@ -325,7 +325,7 @@ class CompactScreen(ForkPanel):
     @work(thread=True, exclusive=True, group="compact-write")
     def _write(self, preview: Preview) -> None:
         try:
-            outcome = write_compact(preview).as_json()
+            outcome = write_compact(preview, logged=not self.demo).as_json()
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return
@@ -335,7 +335,7 @@ class CompactScreen(ForkPanel):
         self.written = outcome
         text = figures_text(outcome)
         text.append("\n")
-        text.append_text(written_text({**outcome, "warnings": []}))
+        text.append_text(written_text({**outcome, "warnings": []}, self.demo))
         self._say(text)
         # Where the fork went and how to resume it need the room the preview's rounds had.
         self.query_one("#compact-cut-box").display = False

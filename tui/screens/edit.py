@@ -223,7 +223,7 @@ class EditScreen(ForkPanel):
     @work(thread=True, exclusive=True, group="edit-write")
     def _write(self, preview: Preview) -> None:
         try:
-            outcome = write_edit(preview).as_json()
+            outcome = write_edit(preview, logged=not self.demo).as_json()
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return
@@ -234,7 +234,7 @@ class EditScreen(ForkPanel):
         if outcome["fork"] is None:  # nothing changed after all (the session moved on)
             self.query_one("#edit-preview", Static).update(preview_text(outcome))
             return
-        self.query_one("#edit-preview", Static).update(written_text(outcome))
+        self.query_one("#edit-preview", Static).update(written_text(outcome, self.demo))
         self.lock_policy()
 
     def live_job(self) -> Callable[[], LivePlan] | None:

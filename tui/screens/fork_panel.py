@@ -74,6 +74,7 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
     # The session's id when its requests go through ctxtop's proxy (set by the app): then
     # "Apply live" is offered beside "Write fork".
     live_session: str | None = None
+    demo = False  # the demo's panel (set by the app): its forks are a preview, never logged
     DOING = EDITING  # what the transaction is refused for when the agent cannot do it
 
     DEFAULT_CSS = """
@@ -199,14 +200,26 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
             field.disabled = True
 
 
-def written_text(outcome: dict[str, Any]) -> Text:
+# The demo's forks go to its temporary folder, removed on quit: a preview of what a real
+# session's Write fork does, with no resume command that could not work and no undo.
+DEMO_FORK_NOTE = (
+    "a preview: the demo's session is a replay in a temporary folder, removed on quit, so this"
+    " fork cannot be resumed and is not in ctxtop's action log (nothing to undo); on a real"
+    " session this says how to resume the fork and undo it"
+)
+
+
+def written_text(outcome: dict[str, Any], demo: bool = False) -> Text:
     text = Text()
     text.append("fork written: ", style="bold")
     text.append(f"{fmt.shown(outcome['fork'])}\n")
-    if outcome["resume_command"]:
-        text.append("resume with: ", style="bold")
-        text.append(f"{fmt.shown(outcome['resume_command'])}\n")
-    text.append("undo with: ctxtop undo")
+    if demo:
+        text.append(DEMO_FORK_NOTE)
+    else:
+        if outcome["resume_command"]:
+            text.append("resume with: ", style="bold")
+            text.append(f"{fmt.shown(outcome['resume_command'])}\n")
+        text.append("undo with: ctxtop undo")
     for warning in outcome["warnings"]:
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
     return text
