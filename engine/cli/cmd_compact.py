@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from engine.agents.policies import simulate_file
-from engine.cli.arguments import add_count_option
+from engine.cli.arguments import add_count_option, tokens_arg
 from engine.cli.cmd_edit import context_line, counted_as
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
@@ -132,12 +132,12 @@ def register(subparsers: Any) -> None:
         "the JSON's round_table numbers them)",
         metavar="ROUND",
     )
-    add_count_option(
-        parser,
+    parser.add_argument(
         "--budget",
-        None,
-        "the summary's token budget (default: 10%% of the model's window)",
+        type=tokens_arg,
+        default=None,
         metavar="TOKENS",
+        help="the summary's token budget, e.g. 2000 or 2k (default: 10%% of the model's window)",
     )
     parser.add_argument("--dry-run", action="store_true", help="show the summary, write nothing")
     parser.add_argument(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 from textual import on
@@ -12,24 +11,16 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from engine.tokens.amount import positive_amount
 from tui import format as fmt
 
 # What the screen returns: a token count, or MODELS_OWN for the model's own window.
 MODELS_OWN = 0
-_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)")
 
 
 def parse_tokens(text: str) -> int | None:
     """ "20000", "20,000", "20k", "1.5m" -> tokens; "" -> MODELS_OWN; anything else None."""
-    cleaned = text.strip().lower().replace(",", "").replace("_", "")
-    if not cleaned:
-        return MODELS_OWN
-    match = _AMOUNT.fullmatch(cleaned)
-    if match is None:
-        return None
-    scale = {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2)]
-    tokens = int(float(match.group(1)) * scale)
-    return tokens if tokens > 0 else None
+    return MODELS_OWN if not text.strip() else positive_amount(text)
 
 
 class BudgetScreen(ModalScreen[int | None]):
