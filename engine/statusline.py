@@ -6,9 +6,9 @@ Claude Code runs the status-line command with a JSON object on stdin (``transcri
 wins over the registry's, and the auto-compact distance is measured against it. ctxtop reads
 the transcript's tail (a quick look: the latest request and context are right) and prints fill
 against the window, the distance to auto-compaction and the largest part of the context.
-Without a readable transcript it falls back to the figures in the JSON itself. It never fails
-loudly: an empty or failing status command blanks Claude Code's line, so problems are a short
-line instead.
+Without a readable transcript it falls back to the figures in the JSON itself: Claude Code
+blanks its line when the command fails, so a transcript ctxtop cannot read is said on stderr
+(Claude Code's debug log) while the line still shows what the JSON gives.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from engine.sessions.adapter import Adapter
 from engine.sessions.sample import Sample, build_sample, fill_percent
 from engine.tokens.short import provenance_mark, short_tokens
 
+NO_TRANSCRIPT = "ctx: no transcript yet"  # a session's start: nothing to show yet
+UNREADABLE = "ctx: transcript unreadable (see claude --debug)"  # its error went to stderr
 # Enough of the transcript's end for the latest request and the context since the last compaction.
 TAIL_BYTES = 4 << 20
 
@@ -82,11 +84,9 @@ def state_mark(percent: float, thresholds: Thresholds) -> str:
     return "! " if percent >= 100 * thresholds.editing else ""
 
 
-def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
+def status_line(data: dict[str, Any], thresholds: Thresholds | None = None) -> str:
     """The line to print for one status-line JSON object."""
     thresholds = thresholds or Thresholds()
-    if not isinstance(data, dict):
-        return "ctxtop: no status JSON on stdin"
     read = _sample(data)
     sample = read[0] if read is not None else None
     json_tokens, json_window = _json_window(data)
@@ -105,7 +105,7 @@ def status_line(data: Any, thresholds: Thresholds | None = None) -> str:
     elif json_tokens is not None and json_window:
         tokens, source, window, autocompact = json_tokens, "reported", json_window, None
     else:
-        return "ctxtop: no transcript yet"
+        return NO_TRANSCRIPT
     percent = fill_percent(tokens, window)
     if percent is None or not window:
         return f"ctx {_k(tokens)}{provenance_mark(source)}"
