@@ -160,3 +160,21 @@ async def test_one_active_session_opens_the_dashboard(
     assert isinstance(app, CtxtopApp) and app.start_on_sessions
     async with app.run_test(size=(80, 24)) as pilot:
         await on_sessions(pilot)
+
+
+@synchronous
+async def test_a_120_column_terminal_shows_every_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README: below 120 columns the table leaves out model, growth and cost; at exactly
+    120 it left them out too (the scrollbar's cells were taken off first)."""
+    sample_home(tmp_path / "home", monkeypatch)
+    for width, shown in ((120, True), (119, False)):
+        app = CtxtopApp(newest_sessions()[0], settings=Settings(), follow_newest=True,
+                        start_on_sessions=True)  # fmt: skip
+        async with app.run_test(size=(width, 40)) as pilot:
+            screen = await on_sessions(pilot)
+            titles = " ".join(str(column.label) for column in screen.grid.columns.values())
+            for title in ("model", "growth", "cost"):
+                assert (title in titles) is shown, (width, titles)
+            assert "project" in titles and "state" in titles
