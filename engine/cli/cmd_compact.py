@@ -22,6 +22,7 @@ from engine.cli.arguments import add_count_option, tokens_arg
 from engine.cli.cmd_edit import context_line, counted_as
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
+from engine.editing.preview import pays_off_after
 from engine.forks.compact import (
     DEFAULT_KEEP_ROUNDS,
     SUMMARIZERS,
@@ -50,7 +51,7 @@ def _text(outcome: dict[str, Any]) -> str:
         lines.append(
             f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens ({how}) once "
             f"(${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']}); "
-            f"pays off after {outcome['break_even_requests']} requests"
+            + pays_off_after(outcome["break_even_requests"])
         )
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
     if outcome["nothing_to_compact"]:

@@ -34,6 +34,7 @@ from engine.editing.policy import (
     POLICIES,
     Policy,
 )
+from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
 from engine.forks.edit import edit_session
 from engine.safety.terminal import printable
@@ -85,7 +86,7 @@ def _text(outcome: dict[str, Any]) -> str:
         lines.append(
             f"  costs ${outcome['cache_rewrite_cost_usd']:.4f} once ({outcome['priced_by']}), "
             f"saves ${outcome['saving_per_request_usd']:.5f} per request: "
-            f"pays off after {outcome['break_even_requests']} requests"
+            + pays_off_after(outcome["break_even_requests"])
         )
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
     lines.extend(f"large result written to: {path}" for path in outcome["offloaded"])

@@ -8,6 +8,7 @@ import argparse
 import json
 from typing import Any
 
+from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
 from engine.live.live_status import live_status
 from engine.proxy.live_plan import LivePlan, live_sessions, stop_plan
@@ -37,8 +38,8 @@ def applied_lines(plan: LivePlan, path: str) -> list[str]:
             f"cache rewrite: {figures['cache_rewrite_tokens']} tokens"
             f" ({'calibrated' if figures.get('tokens_source') == 'calibrated' else 'estimate'})"
             " on the next "
-            f"request (${figures['cache_rewrite_cost_usd']:.4f}, {figures['priced_by']}); pays "
-            f"off after {figures['break_even_requests']} requests"
+            f"request (${figures['cache_rewrite_cost_usd']:.4f}, {figures['priced_by']}); "
+            + pays_off_after(figures["break_even_requests"])
         )
     lines.append(f"plan: {path}")
     lines.append(

@@ -32,6 +32,7 @@ from textual.widgets import Button, Input, Select, Static
 from engine.agents.policies import schedule, simulate
 from engine.compaction.cut_table import cut_lines, requests_by_turn
 from engine.config import LLMSettings
+from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
 from engine.forks.compact import (
     DEFAULT_KEEP_ROUNDS,
@@ -65,7 +66,7 @@ def figures_text(outcome: dict[str, Any]) -> Text:
     if outcome["cache_rewrite_cost_usd"] is not None:
         text.append(f" (≈${outcome['cache_rewrite_cost_usd']:.4f})")
         if outcome["break_even_requests"] is not None:
-            text.append(f"; pays off after {outcome['break_even_requests']} requests")
+            text.append(f"; {pays_off_after(outcome['break_even_requests'])}")
     else:
         text.append(" (no prices for this model)")
     if outcome["secrets_masked"]:

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Select, Static
 
 from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
+from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
 from engine.forks.edit import preview_edit, write_edit
 from engine.forks.transaction import Preview, unwritten
@@ -100,8 +101,8 @@ def preview_text(outcome: dict[str, Any]) -> Text:
     if outcome["break_even_requests"] is not None:
         text.append(
             f"\n  costs ≈${outcome['cache_rewrite_cost_usd']:.4f} once, saves"
-            f" ≈${outcome['saving_per_request_usd']:.5f} per request: pays off after"
-            f" {outcome['break_even_requests']} requests"
+            f" ≈${outcome['saving_per_request_usd']:.5f} per request: "
+            + pays_off_after(outcome["break_even_requests"])
         )
     for warning in outcome["warnings"]:
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
