@@ -157,7 +157,7 @@ def test_the_samples_cover_every_format_and_changed_files() -> None:
 
 
 def test_the_summarys_words_count_right() -> None:
-    """"Requests answered: 0 of 2" when a second request followed the first (Codex keeps the
+    """ "Requests answered: 0 of 2" when a second request followed the first (Codex keeps the
     user's messages of its own compacted past, with no answers), "(1 lines)"."""
     codex = sorted((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))[0]
     summary = compact_session(codex, keep_rounds=3, dry_run=True).as_json()["summary"]
