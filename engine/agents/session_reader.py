@@ -207,8 +207,20 @@ class SessionReader:
                 raise InputError(str(self.path), "no such file")
             if self.error is not None:
                 raise InputError(str(self.path), f"cannot read: {self.error}")
+            if self._is_empty():  # Claude Code 2.0 leaves such files in its project folders
+                raise InputError(str(self.path), "empty session (no records yet)")
             raise InputError(str(self.path), "not a session log of any supported agent")
         return self.adapter.snapshot()
+
+    def _is_empty(self) -> bool:
+        """Nothing but whitespace in the file (or the bytes given)."""
+        if self._data is not None:
+            return not self._data.strip()
+        try:
+            with self.path.open("rb") as handle:
+                return not handle.read(4096).strip() and not handle.read(1)
+        except OSError:
+            return False
 
     # -- reading ---------------------------------------------------------------------------
 

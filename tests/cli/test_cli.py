@@ -202,3 +202,19 @@ def test_models_of_a_session_names_the_window_its_agent_states() -> None:
     words = ctxtop("models", "--session", str(chat)).stdout
     # Gemini CLI 0.61.0's tokenLimit: its log states no window.
     assert "window      1,048,576  from the agent's own rule (its CLI)" in words
+
+
+def test_an_empty_log_in_a_claude_code_project_is_an_empty_session(tmp_path: Path) -> None:
+    """Claude Code 2.0 leaves empty .jsonl files in its project folders: they were "not a
+    session log of any supported agent"."""
+    project = tmp_path / ".claude/projects/-home-dev-app"
+    project.mkdir(parents=True)
+    empty = project / "0b5d6b2c-6a65-4f0e-9d1e-5f0e6c3a9a11.jsonl"
+    empty.write_bytes(b"")
+    for command in ("report", "edit", "compact"):
+        result = ctxtop(command, str(empty))
+        assert result.returncode == 2
+        assert result.stderr == f"ctxtop: {empty}: empty session (no records yet)\n"
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"a": 1}\n')
+    assert "not a session log of any supported agent" in ctxtop("report", str(other)).stderr
