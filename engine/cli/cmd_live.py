@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
-from engine.live.live_status import live_status
+from engine.live.live_status import live_status, not_proxied_warning
 from engine.proxy.live_plan import LivePlan, live_sessions, stop_plan
 
 
@@ -31,7 +31,11 @@ def plan_line(plan: LivePlan) -> str:
 
 def applied_lines(plan: LivePlan, path: str) -> list[str]:
     """What ``edit --live`` / ``compact --live`` print after putting a plan in force."""
-    lines = [f"applied live to session {plan.session_id}: {plan_line(plan)}"]
+    warning = not_proxied_warning(plan.session_id)
+    done = "applied live to" if warning is None else "planned live (not applied yet) for"
+    lines = [f"{done} session {plan.session_id}: {plan_line(plan)}"]
+    if warning is not None:
+        lines.append(f"warning: {warning}")
     figures = plan.figures
     if figures.get("break_even_requests") is not None:
         lines.append(
