@@ -267,3 +267,28 @@ async def test_the_demos_fork_is_a_preview_kept_out_of_the_action_log(
     assert actions.read_log() == []
     assert main(["undo", "--list"]) == 0
     assert capsys.readouterr().out.startswith("no forks written by ctxtop edit")
+
+
+@synchronous
+async def test_a_fork_written_while_paused_says_what_it_leaves_out(tmp_path: Path) -> None:
+    """The panel opened while paused previews the frozen sample, and the fork is made from it;
+    it did not say that the lines the agent wrote since the pause are not in the fork."""
+    session = tmp_path / "session.jsonl"
+    total = len(demo_lines())
+    write_lines(session, total - 4)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+        await pilot.press("space")
+        write_lines(session, 4, start=total - 4)  # the agent goes on meanwhile
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.pause()
+        await pilot.click("#edit-keep-tool-uses")
+        await pilot.press("end", "backspace", "0")
+        await wait_until(pilot, lambda: "tool result changes:" in shown(screen))
+        await pilot.pause()
+        await pilot.click("#edit-write")
+        await wait_until(pilot, lambda: "fork written" in shown(screen))
+        text = shown(screen)
+    assert "as shown when paused: the 4 lines the agent wrote since are not in it" in text

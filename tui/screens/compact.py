@@ -45,7 +45,7 @@ from engine.live.apply_plan import apply_compact
 from engine.proxy.live_plan import LivePlan
 from engine.words import plural
 from tui import format as fmt
-from tui.screens.fork_panel import ForkPanel, Sample, context_text, written_text
+from tui.screens.fork_panel import ForkPanel, Sample, context_text
 
 TICK = 0.5  # seconds between updates of the waiting line
 SHORT_SCREEN = 30  # lines: below this the rounds box gets less room
@@ -336,7 +336,7 @@ class CompactScreen(ForkPanel):
         self.written = outcome
         text = figures_text(outcome)
         text.append("\n")
-        text.append_text(written_text({**outcome, "warnings": []}, self.demo))
+        text.append_text(self.written_message({**outcome, "warnings": []}))
         self._say(text)
         # Where the fork went and how to resume it need the room the preview's rounds had.
         self.query_one("#compact-cut-box").display = False

@@ -26,7 +26,7 @@ from engine.forks.transaction import Preview, unwritten
 from engine.live.apply_plan import apply_edit
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
-from tui.screens.fork_panel import ForkPanel, context_text, written_text
+from tui.screens.fork_panel import ForkPanel, context_text
 
 CHANGES_SHOWN = 8
 
@@ -235,7 +235,7 @@ class EditScreen(ForkPanel):
         if outcome["fork"] is None:  # nothing changed after all (the session moved on)
             self.query_one("#edit-preview", Static).update(preview_text(outcome))
             return
-        self.query_one("#edit-preview", Static).update(written_text(outcome, self.demo))
+        self.query_one("#edit-preview", Static).update(self.written_message(outcome))
         self.lock_policy()
 
     def live_job(self) -> Callable[[], LivePlan] | None:

@@ -20,6 +20,7 @@ from engine.errors import CtxtopError
 from engine.forks.transaction import EDITING, Loaded, Preview, load
 from engine.live.session import UNATTRIBUTED
 from engine.proxy.live_plan import LivePlan
+from engine.words import plural
 from tui import format as fmt
 from tui.format import CLEARED_MARK
 from tui.messages import CutPreviewed, LiveChanged
@@ -128,6 +129,23 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         for button in self.query(".apply-live"):
             button.disabled = not ready
 
+    def lines_since_sample(self) -> int:
+        """Whole lines the agent appended after the sample previewed (the paused view's)."""
+        upto = self.sample.upto
+        if upto is None:
+            return 0
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(upto)
+                return handle.read().count(b"\n")
+        except OSError:
+            return 0
+
+    def written_message(self, outcome: dict[str, Any]) -> Text:
+        """What the panel says once the fork is written."""
+        paused = bool(getattr(self.app, "paused", False))
+        return written_text(outcome, self.demo, self.lines_since_sample(), paused)
+
     @staticmethod
     def planned(outcome: dict[str, Any]) -> frozenset[str]:
         """The tool calls a preview would change: an edit's cleared results."""
@@ -209,10 +227,21 @@ DEMO_FORK_NOTE = (
 )
 
 
-def written_text(outcome: dict[str, Any], demo: bool = False) -> Text:
+def written_text(
+    outcome: dict[str, Any], demo: bool = False, left_out: int = 0, paused: bool = False
+) -> Text:
+    """``left_out``: lines the agent wrote after the sample the panel previewed (the paused
+    dashboard's): the fork, made from that sample, does not hold them."""
     text = Text()
     text.append("fork written: ", style="bold")
     text.append(f"{fmt.shown(outcome['fork'])}\n")
+    if left_out:
+        when = "as shown when paused" if paused else "as shown"
+        text.append(
+            f"it holds the session {when}: the {plural(left_out, 'line')} the agent wrote"
+            " since are not in it\n",
+            style="bold",
+        )
     if demo:
         text.append(DEMO_FORK_NOTE)
     else:
