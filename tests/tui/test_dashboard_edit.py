@@ -292,3 +292,22 @@ async def test_a_fork_written_while_paused_says_what_it_leaves_out(tmp_path: Pat
         await wait_until(pilot, lambda: "fork written" in shown(screen))
         text = shown(screen)
     assert "as shown when paused: the 4 lines the agent wrote since are not in it" in text
+
+
+@synchronous
+async def test_backspace_and_a_digit_read_together_both_count(tmp_path: Path) -> None:
+    """Textual's Input ran backspace as a later action: "3", backspace and "0" arriving in one
+    read (typed fast, or sent together by the terminal) left the field empty."""
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        field = screen.query_one("#edit-keep-tool-uses", Input)
+        field.focus()
+        await pilot.press("end")
+        app.simulate_key("backspace")  # both queued before either is handled
+        app.simulate_key("0")
+        await wait_until(pilot, lambda: "policy tool uses: keep no tool use" in shown(screen))
+        assert field.value == "0"

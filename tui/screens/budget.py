@@ -13,6 +13,7 @@ from textual.widgets import Input, Static
 
 from engine.tokens.amount import positive_amount
 from tui import format as fmt
+from tui.components.count_input import CountInput
 
 # What the screen returns: a token count, or MODELS_OWN for the model's own window.
 MODELS_OWN = 0
@@ -45,7 +46,7 @@ class BudgetScreen(ModalScreen[int | None]):
         with Vertical() as box:
             box.border_title = "What-if budget"
             yield Static("The model's window in tokens (e.g. 64000 or 64k); empty: its own.")
-            yield Input(
+            yield CountInput(
                 value="" if self.current is None else str(self.current),
                 placeholder="the model's own window",
                 id="budget-input",

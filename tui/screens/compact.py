@@ -45,6 +45,7 @@ from engine.live.apply_plan import apply_compact
 from engine.proxy.live_plan import LivePlan
 from engine.words import plural
 from tui import format as fmt
+from tui.components.count_input import CountInput
 from tui.screens.fork_panel import ForkPanel, Sample, context_text
 
 TICK = 0.5  # seconds between updates of the waiting line
@@ -179,7 +180,7 @@ class CompactScreen(ForkPanel):
                 yield self.choices("summariser", SUMMARIZERS, "structured", "compact-summarizer")
                 yield self.field(
                     "keep rounds",
-                    Input(str(DEFAULT_KEEP_ROUNDS), type="integer", id="compact-keep-rounds"),
+                    CountInput(str(DEFAULT_KEEP_ROUNDS), type="integer", id="compact-keep-rounds"),
                 )
             yield Static("", id="compact-figures")
             with VerticalScroll(id="compact-cut-box") as scroll:

@@ -26,6 +26,7 @@ from engine.forks.transaction import Preview, unwritten
 from engine.live.apply_plan import apply_edit
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
+from tui.components.count_input import CountInput
 from tui.screens.fork_panel import ForkPanel, context_text
 
 CHANGES_SHOWN = 8
@@ -130,10 +131,14 @@ class EditScreen(ForkPanel):
                 )
                 keep = str(DEFAULT_KEEP)
                 yield self.field(
-                    "keep tool uses", Input(keep, type="integer", id="edit-keep-tool-uses")
+                    "keep tool uses", CountInput(keep, type="integer", id="edit-keep-tool-uses")
                 )
-                yield self.field("keep turns", Input(keep, type="integer", id="edit-keep-cycles"))
-                yield self.field("min saving", Input("0", type="integer", id="edit-min-tokens"))
+                yield self.field(
+                    "keep turns", CountInput(keep, type="integer", id="edit-keep-cycles")
+                )
+                yield self.field(
+                    "min saving", CountInput("0", type="integer", id="edit-min-tokens")
+                )
             with Horizontal(classes="policy"):
                 yield self.choices("order", ORDERS, "oldest", "edit-order")
                 yield self.choices("mode", MODES, "placeholder", "edit-mode")
