@@ -371,9 +371,11 @@ class CtxtopApp(LiveApplyApp):
         self.post_message(ViewApplied(view, time.perf_counter()))
 
     def _wrote(self, view: LiveView, now: datetime) -> str:
-        """When the agent last wrote: the demo's last line, else the log's last timestamp."""
-        if self.demo is not None and self.demo.last_write is not None:
-            wrote = datetime.fromtimestamp(self.demo.last_write, now.tzinfo)  # as aware as now
+        """When the agent last wrote: the demo's last line, else when its files were last
+        written (the sessions table's clock), else the log's last timestamp."""
+        written = self.demo.last_write if self.demo is not None else view.last_write
+        if written is not None:
+            wrote = datetime.fromtimestamp(written, now.tzinfo)  # as aware as now
             return f"agent wrote {fmt.ago(wrote, now)}"
         stamp = fmt.log_time(view.last_activity or "")
         if stamp is None:

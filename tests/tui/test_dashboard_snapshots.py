@@ -6,12 +6,14 @@ Update after an intended change with ``pytest tests/tui --snapshot-update`` and 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dashboard_support import frozen_clock, wait_until, write_companions, write_lines
+from dashboard_support import LAST_RECORD, frozen_clock, wait_until, write_companions, write_lines
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -28,6 +30,10 @@ def sample_in(tmp_path: Path) -> Path:
     session = tmp_path / "session.jsonl"
     write_lines(session, len(demo_lines()))
     write_companions(session)
+    # Written when its last record says (the frozen clock is 42 s later): "agent wrote 42 s ago".
+    written = datetime.fromisoformat(LAST_RECORD).timestamp()
+    for path in (session, *session.with_suffix("").rglob("*")):
+        os.utime(path, (written, written))
     return session
 
 

@@ -178,3 +178,33 @@ async def test_a_120_column_terminal_shows_every_column(
             for title in ("model", "growth", "cost"):
                 assert (title in titles) is shown, (width, titles)
             assert "project" in titles and "state" in titles
+
+
+@synchronous
+async def test_the_header_and_the_table_give_one_last_write_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log copied (or touched) now whose records are days old: the table said "10s ago"
+    (the file's time), the header "agent wrote at 2026-11-22 14:04" (the records' time)."""
+    import os
+    from datetime import UTC, datetime
+
+    from engine.live.sessions_table import SessionsTable
+    from engine.live.sessions_text import cells
+
+    home = sample_home(tmp_path / "home", monkeypatch)
+    new = home / NEW_SESSION
+    new.parent.mkdir(parents=True)
+    new.write_bytes(b"".join(demo_lines()))
+    written = os.stat(new).st_mtime
+    table = SessionsTable(active_minutes=30, clock=lambda: written + 20)
+    table.start()
+    row = next(row for row in table.rows() if row.key == str(new))
+    assert row.last_write == written
+    assert cells(row, written + 20, 0)["last"] == "20s ago"
+    clock = datetime.fromtimestamp(written + 20, UTC)
+    app = CtxtopApp(new, settings=Settings(), clock=lambda: clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None)
+        header = str(app.header.render())
+    assert "agent wrote 20 s ago" in header
