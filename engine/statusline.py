@@ -8,9 +8,9 @@ the transcript's tail (a quick look: the latest request and context are right) a
 against the window, the distance to auto-compaction, the largest part of the context and the
 prompt cache's clock (engine/sessions/cache_clock.py; Claude Code's own ``prompt_cache`` block
 of the JSON wins when it is there).
-Without a readable transcript it falls back to the figures in the JSON itself. It never fails
-loudly: an empty or failing status command blanks Claude Code's line, so problems are a short
-line instead.
+Without a readable transcript it falls back to the figures in the JSON itself: Claude Code
+blanks its line when the command fails, so a transcript ctxtop cannot read is said on stderr
+(Claude Code's debug log) while the line still shows what the JSON gives.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from engine.sessions.cache_clock import (
 from engine.sessions.sample import Sample, build_sample, fill_percent
 from engine.tokens.short import provenance_mark, short_tokens
 
+NO_TRANSCRIPT = "ctx: no transcript yet"  # a session's start: nothing to show yet
+UNREADABLE = "ctx: transcript unreadable (see claude --debug)"  # its error went to stderr
 # Enough of the transcript's end for the latest request and the context since the last compaction.
 TAIL_BYTES = 4 << 20
 
@@ -114,12 +116,12 @@ def state_mark(percent: float, thresholds: Thresholds) -> str:
     return "! " if percent >= 100 * thresholds.editing else ""
 
 
-def status_line(data: Any, thresholds: Thresholds | None = None, now: float | None = None) -> str:
+def status_line(
+    data: dict[str, Any], thresholds: Thresholds | None = None, now: float | None = None
+) -> str:
     """The line to print for one status-line JSON object (``now``: epoch seconds, for the
     cache clock)."""
     thresholds = thresholds or Thresholds()
-    if not isinstance(data, dict):
-        return "ctxtop: no status JSON on stdin"
     read = _sample(data)
     sample = read[0] if read is not None else None
     json_tokens, json_window = _json_window(data)
@@ -138,7 +140,7 @@ def status_line(data: Any, thresholds: Thresholds | None = None, now: float | No
     elif json_tokens is not None and json_window:
         tokens, source, window, autocompact = json_tokens, "reported", json_window, None
     else:
-        return "ctxtop: no transcript yet"
+        return NO_TRANSCRIPT
     percent = fill_percent(tokens, window)
     if percent is None or not window:
         return f"ctx {_k(tokens)}{provenance_mark(source)}"

@@ -379,9 +379,11 @@ class CtxtopApp(LiveApplyApp):
         self.post_message(ViewApplied(view, time.perf_counter()))
 
     def _wrote(self, view: LiveView, now: datetime) -> str:
-        """When the agent last wrote: the demo's last line, else the log's last timestamp."""
-        if self.demo is not None and self.demo.last_write is not None:
-            wrote = datetime.fromtimestamp(self.demo.last_write, now.tzinfo)  # as aware as now
+        """When the agent last wrote: the demo's last line, else when its files were last
+        written (the sessions table's clock), else the log's last timestamp."""
+        written = self.demo.last_write if self.demo is not None else view.last_write
+        if written is not None:
+            wrote = datetime.fromtimestamp(written, now.tzinfo)  # as aware as now
             return f"agent wrote {fmt.ago(wrote, now)}"
         stamp = fmt.log_time(view.last_activity or "")
         if stamp is None:
@@ -588,6 +590,7 @@ class CtxtopApp(LiveApplyApp):
         path = self.path
         panel = EditScreen(path, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        panel.demo = self.demo is not None
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
     def action_compact(self) -> None:
@@ -601,6 +604,7 @@ class CtxtopApp(LiveApplyApp):
         growth = analysis.forecast.growth_per_request if analysis is not None else None
         panel = CompactScreen(path, self.settings.llm, growth, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        panel.demo = self.demo is not None
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
     def on_event_log_compaction_chosen(self, chosen: EventLog.CompactionChosen) -> None:

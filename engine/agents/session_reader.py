@@ -214,8 +214,35 @@ class SessionReader:
                 raise InputError(str(self.path), "no such file")
             if self.error is not None:
                 raise InputError(str(self.path), f"cannot read: {self.error}")
+            if self._is_empty():  # Claude Code 2.0 leaves such files in its project folders
+                raise InputError(str(self.path), "empty session (no records yet)")
             raise InputError(str(self.path), "not a session log of any supported agent")
         return self.adapter.snapshot()
+
+    def last_written(self) -> float | None:
+        """When the agent last wrote the session: the latest modification time of its file and
+        the companion files read with it (sub-agents' logs), epoch seconds; None for bytes
+        given or files that cannot be looked at. The dashboard's header and the sessions table
+        keep this one clock (a copied or touched log's own timestamps may be older)."""
+        if self._data is not None:
+            return None
+        times: list[float] = []
+        for path in (self.path, *self._companions):
+            try:
+                times.append(path.stat().st_mtime)
+            except OSError:
+                continue
+        return max(times) if times else None
+
+    def _is_empty(self) -> bool:
+        """Nothing but whitespace in the file (or the bytes given)."""
+        if self._data is not None:
+            return not self._data.strip()
+        try:
+            with self.path.open("rb") as handle:
+                return not handle.read(4096).strip() and not handle.read(1)
+        except OSError:
+            return False
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -18,11 +18,17 @@ import json
 from typing import Any
 
 from engine.agents.policies import simulate_file
-from engine.cli.arguments import add_count_option
+from engine.cli.arguments import add_count_option, tokens_arg
 from engine.cli.cmd_edit import context_line, counted_as, written_lines
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
-from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, compact_session
+from engine.editing.preview import pays_off_after
+from engine.forks.compact import (
+    DEFAULT_KEEP_ROUNDS,
+    SUMMARIZERS,
+    compact_session,
+    write_compact,
+)
 from engine.safety.terminal import printable
 
 
@@ -45,9 +51,11 @@ def _text(outcome: dict[str, Any]) -> str:
         lines.append(
             f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens ({how}) once "
             f"(${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']}); "
-            f"pays off after {outcome['break_even_requests']} requests"
+            + pays_off_after(outcome["break_even_requests"])
         )
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
+    if outcome["nothing_to_compact"]:
+        lines.append(outcome["nothing_to_compact"])
     if outcome["secrets_masked"]:
         lines.append(masked_note(outcome["secrets_masked"], outcome["summarizer_requested"]))
     lines.extend(written_lines(outcome, "compacted session"))
@@ -77,15 +85,18 @@ def run_live(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.live:
         return run_live(args)
-    outcome = compact_session(
+    previewed = compact_session(
         args.session,
         summarizer=args.summarizer,
         keep_rounds=args.keep_rounds,
         before=args.before,
         budget=args.budget,
-        dry_run=args.dry_run,
+        dry_run=True,
         llm=load_settings().llm,
-    ).as_json()
+    )
+    # The summary shown is the one written; one that is not smaller is refused in one line.
+    written = previewed if args.dry_run else write_compact(previewed.preview)
+    outcome = written.as_json()
     if args.json:
         saved = outcome["tokens_before"] - outcome["tokens_after"]
         outcome["policies"] = simulate_file(args.session, saving=saved)
@@ -116,12 +127,12 @@ def register(subparsers: Any) -> None:
         "the JSON's round_table numbers them)",
         metavar="ROUND",
     )
-    add_count_option(
-        parser,
+    parser.add_argument(
         "--budget",
-        None,
-        "the summary's token budget (default: 10%% of the model's window)",
+        type=tokens_arg,
+        default=None,
         metavar="TOKENS",
+        help="the summary's token budget, e.g. 2000 or 2k (default: 10%% of the model's window)",
     )
     parser.add_argument("--dry-run", action="store_true", help="show the summary, write nothing")
     parser.add_argument(

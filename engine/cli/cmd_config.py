@@ -51,8 +51,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "config",
         help="the settings file: its path, the settings in effect, or a fresh one",
-        description="Settings (default profile, thresholds, theme, refresh) live in a YAML file "
-        "in the config dir. Without options: the settings in effect.",
+        description="Settings (profile, theme, refresh, active_minutes, thresholds, and the"
+        " llm:, proxy: and live: blocks) live in a YAML file in the config dir. Without"
+        " options: the settings in effect, the file's and the defaults.",
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--path", action="store_true", help="print where the settings file is")

@@ -30,15 +30,18 @@ from engine.editing.policy import (
     DEFAULT_KEEP,
     DEFAULT_SKELETON_BUDGET,
     DEFAULT_TRUNCATE_AT,
+    MIN_RESULT_SAVING,
     MODES,
     ORDERS,
     POLICIES,
     Policy,
 )
 from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
+from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
 from engine.forks.edit import edit_session, target_lines
 from engine.safety.terminal import printable
+from engine.words import plural
 
 
 def counted_as(outcome: dict[str, Any]) -> str:
@@ -73,7 +76,8 @@ def _text(outcome: dict[str, Any]) -> str:
     if outcome["nothing_to_clear"] is not None:
         lines.append(outcome["nothing_to_clear"]["message"])
         return "\n".join(lines)
-    lines.append(f"{len(outcome['changed'])} tool results change:")
+    count = len(outcome["changed"])
+    lines.append(f"{plural(count, 'tool result')} change{'s' if count == 1 else ''}:")
     for change in outcome["changed"]:
         lines.append(
             f"  {change['tool']} {change['tool_call_id']}: "
@@ -87,7 +91,7 @@ def _text(outcome: dict[str, Any]) -> str:
         lines.append(
             f"  costs ${outcome['cache_rewrite_cost_usd']:.4f} once ({outcome['priced_by']}), "
             f"saves ${outcome['saving_per_request_usd']:.5f} per request: "
-            f"pays off after {outcome['break_even_requests']} requests"
+            + pays_off_after(outcome["break_even_requests"])
         )
     lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
     lines.extend(f"large result written to: {path}" for path in outcome["offloaded"])
@@ -135,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         keep_cycles=args.keep_cycles,
         keep_tool_uses=args.keep_tool_uses,
         min_tokens=args.min_tokens,
+        min_result_tokens=args.min_result_tokens,
         exclude=DEFAULT_EXCLUDE + tuple(args.exclude or ()),
         clear_inputs=args.clear_inputs,
         order=args.order,
@@ -207,6 +212,12 @@ def register(subparsers: Any) -> None:
         "--min-tokens",
         0,
         "clear nothing unless at least N tokens go (as Anthropic's clear_at_least; default 0)",
+    )
+    add_count_option(
+        parser,
+        "--min-result-tokens",
+        MIN_RESULT_SAVING,
+        f"leave a result whose clearing saves fewer than N tokens (default {MIN_RESULT_SAVING})",
     )
     add_count_option(parser, "--target-tokens", None, "stop once N tokens are cleared (in --order)")
     parser.add_argument(

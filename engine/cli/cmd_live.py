@@ -9,8 +9,9 @@ import json
 import sys
 from typing import Any
 
+from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
-from engine.live.live_status import live_status
+from engine.live.live_status import live_status, not_proxied_warning
 from engine.proxy.live_plan import LivePlan, live_sessions, stop_plan
 from engine.safety.terminal import one_line
 
@@ -32,15 +33,19 @@ def plan_line(plan: LivePlan) -> str:
 
 def applied_lines(plan: LivePlan, path: str) -> list[str]:
     """What ``edit --live`` / ``compact --live`` print after putting a plan in force."""
-    lines = [f"applied live to session {plan.session_id}: {plan_line(plan)}"]
+    warning = not_proxied_warning(plan.session_id)
+    done = "applied live to" if warning is None else "planned live (not applied yet) for"
+    lines = [f"{done} session {plan.session_id}: {plan_line(plan)}"]
+    if warning is not None:
+        lines.append(f"warning: {warning}")
     figures = plan.figures
     if figures.get("break_even_requests") is not None:
         lines.append(
             f"cache rewrite: {figures['cache_rewrite_tokens']} tokens"
             f" ({'calibrated' if figures.get('tokens_source') == 'calibrated' else 'estimate'})"
             " on the next "
-            f"request (${figures['cache_rewrite_cost_usd']:.4f}, {figures['priced_by']}); pays "
-            f"off after {figures['break_even_requests']} requests"
+            f"request (${figures['cache_rewrite_cost_usd']:.4f}, {figures['priced_by']}); "
+            + pays_off_after(figures["break_even_requests"])
         )
     lines.append(f"plan: {path}")
     lines.append(

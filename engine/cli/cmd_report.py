@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from engine.cli.arguments import tokens_arg
 from engine.safety.terminal import one_line, printable
 from engine.words import plural
 
@@ -253,13 +254,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--budget",
         metavar="N",
-        type=_positive,
-        help="analyse as if the model's window were N tokens",
+        type=tokens_arg,
+        help="analyse as if the model's window were N tokens (e.g. 64000, 64k or 1.5M)",
     )
     parser.set_defaults(func=run)
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of tokens, not {text!r}")
-    return int(text)

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 def watch(args: argparse.Namespace) -> int:
     """The live sessions table, refreshed in place (``--json``: one JSON array a line per
-    refresh) until interrupted."""
+    refresh) until interrupted (ctrl+c: exit 130, as ``main`` gives any interrupt)."""
     import shutil
     import sys
     import time
@@ -101,25 +101,21 @@ def watch(args: argparse.Namespace) -> int:
     minutes = args.minutes or settings.active_minutes
     table = SessionsTable(active_minutes=minutes, agent=args.agent, settings=settings)
     in_place = sys.stdout.isatty() and not args.json
-    try:
-        for rows in watch_rows(table):
-            ordered = sort_rows(rows)
-            if args.json:
-                print(json.dumps([row.to_json() for row in ordered], ensure_ascii=False))
-            else:
-                size = shutil.get_terminal_size((160, 50))
-                lines = text_table(ordered, time.time(), size.columns)
-                if in_place:  # a taller table would scroll the title away
-                    lines = clip_to_height(lines, size.lines)
-                title = (
-                    f"ctxtop sessions: {len(ordered)} active in the last {minutes:g} min"
-                    " (ctrl+c: quit)"
-                )
-                # Home, the table, then clear what an older, longer table left below it.
-                text = "\n".join([title, *lines])
-                print("\x1b[H" + text + "\x1b[J" if in_place else text + "\n", flush=True)
-    except KeyboardInterrupt:
-        pass
+    for rows in watch_rows(table):
+        ordered = sort_rows(rows)
+        if args.json:
+            print(json.dumps([row.to_json() for row in ordered], ensure_ascii=False), flush=True)
+        else:
+            size = shutil.get_terminal_size((160, 50))
+            lines = text_table(ordered, time.time(), size.columns)
+            if in_place:  # a taller table would scroll the title away
+                lines = clip_to_height(lines, size.lines)
+            title = (
+                f"ctxtop sessions: {len(ordered)} active in the last {minutes:g} min (ctrl+c: quit)"
+            )
+            # Home, the table, then clear what an older, longer table left below it.
+            text = "\n".join([title, *lines])
+            print("\x1b[H" + text + "\x1b[J" if in_place else text + "\n", flush=True)
     return 0
 
 

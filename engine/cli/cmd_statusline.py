@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from engine.config import load_settings
 from engine.errors import CtxtopError, InputError
 from engine.safety.input_limits import STDIN, read_input
+from engine.safety.terminal import one_line
 
 # Claude Code's status JSON is a few KB; more is not a status.
 STATUS_LIMIT = 1 << 20
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.statusline import status_line
+    """Claude Code shows the line only when the command exits 0 (2.1.332: a non-zero exit
+    blanks the bar, its stderr goes to the debug log). So input that is not Claude Code's status
+    JSON is an error (stderr, exit 2: no status bar runs it so), while a transcript that cannot
+    be read is said on stderr and the bar still gets a line, from the JSON's own figures."""
+    from engine.statusline import NO_TRANSCRIPT, UNREADABLE, status_line
 
     raw = read_input(STDIN, STATUS_LIMIT)  # over the limit, a device: one line, exit 2
     try:
@@ -24,14 +30,26 @@ def run(args: argparse.Namespace) -> int:
         data = None
     except RecursionError:
         raise InputError("stdin", "invalid JSON (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise InputError(
+            "stdin",
+            "not a status JSON object (ctxtop statusline reads what Claude Code passes to its"
+            " statusLine command)",
+        )
     try:
         thresholds = load_settings().thresholds
-    except CtxtopError:
+    except CtxtopError as error:
+        print(f"ctxtop: {one_line(str(error))}", file=sys.stderr)
         thresholds = None
     try:
         line = status_line(data, thresholds)
     except Exception as error:  # the status bar shows a short line, never a traceback
-        line = f"ctxtop: {type(error).__name__}"
+        why = str(error) if isinstance(error, CtxtopError) else type(error).__name__
+        print(f"ctxtop: {one_line(why)}", file=sys.stderr)
+        without = {key: value for key, value in data.items() if key != "transcript_path"}
+        line = status_line(without, thresholds)
+        if line == NO_TRANSCRIPT:
+            line = UNREADABLE
     print(line)
     return 0
 

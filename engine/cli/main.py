@@ -43,27 +43,13 @@ Without a command, ctxtop opens the dashboard:
   ctxtop SESSION_FILE     follow one session file
   ctxtop --demo           replay a bundled sample session
 """
+USAGE = """ctxtop [-h] [--version] [--agent AGENT] [--demo] [--proxy] [SESSION_FILE]
+       ctxtop COMMAND [-h] ..."""
+SESSION_HELP = "a session file to follow (default: the newest session of any supported agent)"
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command, or of ``command`` alone when it names one (a module
-    ``cmd_<command>``): running one command then does not import the others' engines."""
-    parser = argparse.ArgumentParser(
-        prog="ctxtop",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"ctxtop {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    chosen = [name for name in COMMANDS if name.rpartition(".cmd_")[2] == command]
-    for module_name in chosen or COMMANDS:
-        importlib.import_module(module_name).register(subparsers)
-    return parser
-
-
-def build_dashboard_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ctxtop", description="open the ctxtop dashboard")
-    parser.add_argument("--version", action="version", version=f"ctxtop {__version__}")
+def add_dashboard_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The dashboard's options, for its own parser and for ``ctxtop --help``."""
     parser.add_argument("--demo", action="store_true", help="replay a bundled sample session")
     parser.add_argument("--agent", help="follow the newest session of this agent only")
     parser.add_argument(
@@ -71,7 +57,43 @@ def build_dashboard_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="live mode: run ctxtop's loopback proxy beside the dashboard (see ctxtop proxy)",
     )
-    parser.add_argument("session", nargs="?", help="a session file to follow")
+
+
+def plain_help(text: str | None) -> str | None:
+    """A module docstring as help text: reST's ``code`` marks are left out."""
+    return None if text is None else text.replace("``", "")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command`` alone when it names one (a module
+    ``cmd_<command>``): running one command then does not import the others' engines."""
+    parser = argparse.ArgumentParser(
+        prog="ctxtop",
+        usage=USAGE,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ctxtop {__version__}")
+    dashboard = parser.add_argument_group(
+        "the dashboard (without a command)", f"SESSION_FILE: {SESSION_HELP}"
+    )
+    add_dashboard_options(dashboard)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", title="commands", prog="ctxtop"
+    )
+    chosen = [name for name in COMMANDS if name.rpartition(".cmd_")[2] == command]
+    for module_name in chosen or COMMANDS:
+        importlib.import_module(module_name).register(subparsers)
+    for sub in subparsers.choices.values():
+        sub.description = plain_help(sub.description)
+    return parser
+
+
+def build_dashboard_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ctxtop", description="open the ctxtop dashboard")
+    parser.add_argument("--version", action="version", version=f"ctxtop {__version__}")
+    add_dashboard_options(parser)
+    parser.add_argument("session", nargs="?", metavar="SESSION_FILE", help=SESSION_HELP)
     return parser
 
 

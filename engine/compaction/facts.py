@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from engine.compaction.items import Call, Item
+from engine.words import plural
 
 PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "absolute_path", "target_file")
 COMMAND_KEYS = ("command", "cmd")
@@ -177,7 +178,7 @@ def _change_words(call: Call, path: str) -> str:
     name = call.name
     if isinstance(value.get("content"), str):
         lines = value["content"].count("\n") + 1
-        return f"written whole by {name} ({lines} lines)"
+        return f"written whole by {name} ({plural(lines, 'line')})"
     if isinstance(value.get("new_string"), str):
         return f"edited by {name}: now has {one_line(value['new_string'], 80)!r}"
     if isinstance(value.get("edits"), list):
@@ -241,7 +242,7 @@ def gather(items: list[Item], last_request_open: bool = False) -> Facts:
                 fact.reads += 1
                 if not fact.changes:
                     lines = (call.result or "").count("\n") + 1 if call.result else 0
-                    fact.last = f"read ({lines} lines)" if lines else "read"
+                    fact.last = f"read ({plural(lines, 'line')})" if lines else "read"
             if _is_task_tool(call.name):
                 _track_tasks(facts, call)
             message = error_line(call)

@@ -38,7 +38,7 @@ from engine.compaction.prompt import (
     transcript,
 )
 from engine.compaction.structured import TITLES, earlier_transcript, pointer_line
-from engine.config import LLMSettings, url_problem
+from engine.config import LLMSettings, config_path, url_problem
 from engine.models.registry import lookup as model_info
 from engine.safety.secrets import SecretMasker
 from engine.safety.terminal import without_controls
@@ -102,7 +102,10 @@ def endpoint(settings: LLMSettings, env: Mapping[str, str]) -> Endpoint:
         or settings.model
     )
     if not model:
-        raise LLMFailure("no model configured (llm.model in the settings or CTXTOP_LLM_MODEL)")
+        raise LLMFailure(
+            "no model set, there is no default: add `model: NAME` under `llm:` in "
+            f"{config_path()} (ctxtop config --init writes the file), or set CTXTOP_LLM_MODEL"
+        )
     base_url = env.get("CTXTOP_LLM_BASE_URL") or settings.base_url or DEFAULT_URLS[protocol]
     if problem := url_problem(base_url):  # CTXTOP_LLM_BASE_URL is checked only here
         raise LLMFailure(f"the llm base_url {problem}")

@@ -159,7 +159,12 @@ def _progress(facts: Facts) -> list[str]:
         label = "Done" if state in _DONE else "In progress" if state in _ACTIVE else "Pending"
         groups[label].append(title)
     lines = [f"{label}: " + "; ".join(titles) for label, titles in groups.items() if titles]
-    lines.append(f"Requests answered: {len(facts.answers)} of {len(facts.requests)}")
+    # A request another one followed is done, with or without a closing text (Codex keeps
+    # the user's messages of a compacted past with no answers); the last one when answered.
+    total = len(facts.requests)
+    last_answered = any(number == total for number, _ in facts.answers)
+    finished = max(total - 1, 0) + (1 if total and last_answered else 0)
+    lines.append(f"Requests answered: {finished} of {total}")
     lines.extend(f"Answer to request {n}: {one_line(text, 200)}" for n, text in facts.answers)
     return lines
 

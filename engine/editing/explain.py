@@ -64,6 +64,8 @@ def _protection(use: ToolUse, scan: Scan, policy: Policy, below: set[str]) -> st
         return "in the turn in progress"
     if policy.mode == "none":
         return "left alone by mode none"
+    if policy.min_result_tokens > 1:
+        return f"saving under {policy.min_result_tokens} tokens each as a placeholder"
     return "no smaller as a placeholder"
 
 

@@ -37,6 +37,9 @@ TOOL_USES = "tool-uses"
 TURNS = "turns"
 POLICIES = (TOOL_USES, TURNS)
 DEFAULT_KEEP = 3  # what either policy keeps unless told (Anthropic's and CodeCompanion's 3)
+# A result is cleared only if that saves at least this many tokens: less (a TodoWrite's
+# "Todos have been modified", a short listing) is not worth the cache rewrite it costs.
+MIN_RESULT_SAVING = 10
 
 
 def last(count: int, unit: str) -> str:
@@ -53,6 +56,7 @@ class Policy:
     keep_cycles: int | None = None  # the last N turns stay whole
     keep_tool_uses: int | None = None  # the last N tool uses stay whole
     min_tokens: int = 0  # clear nothing unless at least this many tokens go (clear_at_least)
+    min_result_tokens: int = MIN_RESULT_SAVING  # leave a result whose clearing saves fewer
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE  # tool names (case-insensitive, globs allowed)
     clear_inputs: bool = False  # also clear long strings in the calls' inputs
     order: str = "oldest"
@@ -117,6 +121,7 @@ class Policy:
             "keep_cycles": self.kept_turns,
             "keep_tool_uses": self.kept_tool_uses,
             "min_tokens": self.min_tokens,
+            "min_result_tokens": self.min_result_tokens,
             "exclude": list(self.exclude),
             "clear_inputs": self.clear_inputs,
             "order": self.order,
@@ -263,7 +268,7 @@ def make_plan(
                 change.new_input, change.input_changed = new_input, True
                 change.tokens_before += count(_input_text(use.input))
                 change.tokens_after += count(_input_text(new_input))
-        if change.saved > 0:
+        if change.saved >= max(1, policy.min_result_tokens):
             changes.append(change)
     if policy.order == "largest":
         changes.sort(key=lambda c: (-c.saved, c.use.order))

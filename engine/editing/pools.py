@@ -12,28 +12,16 @@ these results (engine/forks/edit.py).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.errors import CtxtopError
+from engine.tokens.amount import positive_amount
 
 MANDATORY_PRIORITY = 0.7
 FILL_MODES = ("minimal", "fillHalf", "double", "fill")
 DEFAULT_FILL = "fill"
 MANDATORY, OPTIONAL = "mandatory", "optional"
-_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)")
-
-
-def parse_tokens(text: str) -> int | None:
-    """ "20000", "20,000", "20k", "1.5m" -> tokens; anything else (or 0) None. The dashboard's
-    what-if budget (``b``) reads its figures so too."""
-    cleaned = text.strip().lower().replace(",", "").replace("_", "")
-    match = _AMOUNT.fullmatch(cleaned)
-    if match is None:
-        return None
-    tokens = int(float(match.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2)])
-    return tokens if tokens > 0 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +43,7 @@ class Target:
             if not 0 < value <= 100:
                 raise CtxtopError(f"not a percentage of the window: {text!r} (e.g. 60%)")
             return cls(value, True)
-        tokens = parse_tokens(raw)
+        tokens = positive_amount(raw)
         if tokens is None:
             raise CtxtopError(f"not a token count or a percentage: {text!r} (e.g. 120k or 60%)")
         return cls(tokens, False)

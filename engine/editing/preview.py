@@ -23,6 +23,7 @@ from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
 from engine.sessions.sample import context_tokens
 from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
+from engine.words import plural
 
 # The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
 ShownContext = tuple[int, str]
@@ -45,6 +46,11 @@ class CacheCost:
             "break_even_requests": self.break_even_requests,
             "priced_by": self.priced_by,
         }
+
+
+def pays_off_after(requests: int) -> str:
+    """``pays off after 1 request``, ``after 12 requests``."""
+    return f"pays off after {plural(requests, 'request')}"
 
 
 def sections(

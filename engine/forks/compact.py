@@ -92,6 +92,8 @@ class CompactDetails:
     cut: Cut
     round_table: list[dict[str, Any]]
     secrets_masked: int  # in what went to the LLM and in the summary
+    # "nothing to compact: ..." when the compacted session would not be smaller: never written
+    refused: str | None = None
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -115,6 +117,7 @@ class CompactDetails:
             "requests": turn_requests(cut),
             "previous_summary": cut.previous_summary is not None,
             "secrets_masked": self.secrets_masked,
+            "nothing_to_compact": self.refused,
         }
 
     def logged(self) -> dict[str, Any]:
@@ -204,10 +207,11 @@ def preview_compact(
         raise InputError(str(loaded.path), "a record is nested too deeply to rewrite") from None
     fork_path = source.writer.fork_dir() / source.writer.fork_name(session_id)
     tokens_after, read = _tokens_after(loaded, compacting, fork_path, fork_data)
+    refused = None
     if tokens_after >= tokens_before:
-        warnings.append(
-            f"the compacted session is not smaller ({tokens_before} -> {tokens_after} tokens): "
-            "there is little to summarise yet"
+        refused = (
+            f"nothing to compact: the compacted session would not be smaller "
+            f"({tokens_before:,} -> {tokens_after:,} tokens); there is little to summarise yet"
         )
     details = CompactDetails(
         used,
@@ -218,6 +222,7 @@ def preview_compact(
         cut,
         round_table(cut, compacting.count),
         masker.count,
+        refused,
     )
     saved = tokens_before - tokens_after
     context = whole_context(loaded.state, tokens_before, saved, shown, loaded.ledger)
@@ -272,8 +277,10 @@ def compact_session(
     upto: int | None = None,
     shown: ShownContext | None = None,
 ) -> Outcome:
-    """The whole transaction (``ctxtop compact``): load, preview, and unless ``dry_run`` write.
-    ``upto`` and ``shown``: the dashboard's sample (its bytes and its gauge figure)."""
+    """The whole transaction: load, preview, and unless ``dry_run`` write, even a compaction
+    that is not smaller (the fork-format tests' small samples); ``ctxtop compact`` and the
+    panel write through ``write_compact``, which refuses one. ``upto`` and ``shown``: the
+    dashboard's sample (its bytes and its gauge figure)."""
     if summarizer not in SUMMARIZERS:
         raise CtxtopError(f"unknown summarizer {summarizer!r}; use {' or '.join(SUMMARIZERS)}")
     loaded = load(Path(path), COMPACTING, upto)
@@ -288,3 +295,18 @@ def compact_session(
         shown=shown,
     )
     return unwritten(preview, dry_run=True) if dry_run else commit(preview)
+
+
+def refusal(preview: Preview) -> str | None:
+    """Why the previewed compaction must not be written or applied (None: it may)."""
+    details = preview.details
+    return details.refused if isinstance(details, CompactDetails) else None
+
+
+def write_compact(preview: Preview, *, logged: bool = True) -> Outcome:
+    """Write a previewed compaction; one that is not smaller is refused, naming the file.
+    ``logged``: as ``commit``'s."""
+    refused = refusal(preview)
+    if refused is not None:
+        raise InputError(str(preview.loaded.path), refused)
+    return commit(preview, logged=logged)

@@ -334,12 +334,13 @@ def within_target(choice: TargetChoice) -> dict[str, Any]:
     }
 
 
-def write_edit(preview: Preview) -> Outcome:
-    """Write a previewed edit; one that clears nothing is not worth a fork."""
+def write_edit(preview: Preview, *, logged: bool = True) -> Outcome:
+    """Write a previewed edit; one that clears nothing is not worth a fork. ``logged``: as
+    ``commit``'s."""
     details = preview.details
     if isinstance(details, EditDetails) and not details.changed:
         return unwritten(preview, dry_run=False)
-    return commit(preview)
+    return commit(preview, logged=logged)
 
 
 def edit_session(

@@ -285,14 +285,20 @@ def unwritten(preview: Preview, dry_run: bool) -> Outcome:
     return Outcome(preview, warnings=preview.warnings, dry_run=dry_run)
 
 
-def commit(preview: Preview) -> Outcome:
+def commit(preview: Preview, *, logged: bool = True) -> Outcome:
     """Write the previewed fork (its offloaded files first: a fork never points to a file that
     is not there) as a new file, atomically; warn if the agent's file changed meanwhile; log it.
-    A failure leaves nothing written."""
+    A failure leaves nothing written. ``logged=False`` (the demo's forks, in its temporary
+    folder): nothing goes to the user's action log, so ``undo`` never lists them."""
     loaded = preview.loaded
     offloaded = preview.offloader.write() if preview.offloader is not None else []
     try:
-        fork = write_new(preview.fork_path.parent, preview.fork_path.name, preview.fork_data)
+        fork = write_new(
+            preview.fork_path.parent,
+            preview.fork_path.name,
+            preview.fork_data,
+            role="fork" if logged else None,
+        )
     except CtxtopError:
         remove_files(offloaded)  # nothing would point to them
         raise
@@ -302,6 +308,8 @@ def commit(preview: Preview) -> Outcome:
             "the fork has no place for ctxtop's mark (a chat log without usage, say): "
             "ctxtop undo will not remove it; remove it yourself when done",
         )
+    if not logged:
+        return Outcome(preview, fork, tuple(offloaded), None, warnings)
     entry = actions.record(
         preview.kind,
         [fork, *offloaded],

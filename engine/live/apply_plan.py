@@ -107,6 +107,8 @@ def compact_plan(
     details = done.preview.details
     assert isinstance(details, CompactDetails)
     outcome = done.as_json()
+    if outcome["nothing_to_compact"] is not None:
+        raise CtxtopError(f"{path}: {outcome['nothing_to_compact']}")
     cut = compact_cut(outcome, details.cut)
     return _plan("compact", session_id, outcome, compact=cut), outcome
 

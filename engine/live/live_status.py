@@ -6,12 +6,14 @@ reported usage), beside what the agent holds (the plan's figures, made from the 
 from __future__ import annotations
 
 import json
+import socket
 from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import CtxtopError
 from engine.files import open_regular
 from engine.proxy.live_plan import LivePlan, load_plan, plan_path
+from engine.proxy.settings import DEFAULT_PORT, load_proxy_settings
 from engine.proxy.store import measurement_path
 from engine.proxy.usage import reported_prompt
 from engine.tokens.short import provenance_mark
@@ -88,6 +90,39 @@ def last_measurement(session_id: str) -> dict[str, Any] | None:
         if isinstance(line, dict):
             return line
     return None
+
+
+def proxy_listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:``port`` (ctxtop's proxy, when it
+    is the settings' port)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def not_proxied_warning(session_id: str) -> str | None:
+    """For a plan put in force: why nothing may apply it yet (no request of the session went
+    through ctxtop's proxy, and maybe no proxy listens), or None when the proxy measured it."""
+    if live_status(session_id).proxied:
+        return None
+    try:
+        port = load_proxy_settings().port or DEFAULT_PORT
+    except CtxtopError:
+        port = DEFAULT_PORT
+    where = f"http://127.0.0.1:{port}"
+    start = (
+        "the agent must be started through it"
+        if proxy_listening(port)
+        else f"nothing listens on {where}: start ctxtop proxy (or ctxtop --proxy), then the agent"
+        " through it"
+    )
+    return (
+        "no request of this session has gone through ctxtop's proxy, so nothing is applied"
+        f" until one does; {start} (ANTHROPIC_BASE_URL={where} claude, OPENAI_BASE_URL="
+        f"{where}/v1 codex)"
+    )
 
 
 def live_status(session_id: str) -> LiveStatus:

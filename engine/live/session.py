@@ -111,6 +111,7 @@ class LiveSession:
         last = self._last
         outside = system_of(last.analysis) if last is not None else None
         view = build_view(sample, self.thresholds, self._outside_log(), outside)
+        view = dataclasses.replace(view, last_write=self.reader.last_written())
         actions = self.actions.events()
         if actions:
             view = dataclasses.replace(view, events=view.events + actions)

@@ -144,6 +144,9 @@ class TrackedSession:
     def _update(self) -> bool:
         live = self.live
         live.poll()
+        written = self.reader.last_written()  # the dashboard header's clock too
+        if written is not None and written > self.last_write:
+            self.last_write = written
         adapter = self.reader.adapter
         if live.generation == self.generation or adapter is None:
             return False

@@ -174,10 +174,11 @@ def flatten(
     return shown
 
 
-def column_widths(width: int) -> dict[str, int]:
+def column_widths(width: int, terminal: int | None = None) -> dict[str, int]:
     """The columns shown in ``width`` cells and each one's width (one space between them): the
-    project takes what the others leave, 10 to 40."""
-    keys = COLUMN_KEYS if width >= WIDE else NARROW_COLUMNS
+    project takes what the others leave, 10 to 40. Which columns: by the ``terminal``'s width
+    (default ``width``), so a 120-column terminal shows them all even with a scrollbar."""
+    keys = COLUMN_KEYS if (terminal or width) >= WIDE else NARROW_COLUMNS
     widths = {c.key: c.width for c in COLUMNS if c.key in keys}
     others = sum(size + 1 for key, size in widths.items() if key != "project")
     widths["project"] = max(10, min(width - 1 - others, 40))

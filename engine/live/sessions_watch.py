@@ -49,7 +49,8 @@ def _notified(
                 step=20,
                 rust_timeout=max(1, int(interval * 1000)),
                 yield_on_timeout=True,
-                raise_interrupt=False,
+                # ctrl+c ends the watch and the command (not just this batch of notifications).
+                raise_interrupt=True,
                 recursive=True,
             )
             for batch in changes:

@@ -136,6 +136,8 @@ class LiveView:
     analysis: Analysis | None = field(default=None, compare=False, repr=False)
     outline: Outline | None = field(default=None, compare=False, repr=False)
     analysis_error: str | None = None
+    # Epoch seconds: when the agent last wrote the session's files (the sessions table's clock).
+    last_write: float | None = field(default=None, compare=False)
     # The prompt as ctxtop's proxy measured it (live mode), None when not proxied.
     measured: MeasuredPrompt | None = field(default=None, compare=False, repr=False)
 

@@ -24,6 +24,7 @@ from engine.render.model import (
 )
 from engine.render.textfit import text_below_budget
 from engine.safety.input_limits import read_text
+from engine.tokens.amount import token_amount
 
 BASE_PROPS = {
     "priority": "priority",
@@ -54,6 +55,9 @@ def parse_budget(value: Any) -> int:
         return MAX_PRIORITY
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise TreeFormatError(f"invalid budget {json.dumps(value)}")
+    tokens = token_amount(value) if isinstance(value, str) else None
+    if tokens is not None:
+        return tokens  # 64000, 64k, 1.5M: as every other budget
     try:
         number = float(value)
     except ValueError:

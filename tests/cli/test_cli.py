@@ -202,3 +202,48 @@ def test_models_of_a_session_names_the_window_its_agent_states() -> None:
     words = ctxtop("models", "--session", str(chat)).stdout
     # Gemini CLI 0.61.0's tokenLimit: its log states no window.
     assert "window      1,048,576  from the agent's own rule (its CLI)" in words
+
+
+def test_an_empty_log_in_a_claude_code_project_is_an_empty_session(tmp_path: Path) -> None:
+    """Claude Code 2.0 leaves empty .jsonl files in its project folders: they were "not a
+    session log of any supported agent"."""
+    project = tmp_path / ".claude/projects/-home-dev-app"
+    project.mkdir(parents=True)
+    empty = project / "0b5d6b2c-6a65-4f0e-9d1e-5f0e6c3a9a11.jsonl"
+    empty.write_bytes(b"")
+    for command in ("report", "edit", "compact"):
+        result = ctxtop(command, str(empty))
+        assert result.returncode == 2
+        assert result.stderr == f"ctxtop: {empty}: empty session (no records yet)\n"
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"a": 1}\n')
+    assert "not a session log of any supported agent" in ctxtop("report", str(other)).stderr
+
+
+def test_edit_live_on_a_session_no_proxy_saw_says_nothing_is_applied_yet(
+    tmp_path: Path, isolated_dirs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "applied live" with no word that the session's requests never went through
+    ctxtop's proxy, nor that no proxy was running."""
+    import socket
+
+    from engine.cli.main import main
+
+    session = tmp_path / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+    sample = Path(__file__).resolve().parents[2] / "sample_sessions/claude-code/projects"
+    session.write_bytes((sample / "-path-to-Demo" / session.name).read_bytes())
+    settings = isolated_dirs / "config" / "config.yaml"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        port = listening.getsockname()[1]
+        settings.write_text(f"proxy:\n  port: {port}\n", encoding="utf-8")
+        assert main(["edit", str(session), "--live", "--keep-cycles", "0"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"planned live (not applied yet) for session {session.stem}")
+        assert "warning: no request of this session has gone through ctxtop's proxy" in out
+        assert "the agent must be started through it" in out
+    # Nothing listens on the port now.
+    assert main(["edit", str(session), "--live", "--keep-cycles", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"nothing listens on http://127.0.0.1:{port}: start ctxtop proxy" in out
+    assert "applied live" not in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -142,20 +143,25 @@ def test_watch_rows_sees_a_session_in_a_directory_that_arrives_whole(
     assert str(new) in seen[-1]
 
 
-def test_sessions_watch_json_prints_the_table(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def _watch_json(home: Path) -> subprocess.Popen[str]:
+    """``ctxtop sessions --watch --json`` with the agents' samples in ``home``."""
     monkeypatch = pytest.MonkeyPatch()
     try:
         sample_home(home, monkeypatch)
         env = dict(os.environ)
     finally:
         monkeypatch.undo()
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "tui", "sessions", "--watch", "--json"],
         env=env,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_sessions_watch_json_prints_the_table(tmp_path: Path) -> None:
+    process = _watch_json(tmp_path / "home")
     try:
         assert process.stdout is not None
         rows = json.loads(process.stdout.readline())
@@ -280,3 +286,22 @@ def test_watch_shows_log_text_but_never_sends_it_to_the_terminal(
     row = lines[2]
     assert b"\\x1b" in row and b"evil" in row
     assert not any(byte < 0x20 for byte in row.rstrip(b"\n")), row
+
+
+def test_ctrl_c_quits_the_watch_at_once(tmp_path: Path) -> None:
+    """Ctrl+C (SIGINT) ends ``sessions --watch`` with exit 130: watchfiles used to take the
+    interrupt for itself, print "KeyboardInterrupt caught, stopping watch" and the loop
+    watched on."""
+    process = _watch_json(tmp_path / "home")
+    try:
+        assert process.stdout is not None
+        assert json.loads(process.stdout.readline())  # the first table: the watch is on
+        time.sleep(1)  # into the notifications' wait (an interrupt anywhere must end it)
+        process.send_signal(signal.SIGINT)
+        _, errors = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130
+    assert "KeyboardInterrupt" not in errors

@@ -303,3 +303,23 @@ def test_files_read_through_the_shell_are_in_the_codebase_status(tmp_path: Path)
     status = outcome["summary"].split("3. Codebase status")[1].split("4. Problem")[0]
     assert "src/app.py: read (6 lines)" in status and "notes/todo.md: read" in status
     assert "x.py" not in status and "s/a/b/" not in status
+
+
+def test_a_compaction_that_is_not_smaller_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Codex sample has little to summarise: its compacted session would be larger (6,330
+    -> 6,510 tokens). It used to be written anyway with a warning and exit 0; now ``compact``
+    refuses in one line, non-zero, and writes nothing; ``--dry-run`` says the same."""
+    source = copy(CODEX, tmp_path)
+    assert main(["compact", str(source)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    error = captured.err.strip()
+    assert "\n" not in error and error.startswith(f"ctxtop: {source}: nothing to compact: ")
+    assert "would not be smaller (" in error
+    assert sorted(tmp_path.iterdir()) == [source] and actions.read_actions() == []
+    assert main(["compact", str(source), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing to compact: the compacted session would not be smaller" in out
+    assert "warning: the compacted session is not smaller" not in out

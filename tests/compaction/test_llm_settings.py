@@ -42,5 +42,5 @@ def test_the_environment_overrides_the_block_and_holds_the_key() -> None:
     assert anthropic.url() == "https://api.anthropic.com/v1/messages"
     assert anthropic.headers()["x-api-key"] == "k2"
     assert endpoint(LLMSettings(model="m"), {}).headers() == {"content-type": "application/json"}
-    with pytest.raises(LLMFailure, match="no model configured"):
+    with pytest.raises(LLMFailure, match="no model set, there is no default"):
         endpoint(LLMSettings(), {})

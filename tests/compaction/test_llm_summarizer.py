@@ -166,4 +166,7 @@ def test_no_model_configured_is_said_and_structured_is_used(tmp_path: Path) -> N
     shutil.copyfile(SAMPLE, source)
     outcome = compact_session(source, summarizer="llm", dry_run=True, llm=LLMSettings()).as_json()
     assert outcome["summarizer"] == "structured"
-    assert "no model configured" in outcome["warnings"][0]
+    # How to set one: there is no default model (the README showed gpt-5-mini as if there were).
+    warning = outcome["warnings"][0]
+    assert "no model set, there is no default: add `model: NAME` under `llm:` in " in warning
+    assert str(config_path()) in warning and "or set CTXTOP_LLM_MODEL" in warning

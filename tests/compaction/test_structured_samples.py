@@ -154,3 +154,21 @@ def test_the_samples_cover_every_format_and_changed_files() -> None:
     assert formats == {claude_expected, codex_expected, openai_expected}
     assert any(expected(path)[1] for path, expected in CASES)
     assert any(expected(path)[2] for path, expected in CASES)
+
+
+def test_the_summarys_words_count_right() -> None:
+    """ "Requests answered: 0 of 2" when a second request followed the first (Codex keeps the
+    user's messages of its own compacted past, with no answers), "(1 lines)"."""
+    codex = sorted((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))[0]
+    summary = compact_session(codex, keep_rounds=3, dry_run=True).as_json()["summary"]
+    assert "Requests answered: 1 of 2" in summary  # the second goes on in the kept rounds
+    demo = next((ROOT / "sample_sessions/claude-code/projects/-path-to-Demo").glob("5c0375b4*"))
+    summary = compact_session(demo, keep_rounds=0, dry_run=True).as_json()["summary"]
+    assert "read (1 line)" in summary and "(1 lines)" not in summary
+
+
+def test_pays_off_after_one_request_is_singular() -> None:
+    from engine.editing.preview import pays_off_after
+
+    assert pays_off_after(1) == "pays off after 1 request"
+    assert pays_off_after(12) == "pays off after 12 requests"

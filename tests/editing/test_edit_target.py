@@ -21,7 +21,6 @@ from engine.editing.pools import (
     Target,
     keep_within,
     optional_size,
-    parse_tokens,
 )
 from engine.errors import CtxtopError
 from tui.screens.budget import MODELS_OWN
@@ -48,8 +47,12 @@ def test_targets_read_as_the_what_if_budget_reads_figures() -> None:
         with pytest.raises(CtxtopError, match=r"\(e\.g\. "):
             Target.parse(bad)
     # The dashboard's b key reads its figures with the same parser.
-    for text in ("64k", "64,000", "1.5m", "x", "0"):
-        assert budget_key_tokens(text) == parse_tokens(text)
+    for text in ("64k", "64,000", "1.5m"):
+        assert budget_key_tokens(text) == Target.parse(text).tokens(1)
+    for text in ("x", "0"):
+        assert budget_key_tokens(text) is None
+        with pytest.raises(CtxtopError):
+            Target.parse(text)
     assert budget_key_tokens(" ") == MODELS_OWN
 
 

@@ -92,7 +92,7 @@ def test_text_preview_and_one_line_errors(
     source = _copy(tmp_path)
     assert main(["edit", str(source), "--keep-cycles", "0", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "1 tool results change:" in out and "dry run: nothing written" in out
+    assert "1 tool result changes:" in out and "dry run: nothing written" in out
     assert "cache rewrite:" in out and "run the command again: git log" in out
     # Its requests teach the session's tokenizer factor: the figures are calibrated.
     assert " tokens (calibrated) after the first edit" in out
@@ -103,3 +103,23 @@ def test_text_preview_and_one_line_errors(
     assert main(["edit", str(tmp_path / "missing.jsonl")]) != 0
     err = capsys.readouterr().err.strip()
     assert "missing.jsonl" in err and len(err.splitlines()) == 1
+
+
+def test_a_sub_agents_own_log_has_the_tool_results_the_report_shows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``edit --dry-run`` on a sub-agent's file said "no tool results the model still sees"
+    while ``report`` counted its Bash call: every line of such a file is a sidechain line, and
+    the edit skipped them as another window's."""
+    subagent = (
+        Path(__file__).resolve().parents[2]
+        / "sample_sessions/claude-code/projects/-home-dev-projects-calc-subagent"
+        / "4ab7166e-a25a-4acc-8ccc-0d6ad17b34a0/subagents/agent-a06fe88f910f87fbb.jsonl"
+    )
+    assert main(["report", str(subagent), "--json"]) == 0
+    calls = sum(tool["calls"] for tool in json.loads(capsys.readouterr().out)["tools"])
+    assert calls == 1
+    assert main(["edit", str(subagent), "--dry-run", "--json"]) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["tool_uses"] == calls
+    assert outcome["nothing_to_clear"]["reason"] == "its only tool use is among the last 3 kept"

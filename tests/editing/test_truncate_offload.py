@@ -124,7 +124,7 @@ def test_edit_truncates_every_large_result_even_in_kept_cycles(tmp_path: Path) -
     for call in ("build", "last"):
         assert COUNT(results[call]) <= 400 and TRUNCATED_MARK in results[call]
     assert results["small"] == "a\nb\n" and results["memory"] == BUILD_LOG  # memory: excluded
-    assert "run the command again: make test" in results["last"]
+    assert "Do not call shell again to see it" in results["last"]  # make test: not a read
     # 50 % of gpt-4o's window is far above these results: nothing to cut
     default = edit_session(
         source, Policy(mode="none", truncate_at=Limit(50, True)), dry_run=True

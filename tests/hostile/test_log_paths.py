@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_run import SAMPLES, assert_clean_end, run_cli
+from cli_run import ROOT, SAMPLES, assert_clean_end, run_cli
 
 HOSTILE_IDS = ["../elsewhere", "/tmp", "..", "a\x00b", "line\nbreak", "sub/../../elsewhere"]
 
@@ -43,6 +43,9 @@ def test_a_gemini_session_id_does_not_pick_sub_agents_from_elsewhere(
     assert report["subagents"] == []
 
 
+CODEX_TURN = next((ROOT / "tests/data/one_turn/codex").glob("rollout-*.jsonl"))
+
+
 def _files(root: Path) -> set[Path]:
     return {path for path in root.rglob("*") if path.is_file() or path.is_symlink()}
 
@@ -55,7 +58,9 @@ def test_ids_from_the_log_do_not_choose_where_forks_go(
     """Every id field of the log (session id, agent id, uuids, call ids, cwd) replaced by a
     hostile path: edit and compact write exactly one new file each, a fresh id beside the
     session, and nothing anywhere else."""
-    sample = SAMPLES[agent] if agent == "codex" else SAMPLES["claude-code"]
+    # Sessions with something to compact (the Codex sample's compaction would not be smaller,
+    # which compact refuses): a real Codex 0.171 turn of 12 tool calls.
+    sample = CODEX_TURN if agent == "codex" else SAMPLES["claude-code"]
     session_dir = tmp_path / "deep" / "sessions"
     session_dir.mkdir(parents=True)
     out = []

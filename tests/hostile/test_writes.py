@@ -30,11 +30,11 @@ def _files(root: Path) -> set[Path]:
     return {path for path in root.rglob("*") if path.is_file() or path.is_symlink()}
 
 
-def _session(tmp_path: Path) -> Path:
+def _session(tmp_path: Path, sample: Path = SAMPLE) -> Path:
     directory = tmp_path / "agent"
     directory.mkdir()
-    source = directory / SAMPLE.name
-    shutil.copyfile(SAMPLE, source)
+    source = directory / sample.name
+    shutil.copyfile(sample, source)
     return source
 
 
@@ -49,8 +49,9 @@ def _one_error_line(err: str) -> str:
 def test_a_full_disk_changes_nothing(tmp_path: Path, command: str) -> None:
     """The disk fills up (writes past a size limit fail, as with ENOSPC) during the second run:
     one error line; the session, the first fork and the action log are unchanged; no temp file
-    is left behind."""
-    source = _session(tmp_path)
+    is left behind. (A session with something to compact: the chat sample's compaction would
+    not be smaller, which compact refuses before writing.)"""
+    source = _session(tmp_path, SAMPLE if command == "edit" else SAMPLES["claude-code"])
     first = run_cli("edit", str(source), "--keep-cycles", "0", "--json")
     assert first.code == 0, first.err
     fork = Path(json.loads(first.out)["fork"])

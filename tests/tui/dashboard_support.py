@@ -15,7 +15,8 @@ from textual.pilot import Pilot
 from engine.live.demo import demo_companions, demo_lines
 
 # 42 s after the demo sample's last record (2026-11-22T14:04:41Z): "agent wrote 42 s ago" in
-# every time zone; the header's clock shows it in UTC.
+# every time zone, for a file written then; the header's clock shows it in UTC.
+LAST_RECORD = "2026-11-22T14:04:41+00:00"
 FROZEN = datetime(2026, 11, 22, 14, 5, 23, tzinfo=UTC)
 # The demo sample's /compact: the compaction record is on this line (1-based).
 COMPACTION_LINE = 65

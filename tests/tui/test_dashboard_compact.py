@@ -328,3 +328,21 @@ async def test_the_strategies_table_gives_what_ctxtop_compact_json_simulates(
         subtitle = str(screen.query_one("#compact-strategies-box").border_subtitle)
         window = fmt.tokens(policies["window"])
         assert subtitle == f"whole context now {fmt.tokens(fill)} of {window}"
+
+
+@synchronous
+async def test_write_is_off_for_a_compaction_that_is_not_smaller(tmp_path: Path) -> None:
+    """The panel said "not smaller" as a warning and wrote the fork on Write fork; now the
+    button is off and the panel says why, as the edit panel does for nothing to clear."""
+    codex = sorted((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))[0]
+    session = tmp_path / codex.name
+    shutil.copyfile(codex, session)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        assert "nothing to compact: the compacted session would not be smaller" in figures(screen)
+        assert screen.query_one("#compact-write", Button).disabled
+        await pilot.click("#compact-write")
+        await pilot.pause()
+    assert sorted(tmp_path.iterdir()) == [session] and actions.read_actions() == []

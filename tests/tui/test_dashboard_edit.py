@@ -5,6 +5,7 @@ but the last 3 tool uses, and a policy that clears nothing says why and what wou
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import shutil
 from pathlib import Path
@@ -23,6 +24,7 @@ from dashboard_support import (
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
+from engine.cli.main import main
 from engine.editing import actions
 from engine.editing.policy import Policy
 from engine.editing.pools import Target
@@ -30,6 +32,7 @@ from engine.forks.edit import edit_session
 from engine.live.demo import demo_lines
 from tui import format as fmt
 from tui.app import CtxtopApp
+from tui.launch import build_app
 from tui.screens import edit as edit_screen
 from tui.screens.edit import EditScreen
 
@@ -134,7 +137,8 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         # The turns policy with no turn kept whole (typing a count picks its policy).
         await pilot.click("#edit-keep-cycles")
         await pilot.press("end", "backspace", "0")
-        await wait_until(pilot, lambda: "tool results change:" in shown(screen))
+        # One result left to clear: an ls; the TodoWrites saved a token each and now stay.
+        await wait_until(pilot, lambda: "1 tool result changes:" in shown(screen))
         assert "policy turns: keep no turn whole" in shown(screen)
         await pilot.pause()  # the panel laid out again around the new preview
         await pilot.click("#edit-write")
@@ -301,3 +305,82 @@ async def test_a_target_clears_down_to_it_and_shows_each_kept_results_pool(
         assert screen.written is not None and screen.written["target"]["fill"] == "minimal"
         assert Path(screen.written["fork"]).exists()
         assert hashlib.sha256(session.read_bytes()).hexdigest() == digest
+
+
+@synchronous
+async def test_the_demos_fork_is_a_preview_kept_out_of_the_action_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo's fork said "resume with: cd /home/dev/demo-project && claude --resume …" for a
+    file in a temporary folder removed on quit, and `undo --list` showed it afterwards."""
+    app = build_app(argparse.Namespace(demo=True, session=None, agent=None), tmp_path)
+    assert isinstance(app, CtxtopApp) and app.demo is not None
+    app.demo.interval, app.demo.pause = 0.002, 600.0  # the whole sample, then it stays
+    async with app.run_test(size=(120, 40)) as pilot:
+        demo = app.demo
+
+        def all_shown() -> bool:  # the whole sample replayed and on screen
+            size = demo.target.stat().st_size if demo.finished else -1
+            return app.view is not None and app.view.bytes_read == size
+
+        await wait_until(pilot, all_shown)
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.pause()
+        await pilot.click("#edit-keep-tool-uses")  # its one tool use is among the last 3
+        await pilot.press("end", "backspace", "0")
+        await wait_until(pilot, lambda: "1 tool result changes:" in shown(screen))
+        await pilot.pause()
+        await pilot.click("#edit-write")
+        await wait_until(pilot, lambda: "fork written" in shown(screen))
+        text = shown(screen)
+    assert "a preview" in text and "removed on quit" in text
+    assert "resume with" not in text and "claude --resume" not in text
+    assert "undo with" not in text
+    assert actions.read_log() == []
+    assert main(["undo", "--list"]) == 0
+    assert capsys.readouterr().out.startswith("no forks written by ctxtop edit")
+
+
+@synchronous
+async def test_a_fork_written_while_paused_says_what_it_leaves_out(tmp_path: Path) -> None:
+    """The panel opened while paused previews the frozen sample, and the fork is made from it;
+    it did not say that the lines the agent wrote since the pause are not in the fork."""
+    session = tmp_path / "session.jsonl"
+    total = len(demo_lines())
+    write_lines(session, total - 4)
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None and app.view.analysis is not None)
+        await pilot.press("space")
+        write_lines(session, 4, start=total - 4)  # the agent goes on meanwhile
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        await pilot.pause()
+        await pilot.click("#edit-keep-tool-uses")
+        await pilot.press("end", "backspace", "0")
+        await wait_until(pilot, lambda: "tool result changes:" in shown(screen))
+        await pilot.pause()
+        await pilot.click("#edit-write")
+        await wait_until(pilot, lambda: "fork written" in shown(screen))
+        text = shown(screen)
+    assert "as shown when paused: the 4 lines the agent wrote since are not in it" in text
+
+
+@synchronous
+async def test_backspace_and_a_digit_read_together_both_count(tmp_path: Path) -> None:
+    """Textual's Input ran backspace as a later action: "3", backspace and "0" arriving in one
+    read (typed fast, or sent together by the terminal) left the field empty."""
+    session = tmp_path / "session.jsonl"
+    write_lines(session, len(demo_lines()))
+    app = CtxtopApp(session, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.outcome is not None)
+        field = screen.query_one("#edit-keep-tool-uses", Input)
+        field.focus()
+        await pilot.press("end")
+        app.simulate_key("backspace")  # both queued before either is handled
+        app.simulate_key("0")
+        await wait_until(pilot, lambda: "policy tool uses: keep no tool use" in shown(screen))
+        assert field.value == "0"

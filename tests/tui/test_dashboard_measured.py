@@ -100,3 +100,14 @@ async def test_m_shows_each_tool_s_cost_and_the_breakpoints_as_sent(tmp_path: Pa
     assert lines.index(bash) < lines.index(read)  # the dearer tool first
     assert "tools[1]" in text and "ttl 1h" in text and "messages[0].content[0]" in text
     assert "30.0k prompt the API reported" in text
+
+
+@synchronous
+async def test_m_with_no_session_names_the_proxys_port() -> None:
+    """It read "ANTHROPIC_BASE_URL=http://127.0.0.1:PORT claude": a newcomer had to guess."""
+    app = CtxtopApp(None, clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("m")
+        await wait_until(pilot, lambda: isinstance(app.screen, MeasuredScreen))
+        text = str(app.screen.query_one(Static).render())
+    assert "ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude" in text and "PORT" not in text

@@ -6,16 +6,18 @@ Update after an intended change with ``pytest tests/tui --snapshot-update`` and 
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dashboard_support import frozen_clock, wait_until, write_companions, write_lines
+from dashboard_support import LAST_RECORD, frozen_clock, wait_until, write_companions, write_lines
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -47,6 +49,11 @@ def sample_session() -> Iterator[Path]:
         session = folder / "session.jsonl"
         write_lines(session, len(demo_lines()))
         write_companions(session)
+        # Written when its last record says (the frozen clock is 42 s later): "agent wrote 42 s
+        # ago".
+        written = datetime.fromisoformat(LAST_RECORD).timestamp()
+        for path in (session, *session.with_suffix("").rglob("*")):
+            os.utime(path, (written, written))
         yield session
     finally:
         shutil.rmtree(folder)

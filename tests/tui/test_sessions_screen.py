@@ -188,3 +188,51 @@ async def test_help_on_the_table_gives_the_tables_keys(
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen.id == "sessions"
+
+
+@synchronous
+async def test_a_120_column_terminal_shows_every_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README: below 120 columns the table leaves out model, growth and cost; at exactly
+    120 it left them out too (the scrollbar's cells were taken off first)."""
+    sample_home(tmp_path / "home", monkeypatch)
+    for width, shown in ((120, True), (119, False)):
+        app = CtxtopApp(newest_sessions()[0], settings=Settings(), follow_newest=True,
+                        start_on_sessions=True)  # fmt: skip
+        async with app.run_test(size=(width, 40)) as pilot:
+            screen = await on_sessions(pilot)
+            titles = " ".join(str(column.label) for column in screen.grid.columns.values())
+            for title in ("model", "growth", "cost"):
+                assert (title in titles) is shown, (width, titles)
+            assert "project" in titles and "state" in titles
+
+
+@synchronous
+async def test_the_header_and_the_table_give_one_last_write_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log copied (or touched) now whose records are days old: the table said "10s ago"
+    (the file's time), the header "agent wrote at 2026-11-22 14:04" (the records' time)."""
+    import os
+    from datetime import UTC, datetime
+
+    from engine.live.sessions_table import SessionsTable
+    from engine.live.sessions_text import cells
+
+    home = sample_home(tmp_path / "home", monkeypatch)
+    new = home / NEW_SESSION
+    new.parent.mkdir(parents=True)
+    new.write_bytes(b"".join(demo_lines()))
+    written = os.stat(new).st_mtime
+    table = SessionsTable(active_minutes=30, clock=lambda: written + 20)
+    table.start()
+    row = next(row for row in table.rows() if row.key == str(new))
+    assert row.last_write == written
+    assert cells(row, written + 20, 0)["last"] == "20s ago"
+    clock = datetime.fromtimestamp(written + 20, UTC)
+    app = CtxtopApp(new, settings=Settings(), clock=lambda: clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.view is not None)
+        header = str(app.header.render())
+    assert "agent wrote 20 s ago" in header

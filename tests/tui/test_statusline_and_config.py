@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,14 @@ from engine.live.demo import demo_lines
 from engine.tokens.short import provenance_mark
 
 
-def ctxtop(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def ctxtop(
+    *args: str, stdin: str = "", config_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if config_dir is not None:
+        env["CTXTOP_CONFIG_DIR"] = str(config_dir)
     return subprocess.run(
-        [sys.executable, "-m", "tui", *args], input=stdin, capture_output=True, text=True
+        [sys.executable, "-m", "tui", *args], input=stdin, capture_output=True, text=True, env=env
     )
 
 
@@ -61,8 +67,25 @@ def test_statusline_without_a_transcript_uses_the_json_or_says_so() -> None:
     usage = {"input_tokens": 1000, "cache_read_input_tokens": 49000, "output_tokens": 0}
     status = {"context_window": {"context_window_size": 200000, "current_usage": usage}}
     assert ctxtop("statusline", stdin=json.dumps(status)).stdout.strip() == "ctx 25% 50k/200k"
+    assert ctxtop("statusline", stdin="{}").stdout == "ctx: no transcript yet\n"
+
+
+def test_statusline_errors_go_to_stderr_and_the_bar_keeps_a_line(tmp_path: Path) -> None:
+    """Errors were printed on stdout with exit 0. Claude Code shows the line only on exit 0
+    (stderr goes to its debug log): input that is not its status JSON is an error, stderr and
+    exit 2; a problem with ctxtop's own settings is said on stderr and the bar keeps its line."""
     result = ctxtop("statusline", stdin="not json")
-    assert result.returncode == 0 and result.stdout.startswith("ctxtop: ")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("ctxtop: stdin: not a status JSON object")
+    assert result.stderr.count("\n") == 1
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    (config_dir / "config.yaml").write_text("thresholds: [1, 2\n", encoding="utf-8")
+    usage = {"input_tokens": 1000, "cache_read_input_tokens": 49000, "output_tokens": 0}
+    status = {"context_window": {"context_window_size": 200000, "current_usage": usage}}
+    result = ctxtop("statusline", stdin=json.dumps(status), config_dir=config_dir)
+    assert (result.returncode, result.stdout) == (0, "ctx 25% 50k/200k\n")
+    assert result.stderr.startswith(f"ctxtop: {config_dir / 'config.yaml'}")
 
 
 def test_config_path_init_and_show() -> None:

@@ -11,19 +11,17 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from engine.editing.pools import parse_tokens as token_figure
+from engine.tokens.amount import positive_amount
 from tui import format as fmt
+from tui.components.count_input import CountInput
 
 # What the screen returns: a token count, or MODELS_OWN for the model's own window.
 MODELS_OWN = 0
 
 
 def parse_tokens(text: str) -> int | None:
-    """ "20000", "20,000", "20k", "1.5m" -> tokens; "" -> MODELS_OWN; anything else None (the
-    engine's reading, which ``ctxtop edit --target`` shares)."""
-    if not text.strip():
-        return MODELS_OWN
-    return token_figure(text)
+    """ "20000", "20,000", "20k", "1.5m" -> tokens; "" -> MODELS_OWN; anything else None."""
+    return MODELS_OWN if not text.strip() else positive_amount(text)
 
 
 class BudgetScreen(ModalScreen[int | None]):
@@ -48,7 +46,7 @@ class BudgetScreen(ModalScreen[int | None]):
         with Vertical() as box:
             box.border_title = "What-if budget"
             yield Static("The model's window in tokens (e.g. 64000 or 64k); empty: its own.")
-            yield Input(
+            yield CountInput(
                 value="" if self.current is None else str(self.current),
                 placeholder="the model's own window",
                 id="budget-input",

@@ -32,14 +32,21 @@ from textual.widgets import Button, Input, Select, Static
 from engine.agents.policies import schedule, simulate
 from engine.compaction.cut_table import cut_lines, requests_by_turn
 from engine.config import LLMSettings
+from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
-from engine.forks.compact import DEFAULT_KEEP_ROUNDS, SUMMARIZERS, preview_compact
-from engine.forks.transaction import COMPACTING, Preview, commit, unwritten
+from engine.forks.compact import (
+    DEFAULT_KEEP_ROUNDS,
+    SUMMARIZERS,
+    preview_compact,
+    write_compact,
+)
+from engine.forks.transaction import COMPACTING, Preview, unwritten
 from engine.live.apply_plan import apply_compact
 from engine.proxy.live_plan import LivePlan
 from engine.words import plural
 from tui import format as fmt
-from tui.screens.fork_panel import ForkPanel, Sample, context_text, written_text
+from tui.components.count_input import CountInput
+from tui.screens.fork_panel import ForkPanel, Sample, context_text
 
 TICK = 0.5  # seconds between updates of the waiting line
 
@@ -59,13 +66,15 @@ def figures_text(outcome: dict[str, Any]) -> Text:
     if outcome["cache_rewrite_cost_usd"] is not None:
         text.append(f" (≈${outcome['cache_rewrite_cost_usd']:.4f})")
         if outcome["break_even_requests"] is not None:
-            text.append(f"; pays off after {outcome['break_even_requests']} requests")
+            text.append(f"; {pays_off_after(outcome['break_even_requests'])}")
     else:
         text.append(" (no prices for this model)")
     if outcome["secrets_masked"]:
         text.append(f"\nsecrets masked: {outcome['secrets_masked']}")
     for warning in outcome["warnings"]:  # the LLM's failure quotes the endpoint: plain text
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
+    if outcome["nothing_to_compact"]:  # why Write fork is off
+        text.append(f"\n{outcome['nothing_to_compact']}", style="bold")
     return text
 
 
@@ -175,7 +184,9 @@ class CompactScreen(ForkPanel):
                     )
                     yield self.field(
                         "keep rounds",
-                        Input(str(DEFAULT_KEEP_ROUNDS), type="integer", id="compact-keep-rounds"),
+                        CountInput(
+                            str(DEFAULT_KEEP_ROUNDS), type="integer", id="compact-keep-rounds"
+                        ),
                     )
                 yield Static("", id="compact-figures")
                 with VerticalScroll(id="compact-cut-box") as scroll:
@@ -302,7 +313,7 @@ class CompactScreen(ForkPanel):
                 f" of {fmt.tokens(simulation['window'])}"
             )
         self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
-        self.query_one("#compact-write", Button).disabled = False
+        self.query_one("#compact-write", Button).disabled = bool(outcome["nothing_to_compact"])
 
     def _show_problem(self, problem: str, generation: int) -> None:
         if generation == self.generation:
@@ -320,7 +331,7 @@ class CompactScreen(ForkPanel):
     @work(thread=True, exclusive=True, group="compact-write")
     def _write(self, preview: Preview) -> None:
         try:
-            outcome = commit(preview).as_json()
+            outcome = write_compact(preview, logged=not self.demo).as_json()
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return
@@ -331,7 +342,7 @@ class CompactScreen(ForkPanel):
         self.show_timing(None)  # the advice was for acting; it is done
         text = figures_text(outcome)
         text.append("\n")
-        text.append_text(written_text({**outcome, "warnings": []}))
+        text.append_text(self.written_message({**outcome, "warnings": []}))
         self._say(text)
         # Where the fork went and how to resume it need the room the preview's rounds had.
         self.query_one("#compact-cut-box").display = False

@@ -20,13 +20,15 @@ from textual.widgets import Button, Input, Select, Static
 
 from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
 from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
+from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
 from engine.forks.edit import preview_edit, target_lines, write_edit
 from engine.forks.transaction import Preview, unwritten
 from engine.live.apply_plan import apply_edit
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
-from tui.screens.fork_panel import ForkPanel, context_text, written_text
+from tui.components.count_input import CountInput
+from tui.screens.fork_panel import ForkPanel, context_text
 
 CHANGES_SHOWN = 8
 INVALID = "invalid"  # a target field that is not a target
@@ -105,8 +107,8 @@ def preview_text(outcome: dict[str, Any]) -> Text:
     if outcome["break_even_requests"] is not None:
         text.append(
             f"\n  costs ≈${outcome['cache_rewrite_cost_usd']:.4f} once, saves"
-            f" ≈${outcome['saving_per_request_usd']:.5f} per request: pays off after"
-            f" {outcome['break_even_requests']} requests"
+            f" ≈${outcome['saving_per_request_usd']:.5f} per request: "
+            + pays_off_after(outcome["break_even_requests"])
         )
     for warning in outcome["warnings"]:
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
@@ -137,12 +139,14 @@ class EditScreen(ForkPanel):
                     )
                     keep = str(DEFAULT_KEEP)
                     yield self.field(
-                        "keep tool uses", Input(keep, type="integer", id="edit-keep-tool-uses")
+                        "keep tool uses", CountInput(keep, type="integer", id="edit-keep-tool-uses")
                     )
                     yield self.field(
-                        "keep turns", Input(keep, type="integer", id="edit-keep-cycles")
+                        "keep turns", CountInput(keep, type="integer", id="edit-keep-cycles")
                     )
-                    yield self.field("min saving", Input("0", type="integer", id="edit-min-tokens"))
+                    yield self.field(
+                        "min saving", CountInput("0", type="integer", id="edit-min-tokens")
+                    )
                 with Horizontal(classes="policy"):
                     yield self.choices("order", ORDERS, "oldest", "edit-order")
                     yield self.choices("mode", MODES, "placeholder", "edit-mode")
@@ -256,7 +260,7 @@ class EditScreen(ForkPanel):
     @work(thread=True, exclusive=True, group="edit-write")
     def _write(self, preview: Preview) -> None:
         try:
-            outcome = write_edit(preview).as_json()
+            outcome = write_edit(preview, logged=not self.demo).as_json()
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return
@@ -268,7 +272,7 @@ class EditScreen(ForkPanel):
         if outcome["fork"] is None:  # nothing changed after all (the session moved on)
             self.query_one("#edit-preview", Static).update(preview_text(outcome))
             return
-        self.query_one("#edit-preview", Static).update(written_text(outcome))
+        self.query_one("#edit-preview", Static).update(self.written_message(outcome))
         self.lock_policy()
 
     def live_job(self) -> Callable[[], LivePlan] | None:

@@ -22,6 +22,7 @@ from engine.forks.transaction import EDITING, Loaded, Preview, load
 from engine.live.session import UNATTRIBUTED
 from engine.proxy.live_plan import LivePlan
 from engine.sessions.cache_clock import CachedPrefix, action_timing, cache_clock
+from engine.words import plural
 from tui import format as fmt
 from tui.components.sections import TOKENIZER_DIFFERENCE
 from tui.format import CLEARED_MARK
@@ -99,6 +100,7 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
     # The session's id when its requests go through ctxtop's proxy (set by the app): then
     # "Apply live" is offered beside "Write fork".
     live_session: str | None = None
+    demo = False  # the demo's panel (set by the app): its forks are a preview, never logged
     DOING = EDITING  # what the transaction is refused for when the agent cannot do it
 
     DEFAULT_CSS = """
@@ -162,11 +164,30 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         if outcome is not None and self.written is None:
             note, ids = self.PLANNED_NOTE, self.planned(outcome)
             self.app.post_message(CutPreviewed(self.path, note, ids))
-        ready = outcome is not None and bool(
-            outcome.get("changed") or outcome.get("summarised_rounds")
+        ready = (
+            outcome is not None
+            and bool(outcome.get("changed") or outcome.get("summarised_rounds"))
+            and not outcome.get("nothing_to_compact")
         )
         for button in self.query(".apply-live"):
             button.disabled = not ready
+
+    def lines_since_sample(self) -> int:
+        """Whole lines the agent appended after the sample previewed (the paused view's)."""
+        upto = self.sample.upto
+        if upto is None:
+            return 0
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(upto)
+                return handle.read().count(b"\n")
+        except OSError:
+            return 0
+
+    def written_message(self, outcome: dict[str, Any]) -> Text:
+        """What the panel says once the fork is written."""
+        paused = bool(getattr(self.app, "paused", False))
+        return written_text(outcome, self.demo, self.lines_since_sample(), paused)
 
     @staticmethod
     def planned(outcome: dict[str, Any]) -> frozenset[str]:
@@ -247,14 +268,37 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
             field.disabled = True
 
 
-def written_text(outcome: dict[str, Any]) -> Text:
+# The demo's forks go to its temporary folder, removed on quit: a preview of what a real
+# session's Write fork does, with no resume command that could not work and no undo.
+DEMO_FORK_NOTE = (
+    "a preview: the demo's session is a replay in a temporary folder, removed on quit, so this"
+    " fork cannot be resumed and is not in ctxtop's action log (nothing to undo); on a real"
+    " session this says how to resume the fork and undo it"
+)
+
+
+def written_text(
+    outcome: dict[str, Any], demo: bool = False, left_out: int = 0, paused: bool = False
+) -> Text:
+    """``left_out``: lines the agent wrote after the sample the panel previewed (the paused
+    dashboard's): the fork, made from that sample, does not hold them."""
     text = Text()
     text.append("fork written: ", style="bold")
     text.append(f"{fmt.shown(outcome['fork'])}\n")
-    if outcome["resume_command"]:
-        text.append("resume with: ", style="bold")
-        text.append(f"{fmt.shown(outcome['resume_command'])}\n")
-    text.append("undo with: ctxtop undo")
+    if left_out:
+        when = "as shown when paused" if paused else "as shown"
+        text.append(
+            f"it holds the session {when}: the {plural(left_out, 'line')} the agent wrote"
+            " since are not in it\n",
+            style="bold",
+        )
+    if demo:
+        text.append(DEMO_FORK_NOTE)
+    else:
+        if outcome["resume_command"]:
+            text.append("resume with: ", style="bold")
+            text.append(f"{fmt.shown(outcome['resume_command'])}\n")
+        text.append("undo with: ctxtop undo")
     for warning in outcome["warnings"]:
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
     return text

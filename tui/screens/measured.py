@@ -12,14 +12,25 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from engine.errors import CtxtopError
 from engine.proxy.measured import MeasuredPrompt
+from engine.proxy.settings import DEFAULT_PORT, load_proxy_settings
 from tui import format as fmt
 
 NAME_WIDTH = 28
 
 
+def proxy_port() -> int:
+    """The port ``ctxtop proxy`` listens on: the settings' (8787 unless set)."""
+    try:
+        port = load_proxy_settings().port
+    except CtxtopError:  # the settings file's problem is said where it is loaded
+        port = DEFAULT_PORT
+    return port or DEFAULT_PORT  # 0 (any free port): ctxtop proxy prints the one it took
+
+
 def not_proxied(port: int | None) -> Text:
-    where = f"http://127.0.0.1:{port}" if port else "http://127.0.0.1:PORT"
+    where = f"http://127.0.0.1:{port or proxy_port()}"
     start = "" if port else "Start the proxy with `ctxtop proxy` or `ctxtop --proxy`, then "
     return Text(
         "This session's requests did not go through ctxtop's proxy, so its system prompt and "

@@ -180,7 +180,7 @@ class SessionsScreen(Screen[None]):
         return flatten(filter_rows(ordered, self.filter_input.value), self.unfolded)
 
     def _widths(self) -> dict[str, int]:
-        return column_widths(self.size.width - 2)  # the scrollbar's cells
+        return column_widths(self.size.width - 2, self.size.width)  # less the scrollbar's cells
 
     def render_rows(self) -> None:
         """Draw the rows, changing only what changed: rows added or gone, changed cells, the

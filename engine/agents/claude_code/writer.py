@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.agents.claude_code import microcompact
@@ -61,6 +61,18 @@ def _drop_replacements(record: dict[str, Any], cleared: set[str]) -> None:
 _ENVELOPE = ("isSidechain", "cwd", "version", "gitBranch", "userType", "entrypoint", "sessionId")
 
 
+def _side(records: list[Any]) -> Callable[[Any], bool]:
+    """Which records are another window's (a sub-agent's sidechain, skipped): none when the
+    file is a sub-agent's own log (its conversation starts with a sidechain line), as the
+    reader takes it; else every sidechain line."""
+    for record in records:
+        if isinstance(record, dict) and record.get("type") in ("user", "assistant", "attachment"):
+            if record.get("isSidechain"):
+                return lambda _record: False
+            break
+    return lambda record: bool(record.get("isSidechain"))
+
+
 class ClaudeCodeWriter(Writer):
     agent = "claude-code"
     resumable = True
@@ -72,8 +84,10 @@ class ClaudeCodeWriter(Writer):
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
         cycle = 0
-        for record in self._records():
-            if not isinstance(record, dict) or record.get("isSidechain"):
+        records = self._records()
+        side = _side(records)
+        for record in records:
+            if not isinstance(record, dict) or side(record):
                 continue
             for call_id in microcompact.cleared_results(record):
                 if call_id in uses and uses[call_id].result is not None:
@@ -108,13 +122,14 @@ class ClaudeCodeWriter(Writer):
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         records = self._records()
+        side = _side(records)
         # Results the agent cleared (microcompaction) go in cleared: what the model sees of
         # them, whichever version resumes the fork.
         cleared = dict.fromkeys(
             (
                 call_id
                 for record in records
-                if isinstance(record, dict) and not record.get("isSidechain")
+                if isinstance(record, dict) and not side(record)
                 for call_id in microcompact.cleared_results(record)
             ),
             microcompact.CLEARED_RESULT,
@@ -128,7 +143,7 @@ class ClaudeCodeWriter(Writer):
             if record.get("type") == "content-replacement":
                 _drop_replacements(record, set(results))
             message = record.get("message")
-            if record.get("isSidechain") or not isinstance(message, dict):
+            if side(record) or not isinstance(message, dict):
                 continue
             content = message.get("content")
             for part in content if isinstance(content, list) else []:
