@@ -1,8 +1,9 @@
-"""``ctxtop undo``: list the forks ``ctxtop edit`` and ``ctxtop compact`` wrote, and remove one
-(the newest by default).
+"""``ctxtop undo``: list the forks ``ctxtop edit``, ``compact`` and ``restore`` wrote, and remove
+one (the newest by default).
 
 Only files ctxtop created are removed: of its own naming, where it wrote them, with the size
-and hash it logged; anything else is refused, ``--force`` included. A fork the agent has since
+and hash it logged, carrying ctxtop's fork mark for their session; anything else is refused,
+``--force`` included. A fork the agent has since
 appended to is kept unless ``--force``. A fork whose action line is missing (ctxtop was killed
 just after writing it) is listed as "unlogged" and can be undone the same way. Every undo is
 recorded in the action log.
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(forks, ensure_ascii=False, indent=2))
         elif not forks:
-            print("no forks written by ctxtop edit or ctxtop compact")
+            print("no forks written by ctxtop edit, compact or restore")
         else:
             for entry in forks:
                 print(_listed(entry))
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "undo", help="list or remove forks written by ctxtop edit or compact", description=__doc__
+        "undo", help="list or remove forks written by ctxtop edit, compact or restore", description=__doc__
     )
     parser.add_argument("action", nargs="?", help="the action's id (or a prefix); default newest")
     parser.add_argument("--list", action="store_true", help="list the forks, remove nothing")
