@@ -50,7 +50,6 @@ from engine.sessions.adapter import (
 from engine.sessions.fork_mark import (
     COMPACTION_KEY,
     CTXTOP_TRIGGER,
-    USAGE_KEY,
     usage_is_ctxtops,
 )
 from engine.sessions.model import (
@@ -107,8 +106,6 @@ _IGNORED_PREFIXES = tuple(
     )
 )
 _API_REQUEST = b'{"type":"api-request",'
-# A ``prompt_snapshot`` attachment (prompt_log.py): not a message; the full path takes it.
-_SNAPSHOT = b'"type":"prompt_snapshot"'
 # The beta that gives a Claude model its 1M-token window; 2.1.x records each request's betas in
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
@@ -504,7 +501,10 @@ def _session_id_of(line: bytes) -> Any:
     return record.get("sessionId") if isinstance(record, dict) else None
 
 
-_USAGE_MARK = f'"{USAGE_KEY}"'.encode()
+# A line that opens with its type (metadata, ``api-request``: §1.3) of a kind the lean reading
+# does not take goes the full path without a lean decoding first.
+_TYPE_FIRST = b'{"type":"'
+_LEAN_PREFIXES = tuple(_TYPE_FIRST + kind.encode() + b'"' for kind in _LEAN_KINDS)
 
 
 class ClaudeCodeAdapter(Adapter):
@@ -630,6 +630,8 @@ class ClaudeCodeAdapter(Adapter):
                 history.seen.add(hash(uuid))
             return
         seen = history.seen
+        if not seen:
+            return  # (one chain, no compaction: nothing of a history to hang off)
         parent = record.get("parentUuid")
         if (isinstance(uuid, str) and hash(uuid) in seen) or (
             isinstance(parent, str) and hash(parent) in seen
@@ -679,15 +681,18 @@ class ClaudeCodeAdapter(Adapter):
         history = self._history
         if history is None or not history.active or self._own_subagent is not False:
             return False
-        if _SNAPSHOT in raw:
-            return self._lean_snapshot(raw, line, history)
-        if _USAGE_MARK in raw:
-            return False  # usage ctxtop wrote: the full path leaves it out
+        if raw.startswith(_TYPE_FIRST) and not raw.startswith(_LEAN_PREFIXES):
+            return False  # a record Claude Code writes "type" first in: none the lean path takes
         try:
             record = lean.decode_line(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
             return False  # a shape the lean reading does not take: the full path's
         kind = record.type
+        attachment = record.attachment
+        if kind == "attachment" and attachment and attachment.type == prompt_log.SNAPSHOT:
+            return self._lean_snapshot(raw, line, history)  # (the prompt sent: no message)
+        if record.usage_mark is not msgspec.UNSET:
+            return False  # usage ctxtop wrote: the full path leaves it out
         uuid = record.uuid
         if (
             kind not in _LEAN_KINDS
