@@ -340,10 +340,12 @@ class _Window:
         kind = record.get("type")
         state = self.state
         uuid = record.get("uuid")
-        timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        timestamp = record.get("timestamp")
+        if not isinstance(timestamp, str):
+            timestamp = None
         if kind in _PROMPT_RECORDS and self.prompt.feed(record, line):
             state.prompt_parts = self.prompt.current
-        if _is_snapshot(record):
+        if kind == "attachment" and _is_snapshot(record):
             if isinstance(uuid, str):  # a link of the chain, no message
                 self.chain.add_transparent(uuid, record.get("parentUuid"))
             return
@@ -567,7 +569,8 @@ class ClaudeCodeAdapter(Adapter):
             self.state.skip(line, "not a JSON object")
             return
         record_types.note(self.state, record)
-        if self._history is not None:
+        history = self._history
+        if history is not None and (history.active or history.seen):
             self._history_note(record, line)
         self._metadata(record)
         kind = record.get("type")
@@ -611,7 +614,8 @@ class ClaudeCodeAdapter(Adapter):
     def _history_note(self, record: Mapping[str, Any], line: int) -> None:
         """A line of the full path: note a history line's uuid; before the split boundary, let
         the history's context go; after it, ask for a full read for a line that hangs off the
-        history (a rewind across the compaction) or repeats one of its lines."""
+        history (a rewind across the compaction) or repeats one of its lines (called only while
+        there is a history: not for one chain without compaction)."""
         history = self._history
         assert history is not None
         if record.get("isSidechain") or self._own_subagent:
@@ -630,8 +634,6 @@ class ClaudeCodeAdapter(Adapter):
                 history.seen.add(hash(uuid))
             return
         seen = history.seen
-        if not seen:
-            return  # (one chain, no compaction: nothing of a history to hang off)
         parent = record.get("parentUuid")
         if (isinstance(uuid, str) and hash(uuid) in seen) or (
             isinstance(parent, str) and hash(parent) in seen
