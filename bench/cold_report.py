@@ -16,7 +16,7 @@ For each file it prints, ``--runs`` times (all runs, then the best):
   time over ctxtop's (>= 1: ctxtop as fast or faster);
 - the decode floor (msgspec decoding every line into Python values, nothing else) and ctxtop's
   own read of the file (``read_all``: what the open costs before the report is built), each in a
-  fresh process, in CPU seconds, and the read's ratio to the floor.
+  process of its own, in CPU seconds, and the read's ratio to the floor.
 
 ccusage 20 ships as the npm package ``ccusage`` (a small node launcher, src/cli.js) whose
 optional dependency ``@ccusage/ccusage-<platform>-<arch>`` holds the native binary
@@ -34,7 +34,6 @@ floor; peak RSS <= 150 MB; figures unchanged.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -152,8 +151,8 @@ def ccusage_run(binary: Path, home: Path) -> Run:
     return timed([str(binary), "claude", "session", "--json", "--offline"], env)
 
 
-def measure_read(path: Path) -> None:
-    """(In a fresh process) CPU seconds of the decode floor, then of ctxtop's read: JSON."""
+def measure(what: str, path: Path) -> None:
+    """(In a fresh process) CPU seconds of the decode floor or of ctxtop's read, printed."""
     import gc
 
     import msgspec
@@ -162,28 +161,30 @@ def measure_read(path: Path) -> None:
 
     decode = msgspec.json.Decoder().decode
     started = process_time()
-    with path.open("rb") as handle:
-        gc.disable()  # (as the reader decodes)
-        for raw in handle:
-            if raw.strip():
-                decode(raw)
-        gc.enable()
-    floor = process_time() - started
-    gc.collect()
-    started = process_time()
-    read_all(SessionReader(path))
-    print(json.dumps({"floor": floor, "read": process_time() - started}))
+    if what == "floor":
+        with path.open("rb") as handle:
+            gc.disable()  # (as the reader decodes)
+            for raw in handle:
+                if raw.strip():
+                    decode(raw)
+    else:
+        read_all(SessionReader(path))
+    print(process_time() - started)
 
 
 def read_costs(session: Path) -> tuple[float, float]:
-    done = subprocess.run(
-        [sys.executable, __file__, "--measure-read", str(session)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    costs = json.loads(done.stdout)
-    return costs["floor"], costs["read"]
+    """The decode floor and ctxtop's read, each in a process of its own (one run after the
+    other in one process would find the heap grown already)."""
+    costs = []
+    for what in ("floor", "read"):
+        done = subprocess.run(
+            [sys.executable, __file__, "--measure", what, str(session)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        costs.append(float(done.stdout))
+    return costs[0], costs[1]
 
 
 def each(values: list[float], digits: int) -> str:
@@ -232,10 +233,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--kinds", default=",".join(KINDS), help="realistic, one-chain")
     parser.add_argument("--no-ccusage", action="store_true")
-    parser.add_argument("--measure-read", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)  # floor|read FILE
     args = parser.parse_args()
-    if args.measure_read:
-        measure_read(args.measure_read)
+    if args.measure:
+        measure(args.measure[0], Path(args.measure[1]))
         return 0
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="ctxtop-cold-") as temp:
