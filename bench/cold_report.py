@@ -1,38 +1,48 @@
-"""Cold `ctxtop report --json` on big Claude Code sessions: a scaling table beside the goals.
+"""Cold `ctxtop report --json` on big Claude Code sessions, beside ccusage 20's native binary.
 
-For each size, builds a Claude Code session in a temp dir from the bundled real Claude Code logs
-(bench/tail.py's generator: fresh uuids, message and tool call ids per copy, one parentUuid chain,
-an auto-compaction each time the chain since the last one holds about a 200k-token window of lines,
-as Claude Code compacts; ``--no-compactions`` builds one chain of the whole file instead, a context
-no agent could send),
-then runs `ctxtop report --json FILE` as a whole process (from compiled bytecode, as installed),
-``--runs`` times, each with an empty token-count cache, config and data dir (a cold open: the
-first time a file is opened), then ``--runs`` times more with the count cache the first run left
-(a re-open: the tokenizer's counts come from the disk cache). Prints, per size: wall time, CPU
-time (user + system) and peak RSS (ranges over the runs), time per MB (wall, and CPU: the steadier
-figure on a shared machine, flat when the cost is linear), the peak RSS per line beyond the first
-size's (B/line: what a line of history costs in memory), and the goals of issue 16. When ``npm``
-can install ccusage 17 (into the temp dir, before any timing), the same file is also given to
-`ccusage session --json --offline` in the layout it reads (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl)
-and timed the same way; it runs offline on loopback-free local files.
+For each size (100 MB by default), builds two Claude Code sessions in a temp dir from the bundled
+real Claude Code logs (bench/tail.py's generator: fresh uuids, message and tool call ids per
+copy): a realistic one, with an auto-compaction each time the chain since the last one holds
+about a 200k-token window of lines (as Claude Code compacts), and one chain of the whole file with
+no compaction (a context no agent could send; the reader's lean history reading cannot apply).
+For each file it prints, ``--runs`` times (all runs, then the best):
 
-Usage: python bench/cold_report.py [--sizes 10,100,1000] [--runs 3] [--no-ccusage] [--no-reopen]
-       [--no-compactions]
-The files (1 GB for 1000) are deleted at the end.
-Goals (issue 16): 100 MB <= 1.5 s and <= 300 MB peak RSS; 1 GB <= 12 s; time per MB flat.
+- `ctxtop report --json FILE` as a whole process (from compiled bytecode, as installed), each run
+  with an empty token-count cache, config and data dir (a cold open): wall and CPU seconds
+  (user + system) and peak RSS;
+- ccusage's `ccusage claude session --json --offline` on the same file, in the layout it reads
+  (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl, a hard link: its native build skips symlinks), timed
+  the same way, interleaved with ctxtop's runs so both see the same load; the ratio is ccusage's
+  time over ctxtop's (>= 1: ctxtop as fast or faster);
+- the decode floor (msgspec decoding every line into Python values, nothing else) and ctxtop's
+  own read of the file (``read_all``: what the open costs before the report is built), each in a
+  process of its own, in CPU seconds, and the read's ratio to the floor.
+
+ccusage 20 ships as the npm package ``ccusage`` (a small node launcher, src/cli.js) whose
+optional dependency ``@ccusage/ccusage-<platform>-<arch>`` holds the native binary
+(bin/ccusage); the launcher makes it executable and spawns it. It is installed at a pinned
+version into the temp dir before any timing, and the native binary is timed directly (the
+launcher would add a node start to each run).
+
+Usage: python bench/cold_report.py [--sizes 100] [--runs 3] [--no-ccusage]
+       [--kinds realistic,one-chain]
+The files are deleted at the end.
+Goals (issue 31): realistic file: ratio >= 1.0 against ccusage; one chain: read <= 3x the decode
+floor; peak RSS <= 150 MB; figures unchanged.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, process_time
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -40,7 +50,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from tail import WINDOW_BYTES, build  # noqa: E402
 
 CTXTOP = Path(sys.executable).parent / "ctxtop"
-GOALS = {100: "<= 1.5 s, <= 300 MB", 1000: "<= 12 s, MB not the file's"}
+CCUSAGE = "ccusage@20.0.24"
+KINDS = {"realistic": WINDOW_BYTES, "one-chain": None}  # compaction spacing in bytes
 
 
 @dataclass
@@ -86,111 +97,157 @@ def ctxtop_report(session: Path, home: Path) -> Run:
     return timed([str(CTXTOP), "report", "--json", str(session)], env)
 
 
-def ctxtop_runs(
-    session: Path, scratch: Path, runs: int, reopen: bool
-) -> tuple[list[Run], list[Run]]:
-    """Cold runs (each with empty dirs), then re-opens with the first cold run's count cache."""
-    homes = [Path(tempfile.mkdtemp(dir=scratch)) for _ in range(runs)]
+def cold_ctxtop(session: Path, scratch: Path) -> Run:
+    home = Path(tempfile.mkdtemp(dir=scratch))
     try:
-        cold = [ctxtop_report(session, home) for home in homes]
-        warm = [ctxtop_report(session, homes[0]) for _ in range(runs if reopen else 0)]
+        return ctxtop_report(session, home)
     finally:
-        for home in homes:
-            shutil.rmtree(home)
-    return cold, warm
+        shutil.rmtree(home)
+
+
+def native_package() -> str | None:
+    """The npm package holding ccusage's native binary for this machine (src/cli.js's table)."""
+    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}.get(platform.system())
+    machine = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower()
+    )
+    return f"@ccusage/ccusage-{system}-{machine}" if system and machine else None
 
 
 def install_ccusage(scratch: Path) -> Path | None:
-    """ccusage 17 installed from the npm registry into the temp dir (None if that fails)."""
-    if shutil.which("npm") is None:
+    """ccusage 20's native binary, installed from the npm registry into the temp dir (None if
+    that fails or no build exists for this machine)."""
+    package = native_package()
+    if shutil.which("npm") is None or package is None:
         return None
     prefix = scratch / "ccusage"
     done = subprocess.run(
-        ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "ccusage@17"],
+        ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", CCUSAGE],
         capture_output=True,
         text=True,
     )
-    binary = prefix / "node_modules" / ".bin" / "ccusage"
-    return binary if done.returncode == 0 and binary.exists() else None
+    binary = prefix / "node_modules" / package / "bin" / "ccusage"
+    if done.returncode != 0 or not binary.exists():
+        return None
+    binary.chmod(0o755)  # (npm unpacks it without the execute bit; the launcher sets it)
+    return binary
 
 
-def ccusage_run(binary: Path, session: Path, scratch: Path) -> Run:
-    home = scratch / "claude"
+def ccusage_home(session: Path, scratch: Path) -> Path:
+    """A CLAUDE_CONFIG_DIR holding ``session`` (a hard link, else a copy)."""
+    home = scratch / f"claude-{session.stem}"
     project = home / "projects" / "-bench"
-    project.mkdir(parents=True, exist_ok=True)
-    link = project / session.name
-    link.unlink(missing_ok=True)
-    link.symlink_to(session)
-    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(home))
+    project.mkdir(parents=True)
+    target = project / SAMPLE.name  # a session id as a file name, as Claude Code writes
     try:
-        return timed([str(binary), "session", "--json", "--offline"], env)
-    finally:
-        link.unlink()
+        os.link(session, target)
+    except OSError:
+        shutil.copyfile(session, target)
+    return home
 
 
-def span(values: list[float], digits: int) -> str:
-    low, high = min(values), max(values)
-    return f"{low:.{digits}f}" if low == high else f"{low:.{digits}f}-{high:.{digits}f}"
+def ccusage_run(binary: Path, home: Path) -> Run:
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(home))
+    return timed([str(binary), "claude", "session", "--json", "--offline"], env)
+
+
+def measure(what: str, path: Path) -> None:
+    """(In a fresh process) CPU seconds of the decode floor or of ctxtop's read, printed."""
+    import gc
+
+    import msgspec
+
+    from engine.agents.session_reader import SessionReader, read_all
+
+    decode = msgspec.json.Decoder().decode
+    started = process_time()
+    if what == "floor":
+        with path.open("rb") as handle:
+            gc.disable()  # (as the reader decodes)
+            for raw in handle:
+                if raw.strip():
+                    decode(raw)
+    else:
+        read_all(SessionReader(path))
+    print(process_time() - started)
+
+
+def read_costs(session: Path) -> tuple[float, float]:
+    """The decode floor and ctxtop's read, each in a process of its own (one run after the
+    other in one process would find the heap grown already)."""
+    costs = []
+    for what in ("floor", "read"):
+        done = subprocess.run(
+            [sys.executable, __file__, "--measure", what, str(session)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        costs.append(float(done.stdout))
+    return costs[0], costs[1]
+
+
+def each(values: list[float], digits: int) -> str:
+    """All runs' values, then the best: "1.52 1.48 1.50 (1.48)"."""
+    return " ".join(f"{value:.{digits}f}" for value in values) + f" ({min(values):.{digits}f})"
+
+
+def report(kind: str, size: int, scratch: Path, runs: int, ccusage: Path | None) -> None:
+    session = scratch / f"{kind}-{size}mb.jsonl"
+    generator = build(session, size << 20, compact_every=KINDS[kind])
+    megabytes = session.stat().st_size / 2**20
+    home = ccusage_home(session, scratch) if ccusage else None
+    mine: list[Run] = []
+    peers: list[Run] = []
+    reads: list[tuple[float, float]] = []
+    for _ in range(runs):  # interleaved: each pair sees the same load
+        mine.append(cold_ctxtop(session, scratch))
+        if ccusage and home:
+            peers.append(ccusage_run(ccusage, home))
+        reads.append(read_costs(session))
+    print(f"{kind}, {megabytes:.0f} MB, {generator.compactions} compactions:")
+    print(f"  ctxtop report  wall s {each([r.seconds for r in mine], 2)}")
+    print(f"                 cpu s  {each([r.cpu for r in mine], 2)}")
+    print(f"                 peak MB {each([r.peak_mb for r in mine], 0)}")
+    if peers:
+        print(f"  ccusage        wall s {each([r.seconds for r in peers], 2)}")
+        print(f"                 cpu s  {each([r.cpu for r in peers], 2)}")
+        print(f"                 peak MB {each([r.peak_mb for r in peers], 0)}")
+        ratios = [p.seconds / m.seconds for m, p in zip(mine, peers, strict=True)]
+        cpu_ratios = [p.cpu / m.cpu for m, p in zip(mine, peers, strict=True)]
+        best = min(r.seconds for r in peers) / min(r.seconds for r in mine)
+        print(f"  ratio ccusage/ctxtop wall {' '.join(f'{r:.2f}' for r in ratios)}", end="")
+        print(f" (best/best {best:.2f}); cpu {' '.join(f'{r:.2f}' for r in cpu_ratios)}")
+    floors, read = [f for f, _ in reads], [r for _, r in reads]
+    print(f"  decode floor   cpu s  {each(floors, 2)}")
+    print(f"  ctxtop read    cpu s  {each(read, 2)}")
+    print(f"  read/floor            {' '.join(f'{r / f:.2f}' for f, r in reads)}", flush=True)
+    session.unlink()
+    if home:
+        shutil.rmtree(home)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10,100,1000", help="sizes in MB, comma-separated")
+    parser.add_argument("--sizes", default="100", help="sizes in MB, comma-separated")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--kinds", default=",".join(KINDS), help="realistic, one-chain")
     parser.add_argument("--no-ccusage", action="store_true")
-    parser.add_argument("--no-reopen", action="store_true", help="skip the warm-cache runs")
-    parser.add_argument("--no-compactions", action="store_true", help="one chain, no compaction")
+    parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)  # floor|read FILE
     args = parser.parse_args()
-    sizes = [int(size) for size in args.sizes.split(",")]
+    if args.measure:
+        measure(args.measure[0], Path(args.measure[1]))
+        return 0
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="ctxtop-cold-") as temp:
         scratch = Path(temp)
         compile_bytecode(scratch)
         ccusage = None if args.no_ccusage else install_ccusage(scratch)
         if not args.no_ccusage:
-            print("ccusage 17:", "installed" if ccusage else "could not be installed (skipped)")
-        header = f"{'size':>8} {'lines':>9} {'ctxtop s':>12} {'cpu s':>11} {'peak MB':>10}"
-        header += f" {'s/MB':>13} {'cpu ms/MB':>11} {'B/line':>7}"
-        header += f"  {'goal':<28}"
-        if not args.no_reopen:
-            header += f" {'reopen s':>12} {'reopen cpu':>11} {'reopen MB':>10}"
-        if ccusage:
-            header += f" {'ccusage s':>12} {'ccusage cpu':>12} {'ccusage MB':>11}"
-        print(header)
-        first: tuple[int, float] | None = None  # the first size's lines and least peak RSS
-        for size in sizes:
-            session = scratch / f"session-{size}mb.jsonl"
-            build(session, size << 20, compact_every=None if args.no_compactions else WINDOW_BYTES)
-            megabytes = session.stat().st_size / 2**20
-            with session.open("rb") as lines:
-                count = sum(1 for _ in lines)
-            runs, reopens = ctxtop_runs(session, scratch, args.runs, not args.no_reopen)
-            seconds = [run.seconds for run in runs]
-            peak = min(run.peak_mb for run in runs)
-            first = first or (count, peak)
-            # What the process holds per line beyond the first size's (its memory per line of
-            # the file: the goal is a small index, not the lines' content).
-            per_line = (peak - first[1]) * 2**20 / (count - first[0]) if count > first[0] else 0
-            row = (
-                f"{megabytes:6.0f}MB {count:>9,} {span(seconds, 2):>12}"
-                f" {span([run.cpu for run in runs], 2):>11}"
-                f" {span([run.peak_mb for run in runs], 0):>10}"
-                f" {span([s / megabytes for s in seconds], 4):>13}"
-                f" {span([1000 * run.cpu / megabytes for run in runs], 1):>11}"
-                f" {per_line:>7.0f}"
-                f"  {GOALS.get(size, '-'):<28}"
-            )
-            if reopens:
-                row += f" {span([run.seconds for run in reopens], 2):>12}"
-                row += f" {span([run.cpu for run in reopens], 2):>11}"
-                row += f" {span([run.peak_mb for run in reopens], 0):>10}"
-            if ccusage:
-                peers = [ccusage_run(ccusage, session, scratch) for _ in range(args.runs)]
-                row += f" {span([run.seconds for run in peers], 2):>12}"
-                row += f" {span([run.cpu for run in peers], 2):>12}"
-                row += f" {span([run.peak_mb for run in peers], 0):>11}"
-            print(row, flush=True)
-            session.unlink()
+            print(f"{CCUSAGE} native:", ccusage or "could not be installed (skipped)")
+        for size in [int(size) for size in args.sizes.split(",")]:
+            for kind in args.kinds.split(","):
+                report(kind, size, scratch, args.runs, ccusage)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -101,7 +101,9 @@ def token_count(value: Any, limit: int = MAX_TOKENS) -> int | None:
 def logs_tokens(raw: Any, names: Sequence[str]) -> bool:
     """Whether the usage object ``raw`` holds a figure under one of the token count ``names``:
     one that holds none (``"usage": {}``) was no API request, and must not become the last."""
-    return isinstance(raw, Mapping) and any(raw.get(name) is not None for name in names)
+    if type(raw) is not dict and not isinstance(raw, Mapping):  # (dict: no ABC check)
+        return False
+    return any(raw.get(name) is not None for name in names)
 
 
 # Detection scores.

@@ -67,6 +67,9 @@ class Hashes:
         self._mask = 0
         self._count = 0
 
+    def __len__(self) -> int:
+        return self._count
+
     def add(self, code: int) -> None:
         self._buckets[code & self._mask] += _PACKED(code)
         self._count += 1

@@ -36,9 +36,11 @@ def fork_marker(context_tokens: int, fork_id: str) -> dict[str, Any]:
 
 def marked_tokens(record: Any) -> int | None:
     """The fork's context as ctxtop estimated it, if ``record`` carries the fork mark."""
-    if not isinstance(record, Mapping):
+    if type(record) is not dict and not isinstance(record, Mapping):  # (dict: no ABC check)
         return None
     mark = record.get(FORK_KEY)
+    if mark is None:
+        return None  # (a record of a log: read once per line)
     tokens = mark.get("contextTokens") if isinstance(mark, Mapping) else None
     if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
         return tokens

@@ -190,24 +190,20 @@ class LineTailer:
                 chunk = chunk[1:]  # the newline of the line already taken
             else:
                 self.line_no -= 1  # more of the line already taken: the same line number
-        start = 0
-        newline = chunk.find(b"\n")
-        if newline < 0:
+        pieces = chunk.split(b"\n")  # (the whole chunk: no sliced copy of it first)
+        tail = pieces.pop()
+        if not pieces:
             if chunk:
                 self._partial += chunk
                 self._partial_since = self._clock()
             return
         if self._partial:
-            self._partial += chunk[:newline]
-            self.line_no += 1
-            batch.lines.append((self.line_no, bytes(self._partial)))
+            self._partial += pieces[0]
+            pieces[0] = bytes(self._partial)
             self._partial.clear()
-            start = newline + 1
-        pieces = chunk[start:].split(b"\n")
-        tail = pieces.pop()
-        for piece in pieces:
-            self.line_no += 1
-            batch.lines.append((self.line_no, piece))
+        first = self.line_no + 1
+        self.line_no += len(pieces)
+        batch.lines.extend(zip(range(first, self.line_no + 1), pieces, strict=True))
         if tail:
             self._partial += tail
             self._partial_since = self._clock()

@@ -20,6 +20,8 @@ import pytest
 from conftest import Watch
 from session_copies import COMPACTED, copies
 
+from engine.agents import session_reader
+from engine.agents.claude_code import history
 from engine.agents.claude_code.reader import ClaudeCodeAdapter
 from engine.agents.session_reader import SessionReader, read_all
 from engine.sessions import model
@@ -295,3 +297,31 @@ def test_the_heap_of_a_cold_read_grows_little_per_history_line(
     lines, kept = _retained(source, count)
     more_lines, more_kept = _retained(source, 2 * count)
     assert (more_kept - kept) / (more_lines - lines) <= bound
+
+
+def test_every_history_line_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history line the lean reading does not take (a queue operation, a mode, an
+    ``api-request`` it reads for the prompt: records Claude Code writes its type first in) goes
+    the full path without a lean decoding first; a lean one is not decoded again in full."""
+    lean_decoded: list[bytes] = []
+    full_decoded: list[bytes] = []
+    real_lean, real_full = history.decode_line, session_reader.decode_line
+
+    def lean(raw: bytes) -> Any:
+        lean_decoded.append(raw)
+        return real_lean(raw)
+
+    def full(raw: bytes) -> Any:
+        full_decoded.append(raw)
+        return real_full(raw)
+
+    monkeypatch.setattr(history, "decode_line", lean)
+    monkeypatch.setattr(session_reader, "decode_line", full)
+    source = COMPACTED[0]
+    data = b"".join(copies(source, 5))
+    reader = SessionReader(source, data=data)
+    read_all(reader)
+    assert _lean_lines(reader) > 0
+    twice = set(lean_decoded) & set(full_decoded)
+    assert any(raw.startswith(b'{"type":"queue-operation"') for raw in full_decoded)
+    assert not [raw for raw in twice if raw.startswith(b'{"type":"')]

@@ -26,6 +26,7 @@ import msgspec
 from engine.agents.claude_code.subagent import SUBAGENT_TOOLS
 from engine.sessions.adapter import MAX_TOKENS
 from engine.sessions.columns import Hashes
+from engine.sessions.fork_mark import USAGE_KEY
 from engine.sessions.model import Usage
 from engine.sessions.tail import ByteSource
 
@@ -97,6 +98,10 @@ class Message(msgspec.Struct):
     usage: UsageLine | None = None
 
 
+class AttachmentHead(msgspec.Struct):
+    type: Any = None  # (a ``prompt_snapshot``: prompt_log.py)
+
+
 class Line(msgspec.Struct):
     """A history line: the fields the figures need (the rest is skipped unread). A field the
     full path takes only as a string is typed so: any other value fails the lean decoding, and
@@ -118,7 +123,9 @@ class Line(msgspec.Struct):
     subtype: Any = None
     compactMetadata: Any = None
     ctxtopCompaction: Any = None
+    usage_mark: Any = msgspec.field(default=msgspec.UNSET, name=USAGE_KEY)  # usage ctxtop wrote
     message: Message | None = None
+    attachment: AttachmentHead | None = None
 
 
 decode_line = msgspec.json.Decoder(Line).decode

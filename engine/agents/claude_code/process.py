@@ -59,7 +59,7 @@ class ProcessStarts:
                 self._turn_open = record
                 continue
             message = record.get("message")
-            content = message.get("content") if isinstance(message, Mapping) else None
+            content = message.get("content") if isinstance(message, dict) else None
             if record.get("type") == "assistant":
                 self._turn_open = _has_block(content, "tool_use")
             elif (
@@ -89,7 +89,7 @@ class ProcessStarts:
 
 def _has_block(content: Any, kind: str) -> bool:
     return isinstance(content, list) and any(
-        isinstance(block, Mapping) and block.get("type") == kind for block in content
+        isinstance(block, dict) and block.get("type") == kind for block in content
     )
 
 
@@ -97,7 +97,7 @@ def _is_prompt(content: Any) -> bool:
     """Text the user typed (local commands, their output and notifications come tagged)."""
     if isinstance(content, list):
         texts = [
-            b.get("text") for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+            b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"
         ]
         content = texts[0] if texts else None
     return isinstance(content, str) and not content.lstrip().startswith("<")

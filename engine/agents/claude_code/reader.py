@@ -51,7 +51,6 @@ from engine.sessions.adapter import (
 from engine.sessions.fork_mark import (
     COMPACTION_KEY,
     CTXTOP_TRIGGER,
-    USAGE_KEY,
     usage_is_ctxtops,
 )
 from engine.sessions.model import (
@@ -108,8 +107,6 @@ _IGNORED_PREFIXES = tuple(
     )
 )
 _API_REQUEST = b'{"type":"api-request",'
-# A ``prompt_snapshot`` attachment (prompt_log.py): not a message; the full path takes it.
-_SNAPSHOT = b'"type":"prompt_snapshot"'
 # The beta that gives a Claude model its 1M-token window; 2.1.x records each request's betas in
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
@@ -344,10 +341,12 @@ class _Window:
         kind = record.get("type")
         state = self.state
         uuid = record.get("uuid")
-        timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        timestamp = record.get("timestamp")
+        if not isinstance(timestamp, str):
+            timestamp = None
         if kind in _PROMPT_RECORDS and self.prompt.feed(record, line):
             state.prompt_parts = self.prompt.current
-        if _is_snapshot(record):
+        if kind == "attachment" and _is_snapshot(record):
             if isinstance(uuid, str):  # a link of the chain, no message
                 self.chain.add_transparent(uuid, record.get("parentUuid"))
             return
@@ -505,7 +504,10 @@ def _session_id_of(line: bytes) -> Any:
     return record.get("sessionId") if isinstance(record, dict) else None
 
 
-_USAGE_MARK = f'"{USAGE_KEY}"'.encode()
+# A line that opens with its type (metadata, ``api-request``: §1.3) of a kind the lean reading
+# does not take goes the full path without a lean decoding first.
+_TYPE_FIRST = b'{"type":"'
+_LEAN_PREFIXES = tuple(_TYPE_FIRST + kind.encode() + b'"' for kind in _LEAN_KINDS)
 
 
 class ClaudeCodeAdapter(Adapter):
@@ -568,7 +570,8 @@ class ClaudeCodeAdapter(Adapter):
             self.state.skip(line, "not a JSON object")
             return
         record_types.note(self.state, record)
-        if self._history is not None:
+        history = self._history
+        if history is not None and (history.active or history.seen):
             self._history_note(record, line)
         self._metadata(record)
         kind = record.get("type")
@@ -612,7 +615,8 @@ class ClaudeCodeAdapter(Adapter):
     def _history_note(self, record: Mapping[str, Any], line: int) -> None:
         """A line of the full path: note a history line's uuid; before the split boundary, let
         the history's context go; after it, ask for a full read for a line that hangs off the
-        history (a rewind across the compaction) or repeats one of its lines."""
+        history (a rewind across the compaction) or repeats one of its lines (called only while
+        there is a history: not for one chain without compaction)."""
         history = self._history
         assert history is not None
         if record.get("isSidechain") or self._own_subagent:
@@ -680,15 +684,18 @@ class ClaudeCodeAdapter(Adapter):
         history = self._history
         if history is None or not history.active or self._own_subagent is not False:
             return False
-        if _SNAPSHOT in raw:
-            return self._lean_snapshot(raw, line, history)
-        if _USAGE_MARK in raw:
-            return False  # usage ctxtop wrote: the full path leaves it out
+        if raw.startswith(_TYPE_FIRST) and not raw.startswith(_LEAN_PREFIXES):
+            return False  # a record Claude Code writes "type" first in: none the lean path takes
         try:
             record = lean.decode_line(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
             return False  # a shape the lean reading does not take: the full path's
         kind = record.type
+        attachment = record.attachment
+        if kind == "attachment" and attachment and attachment.type == prompt_log.SNAPSHOT:
+            return self._lean_snapshot(raw, line, history)  # (the prompt sent: no message)
+        if record.usage_mark is not msgspec.UNSET:
+            return False  # usage ctxtop wrote: the full path leaves it out
         uuid = record.uuid
         if (
             kind not in _LEAN_KINDS
