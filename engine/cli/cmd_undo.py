@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "undo", help="list or remove forks written by ctxtop edit, compact or restore", description=__doc__
+        "undo",
+        help="list or remove forks written by ctxtop edit, compact or restore",
+        description=__doc__,
     )
     parser.add_argument("action", nargs="?", help="the action's id (or a prefix); default newest")
     parser.add_argument("--list", action="store_true", help="list the forks, remove nothing")

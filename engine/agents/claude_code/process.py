@@ -96,8 +96,6 @@ def _has_block(content: Any, kind: str) -> bool:
 def _is_prompt(content: Any) -> bool:
     """Text the user typed (local commands, their output and notifications come tagged)."""
     if isinstance(content, list):
-        texts = [
-            b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        ]
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
         content = texts[0] if texts else None
     return isinstance(content, str) and not content.lstrip().startswith("<")
