@@ -330,6 +330,7 @@ class Message(Branch):
     __slots__ = (
         "_base",
         "_count",
+        "_raw",
         "_text",
         "_upper",
         "name",
@@ -357,6 +358,7 @@ class Message(Branch):
         self._upper: float | None = None
         self._base: float | None = None
         self._text: list[Any] | None = None
+        self._raw: dict[str, Any] | None = None
 
     def is_empty(self) -> bool:
         if self.tool_calls:
@@ -370,6 +372,7 @@ class Message(Branch):
         self._count = None
         self._upper = None
         self._text = None
+        self._raw = None
         if self.parent is not None:
             self.parent.child_changed(self)
 
@@ -378,6 +381,11 @@ class Message(Branch):
         if old is not None:
             self.on_chunks_change()
         return old
+
+    def set_tool_calls(self, calls: list[dict[str, Any]]) -> None:
+        """Pruning dropped tool calls (the cached counts stay: see ``forget_counts``)."""
+        self.tool_calls = calls
+        self._raw = None
 
     def forget_counts(self) -> None:
         """Exact mode: tool calls changed, so every cached count is stale."""
@@ -410,8 +418,7 @@ class Message(Branch):
                     content.append({**part, "text": ""})
                 elif kind not in (PART_IMAGE, PART_DOCUMENT):
                     content.append(part)
-            raw["content"] = content
-            self._base = counting.tokenizer.message_tokens(raw)
+            self._base = counting.tokenizer.message_tokens({**raw, "content": content})
         return self._base
 
     def text_parts(self) -> list[Any]:
@@ -421,6 +428,14 @@ class Message(Branch):
         return self._text
 
     def to_raw(self) -> dict[str, Any]:
+        """The library's Raw message (kept until the content or the tool calls change; the
+        callers only read it)."""
+        raw = self._raw
+        if raw is None:
+            raw = self._raw = self._build_raw()
+        return raw
+
+    def _build_raw(self) -> dict[str, Any]:
         content: list[dict[str, Any]] = []
         for element in self.text_parts():
             if isinstance(element, str):

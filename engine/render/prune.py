@@ -294,7 +294,7 @@ class Pruner:
         assert calls is not None
         kept = [c for c in calls if c.get("keepWith") is None or c["keepWith"] not in groups]
         if len(kept) != len(calls):
-            message.tool_calls = kept
+            message.set_tool_calls(kept)
             if self.counting.exact:
                 message.forget_counts()
                 self.calls_dropped = True
