@@ -297,11 +297,16 @@ def _limit_label(limit: float | None) -> str | None:
 def collect_ids(root: Node) -> list[str]:
     """Ids of elements in the tree, pre-order (containers, messages, images, documents)."""
     ids: list[str] = []
-    stack: list[Node] = [root]
-    while stack:
-        node = stack.pop()
-        if node.json_id is not None and node.kind in ID_KINDS:
-            ids.append(node.json_id)
-        if isinstance(node, Branch):
-            stack.extend(reversed(node.children))
+    if root.json_id is not None and root.kind in ID_KINDS:
+        ids.append(root.json_id)
+
+    def visit(branch: Branch) -> None:
+        for child in branch.children:
+            if child.json_id is not None and child.kind in ID_KINDS:
+                ids.append(child.json_id)
+            if isinstance(child, Branch):
+                visit(child)
+
+    if isinstance(root, Branch):
+        visit(root)
     return ids
