@@ -45,12 +45,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.render.collections_paused import collections_paused
+    from engine.render.collections_paused import collections_paused, left_to_exit
     from engine.render.loader import TreeFormatError, load_document, parse_budget
     from engine.render.output import dumps, result_json
     from engine.render.renderer import render
     from engine.render.report import build_report, report_table
 
+    left_to_exit()  # the trees rendered here are not walked again as the process ends
     try:
         budget = None if args.budget is None else parse_budget(args.budget)
     except TreeFormatError as error:

@@ -8,7 +8,6 @@ docs/render.md (e.g. a message is recounted when its tool calls change).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Union
 
 from engine.render.jstext import is_blank
@@ -479,45 +478,43 @@ def inside_message(node: Node) -> bool:
     return False
 
 
-def content_chunks(branch: Branch, text_sibling: bool = False) -> Iterator[tuple[Node, bool]]:
+def assemble_content(branch: Branch) -> list[Any]:
+    """The content in order: adjacent texts joined (with the line breaks they ask for), and
+    the non-text parts (of successive cache breakpoints, the last)."""
+    result: list[Any] = []
+    _assemble(branch, False, result)
+    return result
+
+
+def _assemble(branch: Branch, text_sibling: bool, result: list[Any]) -> None:
+    """``text_sibling``: a text came right before ``branch`` among its siblings."""
     for child in branch.children:
         kind = child.kind
         if kind == TEXT:
-            yield child, text_sibling
+            assert isinstance(child, TextPart)
+            line_break = child.line_break
+            if result and isinstance(result[-1], str):
+                previous = result[-1]
+                if (
+                    line_break == ALWAYS_BREAK
+                    or (line_break == BREAK_IF_NOT_TEXT_SIBLING and not text_sibling)
+                ) and (previous and previous[-1] != "\n"):
+                    previous += "\n"
+                result[-1] = previous + child.text
+            else:
+                result.append(child.text)
             text_sibling = True
-        elif kind in (IMAGE, DOCUMENT, OPAQUE, BREAKPOINT):
-            yield child, False
+        elif kind == BREAKPOINT:
+            if result and not isinstance(result[-1], str) and result[-1].kind == BREAKPOINT:
+                result[-1] = child
+            else:
+                result.append(child)
+        elif kind in (IMAGE, DOCUMENT, OPAQUE):
+            result.append(child)
         else:
             assert isinstance(child, Branch)
-            yield from content_chunks(child, text_sibling)
+            _assemble(child, text_sibling, result)
             text_sibling = False
-
-
-def assemble_content(branch: Branch) -> list[Any]:
-    result: list[Any] = []
-    for content, text_sibling in content_chunks(branch):
-        kind = content.kind
-        if kind in (IMAGE, DOCUMENT, OPAQUE):
-            result.append(content)
-            continue
-        if kind == BREAKPOINT:
-            if result and not isinstance(result[-1], str) and result[-1].kind == BREAKPOINT:
-                result[-1] = content
-            else:
-                result.append(content)
-            continue
-        assert isinstance(content, TextPart)
-        breaks = content.line_break == ALWAYS_BREAK or (
-            content.line_break == BREAK_IF_NOT_TEXT_SIBLING and not text_sibling
-        )
-        previous = result[-1] if result else None
-        if breaks and isinstance(previous, str) and previous and previous[-1] != "\n":
-            result[-1] += "\n"
-        if result and isinstance(result[-1], str):
-            result[-1] += content.text
-        else:
-            result.append(content.text)
-    return result
 
 
 def _exact_fragment_tokens(container: Container, counting: Counting) -> float:
@@ -531,16 +528,22 @@ def _exact_fragment_tokens(container: Container, counting: Counting) -> float:
     return total
 
 
-def iter_messages(branch: Branch) -> Iterator[Message]:
+def messages_of(branch: Branch) -> list[Message]:
     """Non-empty messages in order; text outside a message is the library's error."""
+    found: list[Message] = []
+    _collect_messages(branch, found)
+    return found
+
+
+def _collect_messages(branch: Branch, found: list[Message]) -> None:
     for child in branch.children:
         if child.kind == CONTAINER:
             assert isinstance(child, Container)
-            yield from iter_messages(child)
+            _collect_messages(child, found)
         elif child.kind == MESSAGE:
             assert isinstance(child, Message)
             if not child.is_empty():
-                yield child
+                found.append(child)
         else:
             shown = child.text if isinstance(child, TextPart) else "undefined"
             raise TextOutsideMessageError(

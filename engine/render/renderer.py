@@ -25,7 +25,7 @@ from engine.render.materialized import (
     Node,
     TextOutsideMessageError,
     TextPart,
-    iter_messages,
+    messages_of,
 )
 from engine.render.model import MAX_PRIORITY, Child, Sizing
 from engine.render.phase import RenderError, RenderPhase, RenderPhaseResult, materialize
@@ -136,7 +136,7 @@ class _Run:
         result.initial_tree_factory = lambda: materialize(phase.root, None, dict(keep_with_ids))
         try:
             # (Also fills the messages' text caches, which the library's counting keeps.)
-            original = [message.to_raw() for message in iter_messages(root)]
+            original = [message.to_raw() for message in messages_of(root)]
         except TextOutsideMessageError as error:
             result.error = RenderFailure("Error", str(error))
             return
@@ -154,7 +154,7 @@ class _Run:
             result.error = RenderFailure("Error", str(error))
             return
         try:
-            result.messages = [message.to_raw() for message in iter_messages(root)]
+            result.messages = [message.to_raw() for message in messages_of(root)]
         except TextOutsideMessageError as error:
             result.error = RenderFailure("Error", str(error))
             return
