@@ -49,7 +49,6 @@ def run(args: argparse.Namespace) -> int:
     from engine.render.loader import TreeFormatError, load_document, parse_budget
     from engine.render.output import dumps, result_json
     from engine.render.renderer import render
-    from engine.render.report import build_report, report_table
 
     left_to_exit()  # the trees rendered here are not walked again as the process ends
     try:
@@ -63,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.tree:
         raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
     from engine.render.count_memory import recall, remember
+    from engine.render.report import build_report, report_table
     from engine.render.tokenizers import get_tokenizer
     from engine.safety.input_limits import read_text
 
