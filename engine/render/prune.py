@@ -377,6 +377,12 @@ def scan_lowest(
     if look is None:
         look = looks_for_cache_points(node)
     queue: list[Node] = node.children
+    if len(queue) == 1:  # one child (a message's content, a wrapper): the loop below, unrolled
+        child = queue[0]
+        if not (child.kind == CONTAINER and child.flags & FLAG_PASS_PRIORITY and child.children):  # type: ignore[attr-defined]
+            if (look and child.kind == BREAKPOINT) or (skip and child in skip):
+                return None
+            return child
     spliced = False
     lowest: Node | None = None
     lowest_nested: float | None = None
