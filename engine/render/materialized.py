@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Union
 
 from engine.render.jstext import is_blank
-from engine.render.tokenizers import Tokenizer
+from engine.render.tokenizers import Tokenizer, bare_message_tokens
 
 TEXT, IMAGE, DOCUMENT, OPAQUE, BREAKPOINT, CONTAINER, MESSAGE = range(7)
 NO_BREAK, ALWAYS_BREAK, BREAK_IF_NOT_TEXT_SIBLING = 0, 1, 2
@@ -410,6 +410,13 @@ class Message(Branch):
     def base_tokens(self, counting: Counting) -> float:
         if self._base is None:
             raw = self.to_raw()
+            if self.role != 3 and not self.name and not self.tool_calls:
+                for part in raw["content"]:
+                    if part["type"] != PART_TEXT:
+                        break
+                else:  # text only: with its text emptied, the message is its role alone
+                    self._base = bare_message_tokens(counting.tokenizer, self.role)
+                    return self._base
             content = []
             for part in raw["content"]:
                 kind = part["type"]

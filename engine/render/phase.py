@@ -34,7 +34,7 @@ from engine.render.materialized import (
 )
 from engine.render.model import MAX_PRIORITY, MESSAGE_ROLES, Child, Element, Sizing
 from engine.render.textfit import RegexCursor, Steps, cursor_for, fit_steps, run_interleaved
-from engine.render.tokenizers import Tokenizer
+from engine.render.tokenizers import Tokenizer, bare_message_tokens
 
 INF = math.inf
 CTOR_NAMES = {
@@ -414,7 +414,15 @@ class RenderPhase:
         kind = element.kind
         tokenizer = self.tokenizer
         if kind in ("system", "user", "assistant") or (self.exact and kind == "tool"):
-            used += tokenizer.message_tokens(_empty_message(element))
+            props = element.props
+            if (
+                props.get("name")
+                or props.get("tool_calls") is not None
+                or props.get("tool_call_id")
+            ):
+                used += tokenizer.message_tokens(_empty_message(element))
+            else:  # _empty_message would hold the role alone
+                used += bare_message_tokens(tokenizer, MESSAGE_ROLES[kind])
         own_priority = MAX_PRIORITY if element.priority is None else element.priority
         text_tokens = tokenizer.text_tokens
         if kind == "textchunk":

@@ -184,6 +184,17 @@ class BpeTokenizer:
 
 
 _shared: dict[str, Tokenizer] = {}
+_bare: dict[tuple[str, int], int] = {}
+
+
+def bare_message_tokens(tokenizer: Tokenizer, role: int) -> int:
+    """Tokens of a message of ``role`` with no text, name, tool calls or call id: the same
+    for every such message (a user message's share before its text), so counted once."""
+    key = (tokenizer.name, role)
+    found = _bare.get(key)
+    if found is None:
+        found = _bare[key] = tokenizer.message_tokens({"role": role, "content": []})
+    return found
 
 
 def get_tokenizer(name: str) -> Tokenizer:
