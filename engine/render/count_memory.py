@@ -25,7 +25,7 @@ _COUNT = array("q").itemsize
 
 def tree_identity(data: Any) -> bytes:
     """What a parsed tree is known by: its marshal form (version 2 writes no back-references,
-    so the bytes depend only on the values), ten times quicker than writing it as JSON."""
+    so the bytes depend only on the values), in a third of the time of writing it as JSON."""
     return marshal.dumps(data, 2)
 
 
