@@ -30,10 +30,11 @@ def tree_identity(data: Any) -> bytes:
 
 
 def _key(tokenizer: str, tree: bytes) -> bytes:
-    digest = hashlib.blake2b(_FORMAT, digest_size=16)
+    # sha256: about twice blake2b's speed on megabytes where the CPU has SHA instructions
+    digest = hashlib.sha256(_FORMAT)
     digest.update(tokenizer.encode() + b"\0")
     digest.update(tree)
-    return digest.digest()
+    return digest.digest()[:16]
 
 
 def _pack(counts: dict[bytes, int]) -> bytes:

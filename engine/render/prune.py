@@ -170,12 +170,20 @@ class Pruner:
             # on the first removal: renders that fit never pay for it
             self.index_tree(_root_of(top))
             self._indexed = True
+        scanned = self.index.scanned
         node = top
         while True:
             if node.kind == CONTAINER and node.flags & FLAG_LEGACY:  # type: ignore[attr-defined]
                 self._remove_lowest_legacy(node, removed)
                 return
-            lowest = self.index.lowest(node, skip) if self.fast else scan_lowest(node, skip)
+            if self.fast:
+                look = scanned.get(id(node))  # a short level: scanned without the index
+                if look is None:
+                    lowest = self.index.lowest(node, skip)
+                else:
+                    lowest = scan_lowest(node, skip, look)
+            else:
+                lowest = scan_lowest(node, skip)
             if lowest is None:
                 if exact and node is not top:
                     # exact mode backtracks: this subtree has nothing left to prune (its
@@ -432,21 +440,21 @@ class CandidateIndex:
     def __init__(self) -> None:
         self._heaps: dict[int, list[tuple[float, float, int, Node]]] = {}
         # levels scanned as the library does -> looks_for_cache_points(level)
-        self._scan_only: dict[int, bool] = {}
+        self.scanned: dict[int, bool] = {}
 
     def reset(self) -> None:
         self._heaps.clear()
-        self._scan_only.clear()
+        self.scanned.clear()
 
     def lowest(self, node: Branch, skip: set[Node] | None = None) -> Node | None:
         key = id(node)
-        look = self._scan_only.get(key)
+        look = self.scanned.get(key)
         if look is not None:
             return scan_lowest(node, skip, look)
         heap = self._heaps.get(key)
         if heap is None:
             if len(node.children) <= SHORT_LEVEL or not self._plain_level(node):
-                look = self._scan_only[key] = looks_for_cache_points(node)
+                look = self.scanned[key] = looks_for_cache_points(node)
                 return scan_lowest(node, skip, look)
             heap = [
                 (child.priority, lowest_child_priority(child), position, child)
