@@ -45,12 +45,12 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.render.collections_paused import collections_paused
+    from engine.render.collections_paused import collections_paused, left_to_exit
     from engine.render.loader import TreeFormatError, load_document, parse_budget
     from engine.render.output import dumps, result_json
     from engine.render.renderer import render
-    from engine.render.report import build_report, report_table
 
+    left_to_exit()  # the trees rendered here are not walked again as the process ends
     try:
         budget = None if args.budget is None else parse_budget(args.budget)
     except TreeFormatError as error:
@@ -62,13 +62,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.tree:
         raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
     from engine.render.count_memory import recall, remember
+    from engine.render.report import build_report, report_table
     from engine.render.tokenizers import get_tokenizer
     from engine.safety.input_limits import read_text
 
     with collections_paused(age_on_exit=True):
         document = load_document(args.tree)
         tokenizer = get_tokenizer(args.tokenizer or document.tokenizer or "words")
-        tree_text = read_text(args.tree)
+        tree_text = read_text(args.tree).encode("utf-8", "surrogatepass")
         recall(tokenizer, tree_text)  # counts of an earlier render of this tree file
         result = render(document, budget, args.tokenizer, args.mode or "exact")
         remember(tokenizer, tree_text)
@@ -87,7 +88,7 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
     """Oracle cases on stdin; a case's own budget/tokenizer win over the options, which win
     over the tree's."""
     from engine.render.collections_paused import collected_between
-    from engine.render.count_memory import recall, remember
+    from engine.render.count_memory import recall, remember, tree_identity
     from engine.render.loader import TreeFormatError, document_from_data, parse_budget
     from engine.render.output import dumps, result_json
     from engine.render.renderer import render
@@ -97,7 +98,7 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
     # The generator writes each tree once per budget, on consecutive lines: parse it once.
     last_tree: object = None
     last_document = None
-    tree_text = ""
+    tree_text = b""
     limit = input_limit()
     # The limit counts characters here (a line of stdin's text stream), at most 4 bytes each.
     # no collection passes while a case is read, rendered and written (collected_between)
@@ -113,13 +114,13 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
             tree = case["tree"] if isinstance(case, dict) else None
             if last_document is None or tree != last_tree:
                 last_document, last_tree = document_from_data(tree), tree
-                tree_text = ""
+                tree_text = b""
             document = last_document
             given = case.get("budget")
             chosen = case.get("tokenizer") or tokenizer
             counter = get_tokenizer(str(chosen or document.tokenizer or "words"))
             if isinstance(counter, BpeTokenizer):
-                tree_text = tree_text or json.dumps(tree)
+                tree_text = tree_text or tree_identity(tree)
                 recall(counter, tree_text)  # counts of an earlier render of this tree
             result = render(
                 document, budget if given is None else parse_budget(given), chosen, mode

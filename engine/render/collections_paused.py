@@ -9,6 +9,7 @@ the next case of a stream.
 
 from __future__ import annotations
 
+import atexit
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -51,3 +52,14 @@ def collected_between(items: Iterable[Item]) -> Iterator[Item]:
             if number:
                 gc.collect()
             yield item
+
+
+def left_to_exit() -> None:
+    """When the interpreter exits, what is still alive is left to the operating system.
+
+    Python's last collection at exit walks every object left (0.05-0.1 s after a 2,000-round
+    tree) only to free memory the process gives back anyway; frozen objects are not walked.
+    Registered as an exit handler, so a caller that goes on (a test) keeps collecting.
+    """
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)

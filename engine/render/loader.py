@@ -37,6 +37,21 @@ BASE_PROPS = {
 
 MAX_DEPTH = 100
 
+# Where a node is, for error messages: (parent's Where or None, label, index), e.g.
+# ((None, "root", 1), "elem", 0) is "root[1]/elem[0]"; the text is built only for an error.
+Where = tuple[Any, str, int]
+
+
+def _path(where: Where | str) -> str:
+    if isinstance(where, str):
+        return where
+    steps: list[str] = []
+    step: Where | None = where
+    while step is not None:
+        steps.append(f"{step[1]}[{step[2]}]")
+        step = step[0]
+    return "/".join(reversed(steps))
+
 
 class TreeFormatError(ValueError):
     """A document that is not a valid prompt tree; the message names the node's path."""
@@ -74,7 +89,9 @@ def document_from_data(data: Any) -> TreeDocument:
     if not isinstance(data, dict) or not isinstance(data.get("root"), list):
         raise TreeFormatError('tree must be an array or an object with a "root" array')
     counter = _IdCounter()
-    root = [_node(child, f"root[{index}]", counter) for index, child in enumerate(data["root"])]
+    root = [
+        _node(child, (None, "root", index), counter, 0) for index, child in enumerate(data["root"])
+    ]
     budget = data.get("budget")
     tokenizer = data.get("tokenizer")
     return TreeDocument(
@@ -135,10 +152,10 @@ class _IdCounter:
         self.next = 0
         self.seen: set[str] = set()
 
-    def assign(self, given: Any, where: str) -> str:
+    def assign(self, given: Any, where: Where | str) -> str:
         node_id = f"#{self.next}" if given is None else _js_string(given)
         if node_id in self.seen:
-            raise TreeFormatError(f'duplicate id "{node_id}" at {where}')
+            raise TreeFormatError(f'duplicate id "{node_id}" at {_path(where)}')
         self.seen.add(node_id)
         self.next += 1
         return node_id
@@ -151,19 +168,21 @@ def _js_string(value: Any) -> str:
     return js_number(value) if isinstance(value, float) else str(value)
 
 
-def _node(raw: Any, where: str, ids: _IdCounter) -> Child:
+def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
+    """``depth``: how many elements enclose this one."""
     if isinstance(raw, str):
         return raw
-    if where.count("/") >= MAX_DEPTH:
+    if depth >= MAX_DEPTH:
         # rendering recurses per level; a clear error instead of Python's recursion limit
-        raise TreeFormatError(f"tree nested deeper than {MAX_DEPTH} levels at {where[:80]}...")
+        shown = _path(where)[:80]
+        raise TreeFormatError(f"tree nested deeper than {MAX_DEPTH} levels at {shown}...")
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-        raise TreeFormatError(f"invalid node at {where}: {json.dumps(raw)}")
+        raise TreeFormatError(f"invalid node at {_path(where)}: {json.dumps(raw)}")
     kind = raw["type"]
     if kind == "text":
         return str(raw.get("text", ""))
     if kind not in ELEMENT_KINDS and kind not in INTRINSIC_KINDS and kind != "fragment":
-        raise TreeFormatError(f'unknown node type "{kind}" at {where}')
+        raise TreeFormatError(f'unknown node type "{kind}" at {_path(where)}')
     element = Element(kind)
     if kind in ELEMENT_KINDS:
         element.id = ids.assign(raw.get("id"), where)
@@ -172,11 +191,13 @@ def _node(raw: Any, where: str, ids: _IdCounter) -> Child:
                 setattr(element, attr, _base_prop(json_name, raw[json_name], where))
     raw_children = raw.get("children") or []
     if not isinstance(raw_children, list):
-        raise TreeFormatError(f"children of {where} must be a list")
+        raise TreeFormatError(f"children of {_path(where)} must be a list")
+    inner = depth + 1
     element.children = [
-        _node(child, f"{where}/{kind}[{index}]", ids) for index, child in enumerate(raw_children)
+        child if isinstance(child, str) else _node(child, (where, kind, index), ids, inner)
+        for index, child in enumerate(raw_children)
     ]
-    _kind_props(element, raw, where, ids)
+    _kind_props(element, raw, where, ids, depth)
     return element
 
 
@@ -184,25 +205,29 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _base_prop(name: str, value: Any, where: str) -> Any:
+def _base_prop(name: str, value: Any, node: Where) -> Any:
     """Checks a base prop's type (the library would compare a string priority as text)."""
     if name == "passPriority":
         if not isinstance(value, bool):
-            raise TreeFormatError(f"passPriority at {where} must be true or false")
+            raise TreeFormatError(f"passPriority at {_path(node)} must be true or false")
         return value
     if name == "flexReserve" and isinstance(value, str):
         divisor = value[1:] if value.startswith("/") else ""
         try:
             float(divisor)
         except ValueError:
-            raise TreeFormatError(f'flexReserve at {where} must be a number or "/N"') from None
+            raise TreeFormatError(
+                f'flexReserve at {_path(node)} must be a number or "/N"'
+            ) from None
         return value
     if not _number(value):
-        raise TreeFormatError(f"{name} at {where} must be a number, not {json.dumps(value)}")
+        raise TreeFormatError(f"{name} at {_path(node)} must be a number, not {json.dumps(value)}")
     return value
 
 
-def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCounter) -> None:
+def _kind_props(
+    element: Element, raw: dict[str, Any], node: Where, ids: _IdCounter, depth: int
+) -> None:
     kind = element.kind
     props = element.props
     if kind in ("system", "user", "assistant", "tool") and "name" in raw:
@@ -221,7 +246,7 @@ def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCount
         props["tool_call_id"] = raw.get("toolCallId")
     elif kind == "tokenlimit":
         if raw.get("max") is not None and not _number(raw["max"]):
-            raise TreeFormatError(f"max at {where} must be a number")
+            raise TreeFormatError(f"max at {_path(node)} must be a number")
         props["max"] = raw.get("max")
     elif kind == "prioritizedlist":
         props["descending"] = bool(raw.get("descending"))
@@ -234,16 +259,16 @@ def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCount
         elif isinstance(alt, list):
             fragment = Element("fragment")
             fragment.children = [
-                _node(child, f"{where}/ifempty.alt[{index}]", ids)
+                _node(child, (node, "ifempty.alt", index), ids, depth + 1)
                 for index, child in enumerate(alt)
             ]
             props["alt"] = fragment
         else:
-            props["alt"] = _node(alt, f"{where}/ifempty.alt[0]", ids)
+            props["alt"] = _node(alt, (node, "ifempty.alt", 0), ids, depth + 1)
     elif kind == "textchunk":
         if raw.get("text") is not None:
             element.children = [str(raw["text"])]
-        props["break_on"] = _break_on(raw.get("breakOn"), where)
+        props["break_on"] = _break_on(raw.get("breakOn"), node)
         props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
     elif kind == "image":
         props["src"] = raw.get("src")
@@ -254,7 +279,7 @@ def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCount
         props["media_type"] = raw.get("mediaType")
     elif kind == "opaque":
         if raw.get("tokenUsage") is not None and not _number(raw["tokenUsage"]):
-            raise TreeFormatError(f"tokenUsage at {where} must be a number")
+            raise TreeFormatError(f"tokenUsage at {_path(node)} must be a number")
         props["value"] = raw.get("value")
         props["token_usage"] = raw.get("tokenUsage")
         if "priority" in raw:
@@ -270,15 +295,15 @@ def _kind_props(element: Element, raw: dict[str, Any], where: str, ids: _IdCount
         props["pad"] = raw.get("pad", "")
 
 
-def _break_on(value: Any, where: str) -> Any:
+def _break_on(value: Any, node: Where) -> Any:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, dict) and isinstance(value.get("regex"), str):
         try:
             return js_regex(value["regex"], value.get("flags", "g"))
         except (ValueError, Exception) as error:
-            raise TreeFormatError(f"invalid breakOn regex at {where}: {error}") from None
-    raise TreeFormatError(f"invalid breakOn {json.dumps(value)} at {where}")
+            raise TreeFormatError(f"invalid breakOn regex at {_path(node)}: {error}") from None
+    raise TreeFormatError(f"invalid breakOn {json.dumps(value)} at {_path(node)}")
 
 
 def _expandable_value(raw: dict[str, Any]) -> Callable[[Sizing], str]:

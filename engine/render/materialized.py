@@ -8,11 +8,10 @@ docs/render.md (e.g. a message is recounted when its tool calls change).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Union
 
 from engine.render.jstext import is_blank
-from engine.render.tokenizers import Tokenizer
+from engine.render.tokenizers import Tokenizer, bare_message_tokens
 
 TEXT, IMAGE, DOCUMENT, OPAQUE, BREAKPOINT, CONTAINER, MESSAGE = range(7)
 NO_BREAK, ALWAYS_BREAK, BREAK_IF_NOT_TEXT_SIBLING = 0, 1, 2
@@ -330,6 +329,7 @@ class Message(Branch):
     __slots__ = (
         "_base",
         "_count",
+        "_raw",
         "_text",
         "_upper",
         "name",
@@ -357,6 +357,7 @@ class Message(Branch):
         self._upper: float | None = None
         self._base: float | None = None
         self._text: list[Any] | None = None
+        self._raw: dict[str, Any] | None = None
 
     def is_empty(self) -> bool:
         if self.tool_calls:
@@ -370,6 +371,7 @@ class Message(Branch):
         self._count = None
         self._upper = None
         self._text = None
+        self._raw = None
         if self.parent is not None:
             self.parent.child_changed(self)
 
@@ -378,6 +380,11 @@ class Message(Branch):
         if old is not None:
             self.on_chunks_change()
         return old
+
+    def set_tool_calls(self, calls: list[dict[str, Any]]) -> None:
+        """Pruning dropped tool calls (the cached counts stay: see ``forget_counts``)."""
+        self.tool_calls = calls
+        self._raw = None
 
     def forget_counts(self) -> None:
         """Exact mode: tool calls changed, so every cached count is stale."""
@@ -403,6 +410,13 @@ class Message(Branch):
     def base_tokens(self, counting: Counting) -> float:
         if self._base is None:
             raw = self.to_raw()
+            if self.role != 3 and not self.name and not self.tool_calls:
+                for part in raw["content"]:
+                    if part["type"] != PART_TEXT:
+                        break
+                else:  # text only: with its text emptied, the message is its role alone
+                    self._base = bare_message_tokens(counting.tokenizer, self.role)
+                    return self._base
             content = []
             for part in raw["content"]:
                 kind = part["type"]
@@ -410,8 +424,7 @@ class Message(Branch):
                     content.append({**part, "text": ""})
                 elif kind not in (PART_IMAGE, PART_DOCUMENT):
                     content.append(part)
-            raw["content"] = content
-            self._base = counting.tokenizer.message_tokens(raw)
+            self._base = counting.tokenizer.message_tokens({**raw, "content": content})
         return self._base
 
     def text_parts(self) -> list[Any]:
@@ -421,6 +434,14 @@ class Message(Branch):
         return self._text
 
     def to_raw(self) -> dict[str, Any]:
+        """The library's Raw message (kept until the content or the tool calls change; the
+        callers only read it)."""
+        raw = self._raw
+        if raw is None:
+            raw = self._raw = self._build_raw()
+        return raw
+
+    def _build_raw(self) -> dict[str, Any]:
         content: list[dict[str, Any]] = []
         for element in self.text_parts():
             if isinstance(element, str):
@@ -464,45 +485,43 @@ def inside_message(node: Node) -> bool:
     return False
 
 
-def content_chunks(branch: Branch, text_sibling: bool = False) -> Iterator[tuple[Node, bool]]:
+def assemble_content(branch: Branch) -> list[Any]:
+    """The content in order: adjacent texts joined (with the line breaks they ask for), and
+    the non-text parts (of successive cache breakpoints, the last)."""
+    result: list[Any] = []
+    _assemble(branch, False, result)
+    return result
+
+
+def _assemble(branch: Branch, text_sibling: bool, result: list[Any]) -> None:
+    """``text_sibling``: a text came right before ``branch`` among its siblings."""
     for child in branch.children:
         kind = child.kind
         if kind == TEXT:
-            yield child, text_sibling
+            assert isinstance(child, TextPart)
+            line_break = child.line_break
+            if result and isinstance(result[-1], str):
+                previous = result[-1]
+                if (
+                    line_break == ALWAYS_BREAK
+                    or (line_break == BREAK_IF_NOT_TEXT_SIBLING and not text_sibling)
+                ) and (previous and previous[-1] != "\n"):
+                    previous += "\n"
+                result[-1] = previous + child.text
+            else:
+                result.append(child.text)
             text_sibling = True
-        elif kind in (IMAGE, DOCUMENT, OPAQUE, BREAKPOINT):
-            yield child, False
+        elif kind == BREAKPOINT:
+            if result and not isinstance(result[-1], str) and result[-1].kind == BREAKPOINT:
+                result[-1] = child
+            else:
+                result.append(child)
+        elif kind in (IMAGE, DOCUMENT, OPAQUE):
+            result.append(child)
         else:
             assert isinstance(child, Branch)
-            yield from content_chunks(child, text_sibling)
+            _assemble(child, text_sibling, result)
             text_sibling = False
-
-
-def assemble_content(branch: Branch) -> list[Any]:
-    result: list[Any] = []
-    for content, text_sibling in content_chunks(branch):
-        kind = content.kind
-        if kind in (IMAGE, DOCUMENT, OPAQUE):
-            result.append(content)
-            continue
-        if kind == BREAKPOINT:
-            if result and not isinstance(result[-1], str) and result[-1].kind == BREAKPOINT:
-                result[-1] = content
-            else:
-                result.append(content)
-            continue
-        assert isinstance(content, TextPart)
-        breaks = content.line_break == ALWAYS_BREAK or (
-            content.line_break == BREAK_IF_NOT_TEXT_SIBLING and not text_sibling
-        )
-        previous = result[-1] if result else None
-        if breaks and isinstance(previous, str) and previous and previous[-1] != "\n":
-            result[-1] += "\n"
-        if result and isinstance(result[-1], str):
-            result[-1] += content.text
-        else:
-            result.append(content.text)
-    return result
 
 
 def _exact_fragment_tokens(container: Container, counting: Counting) -> float:
@@ -516,16 +535,22 @@ def _exact_fragment_tokens(container: Container, counting: Counting) -> float:
     return total
 
 
-def iter_messages(branch: Branch) -> Iterator[Message]:
+def messages_of(branch: Branch) -> list[Message]:
     """Non-empty messages in order; text outside a message is the library's error."""
+    found: list[Message] = []
+    _collect_messages(branch, found)
+    return found
+
+
+def _collect_messages(branch: Branch, found: list[Message]) -> None:
     for child in branch.children:
         if child.kind == CONTAINER:
             assert isinstance(child, Container)
-            yield from iter_messages(child)
+            _collect_messages(child, found)
         elif child.kind == MESSAGE:
             assert isinstance(child, Message)
             if not child.is_empty():
-                yield child
+                found.append(child)
         else:
             shown = child.text if isinstance(child, TextPart) else "undefined"
             raise TextOutsideMessageError(

@@ -20,6 +20,13 @@ def _joined_text(content: list[dict[str, Any]]) -> str:
 
 
 def _text_and_images(content: list[dict[str, Any]]) -> str | list[Any]:
+    texts: list[str] = []
+    for part in content:
+        if part["type"] != TEXT:
+            break
+        texts.append(part["text"])
+    else:  # text only (the common case): the parts below would be joined again
+        return "".join(texts)
     parts: list[Any] = []
     for part in content:
         kind = part["type"]

@@ -100,11 +100,16 @@ def js_value(value: Any) -> Any:
         indexed = []
         named = []
         for key, item in value.items():
-            index = _array_index(str(key))
+            name = str(key)
+            # ints and strings are in their JSON form already (budgets: thousands of ints)
+            shown = item if type(item) is int or type(item) is str else js_value(item)
+            index = _array_index(name) if name[:1].isdigit() else None
             if index is None:
-                named.append((str(key), js_value(item)))
+                named.append((name, shown))
             else:
-                indexed.append((index, str(key), js_value(item)))
+                indexed.append((index, name, shown))
+        if not indexed:
+            return dict(named)
         indexed.sort()
         return {**{k: v for _, k, v in indexed}, **dict(named)}
     if isinstance(value, list):

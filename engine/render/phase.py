@@ -34,7 +34,7 @@ from engine.render.materialized import (
 )
 from engine.render.model import MAX_PRIORITY, MESSAGE_ROLES, Child, Element, Sizing
 from engine.render.textfit import RegexCursor, Steps, cursor_for, fit_steps, run_interleaved
-from engine.render.tokenizers import Tokenizer
+from engine.render.tokenizers import Tokenizer, bare_message_tokens
 
 INF = math.inf
 CTOR_NAMES = {
@@ -59,6 +59,13 @@ CTOR_NAMES = {
     "root": "Root",
 }
 
+
+# The flags a node gets from its element's kind (passPriority adds FLAG_PASS_PRIORITY).
+KIND_FLAGS = {"legacy": FLAG_LEGACY, "chunk": FLAG_CHUNK, "ifempty": FLAG_EMPTY_ALTERNATE}
+# Kinds whose render output is not just their children.
+SPECIAL_OUTPUT = frozenset(
+    {"textchunk", "fill", "echo", "expandable", "prioritizedlist", "ifempty"}
+)
 
 # The element path for error messages, innermost first, built only when an error needs it.
 PathChain = tuple[str, Any] | None
@@ -211,23 +218,35 @@ class RenderPhase:
         if not todo:
             return
         groups: dict[float, list[tuple[RenderNode, Element, PathChain]]] = {}
-        for node, element, path in todo:
+        created = self.created_ids
+        for entry in todo:
+            node, element, _ = entry
+            kind = element.kind
             if element.id is not None:
                 node.json_id = element.id
-                self.created_ids.append(element.id)
-            if element.kind == "tokenlimit":
+                created.append(element.id)
+            flags = KIND_FLAGS.get(kind, 0)
+            if element.pass_priority:
+                flags |= FLAG_PASS_PRIORITY
+            node.flags = flags
+            if kind == "tokenlimit":
                 self.token_limits.append((element.props.get("max"), node.node_id))
-            node.flags = _flags(element)
-            if element.kind == "keepwith":
+            elif kind == "keepwith":
                 group = element.props["group"]
                 node.keep_with = self.keep_with_ids.setdefault(group, len(self.keep_with_ids))
             key = INF if element.flex_grow is None else element.flex_grow
-            groups.setdefault(key, []).append((node, element, path))
+            same = groups.get(key)
+            if same is None:
+                groups[key] = [entry]
+            else:
+                same.append(entry)
         ordered = (
             list(groups.values())
             if len(groups) == 1
             else [groups[key] for key in sorted(groups, key=lambda k: -k)]
         )
+        record = self.budgets
+        consumed = self.consumed
         for group_index, group in enumerate(ordered):
             reserved: float = 0
             for later in ordered[group_index + 1 :]:
@@ -242,7 +261,6 @@ class RenderPhase:
             sizing.used += reserved
             budgets = self._split(sizing, group)
             sizing.used -= reserved
-            record = self.budgets
             for index, (_, element, _) in enumerate(group):
                 if element.id is not None:
                     record[element.id] = budgets[index]
@@ -254,7 +272,7 @@ class RenderPhase:
                 if element.kind == "expandable":
                     self.growables.append(Growable(node, element, consumption))
                 if element.id is not None:
-                    self.consumed[element.id] = consumption
+                    consumed[element.id] = consumption
                 sizing.used += consumption
 
     def _split(
@@ -262,8 +280,10 @@ class RenderPhase:
     ) -> list[float]:
         """Each element's budget: shares by flexBasis, TokenLimits capped at their max."""
         remaining = sizing.remaining
-        if all(e.flex_basis is None and e.kind != "tokenlimit" for _, e, _ in group):
-            # the common case: equal shares
+        for _, element, _ in group:
+            if element.flex_basis is not None or element.kind == "tokenlimit":
+                break
+        else:  # the common case: equal shares
             share = js_floor(remaining * js_div(1, len(group)))
             return [share] * len(group)
         basis_sum: float = 0
@@ -301,6 +321,10 @@ class RenderPhase:
         for index, (_, element, path) in enumerate(group):
             if element.kind not in ("textchunk", "fill"):
                 continue
+            if element.kind == "textchunk" and not (
+                element.props.get("break_on_whitespace") or element.props.get("break_on")
+            ):
+                continue  # a TextChunk that does not break is not fitted
             if shared_whitespace is None:
                 shared_whitespace = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
             if element.kind == "textchunk":
@@ -345,6 +369,8 @@ class RenderPhase:
 
     def _render_output(self, element: Element, budget: float, fitted: str | None) -> list[Child]:
         kind = element.kind
+        if kind not in SPECIAL_OUTPUT:
+            return list(element.children)
         props = element.props
         if kind == "textchunk" and fitted is not None:
             intrinsics: list[Child] = [
@@ -385,28 +411,41 @@ class RenderPhase:
         pieces = _flatten(output)
         child_sizing = SizingContext(budget)
         used: float = 0
-        if element.kind in ("system", "user", "assistant") or (
-            self.exact and element.kind == "tool"
-        ):
-            used += self.tokenizer.message_tokens(_empty_message(element))
-        for piece in pieces:
-            if isinstance(piece, str):
-                used += self.tokenizer.text_tokens(piece)
-        child_sizing.used = used
+        kind = element.kind
+        tokenizer = self.tokenizer
+        if kind in ("system", "user", "assistant") or (self.exact and kind == "tool"):
+            props = element.props
+            if (
+                props.get("name")
+                or props.get("tool_calls") is not None
+                or props.get("tool_call_id")
+            ):
+                used += tokenizer.message_tokens(_empty_message(element))
+            else:  # _empty_message would hold the role alone
+                used += bare_message_tokens(tokenizer, MESSAGE_ROLES[kind])
         own_priority = MAX_PRIORITY if element.priority is None else element.priority
-        if element.kind == "textchunk":
+        text_tokens = tokenizer.text_tokens
+        if kind == "textchunk":
+            for piece in pieces:
+                if isinstance(piece, str):
+                    used += text_tokens(piece)
+            child_sizing.used = used
             self._text_chunk_children(node, element, pieces, own_priority)
             return child_sizing.consumed
         todo: list[tuple[RenderNode, Element, PathChain]] = []
+        children = node.children
         for piece in pieces:
             if isinstance(piece, str):
-                node.children.append(RenderText(piece, own_priority, len(node.children), False))
+                used += text_tokens(piece)
+                children.append(RenderText(piece, own_priority, len(children), False))
             elif piece.kind in ("br", "opaque", "cacheBreakpoint"):
-                self._intrinsic(node, element, piece, own_priority, len(node.children))
+                self._intrinsic(node, element, piece, own_priority, len(children))
             else:
-                child = self.new_node(len(node.children), piece)
-                node.children.append(child)
+                child = RenderNode(self.next_node_id, len(children), piece)
+                self.next_node_id += 1
+                children.append(child)
                 todo.append((child, piece, (CTOR_NAMES.get(piece.kind, piece.kind), path)))
+        child_sizing.used = used
         self._process_pieces(child_sizing, todo)
         return child_sizing.consumed
 
@@ -444,20 +483,13 @@ def _basis(element: Element) -> float:
     return 1 if element.flex_basis is None else element.flex_basis
 
 
-def _flags(element: Element) -> int:
-    flags = 0
-    if element.kind == "legacy":
-        flags |= FLAG_LEGACY
-    if element.kind == "chunk":
-        flags |= FLAG_CHUNK
-    if element.kind == "ifempty":
-        flags |= FLAG_EMPTY_ALTERNATE
-    if element.pass_priority:
-        flags |= FLAG_PASS_PRIORITY
-    return flags
-
-
 def _flatten(children: list[Child], into: list[str | Element] | None = None) -> list[str | Element]:
+    if into is None:
+        for child in children:
+            if not isinstance(child, str) and child.kind == "fragment":
+                break
+        else:
+            return children  # no fragment: the (fresh) output list as it is
     out: list[str | Element] = [] if into is None else into
     for child in children:
         if isinstance(child, str):
@@ -515,17 +547,7 @@ def materialize(
     node: RenderNode, parent: Container | Message | None, keep_with_ids: dict[str, int]
 ) -> Node:
     element = node.element
-    # Children are appended in sort-index order (a TextChunk's share one index), so the
-    # library's stable sort by index would leave them as they are.
-    children = node.children
     kind = None if element is None else element.kind
-    priority: float
-    if element is not None and element.priority is not None:
-        priority = element.priority
-    elif element is not None and element.pass_priority:
-        priority = 0
-    else:
-        priority = MAX_PRIORITY
     made: Node
     if kind == "image":
         assert element is not None
@@ -558,15 +580,20 @@ def materialize(
             props.get("tool_call_id") if kind == "tool" else None,
             element.priority if element.priority is not None else MAX_PRIORITY,
         )
-        message.children = [_materialize_child(child, message, keep_with_ids) for child in children]
+        message.children = _materialize_children(node, message, keep_with_ids)
         made = message
     else:
+        priority: float
+        if element is not None and element.priority is not None:
+            priority = element.priority
+        elif element is not None and element.pass_priority:
+            priority = 0
+        else:
+            priority = MAX_PRIORITY
         name = None if kind is None else CTOR_NAMES.get(kind, kind)
         container = Container(parent, node.node_id, name, priority, node.flags)
         container.keep_with_id = node.keep_with
-        container.children = [
-            _materialize_child(child, container, keep_with_ids) for child in children
-        ]
+        container.children = _materialize_children(node, container, keep_with_ids)
         if node.flags & FLAG_EMPTY_ALTERNATE:
             alternate, default = container.children
             container.children = [alternate] if default.is_empty() else [default]
@@ -575,24 +602,31 @@ def materialize(
     return made
 
 
-def _materialize_child(
-    child: RenderNode | RenderText | RenderLeaf,
-    parent: Container | Message,
-    keep_with_ids: dict[str, int],
-) -> Node:
-    if isinstance(child, RenderNode):
-        return materialize(child, parent, keep_with_ids)
-    if isinstance(child, RenderText):
-        if child.line_break:
-            line_break = ALWAYS_BREAK
-        elif child.child_index == 0:
-            line_break = BREAK_IF_NOT_TEXT_SIBLING
+def _materialize_children(
+    node: RenderNode, parent: Container | Message, keep_with_ids: dict[str, int]
+) -> list[Node]:
+    # Children are appended in sort-index order (a TextChunk's share one index), so the
+    # library's stable sort by index would leave them as they are.
+    made: list[Node] = []
+    for child in node.children:
+        if type(child) is RenderText:
+            if child.line_break:
+                line_break = ALWAYS_BREAK
+            elif child.child_index == 0:
+                line_break = BREAK_IF_NOT_TEXT_SIBLING
+            else:
+                line_break = NO_BREAK
+            made.append(TextPart(parent, child.text, child.priority, line_break))
+        elif type(child) is RenderNode:
+            made.append(materialize(child, parent, keep_with_ids))
         else:
-            line_break = NO_BREAK
-        return TextPart(parent, child.text, child.priority, line_break)
-    element = child.element
-    if element.kind == "opaque":
-        return OpaquePart(
-            parent, element.props.get("value"), element.props.get("token_usage"), child.priority
-        )
-    return BreakpointPart(parent, element.props.get("cache_type"))
+            assert isinstance(child, RenderLeaf)
+            element = child.element
+            if element.kind == "opaque":
+                props = element.props
+                made.append(
+                    OpaquePart(parent, props.get("value"), props.get("token_usage"), child.priority)
+                )
+            else:
+                made.append(BreakpointPart(parent, element.props.get("cache_type")))
+    return made

@@ -29,6 +29,9 @@ from engine.render.materialized import (
     inside_message,
 )
 
+# Levels this short are scanned, and searched child by child, rather than indexed.
+SHORT_LEVEL = 7
+
 
 class BudgetExceededError(Exception):
     """Nothing left that may be pruned under ``node``; ``path`` names the way from the root."""
@@ -121,25 +124,27 @@ class Pruner:
         Post-order numbers grow along siblings, so a child is found in its parent by bisection;
         the library's keep-with traversal (right to left, parents first) is descending post-order.
         """
-        counter = 0
         below = self._keep_withs_below
-        stack: list[tuple[Node, bool]] = [(root, False)]
-        while stack:
-            node, done = stack.pop()
-            if isinstance(node, Branch) and not done:
-                stack.append((node, True))
-                stack.extend((child, False) for child in reversed(node.children))
-                continue
+        group_nodes = self._group_nodes
+        call_messages = self._call_messages
+
+        def number(node: Branch, counter: int) -> int:
+            """Numbers ``node``'s subtree from ``counter``; returns the next number."""
+            count = 0
+            for child in node.children:
+                if isinstance(child, Branch):
+                    counter = number(child, counter)
+                    count += below.get(id(child), 0)
+                else:
+                    child.seq = counter
+                    counter += 1
             node.seq = counter
-            counter += 1
-            if isinstance(node, Branch):
-                count = sum(below.get(id(child), 0) for child in node.children)
-                group = _keep_with_id(node)
-                if group is not None:
-                    self._group_nodes.setdefault(group, []).append(node)
-                    count += 1
-                if count:
-                    below[id(node)] = count
+            group = _keep_with_id(node)
+            if group is not None:
+                group_nodes.setdefault(group, []).append(node)
+                count += 1
+            if count:
+                below[id(node)] = count
             if isinstance(node, Message) and node.tool_calls is not None:
                 # An empty message with an empty call list is removed by any keep-with walk
                 # that reaches it; one emptied later is removed on the spot instead.
@@ -147,9 +152,15 @@ class Pruner:
                     self._empty_call_messages.add(node)
                 for call in node.tool_calls:
                     if call.get("keepWith") is not None:
-                        listed = self._call_messages.setdefault(call["keepWith"], [])
+                        listed = call_messages.setdefault(call["keepWith"], [])
                         if not listed or listed[-1] is not node:
                             listed.append(node)
+            return counter + 1
+
+        if isinstance(root, Branch):
+            number(root, 0)
+        else:
+            root.seq = 0
 
     # -- selection -----------------------------------------------------------------------
     def remove_lowest(self, top: Branch, removed: list[Node]) -> None:
@@ -159,12 +170,20 @@ class Pruner:
             # on the first removal: renders that fit never pay for it
             self.index_tree(_root_of(top))
             self._indexed = True
+        scanned = self.index.scanned
         node = top
         while True:
             if node.kind == CONTAINER and node.flags & FLAG_LEGACY:  # type: ignore[attr-defined]
                 self._remove_lowest_legacy(node, removed)
                 return
-            lowest = self.index.lowest(node, skip) if self.fast else scan_lowest(node, skip)
+            if self.fast:
+                look = scanned.get(id(node))  # a short level: scanned without the index
+                if look is None:
+                    lowest = self.index.lowest(node, skip)
+                else:
+                    lowest = scan_lowest(node, skip, look)
+            else:
+                lowest = scan_lowest(node, skip)
             if lowest is None:
                 if exact and node is not top:
                     # exact mode backtracks: this subtree has nothing left to prune (its
@@ -199,7 +218,7 @@ class Pruner:
         if parent is None or node.removed:
             return
         children = parent.children
-        if self.fast:
+        if self.fast and len(children) > SHORT_LEVEL:
             index = bisect_left(children, node.seq, key=_seq)
             if index >= len(children) or children[index] is not node:
                 return
@@ -217,7 +236,8 @@ class Pruner:
         removed.append(node)
         self.events.append((node, why, self.limit))
         if self.fast:
-            self._cascade_keep_withs(node, removed)
+            if id(node) in self._keep_withs_below:  # else it holds no keep-with group
+                self._cascade_keep_withs(node, removed)
         else:
             self._remove_other_keep_withs(node, removed)
         if parent.is_empty():
@@ -294,7 +314,7 @@ class Pruner:
         assert calls is not None
         kept = [c for c in calls if c.get("keepWith") is None or c["keepWith"] not in groups]
         if len(kept) != len(calls):
-            message.tool_calls = kept
+            message.set_tool_calls(kept)
             if self.counting.exact:
                 message.forget_counts()
                 self.calls_dropped = True
@@ -357,25 +377,42 @@ def _each_node(start: Node) -> Iterator[Node]:
             stack.extend(current.children)
 
 
-def scan_lowest(node: Branch, skip: set[Node] | None = None) -> Node | None:
-    """The library's scan of one level (reference for ``CandidateIndex``); ``skip``: exhausted."""
-    look = looks_for_cache_points(node)
-    queue: list[Node] = list(node.children)
+def scan_lowest(
+    node: Branch, skip: set[Node] | None = None, look: bool | None = None
+) -> Node | None:
+    """The library's scan of one level (reference for ``CandidateIndex``); ``skip``: exhausted;
+    ``look``: ``looks_for_cache_points(node)`` if known."""
+    if look is None:
+        look = looks_for_cache_points(node)
+    queue: list[Node] = node.children
+    if len(queue) == 1:  # one child (a message's content, a wrapper): the loop below, unrolled
+        child = queue[0]
+        if not (child.kind == CONTAINER and child.flags & FLAG_PASS_PRIORITY and child.children):  # type: ignore[attr-defined]
+            if (look and child.kind == BREAKPOINT) or (skip and child in skip):
+                return None
+            return child
+    spliced = False
     lowest: Node | None = None
     lowest_nested: float | None = None
     index = 0
     while index < len(queue):
         child = queue[index]
         index += 1
-        if look and has_cache_point(child):
-            lowest = None
-            if child.kind == BREAKPOINT:
-                continue
+        if look:
+            holds = child.cache_point
+            if holds is None:
+                holds = has_cache_point(child)
+            if holds:
+                lowest = None
+                if child.kind == BREAKPOINT:
+                    continue
         if (
             child.kind == CONTAINER
             and child.flags & FLAG_PASS_PRIORITY  # type: ignore[attr-defined]
             and child.children  # type: ignore[attr-defined]
         ):
+            if not spliced:
+                queue, spliced = list(queue), True
             queue[index:index] = child.children  # type: ignore[attr-defined]
         elif skip and child in skip:
             continue
@@ -402,21 +439,23 @@ class CandidateIndex:
 
     def __init__(self) -> None:
         self._heaps: dict[int, list[tuple[float, float, int, Node]]] = {}
-        self._scan_only: set[int] = set()
+        # levels scanned as the library does -> looks_for_cache_points(level)
+        self.scanned: dict[int, bool] = {}
 
     def reset(self) -> None:
         self._heaps.clear()
-        self._scan_only.clear()
+        self.scanned.clear()
 
     def lowest(self, node: Branch, skip: set[Node] | None = None) -> Node | None:
         key = id(node)
-        if key in self._scan_only:
-            return scan_lowest(node, skip)
+        look = self.scanned.get(key)
+        if look is not None:
+            return scan_lowest(node, skip, look)
         heap = self._heaps.get(key)
         if heap is None:
-            if len(node.children) < 8 or not self._plain_level(node):
-                self._scan_only.add(key)
-                return scan_lowest(node, skip)
+            if len(node.children) <= SHORT_LEVEL or not self._plain_level(node):
+                look = self.scanned[key] = looks_for_cache_points(node)
+                return scan_lowest(node, skip, look)
             heap = [
                 (child.priority, lowest_child_priority(child), position, child)
                 for position, child in enumerate(node.children)

@@ -25,7 +25,7 @@ from engine.render.materialized import (
     Node,
     TextOutsideMessageError,
     TextPart,
-    iter_messages,
+    messages_of,
 )
 from engine.render.model import MAX_PRIORITY, Child, Sizing
 from engine.render.phase import RenderError, RenderPhase, RenderPhaseResult, materialize
@@ -136,7 +136,7 @@ class _Run:
         result.initial_tree_factory = lambda: materialize(phase.root, None, dict(keep_with_ids))
         try:
             # (Also fills the messages' text caches, which the library's counting keeps.)
-            original = [message.to_raw() for message in iter_messages(root)]
+            original = [message.to_raw() for message in messages_of(root)]
         except TextOutsideMessageError as error:
             result.error = RenderFailure("Error", str(error))
             return
@@ -154,7 +154,7 @@ class _Run:
             result.error = RenderFailure("Error", str(error))
             return
         try:
-            result.messages = [message.to_raw() for message in iter_messages(root)]
+            result.messages = [message.to_raw() for message in messages_of(root)]
         except TextOutsideMessageError as error:
             result.error = RenderFailure("Error", str(error))
             return
@@ -297,11 +297,16 @@ def _limit_label(limit: float | None) -> str | None:
 def collect_ids(root: Node) -> list[str]:
     """Ids of elements in the tree, pre-order (containers, messages, images, documents)."""
     ids: list[str] = []
-    stack: list[Node] = [root]
-    while stack:
-        node = stack.pop()
-        if node.json_id is not None and node.kind in ID_KINDS:
-            ids.append(node.json_id)
-        if isinstance(node, Branch):
-            stack.extend(reversed(node.children))
+    if root.json_id is not None and root.kind in ID_KINDS:
+        ids.append(root.json_id)
+
+    def visit(branch: Branch) -> None:
+        for child in branch.children:
+            if child.json_id is not None and child.kind in ID_KINDS:
+                ids.append(child.json_id)
+            if isinstance(child, Branch):
+                visit(child)
+
+    if isinstance(root, Branch):
+        visit(root)
     return ids

@@ -8,6 +8,7 @@ library's Raw shape as plain dicts (see materialized.py ``to_raw_message``).
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from typing import Any, Protocol
 
 from engine.errors import CtxtopError
@@ -97,10 +98,13 @@ class BpeTokenizer:
         self.known: dict[bytes, int] = {}
         self.learned: dict[bytes, int] = {}
 
-    def _encode_count(self, text: str) -> int:
-        from engine.tokens.cache import content_digest
+    @staticmethod
+    def text_digest(text: str) -> bytes:
+        """What a text's remembered count is found by (the entry names the tokenizer)."""
+        return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
-        key = content_digest(self.name, text)
+    def _encode_count(self, text: str) -> int:
+        key = self.text_digest(text)
         found = self.known.get(key)
         if found is None:
             if self._encoding is None:
@@ -180,6 +184,17 @@ class BpeTokenizer:
 
 
 _shared: dict[str, Tokenizer] = {}
+_bare: dict[tuple[str, int], int] = {}
+
+
+def bare_message_tokens(tokenizer: Tokenizer, role: int) -> int:
+    """Tokens of a message of ``role`` with no text, name, tool calls or call id: the same
+    for every such message (a user message's share before its text), so counted once."""
+    key = (tokenizer.name, role)
+    found = _bare.get(key)
+    if found is None:
+        found = _bare[key] = tokenizer.message_tokens({"role": role, "content": []})
+    return found
 
 
 def get_tokenizer(name: str) -> Tokenizer:
