@@ -15,8 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from engine.analysis.snapshot import Analysis
+from engine.sessions.adapter import Adapter
+from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
-from engine.sessions.sample import Sample, SubagentSample
+from engine.sessions.sample import (
+    Sample,
+    SubagentSample,
+    build_sample,
+    context_tokens,
+    context_window,
+    fill_percent,
+)
+from engine.sessions.tokenizer_factor import learn
 
 WORKING, WAITING, IDLE, ENDED, COMPACTING = (
     "working",
@@ -33,6 +43,11 @@ STATE_LABEL = {
     ENDED: "ended",
     COMPACTING: "compacting",
 }
+# How a row's figures were read: ``ctxtop report``'s (the whole session, with its analysis),
+# the whole file quickly (no forecast, cost or sub-agents yet), or its newest bytes only (the
+# context and fill those give; no request count, forecast or cost yet).
+FULL, QUICK, TAIL = "full", "quick", "tail"
+
 # A session not written for this long is idle, whatever it was doing (the agent is gone or
 # stuck); until then it is working or waiting for the user.
 IDLE_AFTER_SECONDS = 300.0
@@ -53,7 +68,7 @@ class SessionRow:
     growth: float | None  # mean context growth per request (the forecast's)
     requests_left: float | None  # before auto-compaction (or a full budget), the forecast's
     cost: float | None  # USD so far, where the model's prices are known
-    requests: int
+    requests: int | None  # None: not counted yet (``figures`` "tail")
     last_write: float  # epoch seconds: when the agent last wrote the session's files
     state: str = WORKING
     answered: bool = False  # the last message is the model's answer: the user's turn
@@ -63,6 +78,7 @@ class SessionRow:
     title: str | None = None
     parent: str | None = None  # the parent row's key, for a sub-agent
     children: tuple[SessionRow, ...] = ()
+    figures: str = FULL  # FULL, QUICK or TAIL: how much of the session was read
 
     def to_json(self) -> dict[str, Any]:
         hidden = ("children", "answered", "compacting")
@@ -143,6 +159,44 @@ def session_figures(
         for (key, child), figures in zip(state.subagents.items(), sample.subagents, strict=True)
     )
     return replace(parent, children=children)
+
+
+def quick_figures(adapter: Adapter, home: Path, figures: str) -> SessionRow:
+    """The row of what ``adapter`` read (``figures``: QUICK, the whole file; TAIL, its newest
+    bytes) without an analysis: the context and window as ``build_sample`` decides them, none
+    of its other counts (tools, sub-agents, history). Right after a compaction (the whole
+    context needs the system prompt an analysis gives), the sample and analysis as
+    ``ctxtop report`` makes them."""
+    state = adapter.snapshot()
+    ledger = Ledger()
+    encoding = encoding_for(state)
+    context = context_tokens(state, ledger, encoding, learn(state, ledger, encoding))
+    if context.source == "compaction":
+        from engine.live.whole import whole_context_quickly
+
+        sample = whole_context_quickly(adapter, build_sample(adapter, ledger))
+        context = sample.context
+    window = context_window(state, adapter=adapter)
+    return SessionRow(
+        key=str(state.path),
+        agent=state.agent,
+        project=short_project(state.cwd, home),
+        model=state.model,
+        fill_percent=fill_percent(context.value, window.tokens),
+        context_tokens=context.value,
+        context_source=context.source,
+        window=window.tokens,
+        growth=None,
+        requests_left=None,
+        cost=None,
+        requests=state.api_requests if figures == QUICK else None,
+        last_write=0.0,
+        answered=answered(state),
+        compacting=adapter.compacting(),
+        session_id=state.session_id,
+        title=state.title,
+        figures=figures,
+    )
 
 
 def _subagent_row(
