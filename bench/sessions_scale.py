@@ -67,7 +67,7 @@ def _path(home: Path, agent: str, index: int, when: float) -> Path:
         day = time.strftime("%Y/%m/%d", time.gmtime(when))
         return home / ".codex/sessions" / day / f"rollout-{stamp}-{ident}.jsonl"
     if agent == "gemini-cli":
-        return home / f".gemini/tmp/p{index % 400:03d}/chats/session-{stamp}-{ident[:8]}.jsonl"
+        return home / f".gemini/tmp/p{index % 400:03d}/chats/session-{stamp}-{ident[-8:]}.jsonl"
     return home / ".copilot/session-state" / ident / "events.jsonl"
 
 

@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from live import response_lines  # noqa: E402
 
 from engine.live.demo import demo_lines  # noqa: E402
-from engine.live.sessions_row import SessionRow  # noqa: E402
+from engine.live.sessions_row import FULL, QUICK, TAIL, SessionRow  # noqa: E402
 from engine.live.sessions_table import SessionsTable  # noqa: E402
 from engine.live.sessions_text import sort_rows, text_table  # noqa: E402
 from engine.live.sessions_watch import watch_rows  # noqa: E402
@@ -141,6 +141,9 @@ async def measure_tui(home: Path, active: list[Path], appends: int, idle: float)
         )
 
 
+FIGURES = (FULL, QUICK, TAIL)
+
+
 def _peak_rss_mb(pid: int) -> float:
     """The process's peak resident set so far (VmHWM), in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -160,7 +163,8 @@ def measure_scale(count: int, profile: str | None, give_up: float) -> None:
         paths, total = lay_out(home, count)
         print(
             f"laid out {len(paths)} sessions, {total / 1e9:.2f} GB, in"
-            f" {time.perf_counter() - begun:.0f} s"
+            f" {time.perf_counter() - begun:.0f} s",
+            flush=True,
         )
         env = {
             key: value
@@ -189,10 +193,19 @@ def measure_scale(count: int, profile: str | None, give_up: float) -> None:
             rows = json.loads(first)
             print(
                 f"first refresh: {elapsed:.2f} s, {len(rows)} rows, peak RSS"
-                f" {_peak_rss_mb(process.pid):.0f} MB (goals: <= 5 s, <= 300 MB)"
+                f" {_peak_rss_mb(process.pid):.0f} MB (goals: <= 5 s, <= 300 MB)",
+                flush=True,
             )
-            full = sum(1 for row in rows if row.get("read") != "tail")
-            print(f"rows with full figures: {full}, from the newest bytes only: {len(rows) - full}")
+            kinds = {kind: sum(row["figures"] == kind for row in rows) for kind in FIGURES}
+            print(f"  its rows by figures: {kinds}", flush=True)
+            while len(rows) < len(paths) and time.perf_counter() - started < give_up:
+                rows = json.loads(process.stdout.readline())
+            kinds = {kind: sum(row["figures"] == kind for row in rows) for kind in FIGURES}
+            print(
+                f"every row read: {time.perf_counter() - started:.1f} s ({len(rows)} rows:"
+                f" {kinds}), peak RSS {_peak_rss_mb(process.pid):.0f} MB",
+                flush=True,
+            )
             lines, _ = response_lines(5)
             chosen = random.Random(7).sample([p for p in paths if "claude" in str(p)], 5)
             written = time.perf_counter()
@@ -211,7 +224,7 @@ def measure_scale(count: int, profile: str | None, give_up: float) -> None:
             )
         finally:
             process.send_signal(2)  # ctrl+c: lets cProfile write its file
-            process.wait(timeout=120)
+            process.communicate(timeout=120)  # what it still prints, so it can exit
         print(f"load average after: {os.getloadavg()}")
 
 

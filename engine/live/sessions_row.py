@@ -81,10 +81,15 @@ class SessionRow:
     figures: str = FULL  # FULL, QUICK or TAIL: how much of the session was read
 
     def to_json(self) -> dict[str, Any]:
-        hidden = ("children", "answered", "compacting")
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
+        data = {name: getattr(self, name) for name in _JSON_FIELDS}
         data["children"] = [child.to_json() for child in self.children]
         return data
+
+
+# A row's fields in its JSON, but for its children (each its own) and what the state tells.
+_JSON_FIELDS = tuple(
+    f.name for f in fields(SessionRow) if f.name not in ("children", "answered", "compacting")
+)
 
 
 def short_project(cwd: str | None, home: Path) -> str:
@@ -234,14 +239,18 @@ def _written(path: Path) -> float | None:
         return None
 
 
-def state_of(row: SessionRow, now: float, gone: bool = False) -> str:
+def state_of(
+    row: SessionRow, now: float, gone: bool = False, last_write: float | None = None
+) -> str:
     """What the session is doing at ``now``: ended (its file is gone), compacting, idle (not
-    written for ``IDLE_AFTER_SECONDS``), else waiting for the user or working."""
+    written for ``IDLE_AFTER_SECONDS``), else waiting for the user or working (``last_write``:
+    instead of the row's)."""
     if gone:
         return ENDED
     if row.compacting:
         return COMPACTING
-    if now - row.last_write > IDLE_AFTER_SECONDS:
+    written = row.last_write if last_write is None else last_write
+    if now - written > IDLE_AFTER_SECONDS:
         return IDLE
     return WAITING if row.answered else WORKING
 

@@ -34,7 +34,7 @@ from engine.errors import CtxtopError
 from engine.live.locate import LOCATIONS
 from engine.live.session import LiveSession
 from engine.live.sessions_quick import quick_row
-from engine.live.sessions_row import SessionRow, at, session_figures
+from engine.live.sessions_row import SessionRow, at, session_figures, state_of
 from engine.live.sessions_text import sort_rows
 from engine.live.whole import with_whole_context
 from engine.sessions.adapter import COMPANION_RESCAN
@@ -137,6 +137,8 @@ class TrackedSession:
         self.gone_since: float | None = None
         self.generation = -1  # the live session's generation the row is of
         self.stale = True  # the quick row is to be read (again)
+        # ``row`` as ``SessionsTable.rows`` last gave it: (row, (last write, state), given).
+        self.made: tuple[SessionRow, tuple[float, str], SessionRow] | None = None
 
     @property
     def full(self) -> bool:
@@ -390,10 +392,20 @@ class SessionsTable:
         now = self.clock()
         rows = []
         for session in self.tracked.values():
-            if session.row is None:
+            row = session.row
+            if row is None:
                 continue
-            row = dataclasses.replace(session.row, last_write=session.last_write)
-            rows.append(at(row, now, gone=session.gone_since is not None))
+            gone = session.gone_since is not None
+            state = state_of(row, now, gone, session.last_write)
+            made = session.made
+            # The row as last made while nothing it shows changed (ten thousand rows are
+            # looked at every second); a sub-agent's state moves on with the clock.
+            if made is None or made[0] is not row or made[1] != (session.last_write, state):
+                made = None
+            if made is None or row.children:
+                shown = at(dataclasses.replace(row, last_write=session.last_write), now, gone)
+                made = session.made = (row, (session.last_write, state), shown)
+            rows.append(made[2])
         return tuple(rows)
 
 

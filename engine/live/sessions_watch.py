@@ -25,9 +25,10 @@ TICK_SECONDS = 1.0  # how often states (idle, quiet) are looked at without a cha
 HEARTBEAT_SECONDS = 10.0
 RESCAN_SECONDS = 30.0  # polling only: how often new session files are looked for
 # Rows not read yet are read for at most this long before the first rows are yielded, and
-# then in slices of ``FILL_SECONDS`` between wake-ups (a change is not kept waiting longer).
+# then in slices of ``FILL_SECONDS`` between wake-ups (a change waits at most that long; a
+# wake-up without one waits ``interval``, and each slice's rows are yielded: not too often).
 FIRST_SECONDS = 2.0
-FILL_SECONDS = 1.0
+FILL_SECONDS = 3.0
 
 
 def _notified(
