@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.agents.discovery import Found, discover
+from engine.agents.session_reader import SessionReader
 from engine.analysis.analyze import Analyzer
 from engine.analysis.report import analyze_session
 from engine.config import Settings
@@ -143,6 +144,12 @@ class TrackedSession:
     @property
     def full(self) -> bool:
         return self.live is not None
+
+    @property
+    def reader(self) -> SessionReader:
+        """The reader of the full reading (while followed in full)."""
+        assert self.live is not None
+        return self.live.reader
 
     def follow(self, live: LiveSession | None = None) -> bool:
         """Follow the session in full from now on (``live``: the dashboard's) and read it."""
