@@ -18,17 +18,27 @@ thread, then:
   screen's table holding every row again with the new figure (``render_rows`` done; the paint
   follows on the next frame).
 
+With ``--scale N`` instead: N realistic sessions across the agents, all written in the last ten
+minutes (bench/sessions_scale.py), and the real ``ctxtop sessions --watch --json`` on them in a
+temp home: the time to its first refresh and its peak RSS, then the time from appending to a few
+of them to the refresh that carries the appends.
+
 Usage: python bench/sessions_top.py [--active 50] [--old 2000] [--appends 30] [--idle 10] [--no-tui]
+       python bench/sessions_top.py --scale 10000 [--profile FILE]
 Targets (issue 19): idle CPU < 3 %, a full refresh of the visible rows <= 100 ms after an append.
+Targets (issue 31, --scale 10000): first refresh <= 5 s, peak RSS <= 300 MB.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
+import select
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -42,7 +52,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from live import response_lines  # noqa: E402
 
 from engine.live.demo import demo_lines  # noqa: E402
-from engine.live.sessions_row import SessionRow  # noqa: E402
+from engine.live.sessions_row import FULL, QUICK, TAIL, SessionRow  # noqa: E402
 from engine.live.sessions_table import SessionsTable  # noqa: E402
 from engine.live.sessions_text import sort_rows, text_table  # noqa: E402
 from engine.live.sessions_watch import watch_rows  # noqa: E402
@@ -131,6 +141,93 @@ async def measure_tui(home: Path, active: list[Path], appends: int, idle: float)
         )
 
 
+FIGURES = (FULL, QUICK, TAIL)
+
+
+def _peak_rss_mb(pid: int) -> float:
+    """The process's peak resident set so far (VmHWM), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def measure_scale(count: int, profile: str | None, give_up: float) -> None:
+    """``ctxtop sessions --watch --json`` on ``count`` sessions: first refresh, peak RSS, and
+    an append's refresh."""
+    from sessions_scale import lay_out
+
+    with tempfile.TemporaryDirectory(prefix="ctxtop-scale-") as folder:
+        home = Path(folder)
+        begun = time.perf_counter()
+        paths, total = lay_out(home, count)
+        print(
+            f"laid out {len(paths)} sessions, {total / 1e9:.2f} GB, in"
+            f" {time.perf_counter() - begun:.0f} s",
+            flush=True,
+        )
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME")
+        }
+        env.update(HOME=str(home), CTXTOP_CONFIG_DIR=str(home / "ctxtop-config"))
+        env["CTXTOP_CACHE_DIR"] = str(home / "ctxtop-cache")
+        command = [sys.executable, "-m", "tui", "sessions", "--watch", "--json"]
+        if profile:
+            command[1:1] = ["-m", "cProfile", "-o", profile]
+        print(f"load average before: {os.getloadavg()}")
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE)
+        assert process.stdout is not None
+        try:
+            ready, _, _ = select.select([process.stdout], [], [], give_up)
+            if not ready:
+                print(
+                    f"no first refresh after {give_up:g} s; peak RSS"
+                    f" {_peak_rss_mb(process.pid):.0f} MB (goals: <= 5 s, <= 300 MB)"
+                )
+                return
+            first = process.stdout.readline()
+            elapsed = time.perf_counter() - started
+            rows = json.loads(first)
+            print(
+                f"first refresh: {elapsed:.2f} s, {len(rows)} rows, peak RSS"
+                f" {_peak_rss_mb(process.pid):.0f} MB (goals: <= 5 s, <= 300 MB)",
+                flush=True,
+            )
+            kinds = {kind: sum(row["figures"] == kind for row in rows) for kind in FIGURES}
+            print(f"  its rows by figures: {kinds}", flush=True)
+            while len(rows) < len(paths) and time.perf_counter() - started < give_up:
+                rows = json.loads(process.stdout.readline())
+            kinds = {kind: sum(row["figures"] == kind for row in rows) for kind in FIGURES}
+            print(
+                f"every row read: {time.perf_counter() - started:.1f} s ({len(rows)} rows:"
+                f" {kinds}), peak RSS {_peak_rss_mb(process.pid):.0f} MB",
+                flush=True,
+            )
+            lines, _ = response_lines(5)
+            chosen = random.Random(7).sample([p for p in paths if "claude" in str(p)], 5)
+            written = time.perf_counter()
+            for path, line in zip(chosen, lines, strict=True):
+                with path.open("ab") as out:
+                    out.write(line)
+            keys = {str(path) for path in chosen}
+            while True:
+                rows = json.loads(process.stdout.readline())
+                latest = {row["key"]: row["last_write"] for row in rows if row["key"] in keys}
+                if len(latest) == len(keys) and min(latest.values()) >= os.stat(chosen[0]).st_mtime:
+                    break
+            print(
+                f"5 appends -> a refresh carrying them: {time.perf_counter() - written:.2f} s;"
+                f" peak RSS {_peak_rss_mb(process.pid):.0f} MB"
+            )
+        finally:
+            process.send_signal(2)  # ctrl+c: lets cProfile write its file
+            process.communicate(timeout=120)  # what it still prints, so it can exit
+        print(f"load average after: {os.getloadavg()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--active", type=int, default=50)
@@ -138,7 +235,13 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=30)
     parser.add_argument("--idle", type=float, default=10.0)
     parser.add_argument("--no-tui", action="store_true", help="the engine's figures only")
+    parser.add_argument("--scale", type=int, default=0, help="N sessions, the CLI's first refresh")
+    parser.add_argument("--give-up", type=float, default=120, help="with --scale: seconds")
+    parser.add_argument("--profile", help="with --scale: cProfile the CLI into this file")
     args = parser.parse_args()
+    if args.scale:
+        measure_scale(args.scale, args.profile, args.give_up)
+        return
     print(f"load average before: {os.getloadavg()} on {os.cpu_count()} cores (a shared machine)")
     with tempfile.TemporaryDirectory(prefix="ctxtop-top-") as folder:
         home = Path(folder)

@@ -85,6 +85,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shown(ordered: list[Any], args: argparse.Namespace) -> list[Any]:
+    """The rows whose full figures ``--watch`` shows: those that fit the terminal, or with
+    ``--json`` the first ``--limit`` (0: all); the others have their quick figures."""
+    if args.json:
+        return ordered[: args.limit] if args.limit else ordered
+    import shutil
+
+    return ordered[: shutil.get_terminal_size((160, 50)).lines]
+
+
 def watch(args: argparse.Namespace) -> int:
     """The live sessions table, refreshed in place (``--json``: one JSON array a line per
     refresh) until interrupted (ctrl+c: exit 130, as ``main`` gives any interrupt)."""
@@ -103,6 +113,7 @@ def watch(args: argparse.Namespace) -> int:
     in_place = sys.stdout.isatty() and not args.json
     for rows in watch_rows(table):
         ordered = sort_rows(rows)
+        table.show(row.key for row in _shown(ordered, args))
         if args.json:
             print(json.dumps([row.to_json() for row in ordered], ensure_ascii=False), flush=True)
         else:
@@ -126,7 +137,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--agent", choices=[cls.agent for cls in ADAPTERS], help="one agent only")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
-        "--limit", type=int, default=50, help="at most this many sessions (0: all; default 50)"
+        "--limit",
+        type=int,
+        default=50,
+        help="at most this many sessions (0: all; default 50); with --watch --json: the rows"
+        " with full figures (the others: quick ones from the newest bytes)",
     )
     parser.add_argument(
         "--watch",

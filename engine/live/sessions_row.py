@@ -15,8 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from engine.analysis.snapshot import Analysis
+from engine.sessions.adapter import Adapter
+from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
-from engine.sessions.sample import Sample, SubagentSample
+from engine.sessions.sample import (
+    Sample,
+    SubagentSample,
+    build_sample,
+    context_tokens,
+    context_window,
+    fill_percent,
+)
+from engine.sessions.tokenizer_factor import learn
 
 WORKING, WAITING, IDLE, ENDED, COMPACTING = (
     "working",
@@ -33,6 +43,11 @@ STATE_LABEL = {
     ENDED: "ended",
     COMPACTING: "compacting",
 }
+# How a row's figures were read: ``ctxtop report``'s (the whole session, with its analysis),
+# the whole file quickly (no forecast, cost or sub-agents yet), or its newest bytes only (the
+# context and fill those give; no request count, forecast or cost yet).
+FULL, QUICK, TAIL = "full", "quick", "tail"
+
 # A session not written for this long is idle, whatever it was doing (the agent is gone or
 # stuck); until then it is working or waiting for the user.
 IDLE_AFTER_SECONDS = 300.0
@@ -53,7 +68,7 @@ class SessionRow:
     growth: float | None  # mean context growth per request (the forecast's)
     requests_left: float | None  # before auto-compaction (or a full budget), the forecast's
     cost: float | None  # USD so far, where the model's prices are known
-    requests: int
+    requests: int | None  # None: not counted yet (``figures`` "tail")
     last_write: float  # epoch seconds: when the agent last wrote the session's files
     state: str = WORKING
     answered: bool = False  # the last message is the model's answer: the user's turn
@@ -63,12 +78,18 @@ class SessionRow:
     title: str | None = None
     parent: str | None = None  # the parent row's key, for a sub-agent
     children: tuple[SessionRow, ...] = ()
+    figures: str = FULL  # FULL, QUICK or TAIL: how much of the session was read
 
     def to_json(self) -> dict[str, Any]:
-        hidden = ("children", "answered", "compacting")
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
+        data = {name: getattr(self, name) for name in _JSON_FIELDS}
         data["children"] = [child.to_json() for child in self.children]
         return data
+
+
+# A row's fields in its JSON, but for its children (each its own) and what the state tells.
+_JSON_FIELDS = tuple(
+    f.name for f in fields(SessionRow) if f.name not in ("children", "answered", "compacting")
+)
 
 
 def short_project(cwd: str | None, home: Path) -> str:
@@ -145,6 +166,44 @@ def session_figures(
     return replace(parent, children=children)
 
 
+def quick_figures(adapter: Adapter, home: Path, figures: str) -> SessionRow:
+    """The row of what ``adapter`` read (``figures``: QUICK, the whole file; TAIL, its newest
+    bytes) without an analysis: the context and window as ``build_sample`` decides them, none
+    of its other counts (tools, sub-agents, history). Right after a compaction (the whole
+    context needs the system prompt an analysis gives), the sample and analysis as
+    ``ctxtop report`` makes them."""
+    state = adapter.snapshot()
+    ledger = Ledger()
+    encoding = encoding_for(state)
+    context = context_tokens(state, ledger, encoding, learn(state, ledger, encoding))
+    if context.source == "compaction":
+        from engine.live.whole import whole_context_quickly
+
+        sample = whole_context_quickly(adapter, build_sample(adapter, ledger))
+        context = sample.context
+    window = context_window(state, adapter=adapter)
+    return SessionRow(
+        key=str(state.path),
+        agent=state.agent,
+        project=short_project(state.cwd, home),
+        model=state.model,
+        fill_percent=fill_percent(context.value, window.tokens),
+        context_tokens=context.value,
+        context_source=context.source,
+        window=window.tokens,
+        growth=None,
+        requests_left=None,
+        cost=None,
+        requests=state.api_requests if figures == QUICK else None,
+        last_write=0.0,
+        answered=answered(state),
+        compacting=adapter.compacting(),
+        session_id=state.session_id,
+        title=state.title,
+        figures=figures,
+    )
+
+
 def _subagent_row(
     parent: SessionRow, key: str, child: SessionState, figures: SubagentSample
 ) -> SessionRow:
@@ -180,14 +239,18 @@ def _written(path: Path) -> float | None:
         return None
 
 
-def state_of(row: SessionRow, now: float, gone: bool = False) -> str:
+def state_of(
+    row: SessionRow, now: float, gone: bool = False, last_write: float | None = None
+) -> str:
     """What the session is doing at ``now``: ended (its file is gone), compacting, idle (not
-    written for ``IDLE_AFTER_SECONDS``), else waiting for the user or working."""
+    written for ``IDLE_AFTER_SECONDS``), else waiting for the user or working (``last_write``:
+    instead of the row's)."""
     if gone:
         return ENDED
     if row.compacting:
         return COMPACTING
-    if now - row.last_write > IDLE_AFTER_SECONDS:
+    written = row.last_write if last_write is None else last_write
+    if now - written > IDLE_AFTER_SECONDS:
         return IDLE
     return WAITING if row.answered else WORKING
 

@@ -11,11 +11,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.config import Thresholds
-from engine.live.sessions_row import STATE_LABEL, SessionRow
+from engine.live.sessions_row import FULL, STATE_LABEL, TAIL, SessionRow
 from engine.safety.terminal import one_line
 from engine.tokens.short import provenance_mark, short_tokens
 
 BAR_WIDTH = 5
+# After a figure read from the newest bytes of a bigger file (``SessionRow.figures`` "tail").
+TAIL_MARK = "↑"
+# A figure not read yet: the row's full figures come once it is shown.
+NOT_READ = "…"
 EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
@@ -89,6 +93,9 @@ def cells(row: SessionRow, now: float, depth: int = 0, folded: bool = False) -> 
     """Each column's text for ``row`` (``depth`` 1: a sub-agent under its parent; ``folded``:
     the row hides sub-agents)."""
     mark = provenance_mark(row.context_source)  # as on the dashboard's gauge
+    tail = TAIL_MARK if row.figures == TAIL else ""
+    # Not read yet (the row is read in full once shown), unlike "-": not known.
+    none = "-" if row.figures == FULL else NOT_READ
     if depth:
         agent = "└ sub-agent"
     elif row.children:
@@ -101,12 +108,12 @@ def cells(row: SessionRow, now: float, depth: int = 0, folded: bool = False) -> 
         "project": row.project,
         "model": row.model or "-",
         "fill": fill + (mark if row.fill_percent is not None else ""),
-        "context": short_tokens(row.context_tokens) + mark,
-        "growth": "-" if row.growth is None else "+" + short_tokens(row.growth),
+        "context": short_tokens(row.context_tokens) + mark + tail,
+        "growth": none if row.growth is None else "+" + short_tokens(row.growth),
         # A forecast, as the dashboard writes it; a cost priced from the simulation is an
         # estimate.
-        "left": "-" if row.requests_left is None else f"~{row.requests_left:.0f}",
-        "cost": "-"
+        "left": none if row.requests_left is None else f"~{row.requests_left:.0f}",
+        "cost": none
         if row.cost is None
         else f"${row.cost:.2f}" + ("≈" if row.cost_simulated else ""),
         "last": ago(now - row.last_write) if row.last_write else "-",

@@ -24,6 +24,11 @@ TICK_SECONDS = 1.0  # how often states (idle, quiet) are looked at without a cha
 # Rows are yielded at least this often, so "last activity" moves on (in steps of 10 s).
 HEARTBEAT_SECONDS = 10.0
 RESCAN_SECONDS = 30.0  # polling only: how often new session files are looked for
+# Rows not read yet are read for at most this long before the first rows are yielded, and
+# then in slices of ``FILL_SECONDS`` between wake-ups (a change waits at most that long; a
+# wake-up without one waits ``interval``, and each slice's rows are yielded: not too often).
+FIRST_SECONDS = 2.0
+FILL_SECONDS = 3.0
 
 
 def _notified(
@@ -94,7 +99,7 @@ def watch_rows(
 ) -> Iterator[tuple[SessionRow, ...]]:
     """The table's rows now, then again whenever they change (or ``heartbeat`` passed)."""
     stop = stop or threading.Event()
-    table.start()
+    table.start(FIRST_SECONDS)
     rows = table.rows()
     shown_at = time.monotonic()
     yield rows
@@ -109,8 +114,10 @@ def watch_rows(
             return
         if first and paths is not None:
             # A file written between the first listing and the watch's start was notified to
-            # nobody: list once more, now that the watch is in place.
+            # nobody: list once more, and look at each one's mtime, now that the watch is in
+            # place (ten thousand sessions take seconds to watch).
             table.rescan()
+            table.poll_all()
             first = False
         if paths is None:  # polling: no notification backend, or it failed
             if use_watchfiles:
@@ -121,6 +128,8 @@ def watch_rows(
                 rescanned = time.monotonic()
         elif paths:
             table.changed(paths)
+        if table.pending():
+            table.fill(FILL_SECONDS)
         table.tick()
         now_rows = table.rows()
         if now_rows != rows or time.monotonic() - shown_at >= heartbeat:

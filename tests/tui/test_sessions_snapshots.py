@@ -41,7 +41,8 @@ def sessions_app(home: Path, monkeypatch: pytest.MonkeyPatch) -> CtxtopApp:
 
 async def loaded(pilot: Pilot[None]) -> None:
     app = pilot.app
-    await wait_until(pilot, lambda: app.screen.id == "sessions" and app.screen.loaded)
+    # Every row read, the shown ones in full (a big table shows quick rows first).
+    await wait_until(pilot, lambda: app.screen.id == "sessions" and app.screen.settled)
     await pilot.pause(0.1)
     app.screen.refresh(layout=True)
     await pilot.pause(0.05)

@@ -83,9 +83,10 @@ Sub-agents
 
 
 class RowsUpdated(Message):
-    def __init__(self, rows: tuple[SessionRow, ...]) -> None:
+    def __init__(self, rows: tuple[SessionRow, ...], settled: bool) -> None:
         super().__init__()
         self.rows = rows
+        self.settled = settled  # every row read, the shown ones in full
 
 
 class SessionsScreen(Screen[None]):
@@ -126,6 +127,7 @@ class SessionsScreen(Screen[None]):
         self.thresholds = thresholds or Thresholds()
         self.rows: tuple[SessionRow, ...] = ()
         self.loaded = False
+        self.settled = False  # see ``RowsUpdated``
         self.sort_by = DEFAULT_SORT
         self.descending = True
         self.unfolded: set[str] = set()
@@ -162,11 +164,12 @@ class SessionsScreen(Screen[None]):
     def follow(self) -> None:
         """Keep the table current (a worker thread: reading and figures never block the UI)."""
         for rows in watch_rows(self.table, self.stop, use_watchfiles=self.use_watchfiles):
-            self.post_message(RowsUpdated(rows))
+            self.post_message(RowsUpdated(rows, settled=not self.table.pending()))
 
     def on_rows_updated(self, message: RowsUpdated) -> None:
         self.rows = message.rows
         self.loaded = True
+        self.settled = message.settled
         self.render_rows()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -225,6 +228,21 @@ class SessionsScreen(Screen[None]):
             if index != grid.cursor_row:
                 grid.move_cursor(row=index)
         self._title()
+        self._tell_shown()
+
+    def _tell_shown(self) -> None:
+        """Tell the table which rows are on screen (and the selected one): theirs are the
+        figures read in full."""
+        grid = self.grid
+        keys = [str(row.key.value) for row in grid.ordered_rows]
+        top = int(grid.scroll_offset.y)
+        shown = keys[top : top + max(grid.size.height, 1)]
+        if 0 <= grid.cursor_row < len(keys):
+            shown.append(keys[grid.cursor_row])
+        self.table.show(shown)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._tell_shown()
 
     def _texts(self, row: SessionRow, depth: int, now: float, widths: dict[str, int]) -> list[Text]:
         """The row's cells, the same objects as last time for the cells whose text is the same
