@@ -6,9 +6,7 @@ Update after an intended change with ``pytest tests/tui --snapshot-update`` and 
 
 from __future__ import annotations
 
-import fcntl
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,31 +108,9 @@ PANELS = {
 }
 
 
-# The compaction summary ends with the session's absolute path (its pointer to the transcript),
-# so the summary's token count on the panel depends on where the session is: under pytest's
-# temp dir it changed with the run's number and the xdist worker. The compact panel is drawn
-# from this one place, which concurrent test processes take in turn.
-FIXED_PLACE = Path("/tmp/ctxtop-test-snapshot-session")
-
-
-@pytest.fixture
-def panel_dir(tmp_path: Path, panel: str) -> Iterator[Path]:
-    if panel != "compact":
-        yield tmp_path
-        return
-    with open(f"{FIXED_PLACE}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
-        shutil.rmtree(FIXED_PLACE, ignore_errors=True)
-        FIXED_PLACE.mkdir()
-        try:
-            yield FIXED_PLACE
-        finally:
-            shutil.rmtree(FIXED_PLACE, ignore_errors=True)
-
-
 @pytest.mark.parametrize("panel", list(PANELS))
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
-def test_panel(snap_compare: Any, panel_dir: Path, panel: str, size: tuple[int, int]) -> None:
+def test_panel(snap_compare: Any, tmp_path: Path, panel: str, size: tuple[int, int]) -> None:
     keys, ready = PANELS[panel]
-    app, loaded = loaded_app(panel_dir, "ctxtop-dark", keys, ready)
+    app, loaded = loaded_app(tmp_path, "ctxtop-dark", keys, ready)
     assert snap_compare(app, terminal_size=size, run_before=loaded)
