@@ -23,7 +23,7 @@ from engine.sessions.model import Block, Message, SessionState, ToolCall
 from engine.sessions.tool_calls import ArchivedTotal
 from engine.tokens import get_encoding
 from engine.tokens.cache import CachedCounter, default_disk_cache
-from engine.tokens.encoding import Encoding
+from engine.tokens.encoding import LARGE_TEXT, Encoding
 
 DEFAULT_ENCODING = "o200k_base"
 
@@ -72,6 +72,15 @@ def cached(encoding: Encoding) -> CachedCounter:
     if counter is None:
         counter = _CACHED[encoding.name] = CachedCounter(encoding, default_disk_cache())
     return counter
+
+
+def counter_for(texts: Sequence[str], encoding: Encoding) -> Encoding | CachedCounter:
+    """The cached counter for a bulk count or a text over ``LARGE_TEXT`` (a big tool result is
+    counted for its block and for its tool's total: the second count is a look-up), else the
+    encoding itself."""
+    if len(texts) >= BULK or any(len(text) > LARGE_TEXT for text in texts):
+        return cached(encoding)
+    return encoding
 
 
 def category(message: Message, block: Block) -> str:
@@ -314,8 +323,8 @@ class _ToolTally:
         pending = [entry for entry in pending if id(entry.call) in self.newest]
         if not pending:
             return
-        counter = cached(encoding) if len(pending) >= BULK else encoding
-        counts = counter.count_batch([entry.call.result_text or "" for entry in pending])
+        texts = [entry.call.result_text or "" for entry in pending]
+        counts = counter_for(texts, encoding).count_batch(texts)
         for entry, tokens in zip(pending, counts, strict=True):
             entry.tokens, entry.counted = tokens, True
             row = self.names[entry.name]
@@ -372,10 +381,9 @@ class Ledger:
         known = self._blocks
         fresh = [b for b in blocks if id(b) not in known and b.kind != "image"]
         if fresh:
-            counter = cached(encoding) if len(fresh) >= BULK else encoding
-            for block, tokens in zip(
-                fresh, counter.count_batch([b.content() for b in fresh]), strict=True
-            ):
+            texts = [b.content() for b in fresh]
+            counts = counter_for(texts, encoding).count_batch(texts)
+            for block, tokens in zip(fresh, counts, strict=True):
                 known[id(block)] = (block, tokens)
         return [IMAGE_TOKENS if b.kind == "image" else known[id(b)][1] for b in blocks]
 

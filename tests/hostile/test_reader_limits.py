@@ -185,7 +185,10 @@ def test_named_pipes_where_the_reader_looks_for_related_files(tmp_path: Path, ag
 EDIT_MEMORY_BOUND_KB = 100 * 1024 + 8 * LINE_BYTES // 1024
 
 
-def _claude_session_with_a_50_mb_result(tmp_path: Path) -> Path:
+@pytest.fixture(scope="session")
+def claude_session_with_a_50_mb_result(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built once for the commands below, which only read it."""
+    tmp_path = tmp_path_factory.mktemp("claude-50-mb")
     lines = SAMPLES["claude-code"].read_bytes().splitlines()
     for number, raw in enumerate(lines):
         record = json.loads(raw)
@@ -210,10 +213,13 @@ def _claude_session_with_a_50_mb_result(tmp_path: Path) -> Path:
     ],
 )
 def test_a_50_mb_claude_code_tool_result_in_every_command(
-    tmp_path: Path, argv: list[str], bound_kb: int
+    claude_session_with_a_50_mb_result: Path, argv: list[str], bound_kb: int
 ) -> None:
-    path = _claude_session_with_a_50_mb_result(tmp_path)
+    path = claude_session_with_a_50_mb_result
+    before = path.stat()
     ended = run_subprocess(argv[0], str(path), *argv[1:], measure=True, timeout=240)
     assert ended.code == 0, ended.err
     assert "Traceback" not in ended.err
     assert _peak_kb(ended.err) < bound_kb
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from dashboard_support import write_lines
 
+from engine.cli.main import main
 from engine.config import config_path
 from engine.live.demo import demo_lines
 from engine.tokens.short import provenance_mark
@@ -24,6 +28,15 @@ def ctxtop(
     return subprocess.run(
         [sys.executable, "-m", "tui", *args], input=stdin, capture_output=True, text=True, env=env
     )
+
+
+def report_in_process(session: Path) -> dict[str, Any]:
+    """``ctxtop report --json SESSION`` in this process: for finding a case, not the check."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", "--json", str(session)]) == 0
+    report: dict[str, Any] = json.loads(out.getvalue())
+    return report
 
 
 def test_statusline_shows_fill_distance_to_autocompact_and_largest_part(tmp_path: Path) -> None:
@@ -47,9 +60,9 @@ def test_statusline_marks_a_context_the_api_did_not_report(tmp_path: Path) -> No
     tokenizer estimate) too."""
     lines = demo_lines()
     session = tmp_path / "s.jsonl"
-    for end in range(len(lines), 0, -1):
+    for end in range(len(lines), 0, -1):  # a process start each time cost a second or more
         session.write_bytes(b"".join(lines[:end]))
-        report = json.loads(ctxtop("report", "--json", str(session)).stdout)
+        report = report_in_process(session)
         source = report["context_tokens"]["source"]
         if source not in ("reported", "compaction"):
             break
