@@ -2,14 +2,18 @@
 
 The sample ships in the ``sample_sessions`` package (read with importlib.resources, so it works
 from a non-editable install). After the last line the file is emptied and the replay starts over;
-the reader sees a truncated file and starts over too.
+the reader sees a truncated file and starts over too. Each line is written with its record
+times set to the moment it is written, so what depends on the clock (the prompt cache's warmth,
+"agent wrote 2 s ago") reads as for a live session, not as for the day the sample was recorded.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 import time
+from datetime import UTC, datetime
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
@@ -23,6 +27,15 @@ DEMO_SESSION = (
 )
 DEMO_INTERVAL = 0.3
 DEMO_PAUSE = 3.0  # seconds the whole session stays on screen before the replay starts over
+# Claude Code's record time ("timestamp":"2026-11-22T14:04:17.597Z"), the sample's only shape.
+_RECORD_TIME = re.compile(rb'("timestamp":")\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z(")')
+
+
+def restamped(chunk: bytes, now: float) -> bytes:
+    """``chunk`` with every record time set to ``now`` (epoch seconds), in the same shape."""
+    moment = datetime.fromtimestamp(now, UTC)
+    stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return _RECORD_TIME.sub(lambda match: match[1] + stamp.encode() + match[2], chunk)
 
 
 def opening(lines: list[bytes]) -> int:
@@ -104,11 +117,12 @@ class DemoReplay:
         count = self.first if self.position == 0 else 1
         for index in range(self.position, self.position + count):
             self._write_companions(index)
-        chunk = b"".join(self.lines[self.position : self.position + count])
+        now = time.time()
+        chunk = restamped(b"".join(self.lines[self.position : self.position + count]), now)
         with self.target.open("ab") as out:
             out.write(chunk)
         self.position += count
-        self.last_write = time.time()
+        self.last_write = now
 
     def _write_companions(self, index: int) -> None:
         for relative, data in self.companions.get(index, ()):
