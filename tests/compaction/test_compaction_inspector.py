@@ -7,11 +7,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from compaction_logs import (
+    AUTOCOMPACT_2_1_332,
+    CLAUDE_2_1_332,
+    CLAUDE_DEMO,
+    CODEX,
+    GEMINI,
+    ROOT,
+    THRASH,
+    write_session,
+)
 
 from engine.agents.session_reader import read_session
 from engine.cli.main import main
@@ -27,27 +36,6 @@ from engine.forks.compactions import (
 )
 from engine.forks.transaction import read_session_bytes
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
-from microcompact_log import write_session
-
-ROOT = Path(__file__).resolve().parents[2]
-CLAUDE_2_1_332 = (
-    ROOT / "sample_sessions/claude-code/projects/-home-dev-projects-calc-main/"
-    "ff656323-5d3c-47d4-a01f-e8bc70c19faf.jsonl"
-)
-CLAUDE_DEMO = (
-    ROOT / "sample_sessions/claude-code/projects/-home-dev-demo-project/"
-    "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
-)
-AUTOCOMPACT_2_1_332 = next(
-    (Path(__file__).parent / "data" / "calc-autocompact-2.1.332").glob("*.jsonl")
-)
-THRASH = (
-    ROOT / "tests/sessions/data/generated/claude-code/calc-autocompact/"
-    "cab977aa-a7d9-408c-a2f0-9dcf156ac8c1.jsonl"
-)
-CODEX = next((ROOT / "sample_sessions/codex/sessions").rglob("rollout-*01a21f76-*.jsonl"))
-GEMINI = next((ROOT / "tests/sessions/data/generated/gemini-cli").rglob("session-*.jsonl"))
 COPILOT = next((ROOT / "tests/sessions/data/generated/copilot-cli").rglob("events.jsonl"))
 
 

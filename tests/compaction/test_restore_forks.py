@@ -7,10 +7,16 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from compaction_logs import (
+    AUTOCOMPACT_2_1_332,
+    CLAUDE_2_1_332,
+    CLAUDE_DEMO,
+    CODEX,
+    write_session,
+)
 
 from engine.agents.session_reader import read_session, read_session_data
 from engine.cli.main import main
@@ -18,22 +24,6 @@ from engine.editing import actions
 from engine.forks.compactions import inspect_file
 from engine.forks.restore import HEADER, restore_session
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
-from microcompact_log import write_session
-
-ROOT = Path(__file__).resolve().parents[2]
-CLAUDE_2_1_332 = (
-    ROOT / "sample_sessions/claude-code/projects/-home-dev-projects-calc-main/"
-    "ff656323-5d3c-47d4-a01f-e8bc70c19faf.jsonl"
-)
-CLAUDE_DEMO = (
-    ROOT / "sample_sessions/claude-code/projects/-home-dev-demo-project/"
-    "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
-)
-AUTOCOMPACT_2_1_332 = next(
-    (Path(__file__).parent / "data" / "calc-autocompact-2.1.332").glob("*.jsonl")
-)
-CODEX = next((ROOT / "sample_sessions/codex/sessions").rglob("rollout-*01a21f76-*.jsonl"))
 GIT_LOG = "Bash ls -la && git status --short && git log --oneline -3"
 
 
