@@ -168,16 +168,29 @@ def _learn(
     newest = responses[newest_key].usage.input_tokens_total
     if not system:
         return factor_from(newest - oldest, counted)
-    # The log holds the whole prompt: the guess is the newest request's reported over counted
-    # (its messages weigh in it as much as they do in the context), and the system prompt's
-    # factor what the oldest request leaves for it once its messages are corrected (the
-    # messages' own when no growth tells them apart).
+    # The log holds the whole prompt: the system prompt gets its factor from the context's first
+    # request (of this model); the messages' starting guess is what the newest request leaves
+    # for them, learnt further from the growth.
+    start_key, start = next(reversed(starts.items()))
+    before = ledger.messages(context[:start], encoding)
+    share = _system_share(responses[start_key].usage.input_tokens_total, system, before)
     messages = ledger.messages(context[:first], encoding)
-    factor = factor_from(newest - oldest, counted, _ratio(newest, system + messages + counted))
-    if not factor.learned:
-        return factor
-    share = (oldest - factor.apply(messages)) / system
-    return dataclasses.replace(factor, system=share if LOWEST <= share <= HIGHEST else None)
+    guess = _ratio(newest - round(share * system), messages + counted)
+    factor = factor_from(newest - oldest, counted, guess)
+    return dataclasses.replace(factor, system=share) if factor.learned else factor
+
+
+def _system_share(prompt: int, system: int, messages: int) -> float:
+    """The system prompt's factor from a request of ``prompt`` tokens that sent it (``system``
+    tokenizer tokens) and ``messages``: the request's own ratio, its messages being few and of
+    the same kind (the user's prompt, the agent's reminders; the context's factor would be that
+    of what came later, a file of numbers). When its messages outweigh the system prompt (after
+    a compaction: its summary and what it kept) they would set the ratio: the system prompt is
+    then the text the log holds, as the tokenizer counts it."""
+    if messages > system:
+        return 1.0
+    share = _ratio(prompt, system + messages)
+    return share.value if share.learned else 1.0
 
 
 def _ratio(reported: int, counted: int) -> TokenizerFactor:
