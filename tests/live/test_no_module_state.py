@@ -6,11 +6,13 @@ on its own."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from pathlib import Path
 
 from session_copies import COMPACTED, copies
 
+from engine.analysis.profiles import load_profile
 from engine.config import Thresholds
 from engine.live.session import LiveSession, build_view
 from engine.sessions.sample import build_sample
@@ -75,3 +77,23 @@ def test_two_views_of_one_session_decide_their_compactions_each(tmp_path: Path) 
         [item.after_tokens for item in view.sample.compactions[:-1]] for view in (small, large)
     ]
     assert shown[1] == [after + 10 if after else after for after in shown[0]] != shown[0]
+
+
+def test_a_profile_edited_while_running_is_reread_and_kept_once(isolated_dirs: Path) -> None:
+    """Each edit of a user's profile is used from the next update on; the versions before it
+    are not kept."""
+    folder = isolated_dirs / "config" / "profiles"
+    folder.mkdir(parents=True)
+    profile = folder / "claude-code.yaml"
+    reserves = []
+    for edit in range(4):
+        profile.write_text(
+            f"name: claude-code\noutput_reserve: {1000 + edit}\nautocompact: none\n"
+            "sections:\n  - {name: everything, content: messages}\n"
+        )
+        os.utime(profile, ns=(edit * 10**9, edit * 10**9))  # a new time whatever the clock
+        reserves.append(load_profile("claude-code").output_reserve)
+        if edit == 1:
+            before = module_sizes()
+    assert reserves == [1000, 1001, 1002, 1003]
+    assert {name for name, size in module_sizes().items() if size > before.get(name, 0)} == set()
