@@ -7,11 +7,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from measurement_lines import read_measurements
 from proxy_upstream import proxy_to, sse_events, upstream
 from test_forwarding import SESSION, anthropic_body, post, wait_for_lines
 
 from engine.proxy.measurer import SLOTS
-from engine.proxy.store import read_measurements
 
 
 def test_a_burst_larger_than_the_queue_is_measured_whole(isolated_dirs: Path) -> None:
