@@ -65,12 +65,12 @@ CODE = '''def handle_{n}(request, *, retries=3):
 COUNT_ONCE = """
 import json, sys, time
 start = time.perf_counter()
-from engine.tokens.cache import cached_counter
-from engine.tokens.chat import count_chat_cached
+from engine.tokens.cache import CachedCounter, default_disk_cache
+from engine.tokens.chat import count_chat
 messages = json.load(open(sys.argv[1]))
 loaded = time.perf_counter()
-counter = cached_counter("o200k_base")
-total = count_chat_cached(messages, counter).total
+counter = CachedCounter("o200k_base", default_disk_cache())
+total = count_chat(messages, counter.count, (), "openai", counter.count_batch).total
 done = time.perf_counter()
 load = counter.encoding.load_seconds if counter._encoding is not None else 0.0
 print(json.dumps({"total": total, "seconds": done - loaded, "encoded": counter.encoded_texts,

@@ -217,7 +217,8 @@ def available_profiles() -> list[str]:
     return sorted(names)
 
 
-_loaded: dict[tuple[str, float | None], Profile] = {}
+# By profile file: its modification time when parsed (None: no user file) and the profile.
+_loaded: dict[str, tuple[float | None, Profile]] = {}
 
 
 def load_profile(name: str) -> Profile:
@@ -228,11 +229,13 @@ def load_profile(name: str) -> Profile:
         stamp: float | None = user_file.stat().st_mtime
     except OSError:
         stamp = None
-    key = (str(user_file), stamp)
-    known = _loaded.get(key)
-    if known is None:
-        known = _loaded[key] = _load(name, user_file if stamp is not None else None)
-    return known
+    known = _loaded.get(str(user_file))
+    if known is None or known[0] != stamp:  # an edit replaces the version parsed before
+        known = _loaded[str(user_file)] = (
+            stamp,
+            _load(name, user_file if stamp is not None else None),
+        )
+    return known[1]
 
 
 def _load(name: str, user_file: Path | None) -> Profile:

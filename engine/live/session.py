@@ -78,6 +78,7 @@ class LiveSession:
         self.ledger = Ledger()
         self.analyzer = Analyzer(ledger=self.ledger)  # keeps simulations between updates
         self.outliner = Outliner()  # keeps the labels of messages seen before
+        self.decided = DecidedCompactions()  # the compactions' figures, decided once
         self._last: LiveView | None = None  # the last analysed view
         self.actions = ActionWatch(self.path)
         self.outside_log: int | None = None  # system prompt, tools: as the last request had them
@@ -110,7 +111,7 @@ class LiveSession:
             self.outside_log = sample.breakdown.unattributed
         last = self._last
         outside = system_of(last.analysis) if last is not None else None
-        view = build_view(sample, self.thresholds, self._outside_log(), outside)
+        view = build_view(sample, self.thresholds, self._outside_log(), outside, self.decided)
         view = dataclasses.replace(view, last_write=self.reader.last_written())
         actions = self.actions.events()
         if actions:
@@ -159,7 +160,7 @@ class LiveSession:
         except CtxtopError as error:  # e.g. a user's profile file that does not parse
             view = dataclasses.replace(view, analysis=None, outline=None, analysis_error=str(error))
         view = with_measured(view, session_opening(state))
-        view = _with_compaction_afters(view, system_of(view.analysis))
+        view = _with_compaction_afters(view, system_of(view.analysis), self.decided)
         self._last = view
         return view
 
@@ -261,13 +262,6 @@ def _microcompaction_event(item: Microcompaction) -> Event:
     )
 
 
-# By session file: its settled compactions (all but the newest, which a reader may still
-# complete) as sampled, the same with their "after" as first decided, and their events: a past
-# event's figures are decided once, whatever the system prompt's figure does later, and an
-# update makes the newest compaction's event only.
-_SETTLED: dict[str, tuple[tuple[Compaction, ...], tuple[Compaction, ...], list[Event]]] = {}
-
-
 def _decided(items: tuple[Compaction, ...], outside_log: int | None) -> tuple[Compaction, ...]:
     return tuple(
         dataclasses.replace(item, after_tokens=compaction_after(item, outside_log))
@@ -275,30 +269,45 @@ def _decided(items: tuple[Compaction, ...], outside_log: int | None) -> tuple[Co
     )
 
 
-def _decided_compactions(
-    sample: Sample, outside_log: int | None
-) -> tuple[tuple[Compaction, ...], list[Event]]:
-    """The sample's compactions with their "after", and their events: the settled ones as
-    decided when they were first seen settled, the newest with ``outside_log``."""
-    compactions = sample.compactions
-    settled = compactions[:-1]
-    known = _SETTLED.get(sample.file)
-    if known is None or known[0] != settled[: len(known[0])]:
-        known = (), (), []
-    if len(known[0]) != len(settled):
-        added = _decided(settled[len(known[0]) :], outside_log)
-        events = known[2] + [_compaction_event(item) for item in added]
-        known = _SETTLED[sample.file] = (settled, known[1] + added, events)
-    newest = _decided(compactions[-1:], outside_log)
-    return known[1] + newest, [*known[2], *(_compaction_event(item) for item in newest)]
+class DecidedCompactions:
+    """A live session's settled compactions (all but the newest, which a reader may still
+    complete) as sampled, the same with their "after" as first decided, and their events: a
+    past event's figures are decided once, whatever the system prompt's figure does later, and
+    an update makes the newest compaction's event only."""
+
+    def __init__(self) -> None:
+        self._settled: tuple[Compaction, ...] = ()
+        self._decided: tuple[Compaction, ...] = ()
+        self._events: list[Event] = []
+
+    def decide(
+        self, sample: Sample, outside_log: int | None
+    ) -> tuple[tuple[Compaction, ...], list[Event]]:
+        """The sample's compactions with their "after", and their events: the settled ones as
+        decided when they were first seen settled, the newest with ``outside_log``."""
+        compactions = sample.compactions
+        settled = compactions[:-1]
+        if self._settled != settled[: len(self._settled)]:
+            self._settled, self._decided, self._events = (), (), []
+        if len(self._settled) != len(settled):
+            added = _decided(settled[len(self._settled) :], outside_log)
+            self._events = self._events + [_compaction_event(item) for item in added]
+            self._settled, self._decided = settled, self._decided + added
+        newest = _decided(compactions[-1:], outside_log)
+        return self._decided + newest, [
+            *self._events,
+            *(_compaction_event(item) for item in newest),
+        ]
 
 
-def _with_compaction_afters(view: LiveView, outside_log: int | None) -> LiveView:
+def _with_compaction_afters(
+    view: LiveView, outside_log: int | None, decided: DecidedCompactions
+) -> LiveView:
     """``view`` with its compactions' "after" (and their events) from ``outside_log``: the
     system prompt of the analysis just made, as ``ctxtop report`` adds it."""
     if not view.sample.compactions or outside_log is None:
         return view
-    compactions, made = _decided_compactions(view.sample, outside_log)
+    compactions, made = decided.decide(view.sample, outside_log)
     by_line = {event.line: event for event in made}
     events = tuple(
         by_line.get(event.line, event) if event.kind == "compaction" else event
@@ -342,14 +351,17 @@ def build_view(
     thresholds: Thresholds,
     outside_log: int | None = None,
     compaction_outside: int | None = None,
+    decided: DecidedCompactions | None = None,
 ) -> LiveView:
     """``outside_log``: the part of the context the log does not show, as the last reported
     request had it (see ``whole_after_compaction``); ``compaction_outside``: the system prompt
     and tools as the analysis has them (``system_of``), for the compactions' "after", as
-    ``ctxtop report`` adds them (without it, the sample's own figure)."""
+    ``ctxtop report`` adds them (without it, the sample's own figure); ``decided``: the
+    compactions' figures decided by the session's earlier views (None: none)."""
     if compaction_outside is None:
         compaction_outside = _outside_now(sample, outside_log)
-    compactions, compaction_events = _decided_compactions(sample, compaction_outside)
+    decided = decided or DecidedCompactions()
+    compactions, compaction_events = decided.decide(sample, compaction_outside)
     sample = dataclasses.replace(sample, compactions=compactions)
     sample = whole_after_compaction(sample, outside_log)
     window = sample.window.tokens or 0

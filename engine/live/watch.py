@@ -1,24 +1,19 @@
 """Following a live session: change notification (watchfiles) with a polling fallback.
 
-The engine API is a plain iterator, ``follow(reader)``, that yields the state after the first
-read and after every change; ``follow_with(reader, callback)`` is the callback form. The TUI runs
-either in a worker thread and stops it with a ``threading.Event``; tests drive ``reader.poll()``
-directly. Every wake-up, notified or not, ends in ``reader.poll()``, which reads only the appended
-bytes, so a missed or spurious notification costs nothing but a ``stat``.
+``wake_ups(reader, stop, ...)`` yields once per change notification or poll interval; the
+dashboard's feed runs it in a worker thread and stops it with a ``threading.Event``. Every
+wake-up, notified or not, ends in ``reader.poll()``, which reads only the appended bytes, so a
+missed or spurious notification costs nothing but a ``stat``.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions.model import SessionState
-
-DEFAULT_POLL_INTERVAL = 0.5
+from engine.agents.session_reader import SessionReader
 
 
 def _watched_dirs(reader: SessionReader) -> tuple[Path, ...]:
@@ -64,61 +59,3 @@ def wake_ups(
     while not stop.is_set():
         stop.wait(interval)
         yield None
-
-
-def follow(
-    reader: SessionReader,
-    *,
-    stop: threading.Event | None = None,
-    poll_interval: float = DEFAULT_POLL_INTERVAL,
-    use_watchfiles: bool = True,
-) -> Iterator[SessionState]:
-    """The session's state now, then again after every change, until ``stop`` is set.
-
-    A file that does not exist yet or is still empty is waited for; one that holds something
-    no adapter recognises raises ``InputError`` at once.
-    """
-    stop = stop or threading.Event()
-    if _has_content(reader.path) or reader.path.is_dir():
-        yield read_all(reader)
-    for _ in wake_ups(reader, stop, poll_interval, use_watchfiles):
-        if stop.is_set():
-            return
-        known = reader.state is not None
-        changed = False
-        while reader.poll():  # drain: companions found on one poll are read by the next
-            changed = True
-        state = reader.state
-        if state is not None and (changed or not known):
-            yield state
-
-
-def _has_content(path: Path) -> bool:
-    try:
-        return path.stat().st_size > 0
-    except OSError:
-        return False
-
-
-def follow_with(
-    reader: SessionReader,
-    callback: Callable[[SessionState], None],
-    *,
-    stop: threading.Event | None = None,
-    poll_interval: float = DEFAULT_POLL_INTERVAL,
-    use_watchfiles: bool = True,
-) -> None:
-    """Call ``callback(state)`` after the first read and after every change (blocks)."""
-    for state in follow(
-        reader, stop=stop, poll_interval=poll_interval, use_watchfiles=use_watchfiles
-    ):
-        callback(state)
-
-
-def poll_forever(reader: SessionReader, stop: threading.Event, interval: float) -> Iterator[float]:
-    """Plain polling, yielding the seconds each poll took (for benchmarks and tests)."""
-    while not stop.is_set():
-        started = time.perf_counter()
-        reader.poll()
-        yield time.perf_counter() - started
-        stop.wait(interval)

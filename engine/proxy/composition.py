@@ -8,17 +8,19 @@ from __future__ import annotations
 from typing import Any
 
 from engine.proxy import measure_anthropic, measure_gemini, measure_openai
-from engine.proxy.tally import Tally
+from engine.proxy.tally import Tally, TextCounts
 
 
-def measure(protocol: str, body: Any) -> dict[str, Any]:
-    """The composition of a decoded request body of ``protocol``."""
+def measure(protocol: str, body: Any, counts: TextCounts | None = None) -> dict[str, Any]:
+    """The composition of a decoded request body of ``protocol``; ``counts``: the token
+    counts of texts seen before (None: none)."""
+    counts = counts or TextCounts()
     if not isinstance(body, dict):
-        return Tally("openai").figures()
+        return Tally("openai", counts).figures()
     if protocol == "anthropic":
-        return measure_anthropic.measure(body, Tally("anthropic"))
+        return measure_anthropic.measure(body, Tally("anthropic", counts))
     if protocol == "gemini":
-        return measure_gemini.measure(body, Tally("gemini"))
+        return measure_gemini.measure(body, Tally("gemini", counts))
     if protocol == "openai-chat":
-        return measure_openai.measure_chat(body, Tally("openai"))
-    return measure_openai.measure_responses(body, Tally("openai"))
+        return measure_openai.measure_chat(body, Tally("openai", counts))
+    return measure_openai.measure_responses(body, Tally("openai", counts))

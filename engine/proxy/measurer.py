@@ -24,6 +24,7 @@ from typing import Any
 
 from engine.proxy.sent import Sent
 from engine.proxy.store import append_measurement
+from engine.proxy.tally import TextCounts
 
 SLOTS = 16  # requests handed to the measuring thread and not measured yet, at most
 
@@ -31,10 +32,10 @@ Line = dict[str, Any] | None  # a request's stored line (None: it could not be s
 Job = tuple[Sent, dict[str, Any], asyncio.AbstractEventLoop, "asyncio.Future[Line]"]
 
 
-def measure_and_store(sent: Sent, answer: dict[str, Any]) -> Line:
+def measure_and_store(sent: Sent, answer: dict[str, Any], counts: TextCounts) -> Line:
     """The request's line, appended to its session's file; None when it could not be (a full
     disk loses the figure, never the agent's request)."""
-    line = sent.line(answer)
+    line = sent.line(answer, counts)
     try:
         append_measurement(line["session_id"], line)
     except OSError:
@@ -60,6 +61,7 @@ class Measurer:
         self.slots = asyncio.Semaphore(slots)
         self.jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self.thread: threading.Thread | None = None
+        self.counts = TextCounts()  # the texts' token counts, remembered while the proxy runs
 
     async def measure(self, sent: Sent, answer: dict[str, Any]) -> Line:
         async with self.slots:
@@ -77,7 +79,7 @@ class Measurer:
         while (job := self.jobs.get()) is not None:
             sent, answer, loop, future = job
             try:
-                line = measure_and_store(sent, answer)
+                line = measure_and_store(sent, answer, self.counts)
             except Exception as error:  # a request that breaks the measuring: that one only
                 loop.call_soon_threadsafe(_fail, future, error)
                 continue

@@ -19,13 +19,6 @@ OPENAI_RESPONSES = "openai-responses"
 OPENAI_CHAT = "openai-chat"
 GEMINI = "gemini"
 PROTOCOLS = (ANTHROPIC, OPENAI_RESPONSES, OPENAI_CHAT, GEMINI)
-# The upstream each protocol goes to (both OpenAI APIs share one).
-UPSTREAM_OF = {
-    ANTHROPIC: "anthropic",
-    OPENAI_RESPONSES: "openai",
-    OPENAI_CHAT: "openai",
-    GEMINI: "gemini",
-}
 _GEMINI_CALL = re.compile(r"^/v1(beta|alpha)?\d*/models/[^/]+:(stream)?[gG]enerateContent$")
 # A Gemini method on a model (``/v1/models/gemini-2.5-pro:countTokens``): OpenAI's model paths
 # have no colon.

@@ -15,6 +15,7 @@ from engine.proxy.content_coding import decoded
 from engine.proxy.rewrite_common import decode
 from engine.proxy.routes import Route
 from engine.proxy.session_id import session_headers, session_id
+from engine.proxy.tally import TextCounts
 
 
 @dataclass
@@ -51,9 +52,10 @@ class Sent:
     def rewritten(self) -> bool:
         return self.body is not self.agent_body
 
-    def figures(self) -> dict[str, Any]:
-        """The measurement line's figures: the composition of what went upstream, under the
-        session id the agent's own body gave."""
+    def figures(self, counts: TextCounts | None = None) -> dict[str, Any]:
+        """The measurement line's figures: the composition of what went upstream (``counts``:
+        the token counts of texts seen before), under the session id the agent's own body
+        gave."""
         decoded = self.json(self.body)  # None: unreadable (forwarded all the same)
         line: dict[str, Any] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
@@ -68,15 +70,15 @@ class Sent:
             line["agent_sha256"] = hashlib.sha256(self.agent_body).hexdigest()
         if self.rewrite_error:
             line["rewrite_error"] = self.rewrite_error
-        line.update(measure(self.route.protocol, decoded))
+        line.update(measure(self.route.protocol, decoded, counts))
         if isinstance(decoded, dict):
             line["model"] = str(decoded.get("model") or "") or None
             line["stream"] = bool(decoded.get("stream")) or self.route.streamed_by_path
         return line
 
-    def line(self, answer: dict[str, Any]) -> dict[str, Any]:
+    def line(self, answer: dict[str, Any], counts: TextCounts | None = None) -> dict[str, Any]:
         """The whole measurement line: the figures, then ``answer`` (the exchange's status,
         outcome, usage and timings)."""
-        line = self.figures()
+        line = self.figures(counts)
         line.update(answer)
         return line

@@ -122,21 +122,3 @@ def _keep_newer_half(path: Path) -> int:
     tail = tail[tail.find(b"\n") + 1 :]  # from the first whole line on
     replace_file(path, tail)
     return size - len(tail)
-
-
-def read_measurements(session_id: str) -> list[dict[str, Any]]:
-    """The session's lines, oldest first (a torn or unreadable line is skipped; no file: [])."""
-    try:
-        with open(open_regular(measurement_path(session_id)), "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return []
-    lines = []
-    for text in raw.split(b"\n"):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            lines.append(value)
-    return lines

@@ -27,13 +27,15 @@ ENCODING = "o200k_base"
 MEMO_CHARS = 64 * 1024 * 1024  # texts remembered, at most (memory only, never written)
 
 
-class _Memo:
-    """Token counts keyed by the text itself: a request repeats the previous one's texts, and
-    a dict lookup of a str (hashed in C) is cheaper than the blake2b digest the shared counter
-    keys by. Measured on bench/proxy_latency.py's bodies (0.15-0.6 MB, all texts seen before):
-    measuring a request took 2.05 ms of CPU with the shared counter, 1.1 ms with this."""
+class TextCounts:
+    """Token counts keyed by the text itself, kept by the proxy's measurer for its lifetime: a
+    request repeats the previous one's texts, and a dict lookup of a str (hashed in C) is
+    cheaper than the blake2b digest the shared counter keys by. Measured on
+    bench/proxy_latency.py's bodies (0.15-0.6 MB, all texts seen before): measuring a request
+    took 2.05 ms of CPU with the shared counter, 1.1 ms with this."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MEMO_CHARS) -> None:
+        self.limit = limit
         self.counts: OrderedDict[str, int] = OrderedDict()
         self.chars = 0
         self.lock = threading.Lock()
@@ -50,17 +52,9 @@ class _Memo:
                     counts[text] = tokens
                     self.chars += len(text)
             result = [counts[text] for text in texts]  # before an eviction drops any
-            while self.chars > MEMO_CHARS and len(counts) > 1:  # the oldest first
+            while self.chars > self.limit and len(counts) > 1:  # the oldest first
                 self.chars -= len(counts.popitem(last=False)[0])
             return result
-
-
-_memo = _Memo()
-
-
-def count_all(texts: list[str]) -> list[int]:
-    """Tokens of each text, in one batch (most are remembered from the previous request)."""
-    return _memo.count_all(texts)
 
 
 def digest(text: str) -> str:
@@ -78,6 +72,8 @@ class Tally:
     end: a breakpoint's prefix is the sum of the parts before its position."""
 
     provider: str
+    # Tokens of each text, in one batch (most are remembered from the previous request).
+    counts: TextCounts = field(default_factory=TextCounts)
     system: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     images: int = 0
@@ -119,7 +115,7 @@ class Tally:
 
     def _count(self) -> Counter[str]:
         """Fill in the tools', system blocks' and breakpoints' tokens; the tokens by kind."""
-        counted = iter(count_all([v for _, v in self.parts if isinstance(v, str)]))
+        counted = iter(self.counts.count_all([v for _, v in self.parts if isinstance(v, str)]))
         kinds: Counter[str] = Counter()
         tools, blocks = iter(self.tools), iter(self.system)
         marks = iter(self.breakpoints)

@@ -8,7 +8,7 @@ docs/render.md (e.g. a message is recounted when its tool calls change).
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from engine.render.jstext import is_blank
 from engine.render.tokenizers import Tokenizer, bare_message_tokens
@@ -471,9 +471,6 @@ class Message(Branch):
         else:
             raw["toolCallId"] = self.tool_call_id
         return raw
-
-
-AnyNode = Union[TextPart, ImagePart, DocumentPart, OpaquePart, BreakpointPart, Container, Message]  # noqa: UP007
 
 
 def inside_message(node: Node) -> bool:

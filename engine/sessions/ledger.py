@@ -14,8 +14,9 @@ when the message leaves the context (a compaction, a rewind).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from engine.models.registry import lookup
 from engine.sessions import model
@@ -357,11 +358,40 @@ class _ToolTally:
         return tuple(sorted(rows, key=lambda row: (-row.result_tokens, row.name)))
 
 
+Item = TypeVar("Item")
+
+
 class Ledger:
-    """Token counts for one session (its sub-agents' blocks too), in one encoding at a time."""
+    """What the samples of one session keep between them: its token counts (its sub-agents'
+    blocks too), in one encoding at a time, and the copies of its only-appended lists."""
 
     def __init__(self) -> None:
         self._forget(None)
+        self._copied_of: SessionState | None = None  # the state the copies were made of
+        self._copied: dict[str, tuple[object, list[Any]]] = {}  # name -> (terms, copies)
+
+    def copies(
+        self,
+        state: SessionState,
+        name: str,
+        items: Sequence[Item],
+        copy: Callable[[Item], Item],
+        terms: object = None,
+    ) -> tuple[Item, ...]:
+        """The copies of ``state``'s list ``items`` (only ever appended to), kept between
+        samples: a sample copies the newest item again (a reader may still complete it: a
+        compaction's "after" figure arrives with the next request) and the items added since,
+        not the whole history of them."""
+        if state is not self._copied_of:  # another state: a reader that read its file again
+            self._copied_of, self._copied = state, {}
+        known = self._copied.get(name)
+        if known is None or known[0] != terms or len(known[1]) > len(items):
+            known = self._copied[name] = (terms, [])
+        copies = known[1]
+        settled = max(len(copies) - 1, 0)
+        del copies[settled:]
+        copies.extend(copy(item) for item in items[settled:])
+        return tuple(copies)
 
     def _forget(self, encoding: str | None) -> None:
         self._encoding = encoding

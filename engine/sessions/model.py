@@ -38,7 +38,6 @@ OTHER_TYPES = "(other types)"
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 BlockKind = Literal["text", "thinking", "tool_use", "tool_result", "image", "other"]
-ContextSource = Literal["reported", "calibrated", "estimated", "compaction"]
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ provenance ``logged``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.tokens.chat import tool_definitions_tokens
@@ -28,6 +28,9 @@ class PromptParts:
     tools: tuple[Any, ...]
     source: str
     line: int
+    # Their tokens by encoding, counted once (a live session's every sample asks again; the
+    # parts change only when the agent's prompt does).
+    counted: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def tokens(self, count: Callable[[str], int]) -> int:
         """System blocks counted as texts, tool definitions by the chat rules (as ctxtop's proxy
@@ -35,23 +38,14 @@ class PromptParts:
         return sum(count(text) for text in self.system) + tool_definitions_tokens(self.tools, count)
 
 
-# The parts counted lately, by identity and encoding (a live session's every sample asks again;
-# the parts change only when the agent's prompt does).
-_COUNTED: dict[tuple[int, str], tuple[PromptParts, int]] = {}
-_COUNTED_MAX = 64
-
-
 def logged_tokens(parts: PromptParts | None, encoding: Encoding) -> int | None:
     """``parts`` counted with ``encoding`` (None: the log holds no prompt parts)."""
     if parts is None:
         return None
-    key = (id(parts), encoding.name)
-    known = _COUNTED.get(key)
-    if known is None or known[0] is not parts:
-        if len(_COUNTED) >= _COUNTED_MAX:
-            _COUNTED.clear()
-        known = _COUNTED[key] = (parts, parts.tokens(encoding.count))
-    return known[1]
+    known = parts.counted.get(encoding.name)
+    if known is None:
+        known = parts.counted[encoding.name] = parts.tokens(encoding.count)
+    return known
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,10 +26,8 @@ choice (``context_window``), the one fill % (``fill_percent``), and the context 
 from __future__ import annotations
 
 import dataclasses
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from engine.models.window import Window, resolve_window
 from engine.safety.terminal import one_line
@@ -291,43 +289,6 @@ class Sample:
         return fill_percent(self.context.value, self.window.tokens)
 
 
-Item = TypeVar("Item")
-# A session's copies of its compactions, truncations and skipped lines, kept between samples
-# (until the session is gone): (the session, the terms they were made on, the copies).
-_COPIED: dict[tuple[int, str], tuple[weakref.ref[SessionState], object, list[Any]]] = {}
-
-
-def _copies(
-    state: SessionState,
-    name: str,
-    items: Sequence[Item],
-    copy: Callable[[Item], Item],
-    terms: object = None,
-) -> tuple[Item, ...]:
-    """The copies of a session's list ``items`` (only ever appended to), kept between samples:
-    a sample copies the newest item again (a reader may still complete it: a compaction's
-    "after" figure arrives with the next request) and the items added since, not the whole
-    history of them."""
-    key = (id(state), name)
-    known = _COPIED.get(key)
-    if known is None or known[0]() is not state or known[1] != terms or len(known[2]) > len(items):
-        # When the session is gone, so are its copies (and another may take its id).
-        ref = weakref.ref(state, _forget(key))
-        known = _COPIED[key] = (ref, terms, [])
-    copies = known[2]
-    settled = max(len(copies) - 1, 0)
-    del copies[settled:]
-    copies.extend(copy(item) for item in items[settled:])
-    return tuple(copies)
-
-
-def _forget(key: tuple[int, str]) -> Callable[[object], None]:
-    def forget(_: object) -> None:
-        _COPIED.pop(key, None)
-
-    return forget
-
-
 def _compaction(compaction: Compaction, window: int | None) -> Compaction:
     """A copy; its "after" figure only when the window can hold it (an agent's own estimate can
     be absurd)."""
@@ -385,7 +346,7 @@ def build_sample(
     window = context_window(state, adapter=adapter)
     factor = learn(state, ledger, encoding)
     context = context_tokens(state, ledger, encoding, factor)
-    skipped = list(_copies(state, "skipped", state.skipped, dataclasses.replace))
+    skipped = list(ledger.copies(state, "skipped", state.skipped, dataclasses.replace))
     for child in state.subagents.values():
         skipped.extend(dataclasses.replace(item) for item in child.skipped)
     sample = Sample(
@@ -406,15 +367,15 @@ def build_sample(
         autocompact_at=adapter.autocompact_at(window.tokens) if window.tokens else None,
         api_requests=state.api_requests,
         totals=dataclasses.replace(state.totals),
-        compactions=_copies(
+        compactions=ledger.copies(
             state,
             "compactions",
             state.compactions,
             lambda item: _compaction(item, window.tokens),
             window.tokens,
         ),
-        truncations=_copies(state, "truncations", state.truncations, dataclasses.replace),
-        microcompactions=_copies(
+        truncations=ledger.copies(state, "truncations", state.truncations, dataclasses.replace),
+        microcompactions=ledger.copies(
             state, "microcompactions", state.microcompactions, dataclasses.replace
         ),
         tools=ledger.tools(state, encoding),

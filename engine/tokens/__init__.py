@@ -1,4 +1,4 @@
-"""Tokenizer layer: offline BPE encodings, chat counting rules, caches and calibration."""
+"""Tokenizer layer: offline BPE encodings, chat counting rules and caches."""
 
 from engine.tokens.encoding import ENCODINGS, Encoding, char_estimate, get_encoding
 

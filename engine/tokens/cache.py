@@ -12,7 +12,7 @@ import hashlib
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from engine.paths import cache_dir
@@ -168,31 +168,6 @@ class CachedCounter:
     def _key(self, text: str) -> bytes:
         return content_digest(self.encoding_name, text)
 
-    def cached_values(
-        self, keys: Sequence[bytes], compute: Callable[[list[int]], list[int]]
-    ) -> list[int]:
-        """Values stored under ``keys``; ``compute(indices)`` supplies the missing ones.
-
-        For callers that cache a derived count (a whole message) under a digest of their own.
-        """
-        results: list[int | None] = [self.lru.get(key) for key in keys]
-        missing = [i for i, value in enumerate(results) if value is None]
-        if missing and self.disk is not None:
-            stored = self.disk.get_many([keys[i] for i in missing])
-            for i in missing:
-                results[i] = stored.get(keys[i])
-            missing = [i for i in missing if results[i] is None]
-        if missing:
-            computed = compute(missing)
-            for i, value in zip(missing, computed, strict=True):
-                results[i] = value
-            if self.disk is not None:
-                self.disk.put_many([(keys[i], results[i] or 0) for i in missing])
-        out = [int(value or 0) for value in results]
-        for key, value in zip(keys, out, strict=True):
-            self.lru.put(key, value)
-        return out
-
     def count(self, text: str) -> int:
         return self.count_batch([text])[0]
 
@@ -236,8 +211,3 @@ def default_disk_cache() -> DiskCache:
         if _default_disk is None:
             _default_disk = DiskCache(cache_dir() / DISK_FILE_NAME)
         return _default_disk
-
-
-def cached_counter(encoding: Encoding | str) -> CachedCounter:
-    """A counter for ``encoding`` backed by the default disk cache."""
-    return CachedCounter(encoding, default_disk_cache())

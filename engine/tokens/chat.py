@@ -3,20 +3,16 @@
 The encoder counts text exactly; the framing around it (role markers, separators, the way tool
 schemas and calls are serialised) is not visible to us, so it is counted with these constants,
 which follow the rules VS Code Copilot Chat uses for OpenAI-style chat. Calibration against the
-API's reported usage (``engine.tokens.calibration``) corrects what they miss.
+API's reported usage (``engine.sessions.tokenizer_factor``) corrects what they miss.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from engine.tokens.cache import CachedCounter
 
 # Role marker and separators around every message.
 MESSAGE_BASE_TOKENS = 3
@@ -211,92 +207,3 @@ def count_chat(
         messages=tuple(message_tokens(m, count, provider) for m in messages),
         tools=tool_definitions_tokens(tools, count),
     )
-
-
-def _message_blob(encoding_name: str, provider: str, message: Mapping[str, Any]) -> bytes:
-    """Everything ``message_tokens`` reads from a message, as unambiguous bytes."""
-    content = message.get("content")
-    if isinstance(content, str):
-        parts = [encoding_name, provider, "s", content]
-    else:
-        parts = [encoding_name, provider, "j", json.dumps(content, sort_keys=True)]
-    name = message.get("name")
-    if name:
-        parts += ["n", str(name)]
-    for call in tool_calls(message):
-        function = function_of(call)
-        arguments = function.get("arguments", call.get("arguments", ""))
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments, sort_keys=True)
-        parts += ["c", str(function.get("name") or call.get("name") or ""), arguments]
-    # Lengths up front make the joined parts unambiguous whatever characters they contain.
-    header = ",".join(map(str, map(len, parts)))
-    return (header + "\x00" + "".join(parts)).encode("utf-8", "surrogatepass")
-
-
-def chat_digest(encoding_name: str, provider: str, messages: Sequence[Mapping[str, Any]]) -> bytes:
-    """One digest of everything ``count_chat`` reads from a whole chat.
-
-    A tight loop and a single hash over the joined text: this is all an unchanged session costs
-    when it is opened again, so it avoids per-message hashing.
-    """
-    parts = [encoding_name, provider]
-    add = parts.append
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            add(content)
-        elif content is None:  # common for tool-call turns; skip json.dumps on the hot path
-            add("\x01")
-        else:
-            add("\x01" + json.dumps(content, sort_keys=True))
-        name = message.get("name")
-        if name:
-            add("\x02" + str(name))
-        for call in tool_calls(message):
-            function = function_of(call)
-            arguments = function.get("arguments", call.get("arguments", ""))
-            add("\x03" + str(function.get("name") or call.get("name") or ""))
-            add(arguments if isinstance(arguments, str) else json.dumps(arguments))
-    # SHA-256 (hardware-accelerated on current CPUs) fed part by part: about twice as fast as
-    # joining the text first and hashing it with BLAKE2 (bench/tokens.py).
-    digest = hashlib.sha256(array("Q", [len(parts), *map(len, parts)]).tobytes())
-    update = digest.update
-    for part in parts:
-        update(part.encode("utf-8", "surrogatepass"))
-    return digest.digest()[:16]
-
-
-def count_chat_cached(
-    messages: Sequence[Mapping[str, Any]],
-    counter: CachedCounter,
-    tools: Sequence[Any] = (),
-    provider: str = "openai",
-) -> ChatCount:
-    """``count_chat`` with counts cached by content digest, per whole chat and per message.
-
-    Re-opening an unchanged session costs one digest of its text and one look-up; a session that
-    grew finds its unchanged messages one by one. Neither encodes cached text again, nor loads the
-    encoder when everything is cached.
-    """
-    chat_key = chat_digest(counter.encoding_name, provider, messages)
-    stored = counter.disk.get_blob(chat_key) if counter.disk is not None else None
-    if stored is not None and len(stored) == 4 * len(messages):
-        per_message = tuple(array("I", stored))
-    else:
-        keys = [
-            hashlib.blake2b(
-                _message_blob(counter.encoding_name, provider, m), digest_size=16
-            ).digest()
-            for m in messages
-        ]
-
-        def compute(missing: list[int]) -> list[int]:
-            subset = [messages[i] for i in missing]
-            counted = count_chat(subset, counter.count, (), provider, counter.count_batch)
-            return list(counted.messages)
-
-        per_message = tuple(counter.cached_values(keys, compute))
-        if counter.disk is not None:
-            counter.disk.put_blob(chat_key, array("I", per_message).tobytes())
-    return ChatCount(messages=per_message, tools=tool_definitions_tokens(tools, counter.count))

@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 
 from agents import ClaudeProject, claude_bin
+from measurement_lines import read_measurements
 from model_server import ModelServer
 from one_turn import FINAL, PROMPT, claude_script, project_files
 from tap import Tap, ctxtop_proxy
 
 from engine.live.session import LiveSession
-from engine.proxy.store import read_measurements
 
 ROUNDS = 4  # Bash, Bash, Bash, Read, then the answer
 

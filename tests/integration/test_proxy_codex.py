@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 from agents import CODEX_CONFIG, codex_home
+from measurement_lines import read_measurements
 from one_turn import FINAL, PROMPT, codex_replies, project_files
 from tap import Tap, ctxtop_proxy
 
 from engine.live.session import LiveSession
-from engine.proxy.store import read_measurements
 from engine.tokens.encoding import get_encoding
 
 ROUNDS = 3

@@ -20,6 +20,7 @@ from engine.live import session
 from engine.live.session import LiveSession
 from engine.live.view import Event
 from engine.sessions import sample
+from engine.sessions.ledger import Ledger
 from engine.sessions.model import Compaction, SessionState
 
 APPENDS = 12
@@ -84,11 +85,12 @@ def test_a_compaction_completed_later_is_copied_again(tmp_path: Path) -> None:
     state = SessionState(agent="codex", path=tmp_path / "s.jsonl")
     first = Compaction("auto", pre_tokens=100, line=3)
     state.compactions.append(first)
-    before = sample._copies(state, "compactions", state.compactions, dataclasses.replace)
+    ledger = Ledger()
+    before = ledger.copies(state, "compactions", state.compactions, dataclasses.replace)
     first.post_tokens = 40
     second = Compaction("auto", pre_tokens=90, line=9)
     state.compactions.append(second)
-    after = sample._copies(state, "compactions", state.compactions, dataclasses.replace)
+    after = ledger.copies(state, "compactions", state.compactions, dataclasses.replace)
     assert before[0].post_tokens is None
     assert [c.post_tokens for c in after] == [40, None]
     assert after[0] is not first and after[1] is not second

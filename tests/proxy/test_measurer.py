@@ -7,12 +7,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from measurement_lines import read_measurements
 from proxy_upstream import proxy_to, sse_events, upstream
 from test_forwarding import SESSION, anthropic_body, post, wait_for_lines
 
 from engine.proxy.measurer import SLOTS
-from engine.proxy.store import read_measurements
-from engine.proxy.tally import _memo
 
 
 def test_a_burst_larger_than_the_queue_is_measured_whole(isolated_dirs: Path) -> None:
@@ -34,7 +33,7 @@ def test_answers_do_not_wait_for_a_held_up_measurement(isolated_dirs: Path) -> N
     than the queue holds; once the lock is free, every one is measured, in order."""
     count = SLOTS + 4
     with upstream() as up, proxy_to(up.url) as proxy:
-        with _memo.lock:
+        with proxy.server.measurer.counts.lock:
             answers = [post(proxy.port, "/v1/messages", anthropic_body(n=i)) for i in range(count)]
             assert all(answer[0] == 200 and answer[2] == sse_events() for answer in answers)
             assert proxy.server.served == 0 and read_measurements(SESSION) == []

@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from measurement_lines import read_measurements
 from proxy_upstream import proxy_to, upstream
 from test_forwarding import anthropic_body, post
 
@@ -18,7 +19,6 @@ from engine.proxy.store import (
     append_measurement,
     measurement_path,
     measurements_dir,
-    read_measurements,
 )
 
 

@@ -3,10 +3,8 @@ measured whole, with the same figures as when everything fits."""
 
 from __future__ import annotations
 
-import pytest
-
-from engine.proxy import tally
 from engine.proxy.composition import measure
+from engine.proxy.tally import TextCounts
 
 
 def body(turns: int) -> dict[str, object]:
@@ -20,12 +18,9 @@ def body(turns: int) -> dict[str, object]:
     }
 
 
-def test_a_request_larger_than_the_memory_is_measured_the_same(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_request_larger_than_the_memory_is_measured_the_same() -> None:
     roomy = measure("anthropic", body(40))
-    monkeypatch.setattr(tally, "_memo", tally._Memo())
-    monkeypatch.setattr(tally, "MEMO_CHARS", 200)  # a few texts: most are dropped again
-    tight = [measure("anthropic", body(40)) for _ in range(2)]
+    counts = TextCounts(limit=200)  # a few texts: most are dropped again
+    tight = [measure("anthropic", body(40), counts) for _ in range(2)]
     assert tight[0] == tight[1] == roomy
-    assert tally._memo.chars <= 200 or len(tally._memo.counts) == 1
+    assert counts.chars <= 200 or len(counts.counts) == 1

@@ -20,6 +20,7 @@ import test_sessions_tail as tail
 from sessions_expect import ENC, records, report
 from test_sessions_tail import _report
 
+from engine.agents.discovery import discover
 from engine.agents.session_reader import SessionReader
 from engine.cli.main import main
 
@@ -326,6 +327,28 @@ def test_sessions_lists_spawned_sub_agents_under_their_parent_only(
     with contextlib.redirect_stdout(out):
         assert main(["sessions", "--agent", "codex", "--json"]) == 0
     assert {row["file"] for row in json.loads(out.getvalue())} == parents
+
+
+def test_a_rollout_written_again_at_a_spawned_ones_path_is_listed(tmp_path: Path) -> None:
+    """Whether a rollout is a sub-agent's is remembered only while it exists: a session's
+    rollout written where a sub-agent's was (removed since) is listed."""
+    day = tmp_path / "sessions" / "2026" / "11" / "23"
+    day.mkdir(parents=True)
+    files = sorted(GENERATED.glob("subagent-*/sessions/*/*/*/*.jsonl"))
+    child = next(f for f in files if records(f)[0]["payload"]["source"] != "exec")
+    parent = next(f for f in files if records(f)[0]["payload"]["source"] == "exec")
+    target = day / child.name
+    env = {"CODEX_HOME": str(tmp_path)}
+
+    def listed() -> list[Path]:
+        return [found.path for found in discover("codex", env, tmp_path)]
+
+    shutil.copy(child, target)
+    assert listed() == []
+    target.unlink()
+    assert listed() == []
+    shutil.copy(parent, target)
+    assert listed() == [target]
 
 
 def test_the_configured_autocompact_limit_lowers_codexs_default(tmp_path: Path) -> None:

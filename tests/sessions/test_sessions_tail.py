@@ -18,7 +18,7 @@ from sessions_expect import ENC, claude_responses, records, result_text
 
 from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
-from engine.live.watch import follow
+from engine.live.watch import wake_ups
 from engine.sessions.model import SessionState
 from engine.sessions.report import build_report
 from engine.sessions.tokenizer_factor import LEARNT_OVER
@@ -37,6 +37,34 @@ def _report(reader: SessionReader) -> dict[str, Any]:
     return report
 
 
+def follow(
+    reader: SessionReader, stop: threading.Event, poll_interval: float, use_watchfiles: bool
+) -> Iterator[SessionState]:
+    """The session's state now, then again after every change, until ``stop`` is set, as the
+    dashboard's feed follows it (``wake_ups``, then ``poll``). A file that does not exist yet or
+    is still empty is waited for; one that holds something no adapter recognises raises
+    ``InputError`` at once."""
+    if _has_content(reader.path) or reader.path.is_dir():
+        yield read_all(reader)
+    for _ in wake_ups(reader, stop, poll_interval, use_watchfiles):
+        if stop.is_set():
+            return
+        known = reader.state is not None
+        changed = False
+        while reader.poll():  # drain: companions found on one poll are read by the next
+            changed = True
+        state = reader.state
+        if state is not None and (changed or not known):
+            yield state
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def _following(path: Path, use_watchfiles: bool) -> Iterator[Iterator[SessionState]]:
     """``follow`` with a stop event; a timer sets it after 20 s as a safety net (no assertion)."""
@@ -44,9 +72,7 @@ def _following(path: Path, use_watchfiles: bool) -> Iterator[Iterator[SessionSta
     timer = threading.Timer(20, stop.set)
     timer.start()
     try:
-        yield follow(
-            SessionReader(path), stop=stop, poll_interval=0.05, use_watchfiles=use_watchfiles
-        )
+        yield follow(SessionReader(path), stop, 0.05, use_watchfiles)
     finally:
         stop.set()
         timer.cancel()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -543,24 +543,42 @@ def _parent_thread(head: bytes) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-# Rollout → whether it is a spawned thread's (its first line never changes once written).
-_SPAWNED: dict[Path, bool] = {}
 # ``source`` comes before the long ``base_instructions`` in session_meta [OBS 0.169].
 _SOURCE_WINDOW = 4096
 _SPAWNED_MARKER = b'"source":{"subagent":{"thread_spawn"'
 
 
-def _is_spawned(path: Path) -> bool:
-    known = _SPAWNED.get(path)
-    if known is None:
-        try:
-            head = read_head(path, _SOURCE_WINDOW)
-        except OSError:
-            return False
-        known = _SPAWNED_MARKER in head.split(b"\n", 1)[0]
-        if b"\n" in head or len(head) == _SOURCE_WINDOW:
-            _SPAWNED[path] = known
-    return known
+class _SpawnedRollouts:
+    """Whether each rollout is a spawned thread's, remembered for the rollouts the last
+    discovery found (a first line never changes once written; a rollout gone is forgotten, so
+    another written at its path is read again)."""
+
+    def __init__(self) -> None:
+        self._known: dict[Path, bool] = {}
+
+    def __call__(self, path: Path) -> bool:
+        known = self._known.get(path)
+        if known is None:
+            try:
+                head = read_head(path, _SOURCE_WINDOW)
+            except OSError:
+                return False
+            known = _SPAWNED_MARKER in head.split(b"\n", 1)[0]
+            if b"\n" in head or len(head) == _SOURCE_WINDOW:
+                self._known[path] = known
+        return known
+
+    def sessions(self, rollouts: Iterable[Path]) -> Iterator[Path]:
+        """``rollouts`` but those of spawned threads; remembers only these rollouts."""
+        found = set()
+        for path in rollouts:
+            found.add(path)
+            if not self(path):
+                yield path
+        self._known = {path: known for path, known in self._known.items() if path in found}
+
+
+_is_spawned = _SpawnedRollouts()
 
 
 def _thread_spawn(meta: Any) -> dict[str, Any] | None:
@@ -677,6 +695,4 @@ class CodexAdapter(Adapter):
         root = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
         sessions = root / "sessions"
         if sessions.is_dir():
-            for path in sessions.glob("*/*/*/rollout-*.jsonl"):
-                if not _is_spawned(path):
-                    yield path
+            yield from _is_spawned.sessions(sessions.glob("*/*/*/rollout-*.jsonl"))
