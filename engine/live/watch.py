@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine.agents import written
 from engine.agents.session_reader import SessionReader, read_all
 from engine.sessions.model import SessionState
 
@@ -95,7 +96,7 @@ def follow(
 
 def _has_content(path: Path) -> bool:
     try:
-        return path.stat().st_size > 0
+        return written(path)[1] > 0
     except OSError:
         return False
 
