@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from engine.agents import AGENTS, detect, stored_session, written
+from engine.agents import ADAPTERS, AGENTS, detect, stored_session, written
 from engine.agents.base import Agent
 from engine.errors import InputError
 from engine.files import open_regular, read_head
@@ -226,6 +226,9 @@ class SessionReader:
                 raise InputError(str(self.path), f"cannot read: {self.error}")
             if self._is_empty():  # Claude Code 2.0 leaves such files in its project folders
                 raise InputError(str(self.path), "empty session (no records yet)")
+            hint = next((h for cls in ADAPTERS if (h := cls.misnamed(self.path))), None)
+            if hint is not None:
+                raise InputError(str(self.path), hint)
             raise InputError(str(self.path), "not a session log of any supported agent")
         return self.adapter.snapshot()
 

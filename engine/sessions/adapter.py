@@ -230,6 +230,12 @@ class Adapter(ABC):
         return None
 
     @classmethod
+    def misnamed(cls, path: Path) -> str | None:
+        """For a file that holds this agent's sessions but is none itself (its database): what
+        to name instead, in a few words (None: not such a file)."""
+        return None
+
+    @classmethod
     def store_changed(
         cls, path: Path, since: float
     ) -> tuple[Path, list[tuple[Path, float]]] | None:

@@ -17,6 +17,8 @@ from engine.agents.opencode.reader import OpenCodeAdapter
 from engine.agents.session_reader import SessionReader, read_session
 from engine.cli.main import main
 from engine.errors import InputError
+from engine.live.locate import choose
+from engine.live.sessions_table import SessionsTable
 from tests.opencode_db import (
     SESSION,
     SUBAGENT,
@@ -25,6 +27,7 @@ from tests.opencode_db import (
     schema_only,
     server_usage,
     session_path,
+    writer,
 )
 
 
@@ -322,3 +325,66 @@ def test_the_compaction_point_follows_opencodes_rule_and_the_users_config(
     off = tmp_path / "off"
     env = write_config(off, '{"compaction": {"auto": false}}')
     assert place.autocompact_at(200_000, "m", env, off) is None
+
+
+SAMPLE_WRITTEN = 1_795_916_217.481  # the sample session's last update (its row, epoch s)
+
+
+def test_ctxtop_sessions_and_ctxtop_alone_find_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = load_sample(tmp_path / ".local/share/opencode/opencode.db")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "OPENCODE_DB"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["sessions", "--agent", "opencode", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["file"] == str(session) and row["api_requests"] == 14
+    assert row["title"] == "Fix division by zero in calc" and row["context_tokens"] == 8_619
+    target = choose(None, None)  # what ``ctxtop`` with no flags follows
+    assert target.path == session and target.follow_newest
+
+
+def test_the_sessions_table_follows_the_database_as_the_agent_writes(tmp_path: Path) -> None:
+    database = tmp_path / ".local/share/opencode/opencode.db"
+    session = load_sample(database)
+    now = [SAMPLE_WRITTEN + 60]
+    table = SessionsTable(env={}, home=tmp_path, clock=lambda: now[0])
+    table.start()
+    [row] = table.rows()
+    assert row.key == str(session) and row.agent == "opencode" and row.requests == 14
+    assert [child.title for child in row.children] == ["Find TODO comments (@explore subagent)"]
+    # The agent starts another session and answers once in the first: one change of its WAL.
+    agent = writer(database)
+    later = int(now[0] * 1000)
+    agent.execute(
+        "INSERT INTO session (id, project_id, slug, directory, title, version, time_created,"
+        " time_updated) VALUES ('ses_new', 'p', 's', '/w', 'New one', '1.18.33', ?, ?)",
+        (later, later),
+    )
+    [last] = [m for m in sample_rows("message") if m[0] == "msg_224f2b9fe001YS5XDjWlXUE47R"]
+    answer = json.loads(str(last[4]))
+    answer["tokens"] = {
+        "input": 100,
+        "output": 10,
+        "reasoning": 0,
+        "cache": {"read": 8_600, "write": 0},
+    }
+    agent.execute(
+        "INSERT INTO message VALUES ('msg_zzz', ?, ?, ?, ?)",
+        (SESSION, later, later, json.dumps(answer)),
+    )
+    table.changed([database.with_name("opencode.db-wal")])
+    rows = {row.key: row for row in table.rows()}
+    assert rows[str(session)].requests == 15
+    assert str(session_path(database, "ses_new")) in rows  # found without listing again
+    agent.close()
+
+
+def test_the_database_itself_is_refused_with_how_to_name_a_session(sample: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        read_session(sample.parent)
+    assert str(caught.value) == (
+        f"{sample.parent}: an OpenCode database: name one of its sessions, e.g. {sample}"
+        " (ctxtop sessions lists them)"
+    )

@@ -329,6 +329,16 @@ class OpenCodeAdapter(Adapter):
         return place.written(path) if place.names_session(path) else None
 
     @classmethod
+    def misnamed(cls, path: Path) -> str | None:
+        sessions = place.session_ids(path) if place.database_of(path) == path else []
+        if not sessions:
+            return None
+        first = address(path, sessions[0])
+        return f"an OpenCode database: name one of its sessions, e.g. {first} " + (
+            "(ctxtop sessions lists them)"
+        )
+
+    @classmethod
     def store_changed(
         cls, path: Path, since: float
     ) -> tuple[Path, list[tuple[Path, float]]] | None:
