@@ -13,10 +13,13 @@ from pathlib import Path
 
 from agent_install import npm_cli
 from model_server import ModelServer, _input_tokens
+from tap import ctxtop_proxy
 
 from engine.agents.opencode import place
 from engine.agents.opencode.rows import address
 from engine.agents.session_reader import SessionReader
+from engine.live.session import LiveSession
+from engine.proxy.store import read_measurements
 
 OPENCODE_VERSION = "1.18.33"
 SCRIPT = [
@@ -114,3 +117,35 @@ def test_ctxtop_follows_a_running_opencode_without_holding_it_up(tmp_path: Path)
     assert state.last_response is not None
     assert state.last_response.usage.input_tokens_total == prompts[-1]
     assert [call.name for call in state.tools.values()] == ["bash", "read"]
+
+
+def test_opencode_through_the_proxy_is_measured_under_its_session(tmp_path: Path) -> None:
+    """Live mode: OpenCode's provider ``baseURL`` at ``ctxtop proxy``; it sends its session id
+    in an ``x-session-id`` header, so each request is measured under the session, and the
+    dashboard on the session in the database shows the measured prompt."""
+    opencode = npm_cli("opencode-ai", OPENCODE_VERSION, "opencode")
+    home, repo, tools = tmp_path / "home", tmp_path / "repo", tmp_path / "tools"
+    for directory in (home, repo, tools):
+        directory.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    with ModelServer(messages=SCRIPT) as server, ctxtop_proxy(server.port) as proxy:
+        run = subprocess.run(
+            [str(opencode), "run", "--pure", "--auto", "--format", "json", "Write a note."],
+            cwd=repo,
+            env=environment(home, proxy.port, tools),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        answered = [r for r in server.requests if r["body"].get("tools")]
+    assert run.returncode == 0, run.stderr[-2000:]
+    database = home / ".local/share/opencode/opencode.db"
+    [session_id] = place.session_ids(database)
+    measured = [line for line in read_measurements(session_id) if line["tools"].get("count")]
+    assert len(measured) == len(answered) == len(SCRIPT)
+    live = LiveSession(address(database, session_id))
+    live.poll()
+    view = live.view()
+    assert view is not None and view.measured is not None
+    assert view.measured.session_id == session_id
