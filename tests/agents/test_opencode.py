@@ -171,6 +171,7 @@ def test_a_session_read_live_as_rows_arrive_and_change_equals_the_finished_one(
     for row in sample_rows("session"):
         writes.put("session", row)
     parts = sample_rows("part")
+    compacting: list[bool] = []  # after each message row is whole
     for message in sample_rows("message"):
         data = json.loads(str(message[4]))
         if data["role"] == "assistant":
@@ -193,7 +194,12 @@ def test_a_session_read_live_as_rows_arrive_and_change_equals_the_finished_one(
             reader.poll(as_it_stands=True)
         writes.put("message", message)
         reader.poll(as_it_stands=True)
+        if message[1] == SESSION:
+            assert reader.adapter is not None
+            compacting.append(reader.adapter.compacting())
     assert not reader.poll(as_it_stands=True)  # nothing written: nothing read
+    # Compacting from the compaction request until its summary call finished.
+    assert compacting.count(True) == 1 and compacting.index(True) == 9
     live = reader.require_state()
     assert live.totals == finished.totals and live.api_requests == finished.api_requests
     assert live.last_response is not None and finished.last_response is not None

@@ -91,6 +91,7 @@ class _Window:
         self.parts: dict[str, dict[str, dict[str, Any]]] = {}  # message id → part id → data
         self.lines: dict[str, int] = {}  # message id → line of its row
         self.compaction_asks: dict[str, bool] = {}  # user message id → auto
+        self.answered_asks: set[str] = set()  # those a finished summary answered
         self.summarised: set[str] = set()  # summary messages already taken as compactions
         self.awaiting_after: Compaction | None = None  # no request followed it yet
 
@@ -182,6 +183,8 @@ class _Window:
         state = self.state
         asked = data.get("parentID")
         auto = self.compaction_asks.get(asked) if isinstance(asked, str) else None
+        if isinstance(asked, str):
+            self.answered_asks.add(asked)
         state.keep_context()
         if isinstance(asked, str):
             self._drop_before(asked)
@@ -413,6 +416,11 @@ class OpenCodeAdapter(Adapter):
         if isinstance(child, str) and isinstance(data.get("callID"), str):
             self._task_calls[child] = data["callID"]
             self._describe(child)
+
+    def compacting(self) -> bool:
+        """A compaction was asked for (its user message is written) and its summary has not
+        finished yet."""
+        return bool(set(self._main.compaction_asks) - self._main.answered_asks)
 
     # -- agent facts -------------------------------------------------------------------------------
 
