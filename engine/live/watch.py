@@ -28,7 +28,8 @@ def _watched_dirs(reader: SessionReader) -> tuple[Path, ...]:
     Each is watched without recursion (a session file may sit in a big directory tree); a
     companion directory created later is picked up by the periodic poll, then watched.
     """
-    dirs = {reader.path.parent}
+    # A session in a database (<database>/<id>): the database's directory (its WAL changes).
+    dirs = {reader.path.parent.parent if reader.stored else reader.path.parent}
     adapter = reader.adapter
     if adapter is not None:
         dirs.update(path.parent for path in adapter.companions())
