@@ -11,7 +11,7 @@ from typing import Any
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions" / "opencode"
 DUMP = SAMPLES / "opencode_main.sql"
-SERVER_USAGE = SAMPLES / "server_usage.jsonl"
+SERVER_USAGE = SAMPLES / "server_usage.log"
 SESSION = "ses_ddb0f7e05ffe7K6znNILzs3iM4"
 SUBAGENT = "ses_ddb0ef75fffeasZywkw3SxMGmK"
 

@@ -394,3 +394,20 @@ def test_the_database_itself_is_refused_with_how_to_name_a_session(sample: Path)
         f"{sample.parent}: an OpenCode database: name one of its sessions, e.g. {sample}"
         " (ctxtop sessions lists them)"
     )
+
+
+def test_ctxtop_compactions_shows_what_opencodes_compaction_dropped(
+    sample: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compactions", str(sample), "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    [compaction] = history["compactions"]
+    assert (compaction["trigger"], compaction["tokens_before"], compaction["tokens_after"]) == (
+        "auto",
+        109_548,
+        7_843,
+    )
+    # The user's two prompts; OpenCode's own "What did we do so far?" and "Continue…" are not.
+    users = [item["label"] for item in compaction["user_messages"]]
+    assert [label[:20] for label in users] == ['"The div function in', '"Check the first few']
+    assert "restore is not possible for opencode sessions" in history["restore"]

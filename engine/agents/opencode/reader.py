@@ -233,7 +233,10 @@ class _Window:
         parts = self.parts.get(message_id, {})
         blocks: list[Block] = []
         results: list[Block] = []
-        kind = "message"
+        texts = [part for part in parts.values() if part.get("type") == "text"]
+        # OpenCode's own words (the "Continue…" after a compaction), not the user's.
+        synthetic = role == "user" and bool(texts) and all(p.get("synthetic") for p in texts)
+        kind = "meta" if synthetic else "message"
         for part_id in sorted(parts):
             part = parts[part_id]
             ptype = part.get("type")
@@ -244,6 +247,7 @@ class _Window:
                 blocks.append(Block("thinking", part["text"]))
             elif ptype == "compaction":
                 blocks.append(Block("text", COMPACTION_PROMPT))
+                kind = "meta"  # OpenCode's request for the summary, not the user's words
             elif ptype == "tool":
                 call_id, tool_state = part.get("callID"), part.get("state")
                 if not isinstance(call_id, str) or not isinstance(tool_state, Mapping):
