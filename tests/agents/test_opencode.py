@@ -411,3 +411,8 @@ def test_ctxtop_compactions_shows_what_opencodes_compaction_dropped(
     users = [item["label"] for item in compaction["user_messages"]]
     assert [label[:20] for label in users] == ['"The div function in', '"Check the first few']
     assert "restore is not possible for opencode sessions" in history["restore"]
+
+
+def test_a_database_under_a_path_with_spaces_and_uri_characters_reads(tmp_path: Path) -> None:
+    session = load_sample(tmp_path / "my data #1 ?x=%20" / "opencode.db")
+    assert read_session(session).api_requests == 14

@@ -30,7 +30,6 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote
 
 from engine.sessions.tail import Batch, LineTailer
 
@@ -65,9 +64,9 @@ def connect(database: Path) -> sqlite3.Connection:
     if not database.is_file():
         raise FileNotFoundError(2, "no such database", str(database))
     how = "mode=ro" if wal_of(database).exists() else "immutable=1"
-    uri = f"file:{quote(str(database.resolve()))}?{how}"
+    uri = f"{database.resolve().as_uri()}?{how}"  # file:///C:/… on Windows too
     try:
-        connection = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=0.5)
+        connection = sqlite3.connect(uri, uri=True, timeout=0.5)
         connection.execute("SELECT 1 FROM session LIMIT 1").fetchall()
     except sqlite3.Error as error:
         raise OSError(0, f"not an OpenCode database ({error})", str(database)) from error
