@@ -12,7 +12,9 @@ Keep the generic OpenAI-messages format last.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from engine.agents.base import Agent
@@ -23,7 +25,9 @@ from engine.agents.codex.rules import RULE as CODEX_RULE
 from engine.agents.copilot_cli.reader import CopilotCliAdapter
 from engine.agents.gemini_cli.reader import GeminiCliAdapter
 from engine.agents.openai_messages.reader import OpenAIMessagesAdapter
+from engine.agents.opencode.reader import OpenCodeAdapter
 from engine.sessions.adapter import NOT_MINE, Adapter
+from engine.sessions.tail import LineTailer
 
 AGENTS: dict[str, Agent] = {
     agent.name: agent
@@ -42,6 +46,7 @@ AGENTS: dict[str, Agent] = {
         ),
         Agent(GeminiCliAdapter),
         Agent(CopilotCliAdapter),
+        Agent(OpenCodeAdapter),
         Agent(  # keep last
             OpenAIMessagesAdapter,
             "engine.agents.openai_messages.writer:OpenAIMessagesWriter",
@@ -66,6 +71,40 @@ def profile_of(agent: str) -> str:
     return known.profile if known is not None else Adapter.profile
 
 
+def stored_session(
+    path: Path, clock: Callable[[], float] = time.monotonic
+) -> tuple[type[Adapter], LineTailer] | None:
+    """The agent that keeps the session ``path`` names in a database, and a tailer of its rows
+    (None: ``path`` is a file)."""
+    for cls in ADAPTERS:
+        tailer = cls.tailer(path, clock)
+        if tailer is not None:
+            return cls, tailer
+    return None
+
+
+def store_changed(path: Path, since: float) -> tuple[Path, list[tuple[Path, float]]] | None:
+    """For a changed file that is an agent's session database: the database and its sessions
+    written since ``since`` (see ``Adapter.store_changed``); None for any other file."""
+    for cls in ADAPTERS:
+        found = cls.store_changed(path, since)
+        if found is not None:
+            return found
+    return None
+
+
+def written(path: Path) -> tuple[float, int]:
+    """When the session ``path`` was last written and its size: its file's modification time
+    and size, or for a session in a database, what its agent says (``OSError`` if neither)."""
+    for cls in ADAPTERS:
+        if cls.written is not Adapter.written:
+            found = cls.written(path)
+            if found is not None:
+                return found
+    info = path.stat()
+    return info.st_mtime, info.st_size
+
+
 def detect(head: Sequence[Any]) -> type[Adapter] | None:
     """The adapter with the best detection score for these first records (None if no one)."""
     best: type[Adapter] | None = None
@@ -80,4 +119,15 @@ def detect(head: Sequence[Any]) -> type[Adapter] | None:
     return best
 
 
-__all__ = ["ADAPTERS", "AGENTS", "Adapter", "Agent", "by_agent", "detect", "profile_of"]
+__all__ = [
+    "ADAPTERS",
+    "AGENTS",
+    "Adapter",
+    "Agent",
+    "by_agent",
+    "detect",
+    "profile_of",
+    "store_changed",
+    "stored_session",
+    "written",
+]

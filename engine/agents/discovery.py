@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.agents import ADAPTERS, Adapter
+from engine.agents import ADAPTERS, Adapter, written
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +34,13 @@ def discover(
             if path in seen:
                 continue
             try:
-                info = path.stat()
+                mtime, size = written(path)
             except OSError:
                 continue
-            if info.st_size == 0:
+            if size == 0:
                 continue  # created, nothing written yet (e.g. a resumed run's fresh id)
             seen.add(path)
-            found.append(Found(cls.agent, path, info.st_mtime, info.st_size))
+            found.append(Found(cls.agent, path, mtime, size))
     found.sort(key=lambda item: item.mtime, reverse=True)
     return found
 

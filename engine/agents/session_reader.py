@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from engine.agents import AGENTS, detect
+from engine.agents import ADAPTERS, AGENTS, detect, stored_session, written
 from engine.agents.base import Agent
 from engine.errors import InputError
 from engine.files import open_regular, read_head
@@ -179,7 +179,17 @@ class SessionReader:
         self._forced = adapter
         self._data = data
         self._clock = clock
-        self._tailer = LineTailer(self.path, clock) if data is None else DataTailer(self.path, data)
+        stored = stored_session(self.path, clock) if data is None else None
+        self._tailer: LineTailer
+        if stored is not None:  # a session kept in a database: its rows as lines
+            self._forced = self._forced or stored[0]
+            self._tailer = stored[1]
+            lean_history = False
+        elif data is None:
+            self._tailer = LineTailer(self.path, clock)
+        else:
+            self._tailer = DataTailer(self.path, data)
+        self.stored = stored is not None
         self.partial = tail_bytes is not None and self._tailer.start_near_end(tail_bytes)
         self.adapter: Adapter | None = None
         self._held: list[tuple[int, Any]] = []
@@ -210,12 +220,15 @@ class SessionReader:
         if self.adapter is None:
             self.poll()
         if self.adapter is None:
-            if self._data is None and not self.path.exists():
+            if self._data is None and not self.stored and not self.path.exists():
                 raise InputError(str(self.path), "no such file")
             if self.error is not None:
                 raise InputError(str(self.path), f"cannot read: {self.error}")
             if self._is_empty():  # Claude Code 2.0 leaves such files in its project folders
                 raise InputError(str(self.path), "empty session (no records yet)")
+            hint = next((h for cls in ADAPTERS if (h := cls.misnamed(self.path))), None)
+            if hint is not None:
+                raise InputError(str(self.path), hint)
             raise InputError(str(self.path), "not a session log of any supported agent")
         return self.adapter.snapshot()
 
@@ -229,7 +242,7 @@ class SessionReader:
         times: list[float] = []
         for path in (self.path, *self._companions):
             try:
-                times.append(path.stat().st_mtime)
+                times.append(written(path)[0])
             except OSError:
                 continue
         return max(times) if times else None
@@ -501,6 +514,9 @@ def agent_of(path: str | Path) -> Agent | None:
     ``HEAD_BYTES`` only, so edit and compact can refuse what the agent's flags rule out before
     reading the rest. None when those lines do not tell (a JSON document, no agent's records,
     an unreadable file): the whole read then decides."""
+    stored = stored_session(Path(path))
+    if stored is not None:
+        return AGENTS.get(stored[0].agent)
     try:
         head = read_head(Path(path), HEAD_BYTES)
     except OSError:

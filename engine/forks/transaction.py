@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from engine.agents import stored_session
 from engine.agents.codex.writer import is_codex
 from engine.agents.session_reader import agent_of, read_session_data
 from engine.editing import actions
@@ -99,7 +100,16 @@ def refuse_unsupported(source: Path, doing: str) -> None:
 
 def read_session_bytes(path: Path, upto: int | None = None) -> bytes:
     """The session's bytes as of now, whole lines only (the agent may be appending); ``upto``:
-    only the first that many bytes (the sample a paused dashboard shows)."""
+    only the first that many bytes (the sample a paused dashboard shows). A session in an
+    agent's database: its rows as the reader takes them, one JSON line each."""
+    stored = stored_session(path)
+    if stored is not None:
+        try:
+            lines = stored[1].read().lines
+        except OSError as error:
+            raise InputError(str(path), f"cannot read ({error.strerror or error})") from None
+        data = b"".join(raw + b"\n" for _, raw in lines)
+        return data if upto is None else whole_lines(data[:upto])
     data = read_bytes(path)
     return whole_lines(data if upto is None else data[:upto])
 

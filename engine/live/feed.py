@@ -198,9 +198,13 @@ class Feed:
     def _say_staleness(self) -> None:
         """Tell the app when the figures on screen stop being the file's, and when they are
         again (posted only on a change). The tailer takes a missing file as nothing new, so the
-        file itself is looked at."""
+        file itself is looked at (for a session in a database, what its last read said)."""
         try:
-            os.close(open_regular(self.session.path))
+            if self.session.reader.stored:
+                if self.session.reader.error is not None:
+                    raise OSError(0, self.session.reader.error)
+            else:
+                os.close(open_regular(self.session.path))
             reason = ""
         except FileNotFoundError:
             reason = "file gone"

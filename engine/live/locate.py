@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.agents import ADAPTERS, detect
+from engine.agents import ADAPTERS, detect, stored_session
 from engine.agents.discovery import Found, discover
 from engine.agents.session_reader import decode_line
 from engine.errors import InputError
@@ -24,6 +24,8 @@ LOCATIONS: dict[str, tuple[str | None, str, str]] = {
     # GEMINI_CLI_HOME stands for the home directory, .gemini lives below it.
     "gemini-cli": ("GEMINI_CLI_HOME", "~", ".gemini/tmp/*/chats/session-*.jsonl"),
     "copilot-cli": ("COPILOT_HOME", "~/.copilot", "session-state/*/events.jsonl"),
+    # Sessions inside the database, named <database>/<session id> (engine/agents/opencode).
+    "opencode": ("XDG_DATA_HOME", "~/.local/share", "opencode/opencode*.db/ses_*"),
 }
 NO_PLACE = "no default place: open such a log by name"
 
@@ -72,6 +74,8 @@ SNIFF_BYTES = 256 << 10
 def is_session(path: Path) -> bool:
     """Whether the first records of ``path`` are a known agent's (a file still empty, or whose
     first line is not complete yet, counts: the agent is writing it)."""
+    if stored_session(path) is not None:
+        return True  # listed from the agent's database
     try:
         head = read_head(path, SNIFF_BYTES)
     except OSError:
@@ -97,7 +101,10 @@ def newest_sessions(
 
 
 def not_a_session_file(path: Path) -> str | None:
-    """What ``path`` is, if it cannot be a session file (None for a regular file)."""
+    """What ``path`` is, if it cannot be a session file (None for a regular file, or a
+    session in an agent's database: its reader tells what is wrong with it)."""
+    if stored_session(path) is not None:
+        return None
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:

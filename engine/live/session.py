@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 
-from engine.agents import profile_of
+from engine.agents import profile_of, written
 from engine.agents.session_reader import SessionReader
 from engine.analysis.analyze import Analyzer
 from engine.analysis.profiles import load_profile
@@ -170,7 +170,7 @@ class LiveSession:
 
     def size(self) -> int:
         try:
-            return self.path.stat().st_size
+            return written(self.path)[1]
         except OSError:
             return 0
 

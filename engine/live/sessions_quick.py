@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from engine.agents import stored_session
 from engine.agents.session_reader import SessionReader, read_all
 from engine.errors import CtxtopError
 from engine.files import open_regular
@@ -47,6 +48,8 @@ def _read(path: Path, size: int) -> tuple[bytes, bool]:
 def quick_row(path: Path, home: Path) -> SessionRow | None:
     """The row of ``path`` from its newest bytes, or None when they are no known agent's
     session (yet) or the file cannot be read."""
+    if stored_session(path) is not None:
+        return _stored_row(path, home)
     size = QUICK_BYTES
     while True:
         try:
@@ -66,3 +69,14 @@ def quick_row(path: Path, home: Path) -> SessionRow | None:
         size *= 4
     assert reader.adapter is not None
     return quick_figures(reader.adapter, home, QUICK if whole else TAIL)
+
+
+def _stored_row(path: Path, home: Path) -> SessionRow | None:
+    """A session in an agent's database is read whole (its rows, not the database's bytes)."""
+    reader = SessionReader(path)
+    try:
+        read_all(reader)
+    except CtxtopError:
+        return None
+    assert reader.adapter is not None
+    return quick_figures(reader.adapter, home, QUICK)

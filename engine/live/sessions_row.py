@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.agents import written
 from engine.analysis.snapshot import Analysis
 from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import Ledger, encoding_for
@@ -234,7 +235,7 @@ def _subagent_row(
 
 def _written(path: Path) -> float | None:
     try:
-        return path.stat().st_mtime
+        return written(path)[0]
     except OSError:
         return None
 

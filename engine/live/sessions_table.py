@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.agents import store_changed, written
 from engine.agents.discovery import Found, discover
 from engine.agents.session_reader import SessionReader
 from engine.analysis.analyze import Analyzer
@@ -47,6 +48,9 @@ SHOWN_ROWS = 50
 # At most this many sessions followed in full (their state in memory); the rest, and those no
 # longer shown past it, by quick reads of their newest bytes.
 MAX_FULL = 200
+# A session database's sessions written this long before it was last looked into are looked
+# for again (the agent's clock and ours may differ a little).
+STORE_SLACK_SECONDS = 5.0
 # A deleted session stays on the table, marked ended, this long.
 ENDED_KEEP_SECONDS = 60.0
 # File names that match an agent's pattern but are not sessions of their own (Claude Code 2.0.x
@@ -230,6 +234,7 @@ class SessionsTable:
         self.tracked: dict[Path, TrackedSession] = {}
         self.shown: tuple[str, ...] | None = None  # see ``show``
         self.recheck: dict[Path, float] = {}  # session → when to read it again (monotonic)
+        self.store_seen: dict[Path, float] = {}  # session database → when last looked into
 
     def watched(self) -> tuple[Path, ...]:
         """The agents' session directories that exist now (watched recursively)."""
@@ -323,6 +328,8 @@ class SessionsTable:
         """Notified changes: read the sessions they belong to; a new session file is tracked."""
         polled: set[Path] = set()
         for path in paths:
+            if self._store_changed(path, polled):
+                continue
             written = _mtime(path)
             session = self.tracked.get(path)
             if session is None and written is not None and self._is_session(path):
@@ -346,6 +353,29 @@ class SessionsTable:
             if session.path in polled and not session.full:
                 session.follow()
         self._note_gone()
+
+    def _store_changed(self, path: Path, polled: set[Path]) -> bool:
+        """A change of an agent's session database: its new sessions are tracked, those it holds
+        read again (each reads only its own new rows). False: ``path`` is no such database."""
+        now = self.clock()
+        since = self.store_seen.get(path, now - self.active_seconds)
+        found = store_changed(path, since - STORE_SLACK_SECONDS)
+        if found is None:
+            return False
+        self.store_seen[path] = now
+        database, sessions = found
+        for session, when in sessions:
+            if session not in self.tracked:
+                self._track(session, when)
+                polled.add(session)
+            else:
+                tracked = self.tracked[session]
+                tracked.last_write = max(tracked.last_write, when)
+        for tracked in list(self.tracked.values()):
+            if tracked.path.parent == database and tracked.path not in polled:
+                polled.add(tracked.path)
+                tracked.update()
+        return True
 
     def _is_session(self, path: Path) -> bool:
         return any(root.holds_session(path) for root in self.roots)
@@ -376,7 +406,7 @@ class SessionsTable:
     def _note_gone(self) -> None:
         now = self.clock()
         for session in self.tracked.values():
-            exists = session.path.exists()
+            exists = _mtime(session.path) is not None
             if not exists and session.gone_since is None:
                 session.gone_since = now
             elif exists:
@@ -421,6 +451,6 @@ class SessionsTable:
 
 def _mtime(path: Path) -> float | None:
     try:
-        return path.stat().st_mtime
+        return written(path)[0]
     except OSError:
         return None

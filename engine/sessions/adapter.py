@@ -39,7 +39,14 @@ How it flows:
 4. **Snapshot**. ``snapshot()`` returns the state. It is the live object, not a copy: read it
    between feeds (the reader and the TUI drive both from one thread), don't mutate it.
 
-5. **Agent facts**. ``autocompact_at(context_window)`` gives the token count at which the agent
+5. **A session in a database** (OpenCode's ``opencode.db``): ``tailer(path, clock)`` returns,
+   for a path that names such a session (``<database>#<session id>``), a ``LineTailer`` that
+   reads its new and changed rows as JSON lines; the reader then feeds those as it feeds a
+   file's lines. ``written(path)`` tells when such a session was last written (and how big its
+   store is), for the sessions table and discovery; ``store_changed`` which sessions a change
+   of the database touched. Default: a session is a file.
+
+6. **Agent facts**. ``autocompact_at(context_window)`` gives the token count at which the agent
    compacts by its documented rule (None if unknown). ``discover(env, home)`` yields the session
    files in the agent's default location, used by ``ctxtop sessions``. ``profile`` names the
    layout profile of the agent's prompts (``engine/analysis/profiles/<profile>.yaml``).
@@ -73,12 +80,12 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from engine.sessions.model import SessionState
-from engine.sessions.tail import ByteSource
+from engine.sessions.tail import ByteSource, LineTailer
 
 DETECT_RECORDS = 20
 # How often (seconds) an adapter lists its companions' directories again while following a live
@@ -209,6 +216,33 @@ class Adapter(ABC):
     def compacting(self) -> bool:
         """Whether the log shows a compaction started and not finished (default: it cannot)."""
         return False
+
+    @classmethod
+    def tailer(cls, path: Path, clock: Callable[[], float]) -> LineTailer | None:
+        """For a path naming a session this agent keeps in a database: a tailer handing out its
+        rows as JSON lines (None: ``path`` is a file, read as such)."""
+        return None
+
+    @classmethod
+    def written(cls, path: Path) -> tuple[float, int] | None:
+        """For a session in a database: when it was last written (epoch seconds) and the size of
+        its store (None: not one of this agent's, or not there)."""
+        return None
+
+    @classmethod
+    def misnamed(cls, path: Path) -> str | None:
+        """For a file that holds this agent's sessions but is none itself (its database): what
+        to name instead, in a few words (None: not such a file)."""
+        return None
+
+    @classmethod
+    def store_changed(
+        cls, path: Path, since: float
+    ) -> tuple[Path, list[tuple[Path, float]]] | None:
+        """For a changed file where this agent keeps sessions in a database (the database, its
+        WAL): the database, and its sessions written since ``since`` (epoch seconds) with when.
+        None: ``path`` is no such file."""
+        return None
 
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:

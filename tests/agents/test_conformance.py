@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents import AGENTS, detect
+from engine.agents import AGENTS, detect, stored_session
 from engine.agents.session_reader import agent_of, read_session
 from engine.analysis.profiles import load_profile
 from engine.cli.main import main
@@ -22,6 +22,7 @@ from engine.errors import InputError
 from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
 from engine.sessions.adapter import DETECT_RECORDS, NOT_MINE
+from tests.opencode_db import load_sample
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"
@@ -45,7 +46,18 @@ CASES = {
         ".copilot/session-state/244e876e-1a43-4419-88f6-972d1b6e8877/events.jsonl",
     ),
     "openai-messages": ("openai-messages/agent-loop.jsonl", None),
+    # A SQL dump of the database, loaded into a new one (tests/opencode_db.py).
+    "opencode": ("opencode/opencode_main.sql", ".local/share/opencode/opencode.db"),
 }
+
+
+def sample_of(name: str, tmp_path: Path) -> Path:
+    """The agent's sample session: its file, or for an agent keeping sessions in a database,
+    the session in a new database holding the sample."""
+    sample = SAMPLES / CASES[name][0]
+    if sample.suffix != ".sql":
+        return sample
+    return load_sample(tmp_path / "store" / "opencode.db")
 
 
 def test_every_agent_has_a_case() -> None:
@@ -53,6 +65,9 @@ def test_every_agent_has_a_case() -> None:
 
 
 def head_records(path: Path) -> list[object]:
+    stored = stored_session(path)
+    if stored is not None:
+        return [json.loads(raw) for _, raw in stored[1].read().lines[:DETECT_RECORDS]]
     lines = path.read_text(encoding="utf-8").splitlines()
     if path.suffix == ".json":
         return [json.loads(path.read_text(encoding="utf-8"))]
@@ -60,8 +75,8 @@ def head_records(path: Path) -> list[object]:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_the_agent_reads_its_own_sample(name: str) -> None:
-    sample = SAMPLES / CASES[name][0]
+def test_the_agent_reads_its_own_sample(name: str, tmp_path: Path) -> None:
+    sample = sample_of(name, tmp_path)
     head = head_records(sample)
     assert detect(head) is AGENTS[name].reader
     others = {other: agent.reader.detect(head) for other, agent in AGENTS.items() if other != name}
@@ -83,8 +98,11 @@ def test_discovery_finds_the_sample_at_the_default_place(name: str, tmp_path: Pa
     sample, where = CASES[name]
     assert where is not None
     target = tmp_path / where
-    target.parent.mkdir(parents=True)
-    shutil.copyfile(SAMPLES / sample, target)
+    if target.suffix == ".db":  # the sample loaded where the agent keeps its database
+        target = load_sample(target)
+    else:
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(SAMPLES / sample, target)
     assert list(AGENTS[name].reader.discover({}, tmp_path)) == [target]
 
 
@@ -96,6 +114,8 @@ EDITED = {
 
 
 def copy_of(name: str, tmp_path: Path) -> Path:
+    if name not in EDITED and CASES[name][0].endswith(".sql"):
+        return sample_of(name, tmp_path)
     sample = EDITED.get(name, SAMPLES / CASES[name][0])
     target = tmp_path / sample.name
     shutil.copyfile(sample, target)
@@ -160,11 +180,13 @@ PADDING_MB = 16
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_restore_does_what_the_flag_says(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_restore_does_what_the_flag_says(
+    name: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """Where the flag allows it, the sample forks back at its first compaction (the samples of
     the agents that can restore have one), dry run; elsewhere one line says it is not
     possible."""
-    sample = SAMPLES / CASES[name][0]
+    sample = sample_of(name, tmp_path)
     code = main(["restore", str(sample), "--compaction", "1", "--dry-run", "--json"])
     said = capsys.readouterr()
     if AGENTS[name].can_restore:
@@ -175,10 +197,14 @@ def test_restore_does_what_the_flag_says(name: str, capsys: pytest.CaptureFixtur
         assert f"restore is not possible for {name} sessions" in said.err
 
 
+# (A session in a database is told by its name alone: tests/agents/test_opencode.py.)
+FILES = sorted(name for name, (sample, _) in CASES.items() if not sample.endswith(".sql"))
+
+
 @pytest.mark.parametrize(
     ("name", "doing"),
-    [(n, "editing") for n in sorted(CASES) if not AGENTS[n].can_edit]
-    + [(n, "compacting") for n in sorted(CASES) if not AGENTS[n].can_compact],
+    [(n, "editing") for n in FILES if not AGENTS[n].can_edit]
+    + [(n, "compacting") for n in FILES if not AGENTS[n].can_compact],
 )
 def test_what_the_flags_rule_out_is_refused_before_the_session_is_read(
     name: str, doing: str, tmp_path: Path

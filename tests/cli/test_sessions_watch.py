@@ -22,6 +22,7 @@ from engine.live.demo import demo_lines
 from engine.live.sessions_row import COMPACTING, ENDED, IDLE, WAITING, WORKING
 from engine.live.sessions_table import SessionsTable
 from engine.live.sessions_watch import watch_rows
+from tests.opencode_db import load_sample, session_path, writer
 
 
 class Clock:
@@ -313,3 +314,32 @@ def test_ctrl_c_quits_the_watch_at_once(tmp_path: Path) -> None:
             process.wait()
     assert process.returncode == 130
     assert "KeyboardInterrupt" not in errors
+
+
+def test_watch_rows_sees_a_new_opencode_session_in_its_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session OpenCode starts in its database (a change of the database's WAL, no new file)
+    becomes a row through the notifications."""
+    home = sample_home(tmp_path / "home", monkeypatch)
+    database = home / ".local/share/opencode/opencode.db"
+    load_sample(database)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    new = session_path(database, "ses_new")
+    agent = writer(database)  # OpenCode running: its WAL is there before the new session
+
+    def start_a_session() -> None:
+        now = int(time.time() * 1000)
+        agent.execute(
+            "INSERT INTO session (id, project_id, slug, directory, title, version,"
+            " time_created, time_updated) VALUES ('ses_new', 'p', 's', '/w', 'New', '1.18.33',"
+            " ?, ?)",
+            (now, now),
+        )
+
+    try:
+        seen = _rows_seen(new, start_a_session)
+    finally:
+        agent.close()
+    assert str(new) not in seen[0]
+    assert str(new) in seen[-1]

@@ -1,0 +1,1 @@
+"""opencode: everything ctxtop knows of this agent (see engine/agents/base.py)."""
