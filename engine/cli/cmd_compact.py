@@ -76,7 +76,8 @@ def run_live(args: argparse.Namespace) -> int:
         llm=load_settings().llm,
     )
     if args.json:
-        print(json.dumps({**outcome, "live_plan": str(path)}, ensure_ascii=False, indent=2))
+        shown = {**outcome.as_json(), "live_plan": str(path)}
+        print(json.dumps(shown, ensure_ascii=False, indent=2))
     else:
         print(printable("\n".join(applied_lines(plan, str(path)))))
     return 0

@@ -5,7 +5,6 @@ is written, written atomically, logged for ``ctxtop undo``).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from engine.errors import InputError
 from engine.forks.transaction import (
     EDITING,
     Loaded,
+    NewFork,
     Outcome,
     Preview,
     commit,
@@ -211,7 +211,7 @@ def preview_edit(
     results_dir: Path | None = None,
     shown: ShownContext | None = None,
     on_plan: Callable[[dict[str, str], dict[str, Any]], None] | None = None,
-) -> Preview:
+) -> Preview[EditDetails]:
     """Plan the edit and build the fork in memory, read back: nothing is written.
 
     With ``policy.offload``, large results go (on ``commit``) to files in ``results_dir``
@@ -221,10 +221,10 @@ def preview_edit(
     them: engine/live/apply_plan.py)."""
     state, writer, scan = _scanned(loaded)
     count = loaded.counter(encoding_for(state))
-    session_id = str(uuid.uuid4())
+    fork = NewFork(writer, state.agent, state.cwd)
     offloader = None
     if policy.offload:
-        offloader = Offloader((results_dir or default_directory()) / session_id)
+        offloader = Offloader((results_dir or default_directory()) / fork.session_id)
     if policy.order == "relevance" and relevance is None:
         relevance = relevance_scores(state)
     prompt_budget = _prompt_budget(state)
@@ -249,11 +249,10 @@ def preview_edit(
     if on_plan is not None:
         on_plan(results, inputs)
     try:
-        fork_data = writer.render(results, inputs, session_id)
+        fork_data = writer.render(results, inputs, fork.session_id)
     except RecursionError:
         raise InputError(str(loaded.path), "a record is nested too deeply to rewrite") from None
-    fork_path = writer.fork_dir() / writer.fork_name(session_id)
-    after, after_ledger = read_back(loaded, fork_path, fork_data)
+    after, after_ledger = read_back(loaded, fork.path, fork_data)
     # The fork is counted with its session's factor (its own requests are the session's).
     after_sections, tokens_after = sections(after, after_ledger, loaded.factor())
     saved = tokens_before - tokens_after
@@ -261,7 +260,6 @@ def preview_edit(
     # The fork's context is this estimate until the agent's next request (not its parent's);
     # usage a format's fork holds after what the edit changed adds up to it too.
     usage = usage_estimates(after, after_ledger, context.after)
-    fork_data = writer.mark(fork_data, context.after, session_id, usage)
     details = EditDetails(
         policy,
         section_table(before_sections, after_sections),
@@ -277,19 +275,15 @@ def preview_edit(
         chosen[0] if chosen else None,
         context.after,
     )
-    return Preview(
+    return fork.preview(
         "edit",
         loaded,
-        state.agent,
-        session_id,
-        fork_path,
         fork_data,
-        writer.resume_command(session_id, state.cwd),
-        tokens_before,
-        tokens_after,
+        (tokens_before, tokens_after),
         context,
         cache_cost(after, set(results), saved, set(inputs), after_ledger, loaded.factor()),
         details,
+        usage=usage,
         offloader=offloader,
     )
 
@@ -334,11 +328,10 @@ def within_target(choice: TargetChoice) -> dict[str, Any]:
     }
 
 
-def write_edit(preview: Preview, *, logged: bool = True) -> Outcome:
+def write_edit(preview: Preview[EditDetails], *, logged: bool = True) -> Outcome[EditDetails]:
     """Write a previewed edit; one that clears nothing is not worth a fork. ``logged``: as
     ``commit``'s."""
-    details = preview.details
-    if isinstance(details, EditDetails) and not details.changed:
+    if not preview.details.changed:
         return unwritten(preview, dry_run=False)
     return commit(preview, logged=logged)
 
@@ -353,7 +346,7 @@ def edit_session(
     upto: int | None = None,
     shown: ShownContext | None = None,
     on_plan: Callable[[dict[str, str], dict[str, Any]], None] | None = None,
-) -> Outcome:
+) -> Outcome[EditDetails]:
     """The whole transaction (``ctxtop edit``): load, preview, and unless ``dry_run`` write.
     ``upto`` and ``shown``: the dashboard's sample (its bytes and its gauge figure)."""
     loaded = load(Path(path), EDITING, upto)
