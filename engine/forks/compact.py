@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.agents import AGENTS
 from engine.agents.window import session_window
-from engine.compaction.cut_table import item_tokens, round_table, turn_requests
+from engine.compaction.cut_table import RoundRow, item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Cut, Item, choose_cut
 from engine.compaction.source import Source
@@ -90,7 +90,7 @@ class CompactDetails:
     summary_tokens: int
     budget: int
     cut: Cut
-    round_table: list[dict[str, Any]]
+    round_table: tuple[RoundRow, ...]
     secrets_masked: int  # in what went to the LLM and in the summary
     # "nothing to compact: ..." when the compacted session would not be smaller: never written
     refused: str | None = None
@@ -113,7 +113,7 @@ class CompactDetails:
             "kept_rounds": len(cut.kept_rounds),
             "kept_request": cut.kept_request is not None,
             "overflowed_round": cut.overflowed_round,
-            "round_table": self.round_table,
+            "round_table": [row.as_json() for row in self.round_table],
             "requests": turn_requests(cut),
             "previous_summary": cut.previous_summary is not None,
             "secrets_masked": self.secrets_masked,

@@ -15,11 +15,12 @@ from engine.agents.window import session_window
 from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
 from engine.editing.cycles import Scan
-from engine.editing.explain import nothing_to_clear
+from engine.editing.explain import NothingToClear, nothing_to_clear
 from engine.editing.offload import Offloader, default_directory
 from engine.editing.policy import Change, Plan, Policy, make_plan
 from engine.editing.pools import Candidate, Pools, keep_within
 from engine.editing.preview import (
+    SectionChange,
     ShownContext,
     cache_cost,
     diff_lines,
@@ -135,11 +136,11 @@ class EditDetails:
     """An edit's own figures (``Preview.details``)."""
 
     policy: Policy
-    sections: list[dict[str, Any]]  # tokens before and after per section
+    sections: tuple[SectionChange, ...]  # tokens before and after per section
     changed: tuple[ChangedResult, ...]
     cleared_tokens: int
     below_minimum: int  # tokens a min saving kept (when nothing is cleared)
-    nothing_to_clear: dict[str, Any] | None  # why nothing is cleared, and what would clear some
+    nothing_to_clear: NothingToClear | None  # why nothing is cleared, and what would clear some
     tool_uses: int
     cycles: int
     secrets_masked: int  # in the offloaded files
@@ -150,12 +151,13 @@ class EditDetails:
         return {"policy": self.policy.as_dict()}
 
     def figures(self) -> dict[str, Any]:
+        nothing = self.nothing_to_clear
         return {
-            "sections": self.sections,
+            "sections": [row.as_json() for row in self.sections],
             "changed": [change.as_json() for change in self.changed],
             "cleared_tokens": self.cleared_tokens,
             "below_minimum": self.below_minimum,
-            "nothing_to_clear": self.nothing_to_clear,
+            "nothing_to_clear": nothing.as_json() if nothing is not None else None,
             "tool_uses": self.tool_uses,
             "cycles": self.cycles,
             "secrets_masked": self.secrets_masked,
@@ -288,31 +290,33 @@ def preview_edit(
     )
 
 
-def target_lines(target: dict[str, Any], after: int | None) -> list[str]:
-    """The target, the two pools and each result they keep (``ctxtop edit --target``)."""
-    reached = "reached" if target["reached"] else f"not reached ({after:,} after)"
+def target_lines(choice: TargetChoice, after: int) -> list[str]:
+    """The target, the two pools and each result they keep (``ctxtop edit --target``); ``after``:
+    the whole context after the edit."""
+    pools = choice.pools
+    reached = "reached" if after <= choice.target_tokens else f"not reached ({after:,} after)"
     lines = [
-        f"target: {target_words(target)}, {reached}; the old results' budget {target['budget']:,}",
+        f"target: {target_words(choice)}, {reached}; the old results' budget {pools.budget:,}",
         f"  kept whole beyond placeholders: mandatory pool (priority >= 0.7)"
-        f" {target['mandatory_spent']:,} of"
-        f" {target['mandatory_pool']:,}, optional pool ({target['fill']})"
-        f" {target['optional_spent']:,} of {target['optional_pool']:,}",
+        f" {pools.spent('mandatory'):,} of"
+        f" {pools.mandatory_size:,}, optional pool ({pools.fill})"
+        f" {pools.spent('optional'):,} of {pools.optional_size:,}",
     ]
-    for item in target["kept"]:
+    for item in pools.kept:
         lines.append(
-            f"  kept ({item['pool']} pool): {item['tool']} {item['tool_call_id']}"
-            f" {item['tokens']:,} tokens, priority {item['priority']:.2f}"
+            f"  kept ({item.pool} pool): {choice.tools.get(item.call_id, '')} {item.call_id}"
+            f" {item.tokens:,} tokens, priority {round(item.priority, 3):.2f}"
         )
     return lines
 
 
-def target_words(target: dict[str, Any]) -> str:
+def target_words(choice: TargetChoice) -> str:
     """``60% of the window = 120,000 tokens`` or ``120,000 tokens``."""
-    tokens = f"{target['target_tokens']:,} tokens"
-    return f"{target['target']} of the window = {tokens}" if "%" in target["target"] else tokens
+    tokens = f"{choice.target_tokens:,} tokens"
+    return f"{choice.target} of the window = {tokens}" if "%" in choice.target else tokens
 
 
-def within_target(choice: TargetChoice) -> dict[str, Any]:
+def within_target(choice: TargetChoice) -> NothingToClear:
     """Why a target clears nothing: the pools keep every old result the policy would clear."""
     kept = len(choice.pools.kept)
     results = "result" if kept == 1 else "results"
@@ -320,12 +324,7 @@ def within_target(choice: TargetChoice) -> dict[str, Any]:
         f"the context is within the target ({choice.target}: {choice.target_tokens:,} tokens)"
         f" with all {kept} old {results} kept"
     )
-    return {
-        "reason": why,
-        "protected": {},
-        "suggestion": None,
-        "message": f"nothing to clear: {why}",
-    }
+    return NothingToClear(why, {}, None, f"nothing to clear: {why}")
 
 
 def write_edit(preview: Preview[EditDetails], *, logged: bool = True) -> Outcome[EditDetails]:
