@@ -222,7 +222,7 @@ class Preview(Generic[D]):
     """A fork built and read back in memory: what ``commit`` writes, byte for byte. ``D``: the
     kind's details (``EditDetails``, ``CompactDetails``, ``RestoreDetails``)."""
 
-    kind: str  # the action logged: "edit" or "compact"
+    kind: str  # the action logged: "edit", "compact" or "restore"
     loaded: Loaded
     agent: str
     session_id: str  # the fork's
