@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.app import ComposeResult, SystemCommand
@@ -64,6 +64,7 @@ from tui.messages import (
 from tui.screens.nosession import NoSession
 
 if TYPE_CHECKING:
+    from engine.forks.transaction import Details, Outcome
     from tui.screens.fork_panel import Sample
 
 # The panels and the other screens are imported when first opened, not before the first screen
@@ -630,15 +631,19 @@ class CtxtopApp(LiveApplyApp):
         prefix = view.sample.cache_prefix
         return Sample(read or None, (gauge.tokens, gauge.source), prefix, view.model, self.clock)
 
-    def _edited(self, outcome: dict[str, Any] | None, source: Path) -> None:
-        if outcome and outcome.get("fork"):
-            cleared = frozenset(change["tool_call_id"] for change in outcome.get("changed", ()))
+    def _edited(self, outcome: Outcome[Details] | None, source: Path) -> None:
+        from engine.forks.edit import EditDetails
+
+        if outcome is not None and outcome.fork is not None:
+            details = outcome.preview.details
+            changed = details.changed if isinstance(details, EditDetails) else ()
+            cleared = frozenset(change.tool_call_id for change in changed)
             if cleared and source == self.path:  # until the session changes (start_feed)
                 self.prompt_tree.mark_calls(IN_FORK_NOTE, cleared)
-            resume = outcome["resume_command"]
+            resume = outcome.resume_command
             self.notify(  # the command quotes the session's cwd: never markup
                 fmt.shown(f"resume with: {resume}") if resume else "",
-                title=fmt.shown(f"Fork written: {Path(outcome['fork']).name}"),
+                title=fmt.shown(f"Fork written: {outcome.fork.name}"),
                 timeout=10,
                 markup=False,
             )

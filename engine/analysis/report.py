@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from engine.analysis.analyze import Analyzer
 from engine.analysis.forecast import forecast_text
 from engine.analysis.profiles import load_profile
 from engine.analysis.setup import setup_for
-from engine.analysis.snapshot import Analysis, Forecast
+from engine.analysis.snapshot import Analysis
 from engine.config import Thresholds
 from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import encoding_for
@@ -43,16 +41,14 @@ def _k(tokens: int | None) -> str:
     return "-" if tokens is None else f"{tokens:,}"
 
 
-def _cache_text(analysis: dict[str, Any]) -> str:
+def _cache_text(analysis: Analysis) -> str:
     """The cache line: the live context's requests simulated, those before it as logged."""
-    cache = analysis["cache"]
-    agreement = cache["agreement_pct"]
+    cache = analysis.cache
+    agreement = cache.agreement_pct
     agree = f"{agreement}% of {{}} within 5% of the log" if agreement is not None else ""
-    figures = (
-        f"read {_k(cache['read'])}, write {_k(cache['write'])}, uncached {_k(cache['uncached'])}"
-    )
-    simulated = len(cache["requests"])
-    history = len(analysis["history"]) - simulated
+    figures = f"read {_k(cache.read)}, write {_k(cache.write)}, uncached {_k(cache.uncached)}"
+    simulated = len(cache.requests)
+    history = len(analysis.history) - simulated
     if history <= 0:
         return f"cache      simulated {figures}" + (
             f"; {agree.format('requests')}" if agree else ""
@@ -64,44 +60,43 @@ def _cache_text(analysis: dict[str, Any]) -> str:
     )
 
 
-def analysis_text(analysis: dict[str, Any]) -> list[str]:
+def analysis_text(analysis: Analysis) -> list[str]:
     """A few lines for the text report: sections, cache, forecast and estimate accuracy."""
-    limits = analysis["thresholds"]
+    limits = analysis.thresholds
     lines = [
-        f"analysis   profile {analysis['profile']}, budget {_k(analysis['budget'])}"
-        f" (window {_k(limits['window'])} - output reserve {_k(limits['output_reserve'])})",
+        f"analysis   profile {analysis.profile}, budget {_k(analysis.budget)}"
+        f" (window {_k(limits.window)} - output reserve {_k(limits.output_reserve)})",
     ]
-    for section in analysis["sections"]:
+    for section in analysis.sections:
         lines.append(
-            f"  {section['label'][:40]:<40} {_k(section['tokens']):>9}"
-            f" of {_k(section['budget']):>9}  {section['provenance']}"
+            f"  {section.label[:40]:<40} {_k(section.tokens):>9}"
+            f" of {_k(section.budget):>9}  {section.provenance}"
         )
     lines.append(
-        f"  {'residual (framing, tokenizer difference)':<40} {_k(analysis['residual_tokens']):>9}"
+        f"  {'residual (framing, tokenizer difference)':<40} {_k(analysis.residual_tokens):>9}"
         f"{'':13}  inferred"  # the reported total less the estimated sections
     )
-    for pruned in analysis["pruned"]:
+    for pruned in analysis.pruned:
         lines.append(
-            f"  pruned {pruned['id']}: {_k(pruned['tokens'])} tokens, estimated"
-            f" ({pruned['reason']})"
+            f"  pruned {pruned.id}: {_k(pruned.tokens)} tokens, estimated ({pruned.reason})"
         )
     lines.append(_cache_text(analysis))
-    forecast = analysis["forecast"]
-    if forecast["requests_left"] is not None:
+    forecast = analysis.forecast
+    if forecast.requests_left is not None:
         lines.append(
-            f"forecast   {forecast_text(Forecast(**forecast))}"
+            f"forecast   {forecast_text(forecast)}"
             + (
                 " (the growth of the last request)"
-                if forecast["samples"] == 1
-                else f" (the mean growth of the last {forecast['samples']} requests)"
+                if forecast.samples == 1
+                else f" (the mean growth of the last {forecast.samples} requests)"
             )
         )
-    accuracy = analysis["estimate_accuracy"]
-    if accuracy["requests"]:
+    accuracy = analysis.estimate_accuracy
+    if accuracy.requests:
         lines.append(
-            f"estimates  mean error {accuracy['mean_abs_error_pct']}% over"
-            f" {plural(accuracy['requests'], 'request')},"
-            f" {accuracy['calibrated_mean_abs_error_pct']}%"
+            f"estimates  mean error {accuracy.mean_abs_error_pct}% over"
+            f" {plural(accuracy.requests, 'request')},"
+            f" {accuracy.calibrated_mean_abs_error_pct}%"
             " after calibration"
         )
     return lines

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from engine.agents.policies import simulate_file
-from engine.cli.arguments import add_count_option, tokens_arg
+from engine.cli.arguments import add_count_option, add_fork_outputs, fork_command, tokens_arg
 from engine.cli.cmd_edit import context_line, counted_as, written_lines
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
 from engine.config import load_settings
@@ -26,9 +26,11 @@ from engine.editing.preview import pays_off_after
 from engine.forks.compact import (
     DEFAULT_KEEP_ROUNDS,
     SUMMARIZERS,
+    CompactDetails,
     compact_session,
     write_compact,
 )
+from engine.forks.transaction import Outcome
 from engine.safety.terminal import printable
 
 
@@ -37,27 +39,30 @@ def masked_note(count: int, summarizer: str) -> str:
     return f"secrets masked: {count} ({where}; see the README's Safety section)"
 
 
-def _text(outcome: dict[str, Any]) -> str:
-    lines = [f"{outcome['source']} ({outcome['agent']})", "", outcome["summary"], ""]
+def _text(outcome: Outcome[CompactDetails]) -> str:
+    preview = outcome.preview
+    details, cut = preview.details, preview.details.cut
+    lines = [f"{preview.loaded.path} ({preview.agent})", "", details.summary, ""]
     lines.append(
-        f"summary by {outcome['summarizer']}: {outcome['summary_tokens']} tokens (estimate; "
-        f"budget {outcome['budget']}); "
-        + cut_headline(outcome["round_table"], outcome["kept_request"])
+        f"summary by {details.summarizer}: {details.summary_tokens} tokens (estimate; "
+        f"budget {details.budget}); "
+        + cut_headline(details.round_table, cut.kept_request is not None)
     )
-    lines.extend(cut_lines(outcome["round_table"], requests_by_turn(outcome["requests"])))
-    how = counted_as(outcome)
-    lines.append(context_line(outcome))
-    if outcome["break_even_requests"] is not None:
+    lines.extend(cut_lines(details.round_table, requests_by_turn(cut)))
+    how = counted_as(preview)
+    lines.append(context_line(preview))
+    cache = preview.cache
+    if cache.break_even_requests is not None:
         lines.append(
-            f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens ({how}) once "
-            f"(${outcome['cache_rewrite_cost_usd']:.4f}, {outcome['priced_by']}); "
-            + pays_off_after(outcome["break_even_requests"])
+            f"cache rewrite: {cache.rewrite_tokens} tokens ({how}) once "
+            f"(${cache.rewrite_cost_usd:.4f}, {cache.priced_by}); "
+            + pays_off_after(cache.break_even_requests)
         )
-    lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
-    if outcome["nothing_to_compact"]:
-        lines.append(outcome["nothing_to_compact"])
-    if outcome["secrets_masked"]:
-        lines.append(masked_note(outcome["secrets_masked"], outcome["summarizer_requested"]))
+    lines.extend(f"warning: {warning}" for warning in outcome.warnings)
+    if details.refused:
+        lines.append(details.refused)
+    if details.secrets_masked:
+        lines.append(masked_note(details.secrets_masked, details.summarizer_requested))
     lines.extend(written_lines(outcome, "compacted session"))
     return "\n".join(lines)
 
@@ -76,7 +81,8 @@ def run_live(args: argparse.Namespace) -> int:
         llm=load_settings().llm,
     )
     if args.json:
-        print(json.dumps({**outcome, "live_plan": str(path)}, ensure_ascii=False, indent=2))
+        shown = {**outcome.as_json(), "live_plan": str(path)}
+        print(json.dumps(shown, ensure_ascii=False, indent=2))
     else:
         print(printable("\n".join(applied_lines(plan, str(path)))))
     return 0
@@ -96,21 +102,19 @@ def run(args: argparse.Namespace) -> int:
     )
     # The summary shown is the one written; one that is not smaller is refused in one line.
     written = previewed if args.dry_run else write_compact(previewed.preview)
-    outcome = written.as_json()
     if args.json:
-        saved = outcome["tokens_before"] - outcome["tokens_after"]
-        outcome["policies"] = simulate_file(args.session, saving=saved)
+        saved = written.preview.tokens_before - written.preview.tokens_after
+        outcome = {**written.as_json(), "policies": simulate_file(args.session, saving=saved)}
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:
-        print(printable(_text(outcome)))
+        print(printable(_text(written)))
     return 0
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "compact", help="summarise old rounds into a resumable session", description=__doc__
+    parser = fork_command(
+        subparsers, "compact", "summarise old rounds into a resumable session", __doc__ or ""
     )
-    parser.add_argument("session", metavar="SESSION", help="a session log file")
     parser.add_argument("--summarizer", choices=SUMMARIZERS, default="structured")
     add_count_option(
         parser,
@@ -134,11 +138,4 @@ def register(subparsers: Any) -> None:
         metavar="TOKENS",
         help="the summary's token budget, e.g. 2000 or 2k (default: 10%% of the model's window)",
     )
-    parser.add_argument("--dry-run", action="store_true", help="show the summary, write nothing")
-    parser.add_argument(
-        "--live",
-        action="store_true",
-        help="apply the compaction to the running agent through ctxtop's proxy instead of a fork",
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(func=run)
+    add_fork_outputs(parser, run, "show the summary, write nothing", live="compaction")

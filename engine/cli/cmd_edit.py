@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.cli.arguments import add_count_option, count_arg
+from engine.cli.arguments import add_count_option, add_fork_outputs, count_arg, fork_command
 from engine.editing.limits import Limit
 from engine.editing.policy import (
     DEFAULT_EXCLUDE,
@@ -39,79 +39,78 @@ from engine.editing.policy import (
 from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
 from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
-from engine.forks.edit import edit_session, target_lines
+from engine.forks.edit import EditDetails, edit_session, target_lines
+from engine.forks.transaction import Details, Outcome, Preview
 from engine.safety.terminal import printable
 from engine.words import plural
 
 
-def counted_as(outcome: dict[str, Any]) -> str:
+def counted_as(preview: Preview[Details]) -> str:
     """How a fork's figures were counted: with the session's tokenizer factor or not."""
-    return "calibrated" if outcome["tokens_source"] == "calibrated" else "estimate"
+    return "calibrated" if preview.tokens_source == "calibrated" else "estimate"
 
 
-def context_line(outcome: dict[str, Any]) -> str:
+def context_line(preview: Preview[Details]) -> str:
     """The whole context before and after, the gauge's and the report's figure (the fork opens
     with the after), then the part the log's messages hold, which the fork changes."""
-    before, after = outcome["tokens_before"], outcome["tokens_after"]
-    messages = f"{before:,} -> {after:,} in the log's messages ({counted_as(outcome)})"
-    if outcome.get("context_before") is None or outcome.get("context_after") is None:
-        return f"context: {messages}"
+    before, after = preview.tokens_before, preview.tokens_after
+    messages = f"{before:,} -> {after:,} in the log's messages ({counted_as(preview)})"
+    context = preview.context
     return (
-        f"context: {outcome['context_before']:,} ({outcome['context_source']}) -> "
-        f"{outcome['context_after']:,} (estimated) tokens; {messages}"
+        f"context: {context.before:,} ({context.source}) -> "
+        f"{context.after:,} (estimated) tokens; {messages}"
     )
 
 
-def _text(outcome: dict[str, Any]) -> str:
-    lines = [f"{outcome['source']} ({outcome['agent']})", f"policy: {outcome['policy']['summary']}"]
-    how = counted_as(outcome)
-    lines.append(
-        f"{context_line(outcome)}, {outcome['tokens_before'] - outcome['tokens_after']} fewer"
-    )
-    for row in outcome["sections"]:
-        if row["tokens_before"] != row["tokens_after"]:
-            lines.append(f"  {row['section']}: {row['tokens_before']} -> {row['tokens_after']}")
-    if outcome.get("target") is not None:
-        lines.extend(target_lines(outcome["target"], outcome.get("context_after")))
-    if outcome["nothing_to_clear"] is not None:
-        lines.append(outcome["nothing_to_clear"]["message"])
+def _text(outcome: Outcome[EditDetails]) -> str:
+    preview = outcome.preview
+    details = preview.details
+    lines = [f"{preview.loaded.path} ({preview.agent})", f"policy: {details.policy.summary()}"]
+    how = counted_as(preview)
+    lines.append(f"{context_line(preview)}, {preview.tokens_before - preview.tokens_after} fewer")
+    for row in details.sections:
+        if row.tokens_before != row.tokens_after:
+            lines.append(f"  {row.section}: {row.tokens_before} -> {row.tokens_after}")
+    if details.target is not None:
+        lines.extend(target_lines(details.target, preview.context.after))
+    if details.nothing_to_clear is not None:
+        lines.append(details.nothing_to_clear.message)
         return "\n".join(lines)
-    count = len(outcome["changed"])
+    count = len(details.changed)
     lines.append(f"{plural(count, 'tool result')} change{'s' if count == 1 else ''}:")
-    for change in outcome["changed"]:
+    for change in details.changed:
         lines.append(
-            f"  {change['tool']} {change['tool_call_id']}: "
-            f"{change['tokens_before']} -> {change['tokens_after']} tokens"
+            f"  {change.tool} {change.tool_call_id}: "
+            f"{change.tokens_before} -> {change.tokens_after} tokens"
         )
-        lines.extend(f"    {line}" for line in change["diff"])
-    lines.append(
-        f"cache rewrite: {outcome['cache_rewrite_tokens']} tokens ({how}) after the first edit"
-    )
-    if outcome["break_even_requests"] is not None:
+        lines.extend(f"    {line}" for line in change.diff)
+    cache = preview.cache
+    lines.append(f"cache rewrite: {cache.rewrite_tokens} tokens ({how}) after the first edit")
+    if cache.break_even_requests is not None:
         lines.append(
-            f"  costs ${outcome['cache_rewrite_cost_usd']:.4f} once ({outcome['priced_by']}), "
-            f"saves ${outcome['saving_per_request_usd']:.5f} per request: "
-            + pays_off_after(outcome["break_even_requests"])
+            f"  costs ${cache.rewrite_cost_usd:.4f} once ({cache.priced_by}), "
+            f"saves ${cache.saving_per_request_usd:.5f} per request: "
+            + pays_off_after(cache.break_even_requests)
         )
-    lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
-    lines.extend(f"large result written to: {path}" for path in outcome["offloaded"])
-    if outcome["secrets_masked"]:
+    lines.extend(f"warning: {warning}" for warning in outcome.warnings)
+    lines.extend(f"large result written to: {path}" for path in outcome.offloaded)
+    if details.secrets_masked:
         lines.append(
-            f"secrets masked: {outcome['secrets_masked']} (in the large-result files; "
+            f"secrets masked: {details.secrets_masked} (in the large-result files; "
             "see the README's Safety section)"
         )
     lines.extend(written_lines(outcome, "fork"))
     return "\n".join(lines)
 
 
-def written_lines(outcome: dict[str, Any], what: str) -> list[str]:
+def written_lines(outcome: Outcome[Details], what: str) -> list[str]:
     """Where the fork (``what`` names it) was written, how to resume and undo it; or that a
     dry run wrote nothing."""
-    if not outcome["fork"]:
+    if not outcome.fork:
         return ["dry run: nothing written"]
-    lines = [f"{what} written: {outcome['fork']}"]
-    if outcome["resume_command"]:
-        lines.append(f"resume with: {outcome['resume_command']}")
+    lines = [f"{what} written: {outcome.fork}"]
+    if outcome.resume_command:
+        lines.append(f"resume with: {outcome.resume_command}")
     return [*lines, "undo with: ctxtop undo"]
 
 
@@ -155,9 +154,9 @@ def run(args: argparse.Namespace) -> int:
         return run_live(args, policy)
     outcome = edit_session(
         args.session, policy, dry_run=args.dry_run, results_dir=args.large_results_dir
-    ).as_json()
+    )
     if args.json:
-        print(json.dumps(outcome, ensure_ascii=False, indent=2))
+        print(json.dumps(outcome.as_json(), ensure_ascii=False, indent=2))
     else:
         print(printable(_text(outcome)))
     return 0
@@ -170,17 +169,17 @@ def run_live(args: argparse.Namespace, policy: Policy) -> int:
 
     plan, outcome, path = apply_edit(args.session, policy)
     if args.json:
-        print(json.dumps({**outcome, "live_plan": str(path)}, ensure_ascii=False, indent=2))
+        shown = {**outcome.as_json(), "live_plan": str(path)}
+        print(json.dumps(shown, ensure_ascii=False, indent=2))
     else:
         print(printable("\n".join(applied_lines(plan, str(path)))))
     return 0
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "edit", help="clear old tool results into a resumable fork", description=__doc__
+    parser = fork_command(
+        subparsers, "edit", "clear old tool results into a resumable fork", __doc__ or ""
     )
-    parser.add_argument("session", metavar="SESSION", help="a session log file")
     parser.add_argument(
         "--policy",
         choices=POLICIES,
@@ -294,11 +293,4 @@ def register(subparsers: Any) -> None:
         "fillHalf half the budget, double as much as the mandatory pool took, fill (the default) "
         "all the budget left",
     )
-    parser.add_argument("--dry-run", action="store_true", help="preview only, write nothing")
-    parser.add_argument(
-        "--live",
-        action="store_true",
-        help="apply the edit to the running agent through ctxtop's proxy instead of a fork",
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(func=run)
+    add_fork_outputs(parser, run, "preview only, write nothing", live="edit")

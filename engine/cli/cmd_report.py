@@ -14,6 +14,7 @@ from engine.safety.terminal import one_line, printable
 from engine.words import plural
 
 if TYPE_CHECKING:
+    from engine.analysis.snapshot import Analysis
     from engine.proxy.measured import MeasuredPrompt
     from engine.sessions.adapter import Adapter
 
@@ -68,8 +69,11 @@ def _microcompaction_output(micro: dict[str, Any]) -> str:
     )
 
 
-def render_text(report: dict[str, Any], clock: str | None = None) -> str:
-    """``clock``: the cache clock's line (it depends on the time it is read)."""
+def render_text(
+    report: dict[str, Any], clock: str | None = None, analysis: Analysis | None = None
+) -> str:
+    """``clock``: the cache clock's line (it depends on the time it is read); ``analysis``:
+    the session's, shown after the report's figures."""
     context = report["context_tokens"]
     lines = [
         f"{report['agent']} {report['agent_version'] or ''}  session {report['session_id'] or '-'}",
@@ -142,10 +146,10 @@ def render_text(report: dict[str, Any], clock: str | None = None) -> str:
         from engine.proxy.measured_analysis import measurement_text
 
         lines.extend(measurement_text(report["measured"]))
-    if report.get("analysis"):
+    if analysis is not None:
         from engine.analysis.report import analysis_text
 
-        lines.extend(analysis_text(report["analysis"]))
+        lines.extend(analysis_text(analysis))
     for skipped in report["skipped_lines"]:
         lines.append(f"skipped    {skipped['file']}:{skipped['line']}: {skipped['reason']}")
     lines.extend(_record_types(report["record_types"]))
@@ -217,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
         print(json_text(report))
     else:
         line = clock_text(clock, now) if clock is not None else None
-        print(printable(render_text(report, line)))
+        print(printable(render_text(report, line, analysis)))
     return 0
 
 

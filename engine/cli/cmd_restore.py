@@ -9,23 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.cli.arguments import count_arg
+from engine.cli.arguments import add_fork_outputs, count_arg, fork_command
 from engine.cli.cmd_edit import context_line, written_lines
 from engine.safety.terminal import printable
 
+if TYPE_CHECKING:
+    from engine.forks.restore import RestoreDetails
+    from engine.forks.transaction import Outcome
 
-def _text(outcome: dict[str, Any]) -> str:
-    number = outcome["compaction"]
-    if outcome["restore"] == "before":
-        what = (
-            f"the history up to just before compaction {number} (line {outcome['compaction_line']})"
-        )
+
+def _text(outcome: Outcome[RestoreDetails]) -> str:
+    preview = outcome.preview
+    details = preview.details
+    number = details.compaction
+    if details.kind == "before":
+        what = f"the history up to just before compaction {number} (line {details.line})"
     else:
-        what = f"compaction {number}'s summary and {', '.join(outcome['with'])} re-added after it"
-    lines = [f"{outcome['source']} ({outcome['agent']}): {what}", context_line(outcome)]
-    lines.extend(f"warning: {warning}" for warning in outcome["warnings"])
+        what = f"compaction {number}'s summary and {', '.join(details.items)} re-added after it"
+    lines = [f"{preview.loaded.path} ({preview.agent}): {what}", context_line(preview)]
+    lines.extend(f"warning: {warning}" for warning in outcome.warnings)
     lines.extend(written_lines(outcome, "restored session"))
     return "\n".join(lines)
 
@@ -33,21 +37,18 @@ def _text(outcome: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     from engine.forks.restore import restore_session
 
-    outcome = restore_session(
-        args.session, args.compaction, args.items or (), dry_run=args.dry_run
-    ).as_json()
+    outcome = restore_session(args.session, args.compaction, args.items or (), dry_run=args.dry_run)
     if args.json:
-        print(json.dumps(outcome, ensure_ascii=False, indent=2))
+        print(json.dumps(outcome.as_json(), ensure_ascii=False, indent=2))
     else:
         print(printable(_text(outcome)))
     return 0
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "restore", help="fork a session back at one of its compactions", description=__doc__
+    parser = fork_command(
+        subparsers, "restore", "fork a session back at one of its compactions", __doc__ or ""
     )
-    parser.add_argument("session", metavar="SESSION", help="a session log file")
     parser.add_argument(
         "--compaction",
         type=count_arg,
@@ -62,6 +63,4 @@ def register(subparsers: Any) -> None:
         metavar="ITEM",
         help="keep the summary and re-add these dropped items (U1, F2, T3, or forgotten)",
     )
-    parser.add_argument("--dry-run", action="store_true", help="show what it does, write nothing")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(func=run)
+    add_fork_outputs(parser, run, "show what it does, write nothing")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from engine.editing.cycles import Scan, ToolUse
@@ -135,25 +136,59 @@ def option(settings: dict[str, Any]) -> str:
     return " ".join(f"{OPTIONS[name]} {value}" for name, value in settings.items())
 
 
-def suggestion(scan: Scan, policy: Policy, plan: Plan, plan_for: PlanFor) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The smallest change of a policy that clears something: the settings it changes (by the
+    policy's field names), as ``ctxtop edit`` options, the policy it makes and what it clears."""
+
+    settings: dict[str, Any]
+    option: str
+    policy: Policy
+    results: int
+    tokens: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "set": self.settings,
+            "option": self.option,
+            "policy": self.policy.as_dict(),
+            "results": self.results,
+            "tokens": self.tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NothingToClear:
+    """Why an edit clears nothing: the reason, the count per protection, the suggestion and the
+    one-line answer ``ctxtop edit`` prints."""
+
+    reason: str
+    protected: dict[str, int]
+    suggestion: Suggestion | None
+    message: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "protected": self.protected,
+            "suggestion": self.suggestion.as_json() if self.suggestion is not None else None,
+            "message": self.message,
+        }
+
+
+def suggestion(scan: Scan, policy: Policy, plan: Plan, plan_for: PlanFor) -> Suggestion | None:
     """The smallest change of ``policy`` that clears something, planned: None if none does."""
     for settings in _candidates(policy, plan, scan):
         relaxed = dataclasses.replace(policy, **settings)
         found = plan_for(relaxed)
         if found.changes:
-            return {
-                "set": settings,
-                "option": option(settings),
-                "policy": relaxed.as_dict(),
-                "results": len(found.changes),
-                "tokens": found.saved,
-            }
+            return Suggestion(settings, option(settings), relaxed, len(found.changes), found.saved)
     return None
 
 
 def nothing_to_clear(
     scan: Scan, policy: Policy, plan: Plan, plan_for: PlanFor
-) -> dict[str, Any] | None:
+) -> NothingToClear | None:
     """For a plan that clears nothing: the reason, the count per protection, the suggestion and
     the one-line answer ``ctxtop edit`` prints. None when the plan clears something."""
     if plan.changes:
@@ -167,15 +202,10 @@ def nothing_to_clear(
     found = suggestion(scan, policy, plan, plan_for)
     message = f"nothing to clear: {why}"
     if found is not None:
-        results = "result" if found["results"] == 1 else "results"
-        tokens = "token" if found["tokens"] == 1 else "tokens"
+        results = "result" if found.results == 1 else "results"
+        tokens = "token" if found.tokens == 1 else "tokens"
         message += (
-            f"; {found['option']} clears {found['results']} {results} "
-            f"({found['tokens']:,} {tokens}, estimate)"
+            f"; {found.option} clears {found.results} {results} "
+            f"({found.tokens:,} {tokens}, estimate)"
         )
-    return {
-        "reason": why,
-        "protected": kept,
-        "suggestion": found,
-        "message": message,
-    }
+    return NothingToClear(why, kept, found, message)

@@ -175,9 +175,22 @@ def diff_lines(before: str, after: str, width: int = 100) -> list[str]:
     return shown
 
 
-def section_table(before: dict[str, int], after: dict[str, int]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class SectionChange:
+    """One section of the context, its tokens before and after a fork."""
+
+    section: str
+    tokens_before: int
+    tokens_after: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+        }
+
+
+def section_table(before: dict[str, int], after: dict[str, int]) -> tuple[SectionChange, ...]:
     names = list(before) + [name for name in after if name not in before]
-    return [
-        {"section": name, "tokens_before": before.get(name, 0), "tokens_after": after.get(name, 0)}
-        for name in names
-    ]
+    return tuple(SectionChange(name, before.get(name, 0), after.get(name, 0)) for name in names)

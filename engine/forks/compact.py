@@ -6,7 +6,6 @@ before it is written, written atomically, logged for ``ctxtop undo``).
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 from engine.agents import AGENTS
 from engine.agents.window import session_window
-from engine.compaction.cut_table import item_tokens, round_table, turn_requests
+from engine.compaction.cut_table import RoundRow, item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Cut, Item, choose_cut
 from engine.compaction.source import Source
@@ -25,6 +24,7 @@ from engine.errors import CtxtopError, InputError
 from engine.forks.transaction import (
     COMPACTING,
     Loaded,
+    NewFork,
     Outcome,
     Preview,
     commit,
@@ -90,7 +90,7 @@ class CompactDetails:
     summary_tokens: int
     budget: int
     cut: Cut
-    round_table: list[dict[str, Any]]
+    round_table: tuple[RoundRow, ...]
     secrets_masked: int  # in what went to the LLM and in the summary
     # "nothing to compact: ..." when the compacted session would not be smaller: never written
     refused: str | None = None
@@ -113,7 +113,7 @@ class CompactDetails:
             "kept_rounds": len(cut.kept_rounds),
             "kept_request": cut.kept_request is not None,
             "overflowed_round": cut.overflowed_round,
-            "round_table": self.round_table,
+            "round_table": [row.as_json() for row in self.round_table],
             "requests": turn_requests(cut),
             "previous_summary": cut.previous_summary is not None,
             "secrets_masked": self.secrets_masked,
@@ -169,7 +169,7 @@ def preview_compact(
     llm: LLMSettings | None = None,
     cancel: threading.Event | None = None,
     shown: ShownContext | None = None,
-) -> Preview:
+) -> Preview[CompactDetails]:
     """Summarise and build the compacted fork in memory, read back: nothing is written.
 
     ``cancel``: an event the caller (the dashboard) may set from another thread to stop
@@ -197,16 +197,15 @@ def preview_compact(
         tokens_before = loaded.sections()[1]
     else:
         tokens_before = estimate(source.items(), compacting.count)
-    session_id = str(uuid.uuid4())
+    fork = NewFork(source.writer, source.agent, source.cwd())
     message = handoff_message(summary, len(cut.kept_rounds), cut.kept_request is not None)
     # The agent's "before" is the whole context, as the gauge shows it.
     before = whole_context(loaded.state, tokens_before, 0, shown, loaded.ledger).before
     try:
-        fork_data = source.render(cut, message, session_id, before)
+        fork_data = source.render(cut, message, fork.session_id, before)
     except RecursionError:
         raise InputError(str(loaded.path), "a record is nested too deeply to rewrite") from None
-    fork_path = source.writer.fork_dir() / source.writer.fork_name(session_id)
-    tokens_after, read = _tokens_after(loaded, compacting, fork_path, fork_data)
+    tokens_after, read = _tokens_after(loaded, compacting, fork.path, fork_data)
     refused = None
     if tokens_after >= tokens_before:
         refused = (
@@ -229,17 +228,11 @@ def preview_compact(
     # The fork's context is this estimate until the agent's next request; the usage ctxtop
     # writes into it (what the agent reads on resume) adds up to it too.
     usage = None if read is None else usage_estimates(*read, context.after)
-    fork_data = source.writer.mark(fork_data, context.after, session_id, usage)
-    return Preview(
+    return fork.preview(
         "compact",
         loaded,
-        source.agent,
-        session_id,
-        fork_path,
         fork_data,
-        source.writer.resume_command(session_id, source.cwd()),
-        tokens_before,
-        tokens_after,
+        (tokens_before, tokens_after),
         context,
         priced_rewrite(
             source.model(),
@@ -248,7 +241,8 @@ def preview_compact(
             loaded.state is not None and writes_for_an_hour(loaded.state),
         ),
         details,
-        tuple(warnings),
+        usage=usage,
+        warnings=tuple(warnings),
     )
 
 
@@ -276,7 +270,7 @@ def compact_session(
     cancel: threading.Event | None = None,
     upto: int | None = None,
     shown: ShownContext | None = None,
-) -> Outcome:
+) -> Outcome[CompactDetails]:
     """The whole transaction: load, preview, and unless ``dry_run`` write, even a compaction
     that is not smaller (the fork-format tests' small samples); ``ctxtop compact`` and the
     panel write through ``write_compact``, which refuses one. ``upto`` and ``shown``: the
@@ -297,16 +291,12 @@ def compact_session(
     return unwritten(preview, dry_run=True) if dry_run else commit(preview)
 
 
-def refusal(preview: Preview) -> str | None:
-    """Why the previewed compaction must not be written or applied (None: it may)."""
-    details = preview.details
-    return details.refused if isinstance(details, CompactDetails) else None
-
-
-def write_compact(preview: Preview, *, logged: bool = True) -> Outcome:
+def write_compact(
+    preview: Preview[CompactDetails], *, logged: bool = True
+) -> Outcome[CompactDetails]:
     """Write a previewed compaction; one that is not smaller is refused, naming the file.
     ``logged``: as ``commit``'s."""
-    refused = refusal(preview)
+    refused = preview.details.refused
     if refused is not None:
         raise InputError(str(preview.loaded.path), refused)
     return commit(preview, logged=logged)

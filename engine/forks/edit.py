@@ -5,7 +5,6 @@ is written, written atomically, logged for ``ctxtop undo``).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +15,12 @@ from engine.agents.window import session_window
 from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
 from engine.editing.cycles import Scan
-from engine.editing.explain import nothing_to_clear
+from engine.editing.explain import NothingToClear, nothing_to_clear
 from engine.editing.offload import Offloader, default_directory
 from engine.editing.policy import Change, Plan, Policy, make_plan
 from engine.editing.pools import Candidate, Pools, keep_within
 from engine.editing.preview import (
+    SectionChange,
     ShownContext,
     cache_cost,
     diff_lines,
@@ -33,6 +33,7 @@ from engine.errors import InputError
 from engine.forks.transaction import (
     EDITING,
     Loaded,
+    NewFork,
     Outcome,
     Preview,
     commit,
@@ -135,11 +136,11 @@ class EditDetails:
     """An edit's own figures (``Preview.details``)."""
 
     policy: Policy
-    sections: list[dict[str, Any]]  # tokens before and after per section
+    sections: tuple[SectionChange, ...]  # tokens before and after per section
     changed: tuple[ChangedResult, ...]
     cleared_tokens: int
     below_minimum: int  # tokens a min saving kept (when nothing is cleared)
-    nothing_to_clear: dict[str, Any] | None  # why nothing is cleared, and what would clear some
+    nothing_to_clear: NothingToClear | None  # why nothing is cleared, and what would clear some
     tool_uses: int
     cycles: int
     secrets_masked: int  # in the offloaded files
@@ -150,12 +151,13 @@ class EditDetails:
         return {"policy": self.policy.as_dict()}
 
     def figures(self) -> dict[str, Any]:
+        nothing = self.nothing_to_clear
         return {
-            "sections": self.sections,
+            "sections": [row.as_json() for row in self.sections],
             "changed": [change.as_json() for change in self.changed],
             "cleared_tokens": self.cleared_tokens,
             "below_minimum": self.below_minimum,
-            "nothing_to_clear": self.nothing_to_clear,
+            "nothing_to_clear": nothing.as_json() if nothing is not None else None,
             "tool_uses": self.tool_uses,
             "cycles": self.cycles,
             "secrets_masked": self.secrets_masked,
@@ -211,7 +213,7 @@ def preview_edit(
     results_dir: Path | None = None,
     shown: ShownContext | None = None,
     on_plan: Callable[[dict[str, str], dict[str, Any]], None] | None = None,
-) -> Preview:
+) -> Preview[EditDetails]:
     """Plan the edit and build the fork in memory, read back: nothing is written.
 
     With ``policy.offload``, large results go (on ``commit``) to files in ``results_dir``
@@ -221,10 +223,10 @@ def preview_edit(
     them: engine/live/apply_plan.py)."""
     state, writer, scan = _scanned(loaded)
     count = loaded.counter(encoding_for(state))
-    session_id = str(uuid.uuid4())
+    fork = NewFork(writer, state.agent, state.cwd)
     offloader = None
     if policy.offload:
-        offloader = Offloader((results_dir or default_directory()) / session_id)
+        offloader = Offloader((results_dir or default_directory()) / fork.session_id)
     if policy.order == "relevance" and relevance is None:
         relevance = relevance_scores(state)
     prompt_budget = _prompt_budget(state)
@@ -249,11 +251,10 @@ def preview_edit(
     if on_plan is not None:
         on_plan(results, inputs)
     try:
-        fork_data = writer.render(results, inputs, session_id)
+        fork_data = writer.render(results, inputs, fork.session_id)
     except RecursionError:
         raise InputError(str(loaded.path), "a record is nested too deeply to rewrite") from None
-    fork_path = writer.fork_dir() / writer.fork_name(session_id)
-    after, after_ledger = read_back(loaded, fork_path, fork_data)
+    after, after_ledger = read_back(loaded, fork.path, fork_data)
     # The fork is counted with its session's factor (its own requests are the session's).
     after_sections, tokens_after = sections(after, after_ledger, loaded.factor())
     saved = tokens_before - tokens_after
@@ -261,7 +262,6 @@ def preview_edit(
     # The fork's context is this estimate until the agent's next request (not its parent's);
     # usage a format's fork holds after what the edit changed adds up to it too.
     usage = usage_estimates(after, after_ledger, context.after)
-    fork_data = writer.mark(fork_data, context.after, session_id, usage)
     details = EditDetails(
         policy,
         section_table(before_sections, after_sections),
@@ -277,48 +277,46 @@ def preview_edit(
         chosen[0] if chosen else None,
         context.after,
     )
-    return Preview(
+    return fork.preview(
         "edit",
         loaded,
-        state.agent,
-        session_id,
-        fork_path,
         fork_data,
-        writer.resume_command(session_id, state.cwd),
-        tokens_before,
-        tokens_after,
+        (tokens_before, tokens_after),
         context,
         cache_cost(after, set(results), saved, set(inputs), after_ledger, loaded.factor()),
         details,
+        usage=usage,
         offloader=offloader,
     )
 
 
-def target_lines(target: dict[str, Any], after: int | None) -> list[str]:
-    """The target, the two pools and each result they keep (``ctxtop edit --target``)."""
-    reached = "reached" if target["reached"] else f"not reached ({after:,} after)"
+def target_lines(choice: TargetChoice, after: int) -> list[str]:
+    """The target, the two pools and each result they keep (``ctxtop edit --target``); ``after``:
+    the whole context after the edit."""
+    pools = choice.pools
+    reached = "reached" if after <= choice.target_tokens else f"not reached ({after:,} after)"
     lines = [
-        f"target: {target_words(target)}, {reached}; the old results' budget {target['budget']:,}",
+        f"target: {target_words(choice)}, {reached}; the old results' budget {pools.budget:,}",
         f"  kept whole beyond placeholders: mandatory pool (priority >= 0.7)"
-        f" {target['mandatory_spent']:,} of"
-        f" {target['mandatory_pool']:,}, optional pool ({target['fill']})"
-        f" {target['optional_spent']:,} of {target['optional_pool']:,}",
+        f" {pools.spent('mandatory'):,} of"
+        f" {pools.mandatory_size:,}, optional pool ({pools.fill})"
+        f" {pools.spent('optional'):,} of {pools.optional_size:,}",
     ]
-    for item in target["kept"]:
+    for item in pools.kept:
         lines.append(
-            f"  kept ({item['pool']} pool): {item['tool']} {item['tool_call_id']}"
-            f" {item['tokens']:,} tokens, priority {item['priority']:.2f}"
+            f"  kept ({item.pool} pool): {choice.tools.get(item.call_id, '')} {item.call_id}"
+            f" {item.tokens:,} tokens, priority {round(item.priority, 3):.2f}"
         )
     return lines
 
 
-def target_words(target: dict[str, Any]) -> str:
+def target_words(choice: TargetChoice) -> str:
     """``60% of the window = 120,000 tokens`` or ``120,000 tokens``."""
-    tokens = f"{target['target_tokens']:,} tokens"
-    return f"{target['target']} of the window = {tokens}" if "%" in target["target"] else tokens
+    tokens = f"{choice.target_tokens:,} tokens"
+    return f"{choice.target} of the window = {tokens}" if "%" in choice.target else tokens
 
 
-def within_target(choice: TargetChoice) -> dict[str, Any]:
+def within_target(choice: TargetChoice) -> NothingToClear:
     """Why a target clears nothing: the pools keep every old result the policy would clear."""
     kept = len(choice.pools.kept)
     results = "result" if kept == 1 else "results"
@@ -326,19 +324,13 @@ def within_target(choice: TargetChoice) -> dict[str, Any]:
         f"the context is within the target ({choice.target}: {choice.target_tokens:,} tokens)"
         f" with all {kept} old {results} kept"
     )
-    return {
-        "reason": why,
-        "protected": {},
-        "suggestion": None,
-        "message": f"nothing to clear: {why}",
-    }
+    return NothingToClear(why, {}, None, f"nothing to clear: {why}")
 
 
-def write_edit(preview: Preview, *, logged: bool = True) -> Outcome:
+def write_edit(preview: Preview[EditDetails], *, logged: bool = True) -> Outcome[EditDetails]:
     """Write a previewed edit; one that clears nothing is not worth a fork. ``logged``: as
     ``commit``'s."""
-    details = preview.details
-    if isinstance(details, EditDetails) and not details.changed:
+    if not preview.details.changed:
         return unwritten(preview, dry_run=False)
     return commit(preview, logged=logged)
 
@@ -353,7 +345,7 @@ def edit_session(
     upto: int | None = None,
     shown: ShownContext | None = None,
     on_plan: Callable[[dict[str, str], dict[str, Any]], None] | None = None,
-) -> Outcome:
+) -> Outcome[EditDetails]:
     """The whole transaction (``ctxtop edit``): load, preview, and unless ``dry_run`` write.
     ``upto`` and ``shown``: the dashboard's sample (its bytes and its gauge figure)."""
     loaded = load(Path(path), EDITING, upto)

@@ -11,7 +11,6 @@ written atomically as a new file, logged for ``ctxtop undo``; the agent's file i
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from engine.forks.compactions import (
 from engine.forks.transaction import (
     EDITING,
     Loaded,
+    NewFork,
     Outcome,
     Preview,
     commit,
@@ -114,7 +114,7 @@ def readded_message(inspection: Inspection, entries: Sequence[Entry]) -> str:
 
 def preview_restore(
     loaded: Loaded, history: CompactionHistory, number: int, wanted: Sequence[str] = ()
-) -> Preview:
+) -> Preview[RestoreDetails]:
     """The restore fork of compaction ``number``, built and read back in memory."""
     state = loaded.require_state("restoring")
     refused = restore_refusal(state.agent)
@@ -124,7 +124,6 @@ def preview_restore(
     writer_class = AGENTS[state.agent].writer
     assert writer_class is not None
     starts = line_starts(loaded.data)
-    session_id = str(uuid.uuid4())
     entries = chosen(loaded.path, inspection, wanted) if wanted else []
     if wanted and not entries:
         raise InputError(str(loaded.path), f"compaction {number}: nothing to re-add")
@@ -136,20 +135,19 @@ def preview_restore(
         data = before_line(loaded.data, starts, inspection.line)
     if not data.strip():
         raise InputError(str(loaded.path), f"compaction {number}: nothing before it to restore")
-    writer = writer_class(loaded.path, data)
-    fork_data = writer.render({}, {}, session_id)
+    fork = NewFork(writer_class(loaded.path, data), state.agent, state.cwd)
+    writer = fork.writer
+    fork_data = writer.render({}, {}, fork.session_id)
     if entries:
         try:
             fork_data = writer.with_message(fork_data, inspection.line, message)
         except ValueError as error:
             raise InputError(str(loaded.path), f"cannot re-add items: {error}") from None
-    fork_path = writer.fork_dir() / writer.fork_name(session_id)
-    read = read_back(loaded, fork_path, fork_data)
+    read = read_back(loaded, fork.path, fork_data)
     tokens_before = loaded.sections()[1]
     tokens_after = sections(*read, loaded.factor())[1]
     saved = tokens_before - tokens_after
     context = whole_context(state, tokens_before, saved, None, loaded.ledger)
-    fork_data = writer.mark(fork_data, context.after, session_id)
     details = RestoreDetails(
         number,
         inspection.line,
@@ -157,16 +155,11 @@ def preview_restore(
         tuple(entry.id for entry in entries),
         message,
     )
-    return Preview(
+    return fork.preview(
         "restore",
         loaded,
-        state.agent,
-        session_id,
-        fork_path,
         fork_data,
-        writer.resume_command(session_id, state.cwd),
-        tokens_before,
-        tokens_after,
+        (tokens_before, tokens_after),
         context,
         priced_rewrite(state.model, tokens_after, max(saved, 0)),
         details,
@@ -175,7 +168,7 @@ def preview_restore(
 
 def restore_session(
     path: str | Path, number: int, wanted: Sequence[str] = (), *, dry_run: bool = False
-) -> Outcome:
+) -> Outcome[RestoreDetails]:
     """The whole transaction (``ctxtop restore``): load, inspect, preview, and unless
     ``dry_run`` write."""
     path = Path(path)

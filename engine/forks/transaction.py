@@ -14,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from engine.agents import stored_session
 from engine.agents.codex.writer import is_codex
@@ -26,6 +27,7 @@ from engine.editing import actions
 from engine.editing.atomic import write_new
 from engine.editing.offload import Offloader
 from engine.editing.preview import CacheCost, WholeContext, sections
+from engine.editing.writer import Writer
 from engine.errors import CtxtopError, InputError
 from engine.files import open_regular
 from engine.sessions.fork_mark import marked_fork
@@ -221,11 +223,16 @@ class Details(Protocol):
     def logged(self) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Preview:
-    """A fork built and read back in memory: what ``commit`` writes, byte for byte."""
+D = TypeVar("D", bound=Details, covariant=True)
+K = TypeVar("K", bound=Details)  # the same, where a method takes the details
 
-    kind: str  # the action logged: "edit" or "compact"
+
+@dataclass(frozen=True, slots=True)
+class Preview(Generic[D]):
+    """A fork built and read back in memory: what ``commit`` writes, byte for byte. ``D``: the
+    kind's details (``EditDetails``, ``CompactDetails``, ``RestoreDetails``)."""
+
+    kind: str  # the action logged: "edit", "compact" or "restore"
     loaded: Loaded
     agent: str
     session_id: str  # the fork's
@@ -236,16 +243,71 @@ class Preview:
     tokens_after: int
     context: WholeContext
     cache: CacheCost
-    details: Details
+    details: D
     warnings: tuple[str, ...] = ()
     offloader: Offloader | None = None  # files the fork points to, written just before it
 
+    @property
+    def tokens_source(self) -> str:
+        """How ``tokens_before`` and ``tokens_after`` (and the cache rewrite) were counted:
+        calibrated when the session's requests taught a tokenizer factor, else estimated."""
+        return "calibrated" if self.loaded.factor().learned else "estimated"
+
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class NewFork:
+    """A fork before its bytes: its new session id, the writer that renders it, and the agent
+    and directory its resume command names (what every kind's preview builds the same way)."""
+
+    writer: Writer
+    agent: str
+    cwd: str | None
+    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    @property
+    def path(self) -> Path:
+        """Where the fork will be written: where its agent looks for it."""
+        return self.writer.fork_dir() / self.writer.fork_name(self.session_id)
+
+    def preview(
+        self,
+        kind: str,
+        loaded: Loaded,
+        data: bytes,
+        tokens: tuple[int, int],
+        context: WholeContext,
+        cache: CacheCost,
+        details: K,
+        *,
+        usage: dict[str, tuple[int, int]] | None = None,
+        warnings: tuple[str, ...] = (),
+        offloader: Offloader | None = None,
+    ) -> Preview[K]:
+        """The fork's rendered ``data``, marked with ctxtop's estimate of its context (and the
+        ``usage`` of its responses), as a preview of ``kind``; ``tokens``: before and after."""
+        session_id = self.session_id
+        return Preview(
+            kind,
+            loaded,
+            self.agent,
+            session_id,
+            self.path,
+            self.writer.mark(data, context.after, session_id, usage),
+            self.writer.resume_command(session_id, self.cwd),
+            *tokens,
+            context,
+            cache,
+            details,
+            warnings,
+            offloader,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[D]):
     """The transaction's end: the fork written (or None for a dry run, or nothing to do)."""
 
-    preview: Preview
+    preview: Preview[D]
     fork: Path | None = None
     offloaded: tuple[Path, ...] = ()
     action_id: str | None = None
@@ -274,9 +336,7 @@ class Outcome:
             **preview.details.settings(),
             "tokens_before": preview.tokens_before,
             "tokens_after": preview.tokens_after,
-            # Of the two above (and the cache rewrite): calibrated when the session's requests
-            # taught a tokenizer factor, else tokenizer estimates.
-            "tokens_source": "calibrated" if preview.loaded.factor().learned else "estimated",
+            "tokens_source": preview.tokens_source,
             "tokenizer_factor": preview.loaded.factor().value,
             **preview.context.figures(),
             **preview.details.figures(),
@@ -290,12 +350,12 @@ class Outcome:
         return outcome
 
 
-def unwritten(preview: Preview, dry_run: bool) -> Outcome:
+def unwritten(preview: Preview[D], dry_run: bool) -> Outcome[D]:
     """The preview's outcome with nothing written (a dry run, or nothing worth a fork)."""
     return Outcome(preview, warnings=preview.warnings, dry_run=dry_run)
 
 
-def commit(preview: Preview, *, logged: bool = True) -> Outcome:
+def commit(preview: Preview[D], *, logged: bool = True) -> Outcome[D]:
     """Write the previewed fork (its offloaded files first: a fork never points to a file that
     is not there) as a new file, atomically; warn if the agent's file changed meanwhile; log it.
     A failure leaves nothing written. ``logged=False`` (the demo's forks, in its temporary

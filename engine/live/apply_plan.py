@@ -10,12 +10,12 @@ from typing import Any
 
 from engine.agents.session_reader import read_session
 from engine.compaction.handoff import handoff_message
-from engine.compaction.items import Cut, Round
+from engine.compaction.items import Round
 from engine.editing.policy import Policy
 from engine.errors import CtxtopError
 from engine.forks.compact import CompactDetails, compact_session
-from engine.forks.edit import edit_session
-from engine.forks.transaction import Preview, unwritten
+from engine.forks.edit import EditDetails, edit_session
+from engine.forks.transaction import Details, Outcome, Preview, unwritten
 from engine.proxy.live_plan import FIGURE_KINDS, CompactCut, LivePlan, round_digest, save_plan
 
 FIGURES = tuple(FIGURE_KINDS)
@@ -25,13 +25,15 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _figures(outcome: dict[str, Any]) -> dict[str, Any]:
-    return {name: outcome.get(name) for name in FIGURES}
+def _figures(outcome: Outcome[Details]) -> dict[str, Any]:
+    """The figures the plan file keeps, as ``--json`` names them."""
+    shown = outcome.as_json()
+    return {name: shown.get(name) for name in FIGURES}
 
 
 def edit_plan(
     path: str | Path, policy: Policy, session_id: str, **options: Any
-) -> tuple[LivePlan, dict[str, Any]]:
+) -> tuple[LivePlan, Outcome[EditDetails]]:
     """The edit ``ctxtop edit --dry-run`` previews, as a live plan, and that preview.
     ``options``: ``edit_session``'s (``relevance``, ``upto``, ``shown``)."""
     if policy.offload:
@@ -41,7 +43,7 @@ def edit_plan(
     def keep(results: dict[str, str], inputs: dict[str, Any]) -> None:
         replaced.update(results=results, inputs=inputs)
 
-    outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options).as_json()
+    outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options)
     plan = _plan(
         "edit",
         session_id,
@@ -52,15 +54,15 @@ def edit_plan(
     return plan, outcome
 
 
-def _plan(kind: str, session_id: str, outcome: dict[str, Any], **decisions: Any) -> LivePlan:
+def _plan(kind: str, session_id: str, outcome: Outcome[Details], **decisions: Any) -> LivePlan:
     """A plan of ``kind`` for the session a dry run's ``outcome`` previewed, holding
     ``decisions`` (an edit's replaced results and inputs, or a compaction's cut)."""
     return LivePlan(
         kind=kind,
         session_id=session_id,
-        agent=outcome["agent"],
-        source=outcome["source"],
-        source_sha256=outcome["source_sha256"],
+        agent=outcome.preview.agent,
+        source=str(outcome.preview.loaded.path),
+        source_sha256=outcome.preview.loaded.sha256,
         created=_now(),
         figures=_figures(outcome),
         **decisions,
@@ -78,25 +80,29 @@ def round_digests(rounds: list[Round]) -> tuple[str, ...]:
     )
 
 
-def compact_cut(outcome: dict[str, Any], cut: Cut) -> CompactCut:
-    """The rounds a compaction's outcome summarises (by their content) and keeps (by their
-    call ids)."""
-    rows = outcome["round_table"]
-    message = handoff_message(
-        outcome["summary"], int(outcome["kept_rounds"]), bool(outcome["kept_request"])
-    )
+def _call_ids(rounds: list[Round]) -> tuple[str, ...]:
+    return tuple(call.call_id for round_ in rounds for call in round_.calls)
+
+
+def compact_cut(details: CompactDetails) -> CompactCut:
+    """The rounds a compaction summarises (by their content) and keeps (by their call ids)."""
+    cut = details.cut
+    kept_request = cut.kept_request is not None
     return CompactCut(
-        message=message,
+        message=handoff_message(details.summary, len(cut.kept_rounds), kept_request),
         summarised_digests=round_digests(cut.summarised_rounds),
-        summarised_calls=tuple(c for row in rows if not row["kept"] for c in row["call_ids"]),
-        kept_calls=tuple(c for row in rows if row["kept"] for c in row["call_ids"]),
-        kept_request=bool(outcome["kept_request"]),
+        summarised_calls=_call_ids(cut.summarised_rounds),
+        kept_calls=_call_ids(cut.kept_rounds),
+        kept_request=kept_request,
     )
 
 
 def compact_plan(
-    path: str | Path, session_id: str, preview: Preview | None = None, **options: Any
-) -> tuple[LivePlan, dict[str, Any]]:
+    path: str | Path,
+    session_id: str,
+    preview: Preview[CompactDetails] | None = None,
+    **options: Any,
+) -> tuple[LivePlan, Outcome[CompactDetails]]:
     """The compaction ``ctxtop compact --dry-run`` previews, as a live plan, and that preview.
     ``preview``: one already made (the dashboard's, whose summary is the one applied); else
     made with ``options``, ``compact_session``'s (``summarizer``, ``keep_rounds`` ...)."""
@@ -105,12 +111,9 @@ def compact_plan(
     else:
         done = compact_session(path, dry_run=True, **options)
     details = done.preview.details
-    assert isinstance(details, CompactDetails)
-    outcome = done.as_json()
-    if outcome["nothing_to_compact"] is not None:
-        raise CtxtopError(f"{path}: {outcome['nothing_to_compact']}")
-    cut = compact_cut(outcome, details.cut)
-    return _plan("compact", session_id, outcome, compact=cut), outcome
+    if details.refused is not None:
+        raise CtxtopError(f"{path}: {details.refused}")
+    return _plan("compact", session_id, done, compact=compact_cut(details)), done
 
 
 def session_id_of(path: str | Path) -> str:
@@ -122,7 +125,7 @@ def session_id_of(path: str | Path) -> str:
 
 def apply_edit(
     path: str | Path, policy: Policy, session_id: str | None = None, **options: Any
-) -> tuple[LivePlan, dict[str, Any], Path]:
+) -> tuple[LivePlan, Outcome[EditDetails], Path]:
     """Plan the edit and put it in force (the proxy applies it from the session's next
     request); the plan, the edit's preview and the plan's file."""
     plan, outcome = edit_plan(path, policy, session_id or session_id_of(path), **options)
@@ -134,9 +137,9 @@ def apply_edit(
 def apply_compact(
     path: str | Path,
     session_id: str | None = None,
-    preview: Preview | None = None,
+    preview: Preview[CompactDetails] | None = None,
     **options: Any,
-) -> tuple[LivePlan, dict[str, Any], Path]:
+) -> tuple[LivePlan, Outcome[CompactDetails], Path]:
     """Plan the compaction (or take ``preview``'s) and put it in force; the plan, its preview
     and the plan's file."""
     plan, outcome = compact_plan(path, session_id or session_id_of(path), preview, **options)

@@ -96,7 +96,7 @@ def main_request(rounds: int) -> bytes:
 
 def plan(tmp_path: Path) -> LivePlan:
     made, outcome = compact_plan(text_session(tmp_path), SESSION, keep_rounds=2)
-    assert made.compact is not None and outcome["summarised_rounds"] == 3
+    assert made.compact is not None and len(outcome.preview.details.cut.summarised_rounds) == 3
     assert not made.compact.summarised_calls and not made.compact.kept_calls  # text rounds only
     return made
 
@@ -173,7 +173,7 @@ def test_chat_completions_plan_of_text_rounds_applies_to_its_conversation_only(
     path = tmp_path / "chat.json"
     path.write_text(json.dumps(log))
     made, outcome = compact_plan(path, "chat-session", keep_rounds=2)
-    assert outcome["summarised_rounds"] == 3 and made.compact is not None
+    assert len(outcome.preview.details.cut.summarised_rounds) == 3 and made.compact is not None
     own = chat(question(1), [(answer(n), question(n + 1)) for n in range(1, 7)], question(7))
     new = rewrite_body("openai-chat", json.dumps(own).encode(), made)
     assert new is not None

@@ -80,9 +80,10 @@ def test_ctxtop_live_says_how_the_plans_figures_were_counted() -> None:
     """The plan keeps the preview's figures and how they were counted: with the session's
     tokenizer factor (calibrated, ~) or the tokenizer alone (estimate, ≈)."""
     plan, outcome = edit_plan(CLAUDE_LOG, Policy(), SESSION)
-    assert plan.figures["tokens_source"] == outcome["tokens_source"]
-    counted = "calibrated" if outcome["tokenizer_factor"] != 1 else "estimate"
-    before, after = outcome["tokens_before"], outcome["tokens_after"]
+    preview = outcome.preview
+    assert plan.figures["tokens_source"] == preview.tokens_source
+    counted = "calibrated" if preview.loaded.factor().value != 1 else "estimate"
+    before, after = preview.tokens_before, preview.tokens_after
     assert f"({before:,} -> {after:,} tokens, {counted})" in plan_line(plan)
     save_plan(plan)
     mark = "~" if counted == "calibrated" else "≈"

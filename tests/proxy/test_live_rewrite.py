@@ -79,7 +79,7 @@ def thinking(messages: list[dict[str, Any]]) -> list[Any]:
 def test_claude_edit_sends_the_placeholders_of_the_fork() -> None:
     body = request("claude-code")
     plan, outcome = edit_plan(CLAUDE_LOG, Policy(), CLAUDE_LOG.stem)
-    cleared = [row["tool_call_id"] for row in outcome["changed"]]
+    cleared = [change.tool_call_id for change in outcome.preview.details.changed]
     assert cleared == list(plan.results) and len(cleared) == 2  # 5 tool uses, the last 3 kept
     new = rewritten("anthropic", body, plan)
     text = new.decode()
@@ -117,7 +117,7 @@ def test_claude_edit_leaves_the_turn_in_progress_and_thinking_as_sent() -> None:
 def test_claude_compaction_sends_the_summary_then_the_kept_rounds() -> None:
     body = with_thinking(request("claude-code"))
     plan, outcome = compact_plan(CLAUDE_LOG, CLAUDE_LOG.stem, keep_rounds=2)
-    assert outcome["kept_request"] and plan.compact is not None
+    assert outcome.preview.details.cut.kept_request is not None and plan.compact is not None
     new = rewritten("anthropic", body, plan)
     before, after = claude_messages(body), claude_messages(new)
     first = after[0]["content"]
@@ -169,7 +169,7 @@ def test_codex_edit_sends_the_placeholders_of_the_fork() -> None:
     assert body_line(1) not in new.decode() and body_line(3) in new.decode()
     assert items[-1] == codex_input(body)[-1]
     assert pairs_intact([response_entry(i) for i in items])
-    assert outcome["tokens_after"] < outcome["tokens_before"]
+    assert outcome.preview.tokens_after < outcome.preview.tokens_before
 
 
 def test_codex_compaction_keeps_the_standing_context_and_the_request() -> None:

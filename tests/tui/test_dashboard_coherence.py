@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
 
 from dashboard_support import (
     COMPACTION_LINE,
@@ -25,6 +24,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
 
+from engine.forks.transaction import Details, Outcome
 from engine.live.demo import demo_lines, opening
 from tui import format as fmt
 from tui.app import CtxtopApp
@@ -54,7 +54,7 @@ def gauge_text(app: CtxtopApp) -> str:
 
 async def panel_preview(
     pilot: Pilot[None], app: CtxtopApp, key: str, figures: str
-) -> tuple[dict[str, Any], str]:
+) -> tuple[Outcome[Details], str]:
     """Open the edit (e) or compaction (c) panel; its first preview and the figures shown."""
     await pilot.press(key)
     panel = app.screen
@@ -108,13 +108,13 @@ async def test_paused_panels_preview_the_frozen_sample(tmp_path: Path) -> None:
         # Each panel previews the frozen bytes and starts from the frozen gauge's figure.
         for key, figures in (("e", "#edit-preview"), ("c", "#compact-figures")):
             outcome, shown = await panel_preview(pilot, app, key, figures)
-            assert outcome["context_before"] == frozen
+            assert outcome.preview.context.before == frozen
             assert f"whole context {fmt.tokens(frozen)}" in shown
             await pilot.press("escape")
 
         await pilot.press("space")  # resumed: the panels start from the newer figure
         outcome, _ = await panel_preview(pilot, app, "e", "#edit-preview")
-        assert outcome["context_before"] == newer
+        assert outcome.preview.context.before == newer
 
 
 @synchronous

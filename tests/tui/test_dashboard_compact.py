@@ -79,7 +79,10 @@ async def preview_with_llm(pilot: Pilot[None], screen: CompactScreen) -> None:
     screen.query_one("#compact-summarizer", Select).value = "llm"
     await wait_until(
         pilot,
-        lambda: screen.outcome is not None and screen.outcome["summarizer_requested"] == "llm",
+        lambda: (
+            screen.outcome is not None
+            and screen.outcome.preview.details.summarizer_requested == "llm"
+        ),
     )
 
 
@@ -102,17 +105,17 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         assert summary(screen).startswith("1. Conversation overview")
         outcome = screen.outcome
         assert outcome is not None
-        before, after = outcome["tokens_before"], outcome["tokens_after"]
+        before, after = outcome.preview.tokens_before, outcome.preview.tokens_after
         assert before > after
         shown = figures(screen)
         # The whole context, the gauge's figure, less the saving; the log's part below it.
         gauge = app.view.gauge  # type: ignore[union-attr]
         whole, mark = gauge.tokens, fmt.mark(gauge.source)  # with the gauge's provenance mark
-        assert outcome["context_before"] == whole
+        assert outcome.preview.context.before == whole
         whole_after = fmt.tokens(whole - (before - after))
         assert f"whole context {fmt.tokens(whole)}{mark} -> {whole_after}{mark}" in shown
         # Counted with the session's tokenizer factor: calibrated (~).
-        assert outcome["tokens_source"] == "calibrated"
+        assert outcome.preview.tokens_source == "calibrated"
         assert f"of which in the log {fmt.tokens(before)}~ -> {fmt.tokens(after)}~" in shown
         assert "summary by structured" in shown
         # Which rounds of which turn go, in the panel's words (as ``ctxtop compact`` says).
@@ -122,7 +125,10 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         box = screen.query_one("#compact-cut-box")
         assert str(box.border_title) == "1 round summarised, 3 kept verbatim"
         assert "round: a model reply + its tool calls" in str(box.border_subtitle)
-        assert f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}~ tokens once" in shown
+        assert (
+            f"cache rewrite: {fmt.tokens(outcome.preview.cache.rewrite_tokens)}~ tokens once"
+            in shown
+        )
         assert "$" in shown  # the sample's model has prices
         assert not screen.query_one("#compact-write", Button).disabled
 
@@ -173,7 +179,11 @@ async def test_the_fork_holds_the_llm_summary_that_was_shown(tmp_path: Path) -> 
             await wait_until(pilot, lambda: screen.outcome is not None)
             screen.query_one("#compact-summarizer", Select).value = "llm"
             await wait_until(
-                pilot, lambda: screen.outcome is not None and screen.outcome["summarizer"] == "llm"
+                pilot,
+                lambda: (
+                    screen.outcome is not None
+                    and screen.outcome.preview.details.summarizer == "llm"
+                ),
             )
             assert "MARKER-FROM-THE-MODEL" in summary(screen)
             assert "summary by llm" in figures(screen)
@@ -199,7 +209,8 @@ async def test_escape_stops_waiting_for_a_slow_llm(tmp_path: Path) -> None:
             await wait_until(
                 pilot,
                 lambda: (
-                    screen.outcome is not None and screen.outcome["summarizer_requested"] == "llm"
+                    screen.outcome is not None
+                    and screen.outcome.preview.details.summarizer_requested == "llm"
                 ),
             )
             assert app.screen is screen  # still open: the first escape only stops waiting
@@ -252,7 +263,7 @@ async def test_at_80x24_a_warning_scrolls_the_panel_and_the_buttons_stay_in_view
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_panel(pilot, app)
         await preview_with_llm(pilot, screen)
-        assert screen.outcome is not None and screen.outcome["warnings"]
+        assert screen.outcome is not None and screen.outcome.warnings
         await pilot.pause()
         rows = screen_rows(app)
         assert any("Write fork" in row and "Close" in row for row in rows[-5:]), rows

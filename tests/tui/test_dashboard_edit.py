@@ -80,9 +80,10 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         preview = shown(screen)
         assert "1 tool result changes:" in preview and "Bash" in preview
         assert screen.outcome is not None
-        results = next(r for r in screen.outcome["sections"] if r["section"] == "tool_results")
-        assert results["tokens_after"] < results["tokens_before"]
-        assert f"tool results: {results['tokens_before']} -> {results['tokens_after']}" in preview
+        sections = screen.outcome.preview.details.sections
+        results = next(r for r in sections if r.section == "tool_results")
+        assert results.tokens_after < results.tokens_before
+        assert f"tool results: {results.tokens_before} -> {results.tokens_after}" in preview
         assert "cache rewrite:" in preview and "pays off after" in preview
         assert not screen.query_one("#edit-write", Button).disabled
 
@@ -90,7 +91,10 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         screen.query_one("#edit-order", Select).value = "relevance"
         await wait_until(
             pilot,
-            lambda: screen.outcome is not None and screen.outcome["policy"]["order"] == "relevance",
+            lambda: (
+                screen.outcome is not None
+                and screen.outcome.preview.details.policy.order == "relevance"
+            ),
         )
         await wait_until(pilot, lambda: "1 tool result changes:" in shown(screen))
 
@@ -144,8 +148,9 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         await pilot.click("#edit-write")
         await wait_until(pilot, lambda: "fork written" in shown(screen))
         assert screen.written is not None
-        cleared = {change["tool_call_id"] for change in screen.written["changed"]}
-        fork = Path(screen.written["fork"])
+        cleared = {change.tool_call_id for change in screen.written.preview.details.changed}
+        fork = screen.written.fork
+        assert fork is not None
         await pilot.click("#edit-close")
         await pilot.pause()
         after = result_labels(app)
@@ -179,7 +184,8 @@ async def test_the_panel_clears_old_results_of_one_turn_and_explains_a_policy_th
         await wait_until(pilot, lambda: "tool results change:" in shown(screen))
         outcome = screen.outcome
         assert outcome is not None
-        assert [change["tool_call_id"] for change in outcome["changed"]] == calls[:-3]
+        changed = outcome.preview.details.changed
+        assert [change.tool_call_id for change in changed] == calls[:-3]
         preview = shown(screen)
         assert "policy tool uses: keep the last 3 tool uses" in preview
         assert "9 tool results change:" in preview
@@ -205,7 +211,7 @@ async def test_the_panel_clears_old_results_of_one_turn_and_explains_a_policy_th
         screen.query_one("#edit-keep-cycles", Input).value = "0"
         await wait_until(pilot, lambda: "12 tool results change:" in shown(screen))
         assert screen.outcome is not None
-        assert screen.outcome["cleared_tokens"] == whole_turn["cleared_tokens"]
+        assert screen.outcome.preview.details.cleared_tokens == whole_turn["cleared_tokens"]
         assert sorted(path.name for path in tmp_path.iterdir()) == [session.name]
 
 
@@ -284,26 +290,30 @@ async def test_a_target_clears_down_to_it_and_shows_each_kept_results_pool(
         screen.query_one("#edit-target", Input).value = "40k"
         await wait_until(pilot, lambda: "target: 40,000 tokens, reached" in shown(screen))
         outcome = screen.outcome
-        assert outcome is not None and outcome["context_after"] <= 40_000
+        assert outcome is not None and outcome.preview.context.after <= 40_000
         # The same figures as ctxtop edit --target 40k gives for the sample the panel shows.
         policy = Policy(target=Target.parse("40k"))
         expected = edit_session(session, policy, dry_run=True, shown=screen.sample.shown).as_json()
-        assert outcome["target"] == expected["target"]
-        assert outcome["changed"] == expected["changed"]
+        assert outcome.as_json()["target"] == expected["target"]
+        assert outcome.as_json()["changed"] == expected["changed"]
         preview = shown(screen)
         assert "kept (mandatory pool): Read " in preview and "mandatory pool (priority" in preview
         assert "cache rewrite:" in preview
         screen.query_one("#edit-fill", Select).value = "minimal"
         await wait_until(
             pilot,
-            lambda: screen.outcome is not None and screen.outcome["policy"]["fill"] == "minimal",
+            lambda: (
+                screen.outcome is not None
+                and screen.outcome.preview.details.policy.fill == "minimal"
+            ),
         )
         await wait_until(pilot, lambda: "optional pool (minimal) 0 of 0" in shown(screen))
         await pilot.pause()
         await pilot.click("#edit-write")
         await wait_until(pilot, lambda: "fork written" in shown(screen))
-        assert screen.written is not None and screen.written["target"]["fill"] == "minimal"
-        assert Path(screen.written["fork"]).exists()
+        written = screen.written
+        assert written is not None and written.preview.details.policy.fill == "minimal"
+        assert written.fork is not None and written.fork.exists()
         assert hashlib.sha256(session.read_bytes()).hexdigest() == digest
 
 

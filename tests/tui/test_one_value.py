@@ -166,7 +166,7 @@ async def test_the_edit_panel_names_what_the_log_does_not_show_as_the_categories
         assert isinstance(panel, EditScreen)
         await wait_until(pilot, lambda: panel.outcome is not None)
         assert panel.outcome is not None
-        outside = panel.outcome["context_outside_log"]
+        outside = panel.outcome.preview.context.outside_log
         shown = str(panel.query_one("#edit-preview", Static).render())
     assert outside == rows["not in the log"]
     assert f"not in the log {fmt.tokens(outside)}*" in shown

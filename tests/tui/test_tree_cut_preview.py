@@ -27,13 +27,14 @@ def session_copy(tmp_path: Path) -> Path:
 
 
 async def previewed(pilot: Pilot[None], app: CtxtopApp, key: str) -> dict[str, Any]:
-    """The first preview of the panel ``key`` opens (``e`` or ``c``), the panel still open."""
+    """The first preview of the panel ``key`` opens (``e`` or ``c``), the panel still open, as
+    ``--json`` gives it."""
     await pilot.press(key)
     screen = app.screen
     assert isinstance(screen, CompactScreen if key == "c" else EditScreen)
     await wait_until(pilot, lambda: screen.outcome is not None)
     assert screen.outcome is not None
-    return screen.outcome
+    return screen.outcome.as_json()
 
 
 @synchronous

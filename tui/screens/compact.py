@@ -14,6 +14,7 @@ what it would do (``engine/compaction/policies.py``, as ``ctxtop compact --json`
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -31,16 +32,18 @@ from textual.widgets import Button, Input, Select, Static
 
 from engine.agents.policies import schedule, simulate
 from engine.compaction.cut_table import cut_lines, requests_by_turn
+from engine.compaction.items import Cut
 from engine.config import LLMSettings
 from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
 from engine.forks.compact import (
     DEFAULT_KEEP_ROUNDS,
     SUMMARIZERS,
+    CompactDetails,
     preview_compact,
     write_compact,
 )
-from engine.forks.transaction import COMPACTING, Preview, unwritten
+from engine.forks.transaction import COMPACTING, Outcome, Preview, unwritten
 from engine.live.apply_plan import apply_compact
 from engine.proxy.live_plan import LivePlan
 from engine.words import plural
@@ -51,30 +54,32 @@ from tui.screens.fork_panel import ForkPanel, Sample, context_text
 TICK = 0.5  # seconds between updates of the waiting line
 
 
-def figures_text(outcome: dict[str, Any]) -> Text:
+def figures_text(outcome: Outcome[CompactDetails]) -> Text:
     """Tokens before and after, the summariser used (and why not the one asked for), the cache
     cost: what ``ctxtop compact --dry-run`` says below the summary."""
     text = Text()
-    text.append_text(context_text(outcome))
+    preview = outcome.preview
+    details, cache = preview.details, preview.cache
+    text.append_text(context_text(preview))
     text.append(
-        f"summary by {outcome['summarizer']}: {fmt.tokens(outcome['summary_tokens'])}≈ tokens"
-        f" (budget {fmt.tokens(outcome['budget'])})\n"
+        f"summary by {details.summarizer}: {fmt.tokens(details.summary_tokens)}≈ tokens"
+        f" (budget {fmt.tokens(details.budget)})\n"
     )
     # Tokenizer estimates, as the context figures above: marked so. One line at 80 columns.
-    rewrite = fmt.tokens(outcome["cache_rewrite_tokens"]) + fmt.mark(outcome["tokens_source"])
+    rewrite = fmt.tokens(cache.rewrite_tokens) + fmt.mark(preview.tokens_source)
     text.append(f"cache rewrite: {rewrite} tokens once")
-    if outcome["cache_rewrite_cost_usd"] is not None:
-        text.append(f" (≈${outcome['cache_rewrite_cost_usd']:.4f})")
-        if outcome["break_even_requests"] is not None:
-            text.append(f"; {pays_off_after(outcome['break_even_requests'])}")
+    if cache.rewrite_cost_usd is not None:
+        text.append(f" (≈${cache.rewrite_cost_usd:.4f})")
+        if cache.break_even_requests is not None:
+            text.append(f"; {pays_off_after(cache.break_even_requests)}")
     else:
         text.append(" (no prices for this model)")
-    if outcome["secrets_masked"]:
-        text.append(f"\nsecrets masked: {outcome['secrets_masked']}")
-    for warning in outcome["warnings"]:  # the LLM's failure quotes the endpoint: plain text
+    if details.secrets_masked:
+        text.append(f"\nsecrets masked: {details.secrets_masked}")
+    for warning in outcome.warnings:  # the LLM's failure quotes the endpoint: plain text
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
-    if outcome["nothing_to_compact"]:  # why Write fork is off
-        text.append(f"\n{outcome['nothing_to_compact']}", style="bold")
+    if details.refused:  # why Write fork is off
+        text.append(f"\n{details.refused}", style="bold")
     return text
 
 
@@ -82,18 +87,18 @@ def figures_text(outcome: dict[str, Any]) -> Text:
 ROUNDS_HELP = "round: a model reply + its tool calls · turn: a request + its rounds"
 
 
-def cut_title(outcome: dict[str, Any]) -> str:
+def cut_title(cut: Cut) -> str:
     """The rounds box's title: how many go and stay (and the request of a turn cut in two)."""
     title = (
-        f"{plural(outcome['summarised_rounds'], 'round')} summarised, "
-        f"{outcome['kept_rounds']} kept verbatim"
+        f"{plural(len(cut.summarised_rounds), 'round')} summarised, "
+        f"{len(cut.kept_rounds)} kept verbatim"
     )
-    return title + (" + the request of the turn cut" if outcome["kept_request"] else "")
+    return title + (" + the request of the turn cut" if cut.kept_request is not None else "")
 
 
-def cut_text(outcome: dict[str, Any]) -> Text:
+def cut_text(details: CompactDetails) -> Text:
     """Which rounds of which turn are summarised and which kept (as ``ctxtop compact``)."""
-    lines = cut_lines(outcome["round_table"], requests_by_turn(outcome["requests"]), fmt.tokens)
+    lines = cut_lines(details.round_table, requests_by_turn(details.cut), fmt.tokens)
     text = Text()
     for index, line in enumerate(lines):
         kept = "kept verbatim" in line
@@ -135,7 +140,7 @@ def strategies_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-class CompactScreen(ForkPanel):
+class CompactScreen(ForkPanel[CompactDetails]):
     DEFAULT_CSS = """
     CompactScreen > Vertical { height: 98%; max-height: 40; }
     /* The boxes below share what the buttons leave; past their least, the body scrolls. */
@@ -201,11 +206,14 @@ class CompactScreen(ForkPanel):
                     yield Static("", id="compact-summary")
             yield self.buttons("compact")
 
-    @staticmethod
-    def planned(outcome: dict[str, Any]) -> frozenset[str]:
+    def planned(self, outcome: Outcome[CompactDetails]) -> frozenset[str]:
         """The calls of the rounds the compaction would summarise."""
-        rows = outcome["round_table"]
-        return frozenset(i for row in rows if not row["kept"] for i in row["call_ids"])
+        rounds = outcome.preview.details.cut.summarised_rounds
+        return frozenset(call.call_id for round_ in rounds for call in round_.calls)
+
+    def live_ready(self, outcome: Outcome[CompactDetails]) -> bool:
+        details = outcome.preview.details
+        return bool(details.cut.summarised_rounds) and not details.refused
 
     def on_mount(self) -> None:
         self.mark_short()
@@ -288,18 +296,22 @@ class CompactScreen(ForkPanel):
         self.app.call_from_thread(self._show_preview, preview, generation, simulation)
 
     def _show_preview(
-        self, preview: Preview, generation: int, simulation: dict[str, Any] | None
+        self,
+        preview: Preview[CompactDetails],
+        generation: int,
+        simulation: dict[str, Any] | None,
     ) -> None:
         if generation != self.generation or self.written is not None:
             return  # a newer choice is being previewed
         self._stop_waiting()
         self.preview = preview
-        outcome = unwritten(preview, dry_run=True).as_json()
+        outcome = unwritten(preview, dry_run=True)
+        details = preview.details
         self.outcome = outcome
         self._say(figures_text(outcome))
         self.show_timing(outcome)
-        self.query_one("#compact-cut", Static).update(cut_text(outcome))
-        self.query_one("#compact-cut-box").border_title = cut_title(outcome)
+        self.query_one("#compact-cut", Static).update(cut_text(details))
+        self.query_one("#compact-cut-box").border_title = cut_title(details.cut)
         box = self.query_one("#compact-strategies-box")
         if simulation is None:
             self.strategies = None
@@ -312,8 +324,8 @@ class CompactScreen(ForkPanel):
                 f"whole context now {fmt.tokens(simulation['fill_tokens'])}"
                 f" of {fmt.tokens(simulation['window'])}"
             )
-        self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
-        self.query_one("#compact-write", Button).disabled = bool(outcome["nothing_to_compact"])
+        self.query_one("#compact-summary", Static).update(fmt.plain(details.summary, lines=True))
+        self.query_one("#compact-write", Button).disabled = bool(details.refused)
 
     def _show_problem(self, problem: str, generation: int) -> None:
         if generation == self.generation:
@@ -329,24 +341,26 @@ class CompactScreen(ForkPanel):
         self._write(self.preview)
 
     @work(thread=True, exclusive=True, group="compact-write")
-    def _write(self, preview: Preview) -> None:
+    def _write(self, preview: Preview[CompactDetails]) -> None:
         try:
-            outcome = write_compact(preview, logged=not self.demo).as_json()
+            outcome = write_compact(preview, logged=not self.demo)
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return
         self.app.call_from_thread(self._show_written, outcome)
 
-    def _show_written(self, outcome: dict[str, Any]) -> None:
+    def _show_written(self, outcome: Outcome[CompactDetails]) -> None:
         self.written = outcome
         self.show_timing(None)  # the advice was for acting; it is done
         text = figures_text(outcome)
         text.append("\n")
-        text.append_text(self.written_message({**outcome, "warnings": []}))
+        # The warnings are in the figures above: not said twice.
+        text.append_text(self.written_message(dataclasses.replace(outcome, warnings=())))
         self._say(text)
         # Where the fork went and how to resume it need the room the preview's rounds had.
         self.query_one("#compact-cut-box").display = False
-        self.query_one("#compact-summary", Static).update(fmt.plain(outcome["summary"], lines=True))
+        summary = outcome.preview.details.summary
+        self.query_one("#compact-summary", Static).update(fmt.plain(summary, lines=True))
         self.lock_policy()
 
     def live_job(self) -> Callable[[], LivePlan] | None:
@@ -362,10 +376,10 @@ class CompactScreen(ForkPanel):
 
     def action_close(self) -> None:
         """Escape: while the LLM is being waited for, stop waiting; else close."""
-        choice = self.choice()
-        waiting = self.cancel is not None and not self.cancel.is_set()
-        if waiting and choice is not None and choice[0] == "llm":
-            self.cancel.set()  # the engine answers with the structured summary and the reason
+        choice, cancel = self.choice(), self.cancel
+        waiting = cancel is not None and not cancel.is_set()
+        if waiting and cancel is not None and choice is not None and choice[0] == "llm":
+            cancel.set()  # the engine answers with the structured summary and the reason
             self._say("stopping: the structured summary instead …")
             return
         self._stop_waiting()

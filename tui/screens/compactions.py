@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -21,7 +21,8 @@ from textual.widgets import Static
 from engine.errors import CtxtopError
 from engine.forks.compaction_output import inspection_lines
 from engine.forks.compactions import CompactionHistory, inspect_file
-from engine.forks.restore import FORGOTTEN, restore_session
+from engine.forks.restore import FORGOTTEN, RestoreDetails, restore_session
+from engine.forks.transaction import Outcome
 from engine.sessions.model import Compaction
 from engine.tokens.short import short_tokens
 from tui import format as fmt
@@ -47,7 +48,7 @@ def compaction_view(history: CompactionHistory, line: int) -> Text:
     return text
 
 
-class CompactionScreen(ModalScreen[dict[str, Any] | None]):
+class CompactionScreen(ModalScreen[Outcome[RestoreDetails] | None]):
     """Dismissed with the outcome of a restore fork it wrote (None: closed)."""
 
     DEFAULT_CSS = """
@@ -119,7 +120,7 @@ class CompactionScreen(ModalScreen[dict[str, Any] | None]):
     def restore(self, number: int, wanted: tuple[str, ...]) -> None:
         """``ctxtop restore``'s fork, written; the screen closes with its outcome."""
         try:
-            outcome = restore_session(self.path, number, wanted).as_json()
+            outcome = restore_session(self.path, number, wanted)
         except CtxtopError as error:
             self.app.call_from_thread(
                 self.notify, fmt.shown(str(error)), severity="error", markup=False

@@ -9,7 +9,7 @@ late is dropped. ``Write fork`` writes the fork previewed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -18,12 +18,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Select, Static
 
+from engine.editing.explain import Suggestion
 from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
 from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
 from engine.editing.preview import pays_off_after
 from engine.errors import CtxtopError
-from engine.forks.edit import preview_edit, target_lines, write_edit
-from engine.forks.transaction import Preview, unwritten
+from engine.forks.edit import EditDetails, preview_edit, target_lines, write_edit
+from engine.forks.transaction import Outcome, Preview, unwritten
 from engine.live.apply_plan import apply_edit
 from engine.proxy.live_plan import LivePlan
 from tui import format as fmt
@@ -49,73 +50,75 @@ TERMS = (
 )
 
 
-def suggestion_text(suggestion: dict[str, Any]) -> str:
+def suggestion_text(suggestion: Suggestion) -> str:
     """The smallest change that would clear something, in the panel's field names."""
-    settings = dict(suggestion["set"])
+    settings = dict(suggestion.settings)
     if settings.get("kind") == TOOL_USES:
         settings.pop("keep_cycles", None)  # the turns field is not read under tool uses
     changes = [
         f"{FIELD_LABELS[name]} to {POLICY_LABELS.get(value, value)}"
         for name, value in settings.items()
     ]
-    results = suggestion["results"]
+    results = suggestion.results
     return (
         f"set {' and '.join(changes)} to clear {results} result{'s' if results != 1 else ''}"
-        f" ({fmt.tokens(suggestion['tokens'])}≈ tokens)"
+        f" ({fmt.tokens(suggestion.tokens)}≈ tokens)"
     )
 
 
-def preview_text(outcome: dict[str, Any]) -> Text:
+def preview_text(outcome: Outcome[EditDetails]) -> Text:
     """The preview as ``ctxtop edit --dry-run`` gives it, in a few lines."""
     text = Text()
-    policy = outcome["policy"]
-    text.append(f"policy {POLICY_LABELS[policy['name']]}: ", style="bold")
-    text.append(f"{policy['summary'].split(': ', 1)[-1]}\n")
-    text.append_text(context_text(outcome))
-    if outcome.get("target") is not None:
-        after = outcome.get("context_after")
-        text.append("\n".join(target_lines(outcome["target"], after)) + "\n")
-    for row in outcome["sections"]:
-        if row["tokens_before"] != row["tokens_after"]:
+    preview = outcome.preview
+    details = preview.details
+    policy = details.policy
+    text.append(f"policy {POLICY_LABELS[policy.name]}: ", style="bold")
+    text.append(f"{policy.summary().split(': ', 1)[-1]}\n")
+    text.append_text(context_text(preview))
+    if details.target is not None:
+        text.append("\n".join(target_lines(details.target, preview.context.after)) + "\n")
+    for row in details.sections:
+        if row.tokens_before != row.tokens_after:
             text.append(
-                f"  {row['section'].replace('_', ' ')}: {fmt.tokens(row['tokens_before'])}"
-                f" -> {fmt.tokens(row['tokens_after'])}\n"
+                f"  {row.section.replace('_', ' ')}: {fmt.tokens(row.tokens_before)}"
+                f" -> {fmt.tokens(row.tokens_after)}\n"
             )
-    changed = outcome["changed"]
-    explained = outcome["nothing_to_clear"]
+    changed = details.changed
+    explained = details.nothing_to_clear
     if explained is not None:
-        text.append(f"nothing to clear: {explained['reason']}", style="bold")
-        if explained["suggestion"] is not None:
-            text.append(f"\n{suggestion_text(explained['suggestion'])}")
+        text.append(f"nothing to clear: {explained.reason}", style="bold")
+        if explained.suggestion is not None:
+            text.append(f"\n{suggestion_text(explained.suggestion)}")
         return text
     count = len(changed)
     text.append(
         f"{count} tool result{'s' if count != 1 else ''} change{'s' if count == 1 else ''}:\n"
     )
     for change in changed[:CHANGES_SHOWN]:
-        tool = fmt.shown(change["tool"])  # from the log: plain text, controls shown
+        tool = fmt.shown(change.tool)  # from the log: plain text, controls shown
         text.append(
-            f"  {tool} (turn {change['cycle']}): {fmt.tokens(change['tokens_before'])}"
-            f" -> {fmt.tokens(change['tokens_after'])}\n"
+            f"  {tool} (turn {change.cycle}): {fmt.tokens(change.tokens_before)}"
+            f" -> {fmt.tokens(change.tokens_after)}\n"
         )
     if len(changed) > CHANGES_SHOWN:
         text.append(f"  … and {len(changed) - CHANGES_SHOWN} more\n")
+    cache = preview.cache
     text.append(
-        f"cache rewrite: {fmt.tokens(outcome['cache_rewrite_tokens'])}"
-        f"{fmt.mark(outcome['tokens_source'])} tokens after the first edit"
+        f"cache rewrite: {fmt.tokens(cache.rewrite_tokens)}"
+        f"{fmt.mark(preview.tokens_source)} tokens after the first edit"
     )
-    if outcome["break_even_requests"] is not None:
+    if cache.break_even_requests is not None:
         text.append(
-            f"\n  costs ≈${outcome['cache_rewrite_cost_usd']:.4f} once, saves"
-            f" ≈${outcome['saving_per_request_usd']:.5f} per request: "
-            + pays_off_after(outcome["break_even_requests"])
+            f"\n  costs ≈${cache.rewrite_cost_usd:.4f} once, saves"
+            f" ≈${cache.saving_per_request_usd:.5f} per request: "
+            + pays_off_after(cache.break_even_requests)
         )
-    for warning in outcome["warnings"]:
+    for warning in outcome.warnings:
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
     return text
 
 
-class EditScreen(ForkPanel):
+class EditScreen(ForkPanel[EditDetails]):
     DEFAULT_CSS = """
     EditScreen #edit-preview-box { height: auto; max-height: 45vh; border: round $panel; }
     EditScreen #edit-terms { height: auto; color: $foreground 70%; }
@@ -234,15 +237,22 @@ class EditScreen(ForkPanel):
             return
         self.app.call_from_thread(self._show_preview, preview, generation)
 
-    def _show_preview(self, preview: Preview, generation: int) -> None:
+    def planned(self, outcome: Outcome[EditDetails]) -> frozenset[str]:
+        """The results the edit would clear."""
+        return frozenset(change.tool_call_id for change in outcome.preview.details.changed)
+
+    def changes(self, outcome: Outcome[EditDetails]) -> bool:
+        return bool(outcome.preview.details.changed)
+
+    def _show_preview(self, preview: Preview[EditDetails], generation: int) -> None:
         if generation != self.generation or self.written is not None:
             return  # a newer policy is being previewed
         self.preview = preview
-        outcome = unwritten(preview, dry_run=True).as_json()
+        outcome = unwritten(preview, dry_run=True)
         self.outcome = outcome
         self.query_one("#edit-preview", Static).update(preview_text(outcome))
         self.show_timing(outcome)
-        self.query_one("#edit-write", Button).disabled = not outcome["changed"]
+        self.query_one("#edit-write", Button).disabled = not self.changes(outcome)
 
     def _show_problem(self, problem: str, generation: int) -> None:
         if generation == self.generation:
@@ -258,18 +268,18 @@ class EditScreen(ForkPanel):
         self._write(self.preview)
 
     @work(thread=True, exclusive=True, group="edit-write")
-    def _write(self, preview: Preview) -> None:
+    def _write(self, preview: Preview[EditDetails]) -> None:
         try:
-            outcome = write_edit(preview, logged=not self.demo).as_json()
+            outcome = write_edit(preview, logged=not self.demo)
         except CtxtopError as error:
             self.app.call_from_thread(self._show_problem, str(error), self.generation)
             return
         self.app.call_from_thread(self._show_written, outcome)
 
-    def _show_written(self, outcome: dict[str, Any]) -> None:
+    def _show_written(self, outcome: Outcome[EditDetails]) -> None:
         self.written = outcome
         self.show_timing(None)  # the advice was for acting; it is done
-        if outcome["fork"] is None:  # nothing changed after all (the session moved on)
+        if outcome.fork is None:  # nothing changed after all (the session moved on)
             self.query_one("#edit-preview", Static).update(preview_text(outcome))
             return
         self.query_one("#edit-preview", Static).update(self.written_message(outcome))

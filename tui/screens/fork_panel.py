@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Generic, TypeVar
 
 from rich.text import Text
 from textual import events, on, work
@@ -18,7 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Label, Select
 
 from engine.errors import CtxtopError
-from engine.forks.transaction import EDITING, Loaded, Preview, load
+from engine.forks.transaction import EDITING, Details, Loaded, Outcome, Preview, load
 from engine.live.session import UNATTRIBUTED
 from engine.proxy.live_plan import LivePlan
 from engine.sessions.cache_clock import CachedPrefix, action_timing, cache_clock
@@ -29,6 +29,7 @@ from tui.format import CLEARED_MARK
 from tui.messages import CutPreviewed, LiveChanged
 
 SHORT_SCREEN = 30  # lines: below this the panels' boxes get less room
+D = TypeVar("D", bound=Details)  # the details of the kind of fork a panel previews
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,36 +45,37 @@ class Sample:
     clock: Callable[[], datetime] = datetime.now
 
 
-def timing_text(sample: Sample, outcome: dict[str, Any]) -> str:
+def timing_text(sample: Sample, preview: Preview[Details], changes: bool) -> str:
     """Acting now or after the cache expires, which is cheaper (engine/sessions/cache_clock.py):
-    ctxtop's estimate, marked; empty when no request cached anything or nothing changes."""
+    ctxtop's estimate, marked; empty when no request cached anything or nothing ``changes``."""
     clock = cache_clock(sample.warm, sample.clock().timestamp(), sample.model)
-    if clock is None or not outcome.get("changed", True):
+    if clock is None or not changes:
         return ""
-    saved = max(outcome["context_before"] - outcome["context_after"], 0)
-    return action_timing(clock, outcome["cache_rewrite_cost_usd"], saved) + fmt.mark("inferred")
+    saved = max(preview.context.before - preview.context.after, 0)
+    return action_timing(clock, preview.cache.rewrite_cost_usd, saved) + fmt.mark("inferred")
 
 
-def context_text(outcome: dict[str, Any]) -> Text:
-    """The whole context before and after, the gauge's figure (``context_before``), and the
+def context_text(preview: Preview[Details]) -> Text:
+    """The whole context before and after, the gauge's figure (``context.before``), and the
     parts: what the log holds (what a fork changes) and what it does not (system prompt,
     tools, the tokenizer's difference: the same in the fork)."""
     text = Text()
-    before, after = outcome["context_before"], outcome["context_after"]
-    mark = fmt.mark(outcome["context_source"])
+    context = preview.context
+    before, after = context.before, context.after
+    mark = fmt.mark(context.source)
     text.append(
         f"whole context {fmt.tokens(before)}{mark} -> {fmt.tokens(after)}{mark}", style="bold"
     )
     saving = before - after
     text.append(f" ({fmt.tokens(saving)} fewer)" if saving > 0 else " (no fewer)")
     text.append(" · the gauge's figure\n")
-    counted = fmt.mark(outcome["tokens_source"])  # ~ with the session's tokenizer factor
+    counted = fmt.mark(preview.tokens_source)  # ~ with the session's tokenizer factor
     text.append(
-        f"  of which in the log {fmt.tokens(outcome['tokens_before'])}{counted} ->"
-        f" {fmt.tokens(outcome['tokens_after'])}{counted}"
+        f"  of which in the log {fmt.tokens(preview.tokens_before)}{counted} ->"
+        f" {fmt.tokens(preview.tokens_after)}{counted}"
     )
-    outside = outcome["context_outside_log"]
-    difference = before - outcome["tokens_before"]
+    outside = context.outside_log
+    difference = before - preview.tokens_before
     if outside:
         # The gauge less what the log holds: the system prompt and tools with the tokenizer's
         # difference, the categories panel's row of that name (the sections' system prompt
@@ -88,9 +90,10 @@ def context_text(outcome: dict[str, Any]) -> Text:
     return text
 
 
-class ForkPanel(ModalScreen[dict[str, Any] | None]):
+class ForkPanel(ModalScreen[Outcome[D] | None], Generic[D]):
     """Dismissed with the outcome of the written fork, or None. Each preview tells the app which
-    tool calls it would change (``planned``), for the prompt tree.
+    tool calls it would change (``planned``), for the prompt tree. ``D``: the details of the
+    kind of fork it previews.
 
     The session is read once, by the first preview (``prepared``): every later preview works on
     those bytes and that state in memory (no disk read, the session's tokens counted once), and
@@ -127,9 +130,9 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         self.path = path
         self.sample = sample or Sample()
         self.generation = 0  # of the newest preview: an older one that ends late is dropped
-        self._outcome: dict[str, Any] | None = None
-        self.written: dict[str, Any] | None = None
-        self.preview: Preview | None = None  # the last shown: what ``Write fork`` writes
+        self._outcome: Outcome[D] | None = None
+        self.written: Outcome[D] | None = None
+        self.preview: Preview[D] | None = None  # the last shown: what ``Write fork`` writes
         self._loaded: Loaded | None = None
         self._loading = threading.Lock()
 
@@ -140,10 +143,12 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         """The ``short`` class under SHORT_SCREEN lines: less room for the boxes, no help text."""
         self.set_class(self.app.size.height < SHORT_SCREEN, "short")
 
-    def show_timing(self, outcome: dict[str, Any] | None) -> None:
+    def show_timing(self, outcome: Outcome[D] | None) -> None:
         """The cache clock's advice on the panel's bottom border (no line of the preview: at
         80x24 the compaction panel has none to spare)."""
-        words = timing_text(self.sample, outcome) if outcome is not None else ""
+        words = ""
+        if outcome is not None:
+            words = timing_text(self.sample, outcome.preview, self.changes(outcome))
         self.query_one(Vertical).border_subtitle = fmt.in_markup(words)
 
     def prepared(self) -> Loaded:
@@ -154,21 +159,17 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
             return self._loaded
 
     @property
-    def outcome(self) -> dict[str, Any] | None:
+    def outcome(self) -> Outcome[D] | None:
         """The last preview."""
         return self._outcome
 
     @outcome.setter
-    def outcome(self, outcome: dict[str, Any] | None) -> None:
+    def outcome(self, outcome: Outcome[D] | None) -> None:
         self._outcome = outcome
         if outcome is not None and self.written is None:
             note, ids = self.PLANNED_NOTE, self.planned(outcome)
             self.app.post_message(CutPreviewed(self.path, note, ids))
-        ready = (
-            outcome is not None
-            and bool(outcome.get("changed") or outcome.get("summarised_rounds"))
-            and not outcome.get("nothing_to_compact")
-        )
+        ready = outcome is not None and self.live_ready(outcome)
         for button in self.query(".apply-live"):
             button.disabled = not ready
 
@@ -184,15 +185,22 @@ class ForkPanel(ModalScreen[dict[str, Any] | None]):
         except OSError:
             return 0
 
-    def written_message(self, outcome: dict[str, Any]) -> Text:
+    def written_message(self, outcome: Outcome[D]) -> Text:
         """What the panel says once the fork is written."""
         paused = bool(getattr(self.app, "paused", False))
         return written_text(outcome, self.demo, self.lines_since_sample(), paused)
 
-    @staticmethod
-    def planned(outcome: dict[str, Any]) -> frozenset[str]:
-        """The tool calls a preview would change: an edit's cleared results."""
-        return frozenset(change["tool_call_id"] for change in outcome.get("changed", ()))
+    def planned(self, outcome: Outcome[D]) -> frozenset[str]:
+        """The tool calls a preview would change (for the prompt tree)."""
+        return frozenset()
+
+    def changes(self, outcome: Outcome[D]) -> bool:
+        """Whether the previewed fork changes anything (the cache clock advises on acting)."""
+        return True
+
+    def live_ready(self, outcome: Outcome[D]) -> bool:
+        """Whether "Apply live" may put the preview in force."""
+        return self.changes(outcome)
 
     @staticmethod
     def field(label: str, widget: Widget) -> Vertical:
@@ -278,13 +286,13 @@ DEMO_FORK_NOTE = (
 
 
 def written_text(
-    outcome: dict[str, Any], demo: bool = False, left_out: int = 0, paused: bool = False
+    outcome: Outcome[Details], demo: bool = False, left_out: int = 0, paused: bool = False
 ) -> Text:
     """``left_out``: lines the agent wrote after the sample the panel previewed (the paused
     dashboard's): the fork, made from that sample, does not hold them."""
     text = Text()
     text.append("fork written: ", style="bold")
-    text.append(f"{fmt.shown(outcome['fork'])}\n")
+    text.append(f"{fmt.shown(str(outcome.fork))}\n")
     if left_out:
         when = "as shown when paused" if paused else "as shown"
         text.append(
@@ -295,10 +303,10 @@ def written_text(
     if demo:
         text.append(DEMO_FORK_NOTE)
     else:
-        if outcome["resume_command"]:
+        if outcome.resume_command:
             text.append("resume with: ", style="bold")
-            text.append(f"{fmt.shown(outcome['resume_command'])}\n")
+            text.append(f"{fmt.shown(outcome.resume_command)}\n")
         text.append("undo with: ctxtop undo")
-    for warning in outcome["warnings"]:
+    for warning in outcome.warnings:
         text.append(f"\nwarning: {fmt.shown(warning)}", style="bold")
     return text

@@ -215,9 +215,9 @@ class SessionsScreen(Screen[None]):
                 grid.add_row(*texts, key=key)
                 order.append(key)
             elif old is not texts:
-                for column, was, now_text in zip(columns, old, texts, strict=True):
+                for column_key, was, now_text in zip(columns, old, texts, strict=True):
                     if was is not now_text:
-                        grid.update_cell(key, column, now_text, update_width=False)
+                        grid.update_cell(key, column_key, now_text, update_width=False)
         if order != list(rows):
             place = {id(texts[0]): index for index, texts in enumerate(rows.values())}
             grid.sort(key=lambda values: place[id(values[0])])
