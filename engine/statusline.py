@@ -31,6 +31,7 @@ from engine.sessions.cache_clock import (
     state_text,
     usd,
 )
+from engine.sessions.limits import autocompact_point
 from engine.sessions.sample import Sample, build_sample, fill_percent
 from engine.tokens.short import provenance_mark, short_tokens
 
@@ -134,7 +135,7 @@ def status_line(
         window = json_window or sample.window.tokens
         autocompact = sample.autocompact_at
         if json_window and json_window != sample.window.tokens:
-            autocompact = adapter.autocompact_at(json_window)
+            autocompact = autocompact_point(adapter.autocompact_at, json_window)
         elif not json_window:
             unknown = unknown_window_note(sample.window)
     elif json_tokens is not None and json_window:

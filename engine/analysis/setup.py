@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from engine.analysis.profiles import CacheSpec, Profile
 from engine.config import Thresholds as Triggers
 from engine.models.registry import ModelInfo
 from engine.models.registry import lookup as model_info
-from engine.models.window import resolve_window
+from engine.sessions.limits import AutocompactRule, WindowRule, autocompact_point, session_window
 from engine.sessions.model import SessionState
-
-AutocompactRule = Callable[[int], int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,24 +50,23 @@ def setup_for(
     profile: Profile,
     triggers: Triggers,
     window_override: int | None = None,
-    cli_window: int | None = None,
+    window_rule: WindowRule | None = None,
     cache_ttl: float | None = None,
 ) -> Setup:
     """The limits of a session as the report states them (``window_override``: what if the
-    window were this many tokens? ``cli_window``: the agent's own rule, see ``resolve_window``;
-    ``cache_ttl``: the prompt cache's lifetime the agent's settings choose)."""
-    info = model_info(state.model)
+    window were this many tokens? ``window_rule``: the agent's own window for a model, see
+    ``session_window``; ``cache_ttl``: the prompt cache's lifetime the agent's settings choose)."""
     if window_override is not None:
         window, source = window_override, "override"
     else:
-        resolved = resolve_window(state.model, state.context_window, cli_window)
-        window, source = resolved.tokens or info.context_window, resolved.source
+        resolved = session_window(state, window_rule)
+        window, source = resolved.tokens, resolved.source
     return Setup(
         profile=profile,
-        model=info,
+        model=model_info(state.model),
         window=window,
         window_source=source,
-        autocompact_at=adapter_autocompact(window) if window else None,
+        autocompact_at=autocompact_point(adapter_autocompact, window),
         triggers=triggers,
         window_overridden=window_override is not None,
         cache_ttl=cache_ttl,

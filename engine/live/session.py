@@ -38,6 +38,7 @@ from engine.live.whole import (
 )
 from engine.proxy.opening import session_opening
 from engine.sessions.ledger import Ledger
+from engine.sessions.limits import trigger_points
 from engine.sessions.model import Compaction, Microcompaction
 from engine.sessions.sample import Sample, build_sample
 from engine.tokens.short import provenance_mark, short_tokens
@@ -352,14 +353,15 @@ def build_view(
     compactions, compaction_events = _decided_compactions(sample, compaction_outside)
     sample = dataclasses.replace(sample, compactions=compactions)
     sample = whole_after_compaction(sample, outside_log)
-    window = sample.window.tokens or 0
+    window = sample.window.tokens
+    points = trigger_points(window, thresholds)
     gauge = Gauge(
         tokens=sample.context.value,
         window=window,
         source=sample.context.source,
         window_source=sample.window.source,
-        editing_at=int(window * thresholds.editing),
-        compaction_at=int(window * thresholds.compaction),
+        editing_at=points.editing_at,
+        compaction_at=points.compaction_at,
         autocompact_at=sample.autocompact_at,
     )
     return LiveView(

@@ -22,7 +22,7 @@ class Window:
     """A context window and its source: ``logged``, ``cli``, ``user file``, ``model id``,
     ``dataset`` or ``assumed`` (no source knows the model: the assumed default)."""
 
-    tokens: int | None
+    tokens: int
     source: str
 
     @property
@@ -43,6 +43,6 @@ def resolve_window(model: str | None, logged: int | None = None, cli: int | None
 
 def unknown_window_note(window: Window) -> str | None:
     """The words every view shows beside a window no source knows (None for a known one)."""
-    if not window.assumed or window.tokens is None:
+    if not window.assumed:
         return None
     return f"window unknown, assuming {window.tokens // 1000}k"

@@ -3,9 +3,10 @@
 One sample feeds everything that shows figures: the dashboard (engine/live), ``ctxtop report
 --json`` (engine/sessions/report.py, the one serializer), ``ctxtop sessions`` and ``ctxtop
 statusline``. A sample copies what it shows out of the session model, so it stays as it was
-when the model moves on (the dashboard keeps and replays samples). Here too: the one window
-choice (``context_window``), the one fill % (``fill_percent``), and the context figure
-(``context_tokens``), counted with the session's ``Ledger``. Context tokens, by provenance:
+when the model moves on (the dashboard keeps and replays samples). Its window and auto-compact
+point are decided in engine/sessions/limits.py; here, the one fill % (``fill_percent``) and the
+context figure (``context_tokens``), counted with the session's ``Ledger``. Context tokens, by
+provenance:
 
 - ``compaction``: a compaction happened after the last request and logged its ``postTokens``;
 - ``reported``: the last request's whole prompt plus its output (what the agent itself counts,
@@ -31,11 +32,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from engine.models.window import Window, resolve_window
+from engine.models.window import Window
 from engine.safety.terminal import one_line
 from engine.sessions.adapter import Adapter
 from engine.sessions.cache_clock import CachedPrefix, cached_prefix
 from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
+from engine.sessions.limits import autocompact_point, session_window
 from engine.sessions.model import (
     Compaction,
     Microcompaction,
@@ -130,17 +132,6 @@ def _cleared_since(state: SessionState, line: int) -> int:
             break
         saved += item.tokens_saved or 0
     return saved
-
-
-def context_window(
-    state: SessionState, fallback_model: str | None = None, adapter: Adapter | None = None
-) -> Window:
-    """The one choice of window (``resolve_window``): the agent's own figure when it logged one,
-    else its CLI's rule (``adapter``), else the model's (``fallback_model``: for a sub-agent
-    whose log names none, its parent's)."""
-    model = state.model or fallback_model
-    cli = adapter.cli_window(model) if adapter is not None else None
-    return resolve_window(model, state.context_window, cli)
 
 
 def fill_percent(tokens: int, window: int | None) -> float | None:
@@ -351,7 +342,7 @@ def _subagent(
         last_prompt=last.usage.input_tokens_total if last else None,
         totals=dataclasses.replace(child.totals),
         context=context_tokens(child, ledger),
-        window=context_window(child, parent_model, adapter),
+        window=session_window(child, adapter.cli_window, parent_model),
     )
 
 
@@ -382,7 +373,7 @@ def build_sample(
     state = adapter.snapshot()
     ledger = ledger or Ledger()
     encoding = encoding_for(state)
-    window = context_window(state, adapter=adapter)
+    window = session_window(state, adapter.cli_window)
     factor = learn(state, ledger, encoding)
     context = context_tokens(state, ledger, encoding, factor)
     skipped = list(_copies(state, "skipped", state.skipped, dataclasses.replace))
@@ -403,7 +394,7 @@ def build_sample(
         cache_prefix=cached_prefix(state, adapter.prompt_cache_ttl()),
         context=context,
         encoding=encoding.name,
-        autocompact_at=adapter.autocompact_at(window.tokens) if window.tokens else None,
+        autocompact_at=autocompact_point(adapter.autocompact_at, window.tokens),
         api_requests=state.api_requests,
         totals=dataclasses.replace(state.totals),
         compactions=_copies(
