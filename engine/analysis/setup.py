@@ -8,6 +8,7 @@ from engine.analysis.profiles import CacheSpec, Profile
 from engine.config import Thresholds as Triggers
 from engine.models.registry import ModelInfo
 from engine.models.registry import lookup as model_info
+from engine.models.window import WHAT_IF
 from engine.sessions.limits import AutocompactRule, WindowRule, autocompact_point, session_window
 from engine.sessions.model import SessionState
 
@@ -57,7 +58,7 @@ def setup_for(
     window were this many tokens? ``window_rule``: the agent's own window for a model, see
     ``session_window``; ``cache_ttl``: the prompt cache's lifetime the agent's settings choose)."""
     if window_override is not None:
-        window, source = window_override, "override"
+        window, source = window_override, WHAT_IF
     else:
         resolved = session_window(state, window_rule)
         window, source = resolved.tokens, resolved.source

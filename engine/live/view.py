@@ -179,5 +179,5 @@ class LiveView:
             editing_at=limits.editing_at,
             compaction_at=limits.compaction_at,
             autocompact_at=limits.autocompact_at,
-            window_source="what-if" if analysis.budget_overridden else self.gauge.window_source,
+            window_source=limits.window_source,
         )

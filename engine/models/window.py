@@ -15,12 +15,15 @@ from engine.models.registry import lookup as model_info
 
 LOGGED = "logged"
 CLI = "cli"
+# The window the user asks the analysis to assume (``b`` on the dashboard, ``--budget``).
+WHAT_IF = "what-if"
 
 
 @dataclass(frozen=True, slots=True)
 class Window:
     """A context window and its source: ``logged``, ``cli``, ``user file``, ``model id``,
-    ``dataset`` or ``assumed`` (no source knows the model: the assumed default)."""
+    ``dataset`` or ``assumed`` (no source knows the model: the assumed default), or ``what-if``
+    (a window the user asks the analysis to assume)."""
 
     tokens: int
     source: str

@@ -20,7 +20,7 @@ from engine.config import Thresholds
 from engine.editing.pools import Target
 from engine.forks.compact import compactable
 from engine.forks.transaction import COMPACTING, load
-from engine.live.session import LiveSession
+from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.sessions_row import SessionRow, session_figures
 from engine.live.sessions_text import level
 from engine.live.view import CRITICAL, WARNING, LiveView
@@ -167,6 +167,27 @@ def test_the_statusline_marks_a_fill_past_the_auto_compact_point_as_the_gauge_do
     assert view.gauge.autocompact_at == 21_600 < view.gauge.tokens == DEMO_TOKENS
     assert view.gauge.state == CRITICAL
     assert status(CLAUDE).startswith("!! ctx 11% 23k/200k · 0 to auto-compact")
+
+
+def test_a_what_if_window_has_one_name_in_the_report_and_on_the_gauge(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--budget 64000`` and ``b`` on the dashboard: the window's source is ``what-if`` in
+    both (the report's analysis said ``override``)."""
+    assert main(["report", "--json", "--budget", "64000", str(CLAUDE)]) == 0
+    limits = json.loads(capsys.readouterr().out)["analysis"]["thresholds"]
+    live = LiveSession(CLAUDE)
+    live.poll()
+    view = live.view(AnalysisChoice(window=64_000))
+    assert view is not None
+    gauge = view.shown_gauge
+    assert (limits["window"], limits["window_source"]) == (64_000, "what-if")
+    assert (gauge.window, gauge.window_source) == (64_000, "what-if")
+    assert (gauge.editing_at, gauge.compaction_at, gauge.autocompact_at) == (
+        limits["editing_at"],
+        limits["compaction_at"],
+        limits["autocompact_at"],
+    )
 
 
 # Each decision and the only files that make it: anywhere else, a second implementation.
