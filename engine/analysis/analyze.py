@@ -42,6 +42,7 @@ from engine.analysis.sections import content_names, last_user_index
 from engine.analysis.setup import Setup
 from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section, Thresholds
 from engine.analysis.tools import ToolAudit
+from engine.models.window import WHAT_IF
 from engine.sessions.ledger import Ledger
 from engine.sessions.limits import trigger_points
 from engine.sessions.model import Message, SessionState
@@ -283,7 +284,7 @@ class Analyzer:
             profile=setup.profile.name,
             profile_source=setup.profile.source,
             budget=thresholds.budget,
-            budget_overridden=setup.window_overridden,
+            budget_overridden=setup.window_source == WHAT_IF,
             context_tokens=figure.value,
             context_source=figure.source,
             sections=tuple(sections),

@@ -23,7 +23,6 @@ class Setup:
     window_source: str
     autocompact_at: int | None
     triggers: Triggers
-    window_overridden: bool = False
     # The prompt cache's lifetime the agent's settings choose (None: the profile's).
     cache_ttl: float | None = None
 
@@ -50,15 +49,15 @@ def setup_for(
     adapter_autocompact: AutocompactRule,
     profile: Profile,
     triggers: Triggers,
-    window_override: int | None = None,
+    what_if: int | None = None,
     window_rule: WindowRule | None = None,
     cache_ttl: float | None = None,
 ) -> Setup:
-    """The limits of a session as the report states them (``window_override``: what if the
-    window were this many tokens? ``window_rule``: the agent's own window for a model, see
-    ``session_window``; ``cache_ttl``: the prompt cache's lifetime the agent's settings choose)."""
-    if window_override is not None:
-        window, source = window_override, WHAT_IF
+    """The limits of a session as the report states them (``what_if``: the what-if window, in
+    tokens; ``window_rule``: the agent's own window for a model, see ``session_window``;
+    ``cache_ttl``: the prompt cache's lifetime the agent's settings choose)."""
+    if what_if is not None:
+        window, source = what_if, WHAT_IF
     else:
         resolved = session_window(state, window_rule)
         window, source = resolved.tokens, resolved.source
@@ -69,6 +68,5 @@ def setup_for(
         window_source=source,
         autocompact_at=autocompact_point(adapter_autocompact, window),
         triggers=triggers,
-        window_overridden=window_override is not None,
         cache_ttl=cache_ttl,
     )
