@@ -196,11 +196,11 @@ def _categories(sample: Sample) -> tuple[CategoryRow, ...]:
         for entry in breakdown.categories
         if entry.tokens > 0
     ]
-    logged = min(breakdown.logged_prompt, breakdown.unattributed)
+    logged = min(breakdown.logged_prompt, breakdown.outside_log)
     if logged:
         rows.append(CategoryRow(LOGGED_PROMPT, logged, "logged"))
-    if breakdown.unattributed - logged:
-        rows.append(CategoryRow(UNATTRIBUTED, breakdown.unattributed - logged, "inferred"))
+    if breakdown.outside_log - logged:
+        rows.append(CategoryRow(UNATTRIBUTED, breakdown.outside_log - logged, "inferred"))
     return tuple(sorted(rows, key=lambda row: -row.tokens))
 
 

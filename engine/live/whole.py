@@ -38,7 +38,7 @@ def outside_log(
             return analysis.system_counted
     breakdown = sample.breakdown if sample is not None else None
     if breakdown is not None and sample is not None and sample.context.source in REPORTED:
-        return breakdown.unattributed
+        return breakdown.outside_log
     return earlier
 
 
@@ -90,7 +90,7 @@ def whole_after_compaction(sample: Sample, outside_log: int | None) -> Sample:
     value = outside_log + max(context.value, in_log)
     whole = dataclasses.replace(context, value=value)
     if breakdown is not None:
-        breakdown = dataclasses.replace(breakdown, unattributed=value - in_log)
+        breakdown = dataclasses.replace(breakdown, outside_log=value - in_log)
     return dataclasses.replace(sample, context=whole, breakdown=breakdown)
 
 

@@ -150,12 +150,13 @@ class LastRequest:
 @dataclass(frozen=True, slots=True)
 class Breakdown:
     """What the context holds by kind of content (tokenizer counts times ``factor``, the
-    session's tokenizer factor); ``unattributed``: the part of the context figure the log's
-    messages do not show (system prompt, tools, framing), of which ``logged_prompt`` is the
-    system prompt and tools counted from the log when it records their text (0: it does not)."""
+    session's tokenizer factor); ``outside_log``: the part of the context figure the log's
+    messages do not show (system prompt, tools, framing; "unattributed" in the report's JSON),
+    of which ``logged_prompt`` is the system prompt and tools counted from the log when it
+    records their text (0: it does not)."""
 
     categories: tuple[CategoryTotal, ...]
-    unattributed: int
+    outside_log: int
     encoding: str
     logged_prompt: int = 0
     factor: float = 1.0
@@ -429,10 +430,8 @@ def build_sample(
     estimated = sum(entry.tokens for entry in categories)
     # (A fork's marked estimate holds the system prompt and tools too.)
     with_outside = context.source != "estimated" or state.fork_estimate is not None
-    unattributed = max(context.value - estimated, 0) if with_outside else 0
+    outside = max(context.value - estimated, 0) if with_outside else 0
     prompt = logged_prompt(state.prompt_parts, state.agent_counts, encoding)
     logged = prompt.tokens if prompt is not None else 0
-    kinds = Breakdown(
-        categories, unattributed, encoding.name, logged_prompt=logged, factor=factor.value
-    )
+    kinds = Breakdown(categories, outside, encoding.name, logged_prompt=logged, factor=factor.value)
     return dataclasses.replace(sample, breakdown=kinds)

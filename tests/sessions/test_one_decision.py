@@ -57,7 +57,7 @@ def no_agent_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def report_of(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    assert main(["report", "--json", str(path)]) == 0
+    assert main(["report", "--json", "--breakdown", str(path)]) == 0
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
     return report
 
@@ -97,6 +97,10 @@ def test_every_view_has_the_sessions_window_auto_compact_point_and_triggers(
     assert view.shown_gauge.autocompact_at == limits["autocompact_at"]
     sample = view.sample
     assert (sample.window.tokens, sample.autocompact_at) == (window[0], report["autocompact_at"])
+    # The part of the context the log does not show: the dashboard's "not in the log" rows.
+    outside = report["context_breakdown"]["unattributed"]
+    assert sample.breakdown is not None and sample.breakdown.outside_log == outside
+    assert sum(row.tokens for row in view.categories if row.source != "estimated") == outside
 
     assert row.window == window[0]
 
@@ -113,6 +117,7 @@ def test_every_view_has_the_sessions_window_auto_compact_point_and_triggers(
         assert main(["edit", str(copy), "--target", "50%", "--dry-run", "--json"]) == 0
         outcome = json.loads(capsys.readouterr().out)
         assert outcome["target"]["target_tokens"] == Target.parse("50%").tokens(window[0])
+        assert outcome["context_outside_log"] == outside
         assert compactable(load(copy, COMPACTING)).window == window[0]
 
 

@@ -141,7 +141,7 @@ def test_categories_kept_incrementally_match_the_report_at_every_line(tmp_path: 
         assert [(entry.name, entry.tokens, entry.blocks) for entry in kept.categories] == [
             (entry["category"], entry["tokens"], entry["blocks"]) for entry in fresh["categories"]
         ]
-        unattributed = kept.unattributed
+        unattributed = kept.outside_log
         if view.gauge.source == "compaction":
             # The agent's "after" counts its messages only: the part not in the log is the
             # system prompt and tools (issue 15, case 2; the tokenizer's count, as the
