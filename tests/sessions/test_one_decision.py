@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from engine.agents.policies import simulate_file
 from engine.cli.main import main
 from engine.config import Thresholds
 from engine.editing.pools import Target
@@ -193,6 +194,23 @@ def test_a_what_if_window_has_one_name_in_the_report_and_on_the_gauge(
         limits["compaction_at"],
         limits["autocompact_at"],
     )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the strategies' row of the session's own agent (agents/policies.simulate) applies"
+    " the agent's rule again without what its reader knows (Codex: the logged window is the"
+    " effective one; Claude Code: the project's settings): 232,560 here, not 244,800",
+)
+def test_the_compact_screens_row_of_the_sessions_own_agent_is_its_auto_compact_point(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = SESSIONS["codex"]
+    report = report_of(path, capsys)
+    simulation = simulate_file(path)
+    assert simulation is not None
+    own = {row["strategy"]: row["at_tokens"] for row in simulation["strategies"]}["codex"]
+    assert own == report["autocompact_at"]
 
 
 # Each decision and the only files that make it: anywhere else, a second implementation.
