@@ -16,9 +16,6 @@ from engine.analysis.prompt_outline import Outline
 from engine.analysis.snapshot import Analysis
 from engine.models.window import Window, unknown_window_note
 from engine.proxy.measured import MeasuredPrompt
-from engine.sessions.limits import CRITICAL as CRITICAL
-from engine.sessions.limits import OK as OK
-from engine.sessions.limits import WARNING as WARNING
 from engine.sessions.limits import TriggerPoints, fill_level
 from engine.sessions.sample import Sample, fill_percent
 

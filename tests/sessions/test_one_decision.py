@@ -24,7 +24,8 @@ from engine.forks.transaction import COMPACTING, load
 from engine.live.session import AnalysisChoice, LiveSession
 from engine.live.sessions_row import SessionRow, session_figures
 from engine.live.sessions_text import level
-from engine.live.view import CRITICAL, WARNING, LiveView
+from engine.live.view import LiveView
+from engine.sessions.limits import CRITICAL, WARNING
 from engine.statusline import status_line
 from engine.tokens.short import short_tokens
 

@@ -15,7 +15,8 @@ from engine.errors import CtxtopError
 from engine.live.demo import DEMO_SESSION, DemoReplay, demo_lines
 from engine.live.locate import choose, searched
 from engine.live.session import LiveSession
-from engine.live.view import CRITICAL, OK, WARNING, Gauge
+from engine.live.view import Gauge
+from engine.sessions.limits import CRITICAL, OK, WARNING
 from engine.sessions.report import build_report
 from themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
 
