@@ -31,6 +31,7 @@ from engine.sessions.cache_clock import (
     state_text,
     usd,
 )
+from engine.sessions.limits import CRITICAL, WARNING, autocompact_point, fill_level, trigger_points
 from engine.sessions.sample import Sample, build_sample, fill_percent
 from engine.tokens.short import provenance_mark, short_tokens
 
@@ -110,10 +111,15 @@ def cache_part(sample: Sample | None, data: dict[str, Any], now: float) -> str |
     return text
 
 
-def state_mark(percent: float, thresholds: Thresholds) -> str:
-    if percent >= 100 * thresholds.compaction:
-        return "!! "
-    return "! " if percent >= 100 * thresholds.editing else ""
+# The mark before the line at each level of the fill (the dashboard's gauge's colours).
+LEVEL_MARK = {CRITICAL: "!! ", WARNING: "! "}
+
+
+def state_mark(
+    tokens: int, window: int, thresholds: Thresholds, autocompact: int | None = None
+) -> str:
+    """``!! `` where the gauge is red, ``! `` where it is yellow (``fill_level``)."""
+    return LEVEL_MARK.get(fill_level(tokens, trigger_points(window, thresholds), autocompact), "")
 
 
 def status_line(
@@ -134,7 +140,7 @@ def status_line(
         window = json_window or sample.window.tokens
         autocompact = sample.autocompact_at
         if json_window and json_window != sample.window.tokens:
-            autocompact = adapter.autocompact_at(json_window)
+            autocompact = autocompact_point(adapter.autocompact_at, json_window)
         elif not json_window:
             unknown = unknown_window_note(sample.window)
     elif json_tokens is not None and json_window:
@@ -145,7 +151,8 @@ def status_line(
     if percent is None or not window:
         return f"ctx {_k(tokens)}{provenance_mark(source)}"
     figure = f"{_k(tokens)}{provenance_mark(source)}/{_k(window)}"
-    parts = [f"{state_mark(percent, thresholds)}ctx {percent:.0f}% {figure}"]
+    mark = state_mark(tokens, window, thresholds, autocompact)
+    parts = [f"{mark}ctx {percent:.0f}% {figure}"]
     if unknown is not None:
         parts.append(unknown)
     if autocompact is not None:

@@ -21,9 +21,8 @@ from typing import Any
 
 from engine.agents import AGENTS
 from engine.agents.session_reader import read_session
-from engine.agents.window import session_window
+from engine.agents.window import agent_window
 from engine.errors import CtxtopError
-from engine.models.registry import lookup as model_info
 from engine.sessions.model import SessionState
 from engine.sessions.sample import context_tokens
 
@@ -86,7 +85,7 @@ def simulate(
     (ctxtop's own estimate), for CodeCompanion's minimum."""
     env = os.environ if env is None else env
     now = now or datetime.now(UTC)
-    window = session_window(state).tokens or model_info(state.model).context_window
+    window = agent_window(state).tokens
     fill = context_tokens(state).value
     warm = cache_warm(state, now)
     jitter = copilot_jitter(state.session_id or str(state.path))

@@ -42,7 +42,9 @@ from engine.analysis.sections import content_names, last_user_index
 from engine.analysis.setup import Setup
 from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section, Thresholds
 from engine.analysis.tools import ToolAudit
+from engine.models.window import WHAT_IF
 from engine.sessions.ledger import Ledger
+from engine.sessions.limits import trigger_points
 from engine.sessions.model import Message, SessionState
 from engine.sessions.prompt_parts import logged_prompt
 from engine.sessions.request_history import SequenceView
@@ -282,7 +284,7 @@ class Analyzer:
             profile=setup.profile.name,
             profile_source=setup.profile.source,
             budget=thresholds.budget,
-            budget_overridden=setup.window_overridden,
+            budget_overridden=setup.window_source == WHAT_IF,
             context_tokens=figure.value,
             context_source=figure.source,
             sections=tuple(sections),
@@ -392,6 +394,7 @@ def _thresholds(setup: Setup) -> Thresholds:
     reserve = setup.profile.reserve_for(setup.model.max_output)
     budget = max(setup.window - reserve, 0)
     autocompact = setup.autocompact_at if setup.profile.autocompact == "agent" else None
+    points = trigger_points(setup.window, setup.triggers)
     return Thresholds(
         window=setup.window,
         window_source=setup.window_source,
@@ -399,8 +402,8 @@ def _thresholds(setup: Setup) -> Thresholds:
         output_reserve=reserve,
         autocompact_at=autocompact,
         autocompact_buffer=max(budget - autocompact, 0) if autocompact is not None else None,
-        editing_at=int(setup.window * setup.triggers.editing),
-        compaction_at=int(setup.window * setup.triggers.compaction),
+        editing_at=points.editing_at,
+        compaction_at=points.compaction_at,
         editing_fraction=setup.triggers.editing,
         compaction_fraction=setup.triggers.compaction,
     )

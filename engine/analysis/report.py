@@ -31,7 +31,7 @@ def analyze_session(
         chosen,
         triggers or Thresholds(),
         window,
-        adapter.cli_window(state.model),
+        adapter.cli_window,
         adapter.prompt_cache_ttl(),
     )
     return (analyzer or Analyzer()).analyze(state, setup, encoding_for(state))

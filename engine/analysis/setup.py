@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from engine.analysis.profiles import CacheSpec, Profile
 from engine.config import Thresholds as Triggers
 from engine.models.registry import ModelInfo
 from engine.models.registry import lookup as model_info
-from engine.models.window import resolve_window
+from engine.models.window import WHAT_IF
+from engine.sessions.limits import AutocompactRule, WindowRule, autocompact_point, session_window
 from engine.sessions.model import SessionState
-
-AutocompactRule = Callable[[int], int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +23,6 @@ class Setup:
     window_source: str
     autocompact_at: int | None
     triggers: Triggers
-    window_overridden: bool = False
     # The prompt cache's lifetime the agent's settings choose (None: the profile's).
     cache_ttl: float | None = None
 
@@ -52,26 +49,24 @@ def setup_for(
     adapter_autocompact: AutocompactRule,
     profile: Profile,
     triggers: Triggers,
-    window_override: int | None = None,
-    cli_window: int | None = None,
+    what_if: int | None = None,
+    window_rule: WindowRule | None = None,
     cache_ttl: float | None = None,
 ) -> Setup:
-    """The limits of a session as the report states them (``window_override``: what if the
-    window were this many tokens? ``cli_window``: the agent's own rule, see ``resolve_window``;
+    """The limits of a session as the report states them (``what_if``: the what-if window, in
+    tokens; ``window_rule``: the agent's own window for a model, see ``session_window``;
     ``cache_ttl``: the prompt cache's lifetime the agent's settings choose)."""
-    info = model_info(state.model)
-    if window_override is not None:
-        window, source = window_override, "override"
+    if what_if is not None:
+        window, source = what_if, WHAT_IF
     else:
-        resolved = resolve_window(state.model, state.context_window, cli_window)
-        window, source = resolved.tokens or info.context_window, resolved.source
+        resolved = session_window(state, window_rule)
+        window, source = resolved.tokens, resolved.source
     return Setup(
         profile=profile,
-        model=info,
+        model=model_info(state.model),
         window=window,
         window_source=source,
-        autocompact_at=adapter_autocompact(window) if window else None,
+        autocompact_at=autocompact_point(adapter_autocompact, window),
         triggers=triggers,
-        window_overridden=window_override is not None,
         cache_ttl=cache_ttl,
     )

@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.forks.compaction_output import history_json, history_lines
     from engine.forks.compactions import inspect_compactions
     from engine.forks.transaction import read_session_bytes
-    from engine.live.whole import system_of, with_compaction_afters
+    from engine.live.whole import outside_log, with_compaction_afters
     from engine.sessions.sample import build_sample
 
     path = Path(args.session)
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     assert reader.adapter is not None
     # Each compaction's "after" as the report and the dashboard give it (the whole context).
     sample = with_compaction_afters(
-        build_sample(reader.adapter), system_of(analyze_session(reader.adapter))
+        build_sample(reader.adapter), outside_log(analyze_session(reader.adapter))
     )
     history = inspect_compactions(path, data, state, sample.compactions)
     if args.json:

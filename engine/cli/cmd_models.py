@@ -96,11 +96,11 @@ def run(args: argparse.Namespace) -> int:
     infos = [registry.lookup(args.model)] if args.model else registry.all_models()
     if args.session:
         from engine.agents.session_reader import read_session
-        from engine.agents.window import session_window
+        from engine.agents.window import agent_window
 
         state = read_session(args.session)
         model = args.model or state.model
-        infos = [_in_session(registry.lookup(model), session_window(state, model))]
+        infos = [_in_session(registry.lookup(model), agent_window(state, model))]
         args.model = infos[0].model
     if args.json:
         print(json.dumps([_row(info) for info in infos], indent=2))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
-from engine.agents.window import session_window
+from engine.agents.window import agent_window
 from engine.compaction.cut_table import RoundRow, item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Cut, Item, choose_cut
@@ -70,7 +70,7 @@ def compactable(loaded: Loaded) -> Compactable:
         encoding = encoding_for(loaded.state)
     else:
         encoding = get_encoding(model_info(model).encoding or DEFAULT_ENCODING)
-    window = session_window(loaded.state, model).tokens or model_info(model).context_window
+    window = agent_window(loaded.state, model).tokens
     return Compactable(source, loaded.counter(encoding), window)
 
 

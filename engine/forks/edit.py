@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
-from engine.agents.window import session_window
+from engine.agents.window import agent_window
 from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
 from engine.editing.cycles import Scan
@@ -356,8 +356,8 @@ def edit_session(
 
 
 def _window(state: SessionState) -> int:
-    """The session's context window (``resolve_window``)."""
-    return session_window(state).tokens or model_info(state.model).context_window
+    """The session's context window (``session_window``)."""
+    return agent_window(state).tokens
 
 
 def _prompt_budget(state: SessionState) -> int:

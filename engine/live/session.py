@@ -33,11 +33,12 @@ from engine.live.view import (
 )
 from engine.live.whole import (
     compaction_after,
-    system_of,
+    outside_log,
     whole_after_compaction,
 )
 from engine.proxy.opening import session_opening
 from engine.sessions.ledger import Ledger
+from engine.sessions.limits import trigger_points
 from engine.sessions.model import Compaction, Microcompaction
 from engine.sessions.sample import Sample, build_sample
 from engine.tokens.short import provenance_mark, short_tokens
@@ -107,11 +108,11 @@ class LiveSession:
         if adapter is None:
             return None
         sample = build_sample(adapter, self.ledger, breakdown=True)
-        if sample.breakdown is not None and sample.context.source in ("reported", "calibrated"):
-            self.outside_log = sample.breakdown.unattributed
+        self.outside_log = outside_log(None, sample, self.outside_log)
         last = self._last
-        outside = system_of(last.analysis) if last is not None else None
-        view = build_view(sample, self.thresholds, self._outside_log(), outside, self.decided)
+        analysis = last.analysis if last is not None else None
+        outside = outside_log(analysis, earlier=self.outside_log)
+        view = build_view(sample, self.thresholds, outside, self.decided)
         view = dataclasses.replace(view, last_write=self.reader.last_written())
         actions = self.actions.events()
         if actions:
@@ -128,12 +129,6 @@ class LiveSession:
             # A proxied session's context by kind is the measured request's (read on analysis).
             categories=last.categories if last.measured is not None else view.categories,
         )
-
-    def _outside_log(self) -> int | None:
-        """The system prompt and tools: the sections' figure when there is an analysis (so the
-        gauge after a compaction is the sections' sum), else the last request's."""
-        system = system_of(self._last.analysis if self._last is not None else None)
-        return self.outside_log if system is None else system
 
     def analysed(self, view: LiveView, choice: AnalysisChoice | None = None) -> LiveView:
         """``view`` with the analysis of the current state for ``choice``."""
@@ -160,7 +155,7 @@ class LiveSession:
         except CtxtopError as error:  # e.g. a user's profile file that does not parse
             view = dataclasses.replace(view, analysis=None, outline=None, analysis_error=str(error))
         view = with_measured(view, session_opening(state))
-        view = _with_compaction_afters(view, system_of(view.analysis), self.decided)
+        view = _with_compaction_afters(view, outside_log(view.analysis), self.decided)
         self._last = view
         return view
 
@@ -203,11 +198,11 @@ def _categories(sample: Sample) -> tuple[CategoryRow, ...]:
         for entry in breakdown.categories
         if entry.tokens > 0
     ]
-    logged = min(breakdown.logged_prompt, breakdown.unattributed)
+    logged = min(breakdown.logged_prompt, breakdown.outside_log)
     if logged:
         rows.append(CategoryRow(LOGGED_PROMPT, logged, "logged"))
-    if breakdown.unattributed - logged:
-        rows.append(CategoryRow(UNATTRIBUTED, breakdown.unattributed - logged, "inferred"))
+    if breakdown.outside_log - logged:
+        rows.append(CategoryRow(UNATTRIBUTED, breakdown.outside_log - logged, "inferred"))
     return tuple(sorted(rows, key=lambda row: -row.tokens))
 
 
@@ -339,39 +334,31 @@ def _events(sample: Sample, compactions: list[Event]) -> tuple[Event, ...]:
     return tuple(events)
 
 
-def _outside_now(sample: Sample, outside_log: int | None) -> int | None:
-    breakdown = sample.breakdown
-    if breakdown is not None and sample.context.source in ("reported", "calibrated"):
-        return breakdown.unattributed or outside_log
-    return outside_log
-
-
 def build_view(
     sample: Sample,
     thresholds: Thresholds,
-    outside_log: int | None = None,
-    compaction_outside: int | None = None,
+    outside: int | None = None,
     decided: DecidedCompactions | None = None,
 ) -> LiveView:
-    """``outside_log``: the part of the context the log does not show, as the last reported
-    request had it (see ``whole_after_compaction``); ``compaction_outside``: the system prompt
-    and tools as the analysis has them (``system_of``), for the compactions' "after", as
-    ``ctxtop report`` adds them (without it, the sample's own figure); ``decided``: the
-    compactions' figures decided by the session's earlier views (None: none)."""
-    if compaction_outside is None:
-        compaction_outside = _outside_now(sample, outside_log)
+    """``outside``: the part of the context the log does not show (``outside_log``), for the
+    compactions' "after" and the whole context right after one, as ``ctxtop report`` adds it
+    (None: the sample's own figure); ``decided``: the compactions' figures decided by the
+    session's earlier views (None: none)."""
+    if outside is None:
+        outside = outside_log(None, sample)
     decided = decided or DecidedCompactions()
-    compactions, compaction_events = decided.decide(sample, compaction_outside)
+    compactions, compaction_events = decided.decide(sample, outside)
     sample = dataclasses.replace(sample, compactions=compactions)
-    sample = whole_after_compaction(sample, outside_log)
-    window = sample.window.tokens or 0
+    sample = whole_after_compaction(sample, outside)
+    window = sample.window.tokens
+    points = trigger_points(window, thresholds)
     gauge = Gauge(
         tokens=sample.context.value,
         window=window,
         source=sample.context.source,
         window_source=sample.window.source,
-        editing_at=int(window * thresholds.editing),
-        compaction_at=int(window * thresholds.compaction),
+        editing_at=points.editing_at,
+        compaction_at=points.compaction_at,
         autocompact_at=sample.autocompact_at,
     )
     return LiveView(

@@ -18,13 +18,13 @@ from engine.agents import written
 from engine.analysis.snapshot import Analysis
 from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import Ledger, encoding_for
+from engine.sessions.limits import session_window
 from engine.sessions.model import SessionState
 from engine.sessions.sample import (
     Sample,
     SubagentSample,
     build_sample,
     context_tokens,
-    context_window,
     fill_percent,
 )
 from engine.sessions.tokenizer_factor import learn
@@ -182,7 +182,7 @@ def quick_figures(adapter: Adapter, home: Path, figures: str) -> SessionRow:
 
         sample = whole_context_quickly(adapter, build_sample(adapter, ledger))
         context = sample.context
-    window = context_window(state, adapter=adapter)
+    window = session_window(state, adapter.cli_window)
     return SessionRow(
         key=str(state.path),
         agent=state.agent,

@@ -13,6 +13,7 @@ from typing import Any
 from engine.config import Thresholds
 from engine.live.sessions_row import FULL, STATE_LABEL, TAIL, SessionRow
 from engine.safety.terminal import one_line
+from engine.sessions.limits import OK, fill_level, trigger_points
 from engine.tokens.short import provenance_mark, short_tokens
 
 BAR_WIDTH = 5
@@ -64,10 +65,9 @@ def bar(percent: float, width: int = BAR_WIDTH) -> str:
 def level(row: SessionRow, thresholds: Thresholds) -> str:
     """ok, warning (past the editing trigger) or critical (past the compaction trigger), as the
     dashboard's gauge colours its fill."""
-    fill = (row.fill_percent or 0) / 100
-    if fill >= thresholds.compaction:
-        return "critical"
-    return "warning" if fill >= thresholds.editing else "ok"
+    if not row.window:
+        return OK
+    return fill_level(row.context_tokens, trigger_points(row.window, thresholds))
 
 
 def ago(seconds: float) -> str:

@@ -16,9 +16,8 @@ from engine.analysis.prompt_outline import Outline
 from engine.analysis.snapshot import Analysis
 from engine.models.window import Window, unknown_window_note
 from engine.proxy.measured import MeasuredPrompt
+from engine.sessions.limits import TriggerPoints, fill_level
 from engine.sessions.sample import Sample, fill_percent
-
-OK, WARNING, CRITICAL = "ok", "warning", "critical"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +48,8 @@ class Gauge:
 
     @property
     def state(self) -> str:
-        if self.tokens >= self.compaction_at or (
-            self.autocompact_at is not None and self.tokens >= self.autocompact_at
-        ):
-            return CRITICAL
-        return WARNING if self.tokens >= self.editing_at else OK
+        points = TriggerPoints(self.editing_at, self.compaction_at)
+        return fill_level(self.tokens, points, self.autocompact_at)
 
     @property
     def window_note(self) -> str | None:
@@ -180,5 +176,5 @@ class LiveView:
             editing_at=limits.editing_at,
             compaction_at=limits.compaction_at,
             autocompact_at=limits.autocompact_at,
-            window_source="what-if" if analysis.budget_overridden else self.gauge.window_source,
+            window_source=limits.window_source,
         )

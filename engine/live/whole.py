@@ -11,20 +11,35 @@ from engine.errors import CtxtopError
 from engine.sessions.model import Compaction
 from engine.sessions.sample import Sample, build_sample
 
+# The context figures the log reported (the last request's prompt), whose part beyond the log's
+# messages is the part the log does not show.
+REPORTED = ("reported", "calibrated")
+
 if TYPE_CHECKING:  # the statusline's common case needs neither module
     from engine.analysis.snapshot import Analysis
     from engine.sessions.adapter import Adapter
 
 
-def system_of(analysis: Analysis | None) -> int | None:
-    """The system prompt and tools a compaction's "after" adds: as the proxy measured them, else
-    the tokenizer's count (inferred from the requests or counted from the log; not the
-    calibrated section, which moves with each request: a past event's figure is fixed), else
-    None."""
-    for section in analysis.sections if analysis is not None else ():
-        if section.name == "system" and section.provenance == "measured":
-            return section.tokens
-    return None if analysis is None else analysis.system_counted
+def outside_log(
+    analysis: Analysis | None, sample: Sample | None = None, earlier: int | None = None
+) -> int | None:
+    """The part of the context the log does not show (system prompt, tool definitions,
+    framing): what the gauge adds right after a compaction and a compaction's "after" adds.
+    The analysis's system prompt and tools: as the proxy measured them, else the tokenizer's
+    count (inferred from the requests or counted from the log; not the calibrated section, which
+    moves with each request: a past event's figure is fixed); without them, what ``sample``'s
+    reported figure holds beyond the log's messages; else ``earlier`` (the last such figure, or
+    None: not known)."""
+    if analysis is not None:
+        for section in analysis.sections:
+            if section.name == "system" and section.provenance == "measured":
+                return section.tokens
+        if analysis.system_counted is not None:
+            return analysis.system_counted
+    breakdown = sample.breakdown if sample is not None else None
+    if breakdown is not None and sample is not None and sample.context.source in REPORTED:
+        return breakdown.outside_log
+    return earlier
 
 
 def compaction_after(item: Compaction, outside_log: int | None) -> int | None:
@@ -55,8 +70,8 @@ def with_whole_context(sample: Sample, analysis: Analysis | None) -> Sample:
     right after a compaction whose "after" counts only the messages, the whole context the
     next request sends, with the analysis's system prompt, as the dashboard's gauge has it;
     each compaction's "after" as the dashboard's events give it."""
-    sample = with_compaction_afters(sample, system_of(analysis))
-    return whole_after_compaction(sample, system_of(analysis))
+    outside = outside_log(analysis)
+    return whole_after_compaction(with_compaction_afters(sample, outside), outside)
 
 
 def whole_after_compaction(sample: Sample, outside_log: int | None) -> Sample:
@@ -75,7 +90,7 @@ def whole_after_compaction(sample: Sample, outside_log: int | None) -> Sample:
     value = outside_log + max(context.value, in_log)
     whole = dataclasses.replace(context, value=value)
     if breakdown is not None:
-        breakdown = dataclasses.replace(breakdown, unattributed=value - in_log)
+        breakdown = dataclasses.replace(breakdown, outside_log=value - in_log)
     return dataclasses.replace(sample, context=whole, breakdown=breakdown)
 
 
@@ -99,7 +114,7 @@ def whole_context_quickly(adapter: Adapter, sample: Sample) -> Sample:
 
 __all__ = [
     "compaction_after",
-    "system_of",
+    "outside_log",
     "whole_after_compaction",
     "whole_context_quickly",
     "with_compaction_afters",

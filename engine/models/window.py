@@ -15,14 +15,17 @@ from engine.models.registry import lookup as model_info
 
 LOGGED = "logged"
 CLI = "cli"
+# The window the user asks the analysis to assume (``b`` on the dashboard, ``--budget``).
+WHAT_IF = "what-if"
 
 
 @dataclass(frozen=True, slots=True)
 class Window:
     """A context window and its source: ``logged``, ``cli``, ``user file``, ``model id``,
-    ``dataset`` or ``assumed`` (no source knows the model: the assumed default)."""
+    ``dataset`` or ``assumed`` (no source knows the model: the assumed default), or ``what-if``
+    (a window the user asks the analysis to assume)."""
 
-    tokens: int | None
+    tokens: int
     source: str
 
     @property
@@ -43,6 +46,6 @@ def resolve_window(model: str | None, logged: int | None = None, cli: int | None
 
 def unknown_window_note(window: Window) -> str | None:
     """The words every view shows beside a window no source knows (None for a known one)."""
-    if not window.assumed or window.tokens is None:
+    if not window.assumed:
         return None
     return f"window unknown, assuming {window.tokens // 1000}k"

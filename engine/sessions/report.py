@@ -95,7 +95,7 @@ def _breakdown_json(breakdown: Breakdown) -> dict[str, Any]:
             for entry in breakdown.categories
         ],
         "estimated_total": breakdown.estimated_total,
-        "unattributed": breakdown.unattributed,
+        "unattributed": breakdown.outside_log,
         "encoding": breakdown.encoding,
         "logged_prompt": breakdown.logged_prompt,
         "tokenizer_factor": breakdown.factor,

@@ -3,9 +3,10 @@
 One sample feeds everything that shows figures: the dashboard (engine/live), ``ctxtop report
 --json`` (engine/sessions/report.py, the one serializer), ``ctxtop sessions`` and ``ctxtop
 statusline``. A sample copies what it shows out of the session model, so it stays as it was
-when the model moves on (the dashboard keeps and replays samples). Here too: the one window
-choice (``context_window``), the one fill % (``fill_percent``), and the context figure
-(``context_tokens``), counted with the session's ``Ledger``. Context tokens, by provenance:
+when the model moves on (the dashboard keeps and replays samples). Its window and auto-compact
+point are decided in engine/sessions/limits.py; here, the one fill % (``fill_percent``) and the
+context figure (``context_tokens``), counted with the session's ``Ledger``. Context tokens, by
+provenance:
 
 - ``compaction``: a compaction happened after the last request and logged its ``postTokens``;
 - ``reported``: the last request's whole prompt plus its output (what the agent itself counts,
@@ -29,11 +30,12 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.models.window import Window, resolve_window
+from engine.models.window import Window
 from engine.safety.terminal import one_line
 from engine.sessions.adapter import Adapter
 from engine.sessions.cache_clock import CachedPrefix, cached_prefix
 from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
+from engine.sessions.limits import autocompact_point, session_window
 from engine.sessions.model import (
     Compaction,
     Microcompaction,
@@ -130,17 +132,6 @@ def _cleared_since(state: SessionState, line: int) -> int:
     return saved
 
 
-def context_window(
-    state: SessionState, fallback_model: str | None = None, adapter: Adapter | None = None
-) -> Window:
-    """The one choice of window (``resolve_window``): the agent's own figure when it logged one,
-    else its CLI's rule (``adapter``), else the model's (``fallback_model``: for a sub-agent
-    whose log names none, its parent's)."""
-    model = state.model or fallback_model
-    cli = adapter.cli_window(model) if adapter is not None else None
-    return resolve_window(model, state.context_window, cli)
-
-
 def fill_percent(tokens: int, window: int | None) -> float | None:
     """The fill every figure shows (report, dashboard, listing, status line): % to 0.1."""
     return round(100 * tokens / window, 1) if window else None
@@ -157,12 +148,13 @@ class LastRequest:
 @dataclass(frozen=True, slots=True)
 class Breakdown:
     """What the context holds by kind of content (tokenizer counts times ``factor``, the
-    session's tokenizer factor); ``unattributed``: the part of the context figure the log's
-    messages do not show (system prompt, tools, framing), of which ``logged_prompt`` is the
-    system prompt and tools counted from the log when it records their text (0: it does not)."""
+    session's tokenizer factor); ``outside_log``: the part of the context figure the log's
+    messages do not show (system prompt, tools, framing; "unattributed" in the report's JSON),
+    of which ``logged_prompt`` is the system prompt and tools counted from the log when it
+    records their text (0: it does not)."""
 
     categories: tuple[CategoryTotal, ...]
-    unattributed: int
+    outside_log: int
     encoding: str
     logged_prompt: int = 0
     factor: float = 1.0
@@ -312,7 +304,7 @@ def _subagent(
         last_prompt=last.usage.input_tokens_total if last else None,
         totals=dataclasses.replace(child.totals),
         context=context_tokens(child, ledger),
-        window=context_window(child, parent_model, adapter),
+        window=session_window(child, adapter.cli_window, parent_model),
     )
 
 
@@ -343,7 +335,7 @@ def build_sample(
     state = adapter.snapshot()
     ledger = ledger or Ledger()
     encoding = encoding_for(state)
-    window = context_window(state, adapter=adapter)
+    window = session_window(state, adapter.cli_window)
     factor = learn(state, ledger, encoding)
     context = context_tokens(state, ledger, encoding, factor)
     skipped = list(ledger.copies(state, "skipped", state.skipped, dataclasses.replace))
@@ -364,7 +356,7 @@ def build_sample(
         cache_prefix=cached_prefix(state, adapter.prompt_cache_ttl()),
         context=context,
         encoding=encoding.name,
-        autocompact_at=adapter.autocompact_at(window.tokens) if window.tokens else None,
+        autocompact_at=autocompact_point(adapter.autocompact_at, window.tokens),
         api_requests=state.api_requests,
         totals=dataclasses.replace(state.totals),
         compactions=ledger.copies(
@@ -399,10 +391,8 @@ def build_sample(
     estimated = sum(entry.tokens for entry in categories)
     # (A fork's marked estimate holds the system prompt and tools too.)
     with_outside = context.source != "estimated" or state.fork_estimate is not None
-    unattributed = max(context.value - estimated, 0) if with_outside else 0
+    outside = max(context.value - estimated, 0) if with_outside else 0
     prompt = logged_prompt(state.prompt_parts, state.agent_counts, encoding)
     logged = prompt.tokens if prompt is not None else 0
-    kinds = Breakdown(
-        categories, unattributed, encoding.name, logged_prompt=logged, factor=factor.value
-    )
+    kinds = Breakdown(categories, outside, encoding.name, logged_prompt=logged, factor=factor.value)
     return dataclasses.replace(sample, breakdown=kinds)

@@ -71,8 +71,8 @@ def test_two_views_of_one_session_decide_their_compactions_each(tmp_path: Path) 
     settled = [item for item in sample.compactions[:-1] if item.post_tokens is not None]
     assert settled
     outside = 10 * max(item.post_tokens or 0 for item in settled)
-    small = build_view(sample, Thresholds(), compaction_outside=outside)
-    large = build_view(sample, Thresholds(), compaction_outside=outside + 10)
+    small = build_view(sample, Thresholds(), outside=outside)
+    large = build_view(sample, Thresholds(), outside=outside + 10)
     shown = [
         [item.after_tokens for item in view.sample.compactions[:-1]] for view in (small, large)
     ]

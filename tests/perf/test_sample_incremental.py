@@ -19,6 +19,7 @@ from session_copies import COMPACTED, copies
 from engine.live import session
 from engine.live.session import LiveSession
 from engine.live.view import Event
+from engine.live.whole import outside_log
 from engine.sessions import sample
 from engine.sessions.ledger import Ledger
 from engine.sessions.model import Compaction, SessionState
@@ -59,7 +60,7 @@ def copied_per_update(tmp_path: Path, count: int, monkeypatch: pytest.MonkeyPatc
             made = copied[1]
             view = live.figures()
             assert view is not None
-            now = session._outside_now(view.sample, live._outside_log())
+            now = outside_log(view.analysis, earlier=live.outside_log)
             if now == outside:
                 events += copied[1] - made
             outside = now

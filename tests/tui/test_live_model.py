@@ -15,7 +15,8 @@ from engine.errors import CtxtopError
 from engine.live.demo import DEMO_SESSION, DemoReplay, demo_lines
 from engine.live.locate import choose, searched
 from engine.live.session import LiveSession
-from engine.live.view import CRITICAL, OK, WARNING, Gauge
+from engine.live.view import Gauge
+from engine.sessions.limits import CRITICAL, OK, WARNING
 from engine.sessions.report import build_report
 from themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
 
@@ -141,7 +142,7 @@ def test_categories_kept_incrementally_match_the_report_at_every_line(tmp_path: 
         assert [(entry.name, entry.tokens, entry.blocks) for entry in kept.categories] == [
             (entry["category"], entry["tokens"], entry["blocks"]) for entry in fresh["categories"]
         ]
-        unattributed = kept.unattributed
+        unattributed = kept.outside_log
         if view.gauge.source == "compaction":
             # The agent's "after" counts its messages only: the part not in the log is the
             # system prompt and tools (issue 15, case 2; the tokenizer's count, as the

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from engine.live.view import Gauge
+from engine.models.window import WHAT_IF
 from engine.sessions.cache_clock import CachedPrefix, cache_clock, state_text, usd
 from tui import format as fmt
 
@@ -115,7 +116,7 @@ class ContextGauge(Static):
             )
             if words:
                 summary.append(f" ({SOURCE_WORDS.get(gauge.source, gauge.source)})")
-            if gauge.window_source == "what-if":
+            if gauge.window_source == WHAT_IF:
                 summary.append(f" {what_if}", style="bold reverse")
             if gauge.to_autocompact is not None:
                 summary.append(f" · {fmt.tokens(gauge.to_autocompact)} to auto-compact")
