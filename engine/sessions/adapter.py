@@ -40,9 +40,9 @@ How it flows:
    between feeds (the reader and the TUI drive both from one thread), don't mutate it.
 
 5. **Agent facts**. ``autocompact_at(context_window)`` gives the token count at which the agent
-   compacts by its documented rule (None if unknown). ``discover(env, home)`` yields the session
-   files in the agent's default location, used by ``ctxtop sessions``. ``profile`` names the
-   layout profile of the agent's prompts (``engine/analysis/profiles/<profile>.yaml``).
+   compacts by its documented rule (None if unknown). ``profile`` names the layout profile of
+   the agent's prompts (``engine/analysis/profiles/<profile>.yaml``). Where its session files
+   live is the plugin's (``SessionFiles`` in engine/agents/base.py).
 
 Normalisation rules (the report relies on them):
 
@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -116,8 +116,7 @@ CERTAIN = 100
 class Adapter(ABC):
     """One agent's log format. Subclasses set ``agent`` and implement ``detect`` and ``feed``."""
 
-    # "claude-code" | "codex" | "gemini-cli" | "copilot-cli" | "openai-messages"
-    agent: ClassVar[str]
+    agent: ClassVar[str]  # the agent's id, its key in ``engine.agents.AGENTS``
     label: ClassVar[str] = ""  # human name, e.g. "Claude Code"
     # The layout profile of the agent's prompts (engine/analysis/profiles/NAME.yaml); an agent
     # without one of its own is read as a VS Code Copilot Chat prompt.
@@ -209,8 +208,3 @@ class Adapter(ABC):
     def compacting(self) -> bool:
         """Whether the log shows a compaction started and not finished (default: it cannot)."""
         return False
-
-    @classmethod
-    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        """Session files in the agent's default location (honouring its home variable)."""
-        return iter(())

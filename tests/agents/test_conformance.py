@@ -85,7 +85,7 @@ def test_discovery_finds_the_sample_at_the_default_place(name: str, tmp_path: Pa
     target = tmp_path / where
     target.parent.mkdir(parents=True)
     shutil.copyfile(SAMPLES / sample, target)
-    assert list(AGENTS[name].reader.discover({}, tmp_path)) == [target]
+    assert list(AGENTS[name].discover({}, tmp_path)) == [target]
 
 
 # Samples with tool results to clear, where the bundled one has none.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -669,14 +669,3 @@ class CodexAdapter(Adapter):
         # A window Codex logged is the effective one; the registry's is the model's own.
         logged = self.state.context_window == context_window
         return codex_autocompact_at(context_window, configured, effective=logged)
-
-    @classmethod
-    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        """Session rollouts, not those of spawned sub-agents (they show under their parent, and
-        a dashboard following the newest session must not jump to one)."""
-        root = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
-        sessions = root / "sessions"
-        if sessions.is_dir():
-            for path in sessions.glob("*/*/*/rollout-*.jsonl"):
-                if not _is_spawned(path):
-                    yield path
