@@ -1,12 +1,11 @@
 """Whose session a model request belongs to, from what the agent sends with it.
 
-- Claude Code puts its session id (the name of its ``<session>.jsonl``) in the Messages body's
-  ``metadata.user_id`` (2.1.x: a JSON object with a ``session_id``; older releases:
-  ``user_<hash>_account_<uuid>_session_<uuid>``) and in an ``X-Claude-Code-Session-Id`` header;
-- Codex (0.169) sends a ``session-id`` header (the id in its rollout's name; older releases
-  ``session_id``);
-- others: a ``session_id``-like header when there is one, else nothing (the measurements go to
-  ``unknown``).
+- the headers each agent declares (``ProxyUse.session_headers`` in its plugin), in registry
+  order, then generic ``session_id``-like ones;
+- Claude Code also puts its session id (the name of its ``<session>.jsonl``) in the Messages
+  body's ``metadata.user_id`` (2.1.x: a JSON object with a ``session_id``; older releases:
+  ``user_<hash>_account_<uuid>_session_<uuid>``);
+- else nothing (the measurements go to ``unknown``).
 """
 
 from __future__ import annotations
@@ -16,16 +15,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.agents import proxied
 from engine.paths import is_plain_name
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _SESSION_IN_USER_ID = re.compile(rf"session_({_UUID})")
-_HEADERS = (
-    "x-claude-code-session-id",
-    "session_id",
-    "session-id",
-    "x-session-id",
-    "conversation_id",
+_HEADERS = tuple(
+    dict.fromkeys(
+        [
+            *(name for use in proxied() for name in use.session_headers),
+            "x-session-id",
+            "conversation_id",
+        ]
+    )
 )
 
 
