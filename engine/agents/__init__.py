@@ -62,6 +62,11 @@ def proxied() -> list[ProxyUse]:
     return [agent.proxy for agent in AGENTS.values() if agent.proxy is not None]
 
 
+def summary_openings() -> tuple[str, ...]:
+    """How the agents' own compaction summaries begin."""
+    return tuple(opening for agent in AGENTS.values() for opening in agent.summary_openings)
+
+
 def names_fork(name: str, session_id: str) -> bool:
     """Whether ``name`` is a fork's file name some agent's writer gives for ``session_id``."""
     return any(agent.names_fork(name, session_id) for agent in AGENTS.values())
@@ -83,4 +88,5 @@ __all__ = [
     "names_fork",
     "profile_of",
     "proxied",
+    "summary_openings",
 ]

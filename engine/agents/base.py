@@ -15,6 +15,7 @@ An ``Agent`` declares:
   source of ``ctxtop compact``, as ``"module:Class"`` (None: ctxtop cannot write its format);
   ``fork_name``: the file names its writer gives forks, for ``ctxtop undo``; ``compacts_unread``:
   a log of it ctxtop cannot read as a session yet can compact from its items;
+  ``summary_openings``: how its own compaction summaries begin;
 - ``proxy``: how ``ctxtop proxy`` tells its requests apart and how to start it through the proxy
   (``ProxyUse``: session headers, the opening rule, the standing context it injects, setup text).
 
@@ -131,6 +132,8 @@ class Agent:
     # ``module:function`` (bytes -> bool): a log of this agent ctxtop cannot read as a session
     # but can compact from its items.
     compacts_unread: str | None = None
+    # How the summaries of its own compactions begin (a later summary leaves that note out).
+    summary_openings: tuple[str, ...] = ()
     proxy: ProxyUse | None = None
 
     @property

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.agents import AGENTS, compacts_unread
+from engine.agents import AGENTS, compacts_unread, summary_openings
 from engine.agents.window import session_window
 from engine.compaction.cut_table import item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
@@ -148,7 +148,7 @@ def summarise(
             return llm_summary(*args, settings=settings, cancel=cancel, masker=masker), "llm"
         except LLMFailure as failure:
             warnings.append(f"LLM summary failed ({failure}); used the structured summary instead")
-    return structured_summary(*args), "structured"
+    return structured_summary(*args, openings=summary_openings()), "structured"
 
 
 def choose(loaded: Loaded, compacting: Compactable, keep_rounds: int, before: int | None) -> Cut:

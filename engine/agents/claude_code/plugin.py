@@ -24,6 +24,7 @@ PLUGIN = Agent(
         "CLAUDE_CONFIG_DIR", "~/.claude", ("projects/*/*.jsonl",), _subagent_file
     ),
     fork_name=r"{id}\.jsonl",
+    summary_openings=("This session is being continued",),
     proxy=ProxyUse(
         "Claude Code",
         "ANTHROPIC_BASE_URL={url} claude",

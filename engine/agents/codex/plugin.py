@@ -9,6 +9,9 @@ from engine.agents.codex.rules import RULE
 # How the context Codex injects as user messages begins (instructions, not the user's words).
 INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 
+# The note Codex puts before its own summaries (on a line of its own).
+SUMMARY_OPENING = "Another language model started to solve this problem"
+
 PLUGIN = Agent(
     CodexAdapter,
     "engine.agents.codex.writer:CodexWriter",
@@ -21,6 +24,7 @@ PLUGIN = Agent(
     ),
     fork_name=r"rollout-[0-9T:-]{1,40}-{id}\.jsonl",
     compacts_unread="engine.agents.codex.writer:is_codex",
+    summary_openings=(SUMMARY_OPENING,),
     proxy=ProxyUse(
         "Codex",
         "OPENAI_BASE_URL={url}/v1 codex",
