@@ -96,6 +96,8 @@ class ProxyUse:
     start: str  # the command starting it through the proxy at ``{url}``
     # Headers naming its session id in a request, most specific first.
     session_headers: tuple[str, ...] = ()
+    # Its session id where it puts it in a request's decoded body (None: not found there).
+    session_in_body: Callable[[Any], str | None] | None = None
     # It sends no session id: its requests are tied to the session by the conversation's
     # opening (engine/proxy/opening.py).
     by_opening: bool = False

@@ -21,6 +21,7 @@ from engine.editing.policy import Policy
 from engine.errors import InputError
 from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
+from engine.live.sessions_table import agent_roots
 from engine.sessions.adapter import DETECT_RECORDS, NOT_MINE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +87,23 @@ def test_discovery_finds_the_sample_at_the_default_place(name: str, tmp_path: Pa
     target.parent.mkdir(parents=True)
     shutil.copyfile(SAMPLES / sample, target)
     assert list(AGENTS[name].discover({}, tmp_path)) == [target]
+    # The live sessions table takes the same file for a session when it is written.
+    roots = agent_roots({}, tmp_path)
+    assert [root.agent for root in roots if root.holds_session(target)] == [name]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, home) in CASES.items() if home))
+def test_the_agents_home_variable_moves_its_place(name: str, tmp_path: Path) -> None:
+    sample, where = CASES[name]
+    files = AGENTS[name].sessions
+    assert where is not None and files is not None and files.variable is not None
+    moved = tmp_path / "elsewhere"
+    target = moved / Path(where).relative_to(files.default.removeprefix("~").lstrip("/"))
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SAMPLES / sample, target)
+    env = {files.variable: str(moved)}
+    assert list(AGENTS[name].discover(env, tmp_path / "home")) == [target]
+    assert files.where(env).startswith(str(moved))
 
 
 # Samples with tool results to clear, where the bundled one has none.
