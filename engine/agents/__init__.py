@@ -2,9 +2,10 @@
 
 To add an agent: make a package ``engine/agents/<agent>/`` whose ``plugin.py`` declares its
 ``Agent`` (engine/agents/base.py says what it holds: its reader, where its sessions live, its
-auto-compact rule, fork writer and naming, proxy identification and setup text), add it to
-``AGENTS`` below, and a sample session to ``tests/agents/test_conformance.py``. Keep the generic
-OpenAI-messages format last.
+auto-compact rule, fork writer and naming, proxy identification and setup text) and whose
+``__init__.py`` exports it as ``PLUGIN``; add the package to the import below and its ``PLUGIN``
+to ``AGENTS``, and a sample session to ``tests/agents/test_conformance.py``. Keep the generic
+OpenAI-messages format last. The rest of ctxtop asks the functions below, never an agent.
 """
 
 from __future__ import annotations
