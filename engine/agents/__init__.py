@@ -1,13 +1,11 @@
-"""The registry of agent plugins, in detection-tie order.
+"""The registry of agent plugins, in detection-tie order: one line per agent.
 
-To add an agent: make a package ``engine/agents/<agent>/`` with its reader (an ``Adapter``
-subclass, see ``engine/sessions/adapter.py`` for the contract: detection, records into the
-session model, discovery of its files, its auto-compact point, the name of its layout profile)
-and, if ctxtop can write its format, a fork writer (``engine/editing/writer.py``) and a compaction
-source (``engine/compaction/source.py``), named as ``"module:Class"`` (imported when first used),
-and, if the agent compacts on its own, its strategy (``rules.py``, an ``AutoCompactRule``); then
-add an ``Agent`` to ``AGENTS`` below and a sample session to ``tests/agents/test_conformance.py``.
-Keep the generic OpenAI-messages format last.
+To add an agent: make a package ``engine/agents/<agent>/`` whose ``plugin.py`` declares its
+``Agent`` (engine/agents/base.py says what it holds: its reader, where its sessions live, its
+auto-compact rule, fork writer and naming, proxy identification and setup text) and whose
+``__init__.py`` exports it as ``PLUGIN``; add the package to the import below and its ``PLUGIN``
+to ``AGENTS``, and a sample session to ``tests/agents/test_conformance.py``. Keep the generic
+OpenAI-messages format last. The rest of ctxtop asks the functions below, never an agent.
 """
 
 from __future__ import annotations
@@ -17,41 +15,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.agents.base import Agent
-from engine.agents.claude_code.reader import ClaudeCodeAdapter
-from engine.agents.claude_code.rules import RULE as CLAUDE_CODE_RULE
-from engine.agents.codex.reader import CodexAdapter
-from engine.agents.codex.rules import RULE as CODEX_RULE
-from engine.agents.copilot_cli.reader import CopilotCliAdapter
-from engine.agents.gemini_cli.reader import GeminiCliAdapter
-from engine.agents.openai_messages.reader import OpenAIMessagesAdapter
-from engine.agents.opencode.reader import OpenCodeAdapter
+from engine.agents import claude_code, codex, copilot_cli, gemini_cli, openai_messages, opencode
+from engine.agents.base import Agent, ProxyUse
 from engine.sessions.adapter import NOT_MINE, Adapter
 from engine.sessions.tail import LineTailer
 
 AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
-        Agent(
-            ClaudeCodeAdapter,
-            "engine.agents.claude_code.writer:ClaudeCodeWriter",
-            "engine.agents.claude_code.source:ClaudeCodeSource",
-            CLAUDE_CODE_RULE,
-        ),
-        Agent(
-            CodexAdapter,
-            "engine.agents.codex.writer:CodexWriter",
-            "engine.agents.codex.source:CodexSource",
-            CODEX_RULE,
-        ),
-        Agent(GeminiCliAdapter),
-        Agent(CopilotCliAdapter),
-        Agent(OpenCodeAdapter),
-        Agent(  # keep last
-            OpenAIMessagesAdapter,
-            "engine.agents.openai_messages.writer:OpenAIMessagesWriter",
-            "engine.agents.openai_messages.source:OpenAIMessagesSource",
-        ),
+        claude_code.PLUGIN,
+        codex.PLUGIN,
+        gemini_cli.PLUGIN,
+        copilot_cli.PLUGIN,
+        opencode.PLUGIN,
+        openai_messages.PLUGIN,  # keep last
     )
 }
 ADAPTERS: list[type[Adapter]] = [agent.reader for agent in AGENTS.values()]
@@ -119,15 +96,39 @@ def detect(head: Sequence[Any]) -> type[Adapter] | None:
     return best
 
 
+def proxied() -> list[ProxyUse]:
+    """How each agent that can be started through ``ctxtop proxy`` is, in registry order."""
+    return [agent.proxy for agent in AGENTS.values() if agent.proxy is not None]
+
+
+def summary_openings() -> tuple[str, ...]:
+    """How the agents' own compaction summaries begin."""
+    return tuple(opening for agent in AGENTS.values() for opening in agent.summary_openings)
+
+
+def names_fork(name: str, session_id: str) -> bool:
+    """Whether ``name`` is a fork's file name some agent's writer gives for ``session_id``."""
+    return any(agent.names_fork(name, session_id) for agent in AGENTS.values())
+
+
+def compacts_unread(data: bytes) -> Agent | None:
+    """The agent of a log ctxtop cannot read as a session but can compact (None: no such)."""
+    return next((agent for agent in AGENTS.values() if agent.compacts_unread_log(data)), None)
+
+
 __all__ = [
     "ADAPTERS",
     "AGENTS",
     "Adapter",
     "Agent",
     "by_agent",
+    "compacts_unread",
     "detect",
+    "names_fork",
     "profile_of",
+    "proxied",
     "store_changed",
     "stored_session",
+    "summary_openings",
     "written",
 ]

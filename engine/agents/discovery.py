@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.agents import ADAPTERS, Adapter, written
+from engine.agents import AGENTS, written
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,9 +28,10 @@ def discover(
     home = Path.home() if home is None else home
     found: list[Found] = []
     seen: set[Path] = set()
-    classes: list[type[Adapter]] = [cls for cls in ADAPTERS if agent in (None, cls.agent)]
-    for cls in classes:
-        for path in cls.discover(env, home):
+    for plugin in AGENTS.values():
+        if agent not in (None, plugin.name):
+            continue
+        for path in plugin.discover(env, home):
             if path in seen:
                 continue
             try:
@@ -40,7 +41,7 @@ def discover(
             if size == 0:
                 continue  # created, nothing written yet (e.g. a resumed run's fresh id)
             seen.add(path)
-            found.append(Found(cls.agent, path, mtime, size))
+            found.append(Found(plugin.name, path, mtime, size))
     found.sort(key=lambda item: item.mtime, reverse=True)
     return found
 

@@ -11,6 +11,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from engine.agents import proxied
 from engine.errors import CtxtopError
 
 # The server (aiohttp) is imported when the proxy starts: `ctxtop --help` lists this command.
@@ -22,11 +23,7 @@ if TYPE_CHECKING:
 def start_lines(port: int) -> list[str]:
     """How to start each agent through the proxy on ``port``."""
     url = f"http://127.0.0.1:{port}"
-    return [
-        f"  Claude Code:  ANTHROPIC_BASE_URL={url} claude",
-        f"  Codex:        OPENAI_BASE_URL={url}/v1 codex",
-        f"  Gemini CLI:   GOOGLE_GEMINI_BASE_URL={url} gemini",
-    ]
+    return [f"  {use.name + ':':<14}{use.setup_line(url)}" for use in proxied()]
 
 
 def request_line(line: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ import argparse
 import json
 from typing import Any
 
+from engine.agents import names_fork
 from engine.editing import actions
 from engine.editing.undo import remove_temps_of_unlogged, undo
 
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             for entry in forks:
                 print(_listed(entry))
         return 0
-    outcome = undo(args.action, force=args.force)
+    outcome = undo(args.action, force=args.force, fork_named=names_fork)
     if args.json:
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:

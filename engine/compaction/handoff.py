@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 OPENING = "This session continues an earlier conversation that ctxtop compacted"
-# The note Codex puts before its own summaries (on a line of its own).
-CODEX_OPENING = "Another language model started to solve this problem"
 
 
 def handoff_message(summary: str, kept_rounds: int, kept_request: bool = False) -> str:

@@ -20,7 +20,7 @@ from engine.compaction.facts import (
     programs,
     read_paths,
 )
-from engine.compaction.handoff import CODEX_OPENING, OPENING
+from engine.compaction.handoff import OPENING
 from engine.compaction.items import Call, Cut, Item
 from engine.words import plural
 
@@ -62,16 +62,16 @@ def earlier_transcript(previous: Item | None) -> str | None:
     return found[-1].rstrip(".") if found else None
 
 
-def previous_lines(previous: Item | None) -> list[str]:
-    """The previous summary's own lines, without its opening note and transcript pointer."""
+def previous_lines(previous: Item | None, openings: tuple[str, ...]) -> list[str]:
+    """The previous summary's own lines, without its opening note (ctxtop's, one of the agents'
+    ``openings``) and transcript pointer."""
     if previous is None:
         return []
+    notes = (OPENING, *openings, "Continue the conversation")
     lines = []
     for line in previous.text.splitlines():
         text = line.strip()
-        if not text or text.startswith((OPENING, CODEX_OPENING)) or _POINTER.search(text):
-            continue
-        if text.startswith(("This session is being continued", "Continue the conversation")):
+        if not text or text.startswith(notes) or _POINTER.search(text):
             continue
         lines.append("  " + one_line(text, 300))
     return lines
@@ -106,9 +106,9 @@ def _outcome(call: Call) -> str:
     return f"{'error' if failed else 'ok'}: {shown}"
 
 
-def _overview(facts: Facts, previous: Item | None) -> list[str]:
+def _overview(facts: Facts, previous: Item | None, openings: tuple[str, ...]) -> list[str]:
     lines: list[str] = []
-    earlier = previous_lines(previous)
+    earlier = previous_lines(previous, openings)
     if earlier:
         lines.append("Earlier work (from the previous summary):")
         lines.extend(earlier)
@@ -217,10 +217,13 @@ def _plan(facts: Facts, cut: Cut) -> list[str]:
     return lines
 
 
-def sections(cut: Cut, cwd: str | None = None, model: str | None = None) -> list[Section]:
+def sections(
+    cut: Cut, cwd: str | None, model: str | None, openings: tuple[str, ...]
+) -> list[Section]:
+    """``openings``: how the agents' own summaries begin (a previous one's note is left out)."""
     facts = gather(cut.summarised, last_request_open=cut.kept_request is not None)
     return [
-        Section(TITLES[0], _overview(facts, cut.previous_summary), True),
+        Section(TITLES[0], _overview(facts, cut.previous_summary, openings), True),
         Section(TITLES[1], _foundation(facts, cwd, model), False),
         Section(TITLES[2], _codebase(facts), False),
         Section(TITLES[3], _problems(facts), True),
@@ -277,8 +280,10 @@ def structured_summary(
     budget: int,
     count: Count,
     source: str,
-    cwd: str | None = None,
-    model: str | None = None,
+    cwd: str | None,
+    model: str | None,
+    *,
+    openings: tuple[str, ...],
 ) -> str:
     pointer = pointer_line(source, earlier_transcript(cut.previous_summary))
-    return fit(sections(cut, cwd, model), pointer, budget, count)
+    return fit(sections(cut, cwd, model, openings), pointer, budget, count)

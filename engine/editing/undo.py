@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +31,9 @@ from engine.sessions.fork_mark import marked_fork
 _RESULT_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}-[0-9a-f]{10}(?:\.schema)?\.(?:json|txt)")
 
 
-def fork_name_is_ctxtops(name: str, session_id: str) -> bool:
-    """The writers' fork names: ``<id>.jsonl`` (Claude Code), ``rollout-<time>-<id>.jsonl``
-    (Codex), ``<stem>.ctxtop-<id>.json`` (OpenAI-format logs)."""
-    if not actions.SESSION_ID.fullmatch(session_id):
-        return False
-    return bool(
-        name == f"{session_id}.jsonl"
-        or re.fullmatch(rf"rollout-[0-9T:-]{{1,40}}-{session_id}\.jsonl", name)
-        or re.fullmatch(rf"[A-Za-z0-9_-]{{0,80}}\.ctxtop-{session_id}\.json", name)
-    )
+# Whether a file name is one the agents' writers give a fork of that session id
+# (``engine.agents.names_fork``: each agent declares its own).
+ForkNamed = Callable[[str, str], bool]
 
 
 def _written_part(path: Path, size: int) -> bytes:
@@ -50,7 +44,7 @@ def _written_part(path: Path, size: int) -> bytes:
         return handle.read(size)
 
 
-def _refusal(target: dict[str, Any], file: Any, force: bool) -> str | None:
+def _refusal(target: dict[str, Any], file: Any, force: bool, fork_named: ForkNamed) -> str | None:
     """Why the recorded ``file`` must not be removed, or None (also when it is gone already)."""
     if not isinstance(file, dict) or not isinstance(file.get("path"), str):
         return "no path recorded"
@@ -60,7 +54,7 @@ def _refusal(target: dict[str, Any], file: Any, force: bool) -> str | None:
         return "no size and hash were recorded when it was written"
     session_id = str(target.get("session_id") or "")
     if role == "fork":
-        ours = fork_name_is_ctxtops(path.name, session_id)
+        ours = bool(actions.SESSION_ID.fullmatch(session_id)) and fork_named(path.name, session_id)
     elif role == "result":
         ours = path.parent.name == session_id and bool(_RESULT_NAME.fullmatch(path.name))
     else:
@@ -101,7 +95,9 @@ def _files(target: dict[str, Any]) -> list[Any]:
     return [{"path": name, "role": None} for name in named if name]
 
 
-def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]:
+def undo(
+    action_id: str | None = None, *, force: bool = False, fork_named: ForkNamed
+) -> dict[str, Any]:
     """Remove the files of one fork (the newest if ``action_id`` is None) and log the undo."""
     forks = actions.live_forks()
     if not forks:
@@ -115,7 +111,7 @@ def undo(action_id: str | None = None, *, force: bool = False) -> dict[str, Any]
         target = matches[0]
     files = _files(target)
     for file in files:  # every file checked before any is removed
-        why = _refusal(target, file, force)
+        why = _refusal(target, file, force, fork_named)
         if why is not None:
             name = file.get("path") if isinstance(file, dict) else None
             raise CtxtopError(f"{name or target.get('fork')}: not removed: {why}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.agents import AGENTS
+from engine.agents import AGENTS, compacts_unread, summary_openings
 from engine.agents.window import agent_window
 from engine.compaction.cut_table import RoundRow, item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
@@ -60,9 +60,10 @@ class Compactable:
 
 
 def compactable(loaded: Loaded) -> Compactable:
-    agent = loaded.state.agent if loaded.state is not None else "codex"
-    plugin = AGENTS.get(agent)
+    state = loaded.state
+    plugin = AGENTS.get(state.agent) if state is not None else compacts_unread(loaded.data)
     if plugin is None or plugin.source is None:
+        agent = state.agent if state is not None else "such"
         raise InputError(str(loaded.path), f"compacting {agent} sessions is not supported yet")
     source = plugin.source(loaded.path, loaded.data, loaded.state)
     model = source.model()
@@ -147,7 +148,7 @@ def summarise(
             return llm_summary(*args, settings=settings, cancel=cancel, masker=masker), "llm"
         except LLMFailure as failure:
             warnings.append(f"LLM summary failed ({failure}); used the structured summary instead")
-    return structured_summary(*args), "structured"
+    return structured_summary(*args, openings=summary_openings()), "structured"
 
 
 def choose(loaded: Loaded, compacting: Compactable, keep_rounds: int, before: int | None) -> Cut:

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from engine.agents import stored_session
-from engine.agents.codex.writer import is_codex
+from engine.agents import compacts_unread, stored_session
 from engine.agents.session_reader import agent_of, read_session_data
 from engine.editing import actions
 from engine.editing.atomic import write_new
@@ -120,7 +119,7 @@ def read_session_bytes(path: Path, upto: int | None = None) -> bytes:
 class Loaded:
     """The session as first read: its bytes (what every fork of this transaction is made
     from, even if the agent appends meanwhile), their hash, and the session read from them.
-    ``state`` is None for a Codex log ctxtop compacts without reading it."""
+    ``state`` is None for a log ctxtop compacts without reading it (``compacts_unread``)."""
 
     path: Path
     data: bytes
@@ -177,9 +176,9 @@ def load(path: Path, doing: str, upto: int | None = None) -> Loaded:
     try:
         state = read_session_data(path, data)
     except InputError:
-        if doing != COMPACTING or not is_codex(data):
+        if doing != COMPACTING or compacts_unread(data) is None:
             raise
-        state = None  # a Codex log whose records ctxtop does not read: compacted from its items
+        state = None  # a log whose records ctxtop does not read: compacted from its items
     loaded = Loaded(path, data, hashlib.sha256(data).hexdigest(), state)
     if state is not None:
         loaded.sections()

@@ -19,12 +19,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
 
 # Claude Code 2.1: tool calls, a persisted 78 KB tool output, a sub-agent and a /compact.
-DEMO_SESSION = (
-    "claude-code",
-    "projects",
-    "-home-dev-demo-project",
-    "b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl",
-)
+DEMO_SESSION = PurePosixPath(
+    "claude-code/projects/-home-dev-demo-project/b7f51370-d8c8-469b-95e6-e7046fb8d0f3.jsonl"
+).parts
 DEMO_INTERVAL = 0.3
 DEMO_PAUSE = 3.0  # seconds the whole session stays on screen before the replay starts over
 # Claude Code's record time ("timestamp":"2026-11-22T14:04:17.597Z"), the sample's only shape.

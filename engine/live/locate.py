@@ -8,41 +8,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.agents import ADAPTERS, detect, stored_session
+from engine.agents import AGENTS, detect, stored_session
 from engine.agents.discovery import Found, discover
 from engine.agents.session_reader import decode_line
 from engine.errors import InputError
 from engine.files import read_head
 from engine.sessions.adapter import DETECT_RECORDS
 
-# Where each agent keeps its sessions (shown when none is found): the agent's home variable
-# (when it has one), its default home and the files below it. The generic OpenAI-format logs
-# have no default place.
-LOCATIONS: dict[str, tuple[str | None, str, str]] = {
-    "claude-code": ("CLAUDE_CONFIG_DIR", "~/.claude", "projects/*/*.jsonl"),
-    "codex": ("CODEX_HOME", "~/.codex", "sessions/**/rollout-*.jsonl"),
-    # GEMINI_CLI_HOME stands for the home directory, .gemini lives below it.
-    "gemini-cli": ("GEMINI_CLI_HOME", "~", ".gemini/tmp/*/chats/session-*.jsonl"),
-    "copilot-cli": ("COPILOT_HOME", "~/.copilot", "session-state/*/events.jsonl"),
-    # Sessions inside the database, named <database>/<session id> (engine/agents/opencode).
-    "opencode": ("XDG_DATA_HOME", "~/.local/share", "opencode/opencode*.db/ses_*"),
-}
 NO_PLACE = "no default place: open such a log by name"
 
 
 def agents() -> list[str]:
-    return [cls.agent for cls in ADAPTERS]
+    return list(AGENTS)
 
 
 def where(agent: str, env: Mapping[str, str] | None = None) -> str:
     """Where an agent's sessions live, with its home variable resolved when it is set."""
     env = os.environ if env is None else env
-    known = LOCATIONS.get(agent)
-    if known is None:
+    known = AGENTS.get(agent)
+    if known is None or known.sessions is None:
         return NO_PLACE
-    variable, default, pattern = known
-    home = (env.get(variable) if variable else None) or default
-    return f"{home}/{pattern}"
+    return known.sessions.where(env)
 
 
 def searched(agent: str | None = None) -> list[str]:

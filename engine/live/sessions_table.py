@@ -26,14 +26,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.agents import store_changed, written
+from engine.agents import AGENTS, store_changed, written
+from engine.agents.base import SessionFiles
 from engine.agents.discovery import Found, discover
 from engine.agents.session_reader import SessionReader
 from engine.analysis.analyze import Analyzer
 from engine.analysis.report import analyze_session
 from engine.config import Settings
 from engine.errors import CtxtopError
-from engine.live.locate import LOCATIONS
 from engine.live.session import LiveSession
 from engine.live.sessions_quick import quick_row
 from engine.live.sessions_row import SessionRow, at, session_figures, state_of
@@ -53,28 +53,24 @@ MAX_FULL = 200
 STORE_SLACK_SECONDS = 5.0
 # A deleted session stays on the table, marked ended, this long.
 ENDED_KEEP_SECONDS = 60.0
-# File names that match an agent's pattern but are not sessions of their own (Claude Code 2.0.x
-# keeps sub-agents' files beside the sessions; they are read with their parent).
-NOT_SESSIONS = {"claude-code": "agent-*"}
 
 
 @dataclass(frozen=True, slots=True)
 class AgentRoot:
-    """Where one agent keeps its sessions: the directory watched and the pattern below it."""
+    """Where one agent keeps its sessions: the directory watched, one pattern below it, and the
+    agent's rule for what matches but is not a session (the rule discovery follows too)."""
 
     agent: str
     directory: Path
     pattern: tuple[str, ...]
+    files: SessionFiles
 
     def holds_session(self, path: Path) -> bool:
         try:
             parts = path.relative_to(self.directory).parts
         except ValueError:
             return False
-        excluded = NOT_SESSIONS.get(self.agent)
-        if excluded and fnmatch.fnmatchcase(path.name, excluded):
-            return False
-        return _matches(parts, self.pattern)
+        return _matches(parts, self.pattern) and self.files.is_session(path)
 
 
 def _matches(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
@@ -92,17 +88,18 @@ def _matches(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
 def agent_roots(
     env: Mapping[str, str], home: Path, agent: str | None = None
 ) -> tuple[AgentRoot, ...]:
-    """Each agent's session directory (its home variable honoured) and the pattern below it."""
+    """Each agent's session directories (its home variable honoured) and the patterns below."""
     roots = []
-    for name, (variable, default, pattern) in LOCATIONS.items():
-        if agent not in (None, name):
+    for name, plugin in AGENTS.items():
+        files = plugin.sessions
+        if agent not in (None, name) or files is None:
             continue
-        base = env.get(variable) if variable else None
-        directory = Path(base) if base else home / default.removeprefix("~").lstrip("/")
-        parts = pattern.split("/")
-        while parts and not any(char in parts[0] for char in "*?["):
-            directory = directory / parts.pop(0)
-        roots.append(AgentRoot(name, directory, tuple(parts)))
+        for pattern in files.patterns:
+            directory = files.home(env, home)
+            parts = pattern.split("/")
+            while parts and not any(char in parts[0] for char in "*?["):
+                directory = directory / parts.pop(0)
+            roots.append(AgentRoot(name, directory, tuple(parts), files))
     return tuple(roots)
 
 
@@ -238,7 +235,8 @@ class SessionsTable:
 
     def watched(self) -> tuple[Path, ...]:
         """The agents' session directories that exist now (watched recursively)."""
-        return tuple(root.directory for root in self.roots if root.directory.is_dir())
+        found = (root.directory for root in self.roots if root.directory.is_dir())
+        return tuple(dict.fromkeys(found))
 
     def start(self, budget: float | None = None) -> None:
         """List the sessions once and read those active now (``budget``: for at most that many
@@ -378,7 +376,13 @@ class SessionsTable:
         return True
 
     def _is_session(self, path: Path) -> bool:
-        return any(root.holds_session(path) for root in self.roots)
+        """As ``discover`` lists them: a file created with nothing written yet is not one yet
+        (its first line may say it is a sub-agent's)."""
+        try:
+            empty = written(path)[1] == 0
+        except OSError:
+            return False
+        return not empty and any(root.holds_session(path) for root in self.roots)
 
     def _owners(self, path: Path) -> list[TrackedSession]:
         """Tracked sessions a changed companion file may belong to (a sub-agent's file, a

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from engine.agents import AGENTS
 from engine.proxy.tally import digest
 from engine.sessions.model import Message, SessionState
 
 OPENING = 2  # user messages: the session context and the first prompt
-_AGENTS_WITHOUT_ID = ("gemini-cli",)
 
 
 def opening_digest(texts: Iterable[str]) -> str | None:
@@ -62,6 +62,7 @@ def _user_texts(context: Sequence[Message]) -> Iterable[str]:
 def session_opening(state: SessionState) -> str | None:
     """The opening digest of a session whose agent sends no session id (else None: such a
     session's requests are found by its id)."""
-    if state.agent not in _AGENTS_WITHOUT_ID:
+    plugin = AGENTS.get(state.agent)
+    if plugin is None or plugin.proxy is None or not plugin.proxy.by_opening:
         return None
     return opening_digest(_user_texts(state.context))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.codex.writer import _INJECTED as CODEX_INJECTED
+from engine.agents import proxied
 from engine.editing.writer import dumps
 from engine.proxy.live_plan import CompactCut, LivePlan
 from engine.proxy.rewrite_common import (
@@ -25,6 +25,8 @@ from engine.proxy.rewrite_common import (
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
 CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 MODEL_ITEMS = (*CALLS, "reasoning", "web_search_call")
+# How the user messages agents inject as context begin (instructions, not the user's words).
+STANDING = tuple(prefix for use in proxied() for prefix in use.standing)
 
 
 def _text(content: Any) -> str:
@@ -49,9 +51,7 @@ def response_entry(item: Any) -> Entry:
         return Entry("assistant", calls=calls)
     if role == "assistant":
         return Entry("assistant", said=_text(item.get("content")))
-    if role in ("system", "developer") or _text(item.get("content")).lstrip().startswith(
-        CODEX_INJECTED
-    ):
+    if role in ("system", "developer") or _text(item.get("content")).lstrip().startswith(STANDING):
         return Entry("standing")
     return Entry("user", typed=True)
 

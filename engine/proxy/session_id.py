@@ -1,56 +1,37 @@
 """Whose session a model request belongs to, from what the agent sends with it.
 
-- Claude Code puts its session id (the name of its ``<session>.jsonl``) in the Messages body's
-  ``metadata.user_id`` (2.1.x: a JSON object with a ``session_id``; older releases:
-  ``user_<hash>_account_<uuid>_session_<uuid>``) and in an ``X-Claude-Code-Session-Id`` header;
-- Codex (0.169) sends a ``session-id`` header (the id in its rollout's name; older releases
-  ``session_id``);
-- others: a ``session_id``-like header when there is one, else nothing (the measurements go to
-  ``unknown``).
+- the headers each agent declares (``ProxyUse.session_headers`` in its plugin), in registry
+  order, then generic ``session_id``-like ones;
+- else where an agent puts it in the request's body (``ProxyUse.session_in_body``);
+- else nothing (the measurements go to ``unknown``).
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.agents import proxied
 from engine.paths import is_plain_name
 
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_SESSION_IN_USER_ID = re.compile(rf"session_({_UUID})")
-_HEADERS = (
-    "x-claude-code-session-id",
-    "session_id",
-    "session-id",
-    "x-session-id",
-    "conversation_id",
+_HEADERS = tuple(
+    dict.fromkeys(
+        [
+            *(name for use in proxied() for name in use.session_headers),
+            "x-session-id",
+            "conversation_id",
+        ]
+    )
 )
-
-
-def _from_user_id(user_id: str) -> str | None:
-    found = _SESSION_IN_USER_ID.search(user_id)
-    if found:
-        return found.group(1)
-    if user_id.startswith("{"):
-        try:
-            value = json.loads(user_id)
-        except ValueError:
-            return None
-        session = value.get("session_id") if isinstance(value, dict) else None
-        return session if isinstance(session, str) else None
-    return None
+_IN_BODY = tuple(use.session_in_body for use in proxied() if use.session_in_body is not None)
 
 
 def session_id(headers: Mapping[str, str], body: Any) -> str | None:
-    """The agent's session id for this request (a header's, else the body's metadata), or
+    """The agent's session id for this request (a header's, else the body's), or
     None; only a plain file-name-safe id (it names the measurement file)."""
     found = header_session_id(headers)
-    metadata = body.get("metadata") if isinstance(body, dict) else None
-    user_id = metadata.get("user_id") if isinstance(metadata, dict) else None
-    if found is None and isinstance(user_id, str):
-        found = _from_user_id(user_id)
+    for in_body in _IN_BODY:
+        found = found if found is not None else in_body(body)
     return found if found is not None and is_plain_name(found) else None
 
 

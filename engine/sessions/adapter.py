@@ -47,9 +47,9 @@ How it flows:
    of the database touched. Default: a session is a file.
 
 6. **Agent facts**. ``autocompact_at(context_window)`` gives the token count at which the agent
-   compacts by its documented rule (None if unknown). ``discover(env, home)`` yields the session
-   files in the agent's default location, used by ``ctxtop sessions``. ``profile`` names the
-   layout profile of the agent's prompts (``engine/analysis/profiles/<profile>.yaml``).
+   compacts by its documented rule (None if unknown). ``profile`` names the layout profile of
+   the agent's prompts (``engine/analysis/profiles/<profile>.yaml``). Where its session files
+   live is the plugin's (``SessionFiles`` in engine/agents/base.py).
 
 Normalisation rules (the report relies on them):
 
@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -123,8 +123,7 @@ CERTAIN = 100
 class Adapter(ABC):
     """One agent's log format. Subclasses set ``agent`` and implement ``detect`` and ``feed``."""
 
-    # "claude-code" | "codex" | "gemini-cli" | "copilot-cli" | "openai-messages"
-    agent: ClassVar[str]
+    agent: ClassVar[str]  # the agent's id, its key in ``engine.agents.AGENTS``
     label: ClassVar[str] = ""  # human name, e.g. "Claude Code"
     # The layout profile of the agent's prompts (engine/analysis/profiles/NAME.yaml); an agent
     # without one of its own is read as a VS Code Copilot Chat prompt.
@@ -243,8 +242,3 @@ class Adapter(ABC):
         WAL): the database, and its sessions written since ``since`` (epoch seconds) with when.
         None: ``path`` is no such file."""
         return None
-
-    @classmethod
-    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        """Session files in the agent's default location (honouring its home variable)."""
-        return iter(())

@@ -21,6 +21,7 @@ from engine.editing.policy import Policy
 from engine.errors import InputError
 from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
+from engine.live.sessions_table import agent_roots
 from engine.sessions.adapter import DETECT_RECORDS, NOT_MINE
 from tests.opencode_db import load_sample
 
@@ -98,12 +99,34 @@ def test_discovery_finds_the_sample_at_the_default_place(name: str, tmp_path: Pa
     sample, where = CASES[name]
     assert where is not None
     target = tmp_path / where
+    target = _place(sample, target)
+    assert list(AGENTS[name].discover({}, tmp_path)) == [target]
+    # The live sessions table takes the same file for a session when it is written.
+    roots = agent_roots({}, tmp_path)
+    assert [root.agent for root in roots if root.holds_session(target)] == [name]
+
+
+def _place(sample: str, target: Path) -> Path:
+    """The sample where the agent keeps it: a file copied, or a database loaded."""
     if target.suffix == ".db":  # the sample loaded where the agent keeps its database
-        target = load_sample(target)
-    else:
-        target.parent.mkdir(parents=True)
-        shutil.copyfile(SAMPLES / sample, target)
-    assert list(AGENTS[name].reader.discover({}, tmp_path)) == [target]
+        return load_sample(target)
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SAMPLES / sample, target)
+    return target
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, home) in CASES.items() if home))
+def test_the_agents_home_variable_moves_its_place(name: str, tmp_path: Path) -> None:
+    sample, where = CASES[name]
+    files = AGENTS[name].sessions
+    assert where is not None and files is not None and files.variable is not None
+    moved = tmp_path / "elsewhere"
+    target = _place(
+        sample, moved / Path(where).relative_to(files.default.removeprefix("~").lstrip("/"))
+    )
+    env = {files.variable: str(moved)}
+    assert list(AGENTS[name].discover(env, tmp_path / "home")) == [target]
+    assert files.where(env).startswith(str(moved))
 
 
 # Samples with tool results to clear, where the bundled one has none.

@@ -317,20 +317,20 @@ def test_the_compaction_point_follows_opencodes_rule_and_the_users_config(
             "limit": {"context": 100000, "output": 8000},}}}},
         }""",
     )
-    assert place.autocompact_at(100_000, "fake-coder", env, tmp_path) == 92_000
+    assert place.compaction_point(100_000, "fake-coder", env, tmp_path) == 92_000
     assert place.model_limits("fake-coder", env, tmp_path).context == 100_000
     # No output limit: OpenCode reserves its 32,000 maximum.
-    assert place.autocompact_at(200_000, "unknown-model", env, tmp_path) == 168_000
+    assert place.compaction_point(200_000, "unknown-model", env, tmp_path) == 168_000
     other = tmp_path / "other"
     env = write_config(
         other,
         '{"compaction": {"reserved": 5000}, "provider": {"p": {"models": {"m": '
         '{"limit": {"context": 400000, "input": 272000, "output": 128000}}}}}}',
     )
-    assert place.autocompact_at(400_000, "p/m", env, other) == 272_000 - 5_000
+    assert place.compaction_point(400_000, "p/m", env, other) == 272_000 - 5_000
     off = tmp_path / "off"
     env = write_config(off, '{"compaction": {"auto": false}}')
-    assert place.autocompact_at(200_000, "m", env, off) is None
+    assert place.compaction_point(200_000, "m", env, off) is None
 
 
 SAMPLE_WRITTEN = 1_795_916_217.481  # the sample session's last update (its row, epoch s)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from engine.agents import names_fork
 from engine.cli.main import main
 from engine.editing.json_schema import schema_of
 from engine.editing.limits import Limit
@@ -169,7 +170,7 @@ def test_offload_writes_the_whole_result_to_a_new_file_with_its_schema(tmp_path:
     assert str(text_file) in results["log"]
 
     # undo removes the fork and the files it pointed to
-    done = undo(outcome["action_id"])
+    done = undo(outcome["action_id"], fork_named=names_fork)
     assert done["removed"] and sorted(done["removed_files"]) == sorted(map(str, files))
     assert not directory.exists()
 

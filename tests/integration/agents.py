@@ -20,6 +20,7 @@ from typing import Any
 from agent_install import npm_cli
 from model_server import ModelServer
 
+from engine.agents import names_fork
 from engine.agents.session_reader import read_session
 from engine.editing.undo import undo
 from engine.sessions.fork_mark import marked_fork
@@ -221,7 +222,7 @@ def assert_fork_estimated(outcome: dict[str, Any]) -> None:
 def assert_undo_removes_the_resumed_fork(outcome: dict[str, Any]) -> None:
     """The fork the real CLI resumed (and appended to) is still provably ctxtop's: its mark
     is in the part ctxtop wrote, and ``undo --force`` removes it."""
-    assert undo(force=True)["removed"]
+    assert undo(force=True, fork_named=names_fork)["removed"]
     assert not Path(outcome["fork"]).exists()
 
 

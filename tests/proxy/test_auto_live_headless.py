@@ -107,8 +107,11 @@ def test_ctxtop_proxy_applies_the_policy_once_the_fill_passes_it(
         threading.Thread(target=lambda: [lines.put(x) for x in process.stdout], daemon=True).start()
         try:
             port = int(lines.get(timeout=30).split("127.0.0.1:")[1].split()[0])
-            head = [lines.get(timeout=30) for _ in range(5)]
-            assert f"automatic live policy: {action} a session once its fill passes 1%" in head[-1]
+            head = [lines.get(timeout=30)]  # a line per agent, where it measures, the policy
+            while not head[-1].startswith("measurements:"):
+                head.append(lines.get(timeout=30))
+            policy = lines.get(timeout=30)
+            assert f"automatic live policy: {action} a session once its fill passes 1%" in policy
             send(port)
             assert model.requests[-1]["raw"] == BODY  # at 2.2 %: no plan yet, the agent's bytes
             said = ""

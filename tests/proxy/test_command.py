@@ -70,7 +70,9 @@ def test_the_command_prints_how_to_start_agents_and_a_line_per_request(
             assert process.stdout is not None
             first = process.stdout.readline()
             port = int(first.split("127.0.0.1:")[1].split()[0])
-            head = [process.stdout.readline() for _ in range(4)]
+            head = [process.stdout.readline()]  # a line per agent, then where it measures
+            while not head[-1].startswith("measurements:"):
+                head.append(process.stdout.readline())
             status, _, _ = post(port, "/v1/messages", anthropic_body(), {"x-api-key": KEY})
             request = process.stdout.readline()
         finally:

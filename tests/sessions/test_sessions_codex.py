@@ -23,6 +23,7 @@ from test_sessions_tail import _report
 from engine.agents.discovery import discover
 from engine.agents.session_reader import SessionReader
 from engine.cli.main import main
+from engine.live.sessions_table import SessionsTable
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = (
@@ -349,6 +350,28 @@ def test_a_rollout_written_again_at_a_spawned_ones_path_is_listed(tmp_path: Path
     assert listed() == []
     shutil.copy(parent, target)
     assert listed() == [target]
+
+
+def test_the_live_table_leaves_out_spawned_sub_agents_as_discovery_does(tmp_path: Path) -> None:
+    """One rule: a spawned thread's rollout is read with its parent, not a row of its own, when
+    it is written while the table watches (even created empty first) as when the table starts."""
+    day = tmp_path / "sessions" / "2026" / "11" / "23"
+    day.mkdir(parents=True)
+    files = sorted(GENERATED.glob("subagent-*/sessions/*/*/*/*.jsonl"))
+    parents = {day / f.name for f in files if records(f)[0]["payload"]["source"] == "exec"}
+    env = {"CODEX_HOME": str(tmp_path)}
+    watching = SessionsTable(agent="codex", env=env, home=tmp_path)
+    watching.start()
+    for path in files:
+        copy = day / path.name
+        copy.touch()  # the agent creates the file, then writes its first line
+        watching.changed([copy])
+        shutil.copy(path, copy)
+        watching.changed([copy])
+    started = SessionsTable(agent="codex", env=env, home=tmp_path)
+    started.start()
+    assert len(parents) == 2 < len(files)
+    assert set(watching.tracked) == set(started.tracked) == parents
 
 
 def test_the_configured_autocompact_limit_lowers_codexs_default(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from engine.agents import proxied
 from engine.errors import CtxtopError
 from engine.proxy.measured import MeasuredPrompt
 from engine.proxy.settings import DEFAULT_PORT, load_proxy_settings
@@ -36,9 +37,7 @@ def not_proxied(port: int | None) -> Text:
         "This session's requests did not go through ctxtop's proxy, so its system prompt and "
         "tools are inferred (*) from the log.\n\n"
         f"{start}start the agent through it:\n"
-        f"  ANTHROPIC_BASE_URL={where} claude\n"
-        f"  OPENAI_BASE_URL={where}/v1 codex\n"
-        f"  GOOGLE_GEMINI_BASE_URL={where} gemini\n"
+        + "".join(f"  {use.setup_line(where)}\n" for use in proxied())
     )
 
 

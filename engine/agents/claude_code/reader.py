@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -1034,18 +1034,6 @@ class ClaudeCodeAdapter(Adapter):
             and (child.last_activity or "") > done
             for child in state.subagents.values()
         )
-
-    @classmethod
-    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        root = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
-        projects = root / "projects"
-        if not projects.is_dir():
-            return
-        for project in projects.iterdir():
-            if project.is_dir():
-                for path in project.glob("*.jsonl"):
-                    if not path.name.startswith("agent-"):
-                        yield path
 
 
 def _record_result(state: SessionState, call_id: str, text: str, is_error: bool) -> None:

@@ -687,12 +687,3 @@ class CodexAdapter(Adapter):
         # A window Codex logged is the effective one; the registry's is the model's own.
         logged = self.state.context_window == context_window
         return codex_autocompact_at(context_window, configured, effective=logged)
-
-    @classmethod
-    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        """Session rollouts, not those of spawned sub-agents (they show under their parent, and
-        a dashboard following the newest session must not jump to one)."""
-        root = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
-        sessions = root / "sessions"
-        if sessions.is_dir():
-            yield from _is_spawned.sessions(sessions.glob("*/*/*/rollout-*.jsonl"))

@@ -8,8 +8,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from engine.agents.codex.plugin import SUMMARY_OPENING
 from engine.agents.codex.writer import CodexWriter
-from engine.compaction.handoff import CODEX_OPENING, OPENING
+from engine.compaction.handoff import OPENING
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import image_placeholder
 from engine.compaction.source import Source, is_overflow_text, now_iso, text_of
@@ -20,7 +21,7 @@ _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<pe
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 # How Codex's own summaries begin (a handoff note), and ctxtop's.
-SUMMARY_PREFIXES = (CODEX_OPENING, OPENING)
+SUMMARY_PREFIXES = (SUMMARY_OPENING, OPENING)
 
 
 def _output_text(output: Any) -> str:

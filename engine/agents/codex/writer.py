@@ -13,12 +13,12 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.agents.codex.plugin import INJECTED as _INJECTED
 from engine.editing.cycles import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
 
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
-_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 
 
 def _user_turn(item: dict[str, Any]) -> bool:

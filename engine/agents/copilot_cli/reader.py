@@ -38,7 +38,7 @@ wrote (tests/sessions/data/generated/copilot-cli):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -537,15 +537,6 @@ class CopilotCliAdapter(Adapter):
 
     def autocompact_at(self, context_window: int) -> int | None:
         return math.floor(context_window * AUTOCOMPACT_FRACTION)
-
-    @classmethod
-    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        root = Path(env["COPILOT_HOME"]) if env.get("COPILOT_HOME") else home / ".copilot"
-        sessions = root / "session-state"
-        if not sessions.is_dir():
-            return
-        yield from sessions.glob("*/events.jsonl")
-        yield from sessions.glob("*.jsonl")  # the legacy flat layout
 
 
 _Handler = Callable[[CopilotCliAdapter, _Window, Mapping[str, Any], str, int, str | None], None]

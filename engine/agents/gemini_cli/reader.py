@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -505,19 +505,6 @@ class GeminiCliAdapter(Adapter):
     def cli_window(cls, model: str | None) -> int | None:
         """Gemini CLI's own ``tokenLimit`` (see ``CLI_TOKEN_LIMIT``)."""
         return CLI_GEMMA_4_LIMIT if model in CLI_GEMMA_4_MODELS else CLI_TOKEN_LIMIT
-
-    @classmethod
-    def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        root = Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else home
-        projects = root / ".gemini" / "tmp"
-        if not projects.is_dir():
-            return
-        for chats in projects.glob("*/chats"):
-            for path in chats.glob("session-*.json*"):
-                if path.suffix == ".jsonl":
-                    yield path
-                elif path.suffix == ".json" and not path.with_suffix(".jsonl").exists():
-                    yield path  # a legacy session not yet converted by a resume
 
 
 def _project_root(session: Path) -> str | None:

@@ -1,1 +1,5 @@
-"""opencode: everything ctxtop knows of this agent (see engine/agents/base.py)."""
+"""OpenCode: everything ctxtop knows of this agent (see engine/agents/base.py)."""
+
+from engine.agents.opencode.plugin import PLUGIN
+
+__all__ = ["PLUGIN"]

@@ -212,7 +212,7 @@ def _compaction(env: Mapping[str, str], home: Path | None) -> Mapping[str, Any]:
     return merged
 
 
-def autocompact_at(
+def compaction_point(
     context_window: int, model: str | None, env: Mapping[str, str], home: Path | None = None
 ) -> int | None:
     """The ``tokens.total`` of a step at which OpenCode compacts (module text), None if never."""

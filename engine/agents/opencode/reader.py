@@ -429,7 +429,7 @@ class OpenCodeAdapter(Adapter):
     # -- agent facts -------------------------------------------------------------------------------
 
     def autocompact_at(self, context_window: int) -> int | None:
-        return place.autocompact_at(context_window, self.state.model, os.environ)
+        return place.compaction_point(context_window, self.state.model, os.environ)
 
     @classmethod
     def cli_window(cls, model: str | None) -> int | None:
