@@ -25,6 +25,7 @@ from engine.editing import actions
 from engine.editing.atomic import write_new
 from engine.editing.offload import Offloader
 from engine.editing.preview import CacheCost, WholeContext, sections
+from engine.editing.writer import Writer
 from engine.errors import CtxtopError, InputError
 from engine.files import open_regular
 from engine.sessions.fork_mark import marked_fork
@@ -149,6 +150,14 @@ class Loaded:
             assert self.state is not None
             self._sections = sections(self.state, self.ledger, self.factor())
         return self._sections
+
+    def writer(self, kind: type[Writer]) -> Writer:
+        """The session's fork writer, made once: it decodes the session's lines once for every
+        preview's scan and render and the compaction source's items."""
+        found = self.shared.get("writer")
+        if not isinstance(found, kind):
+            found = self.shared["writer"] = kind(self.path, self.data)
+        return found
 
     def require_state(self, doing: str) -> SessionState:
         if self.state is None:

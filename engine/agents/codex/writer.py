@@ -42,13 +42,10 @@ class CodexWriter(Writer):
     resumable = True
     supports_restore = True
 
-    def _records(self) -> list[Any]:
-        return jsonl_records(self.path, self.data)
-
     def context_items(self) -> list[dict[str, Any]]:
         """The response items Codex would send on resume, in order."""
         items: list[dict[str, Any]] = []
-        for record in self._records():
+        for record in self.records():
             if not isinstance(record, dict):
                 continue
             payload = record.get("payload")
@@ -85,7 +82,7 @@ class CodexWriter(Writer):
         return Scan(list(uses.values()), cycle)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
-        records = self._records()
+        records = self.records()
         old_id = _session_id(records)
 
         def walk(value: Any) -> Any:
