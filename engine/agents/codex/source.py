@@ -40,14 +40,14 @@ class CodexSource(Source):
 
     def model(self) -> str | None:
         model = super().model()
-        for record in jsonl_records(self.path, self.data):
+        for record in self.writer.records():
             payload = record.get("payload") if isinstance(record, dict) else None
             if record_type(record) == "turn_context" and isinstance(payload, dict):
                 model = str(payload.get("model") or model or "") or None
         return model
 
     def cwd(self) -> str | None:
-        for record in jsonl_records(self.path, self.data):
+        for record in self.writer.records():
             payload = record.get("payload") if isinstance(record, dict) else None
             if record_type(record) == "session_meta" and isinstance(payload, dict):
                 cwd = payload.get("cwd")
