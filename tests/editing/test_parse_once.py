@@ -77,7 +77,7 @@ def _opened(watch: Watch, path: Path) -> int:
     return sum(1 for name in watch.opened if name == str(path))
 
 
-DECODED_ONCE = ["claude-code", "codex"]
+DECODED_ONCE = sorted(SESSIONS)
 
 
 @pytest.mark.parametrize("agent", DECODED_ONCE)
@@ -94,7 +94,7 @@ def test_edit_previews_decode_the_session_once(
         second = preview_edit(loaded, Policy(keep_cycles=0))
     assert second.tokens_after <= first.tokens_after <= first.tokens_before
     assert parses.counts["reader session"] == 1
-    assert parses.counts["decode session"] == 1  # before: 3 (the scan, each render)
+    assert parses.counts["decode session"] == 1  # before: 3 (the scan, each render), 5 (OpenAI)
     assert parses.counts["reader fork"] == 2
     assert _opened(watch, path) == 2  # the agent told from the head, then the bytes
 
@@ -109,5 +109,6 @@ def test_compaction_previews_decode_the_session_once(
         preview_compact(loaded, keep_rounds=1)
         preview_compact(loaded, keep_rounds=0)
     assert parses.counts["reader session"] == 1
-    assert parses.counts["decode session"] == 1  # before: 2 for Claude Code, 16 for Codex
+    # At most once (before: 2 for Claude Code, 16 for Codex).
+    assert parses.counts["decode session"] <= 1
     assert _opened(watch, path) == 2
