@@ -14,8 +14,8 @@ from engine.compaction.items import Cut, Round
 from engine.editing.policy import Policy
 from engine.errors import CtxtopError
 from engine.forks.compact import CompactDetails, compact_session
-from engine.forks.edit import edit_session
-from engine.forks.transaction import Preview, unwritten
+from engine.forks.edit import edit_session, preview_edit
+from engine.forks.transaction import Loaded, Preview, unwritten
 from engine.proxy.live_plan import FIGURE_KINDS, CompactCut, LivePlan, round_digest, save_plan
 
 FIGURES = tuple(FIGURE_KINDS)
@@ -30,9 +30,14 @@ def _figures(outcome: dict[str, Any]) -> dict[str, Any]:
 
 
 def edit_plan(
-    path: str | Path, policy: Policy, session_id: str, **options: Any
+    path: str | Path,
+    policy: Policy,
+    session_id: str,
+    loaded: Loaded | None = None,
+    **options: Any,
 ) -> tuple[LivePlan, dict[str, Any]]:
     """The edit ``ctxtop edit --dry-run`` previews, as a live plan, and that preview.
+    ``loaded``: the session as the caller read it (the dashboard's panel), not read again;
     ``options``: ``edit_session``'s (``relevance``, ``upto``, ``shown``)."""
     if policy.offload:
         raise CtxtopError("--offload writes files for a fork; a live edit cannot offload")
@@ -41,7 +46,13 @@ def edit_plan(
     def keep(results: dict[str, str], inputs: dict[str, Any]) -> None:
         replaced.update(results=results, inputs=inputs)
 
-    outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options).as_json()
+    if loaded is not None:
+        options.pop("upto", None)  # the bytes ``loaded`` holds
+        preview = preview_edit(loaded, policy, on_plan=keep, **options)
+        done = unwritten(preview, dry_run=True)
+    else:
+        done = edit_session(path, policy, dry_run=True, on_plan=keep, **options)
+    outcome = done.as_json()
     plan = _plan(
         "edit",
         session_id,
@@ -121,11 +132,15 @@ def session_id_of(path: str | Path) -> str:
 
 
 def apply_edit(
-    path: str | Path, policy: Policy, session_id: str | None = None, **options: Any
+    path: str | Path,
+    policy: Policy,
+    session_id: str | None = None,
+    loaded: Loaded | None = None,
+    **options: Any,
 ) -> tuple[LivePlan, dict[str, Any], Path]:
     """Plan the edit and put it in force (the proxy applies it from the session's next
-    request); the plan, the edit's preview and the plan's file."""
-    plan, outcome = edit_plan(path, policy, session_id or session_id_of(path), **options)
+    request); the plan, the edit's preview and the plan's file. ``loaded``: as ``edit_plan``'s."""
+    plan, outcome = edit_plan(path, policy, session_id or session_id_of(path), loaded, **options)
     if not plan.results and not plan.inputs:
         raise CtxtopError(f"{path}: nothing to clear, so nothing to apply live")
     return plan, outcome, save_plan(plan)

@@ -20,6 +20,7 @@ from engine.editing.policy import Policy
 from engine.forks.compact import preview_compact
 from engine.forks.edit import preview_edit
 from engine.forks.transaction import COMPACTING, EDITING, load
+from engine.live.apply_plan import apply_edit
 from tests.conftest import Watch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,3 +113,21 @@ def test_compaction_previews_decode_the_session_once(
     # At most once (before: 2 for Claude Code, 16 for Codex).
     assert parses.counts["decode session"] <= 1
     assert _opened(watch, path) == 2
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "openai-messages"])
+def test_apply_live_starts_from_the_panels_session(
+    agent: str, tmp_path: Path, parses: Parses, watch: Watch
+) -> None:
+    """The edit panel's "Apply live" plans from the session its previews read: nothing is
+    read or decoded again (before: the file opened twice, read and decoded whole again)."""
+    path = _copy(agent, tmp_path, parses)
+    loaded = load(path, EDITING)
+    shown = preview_edit(loaded, Policy(keep_cycles=0))
+    parses.counts.clear()
+    with watch.active():
+        plan, outcome, _ = apply_edit(path, Policy(keep_cycles=0), "s1", loaded)
+    assert _opened(watch, path) == 0
+    assert parses.counts["reader session"] == parses.counts["decode session"] == 0
+    assert plan.source_sha256 == loaded.sha256
+    assert outcome["tokens_after"] == shown.tokens_after
