@@ -110,8 +110,10 @@ def test_compaction_previews_decode_the_session_once(
         preview_compact(loaded, keep_rounds=1)
         preview_compact(loaded, keep_rounds=0)
     assert parses.counts["reader session"] == 1
-    # At most once (before: 2 for Claude Code, 16 for Codex).
+    # At most once (before: 2 for Claude Code, 16 for Codex); a Codex fork was also rendered to
+    # bytes and decoded again to append its compaction.
     assert parses.counts["decode session"] <= 1
+    assert parses.counts["decode fork"] == 0
     assert _opened(watch, path) == 2
 
 
