@@ -97,6 +97,7 @@ def test_edit_previews_decode_the_session_once(
     assert parses.counts["reader session"] == 1
     assert parses.counts["decode session"] == 1  # before: 3 (the scan, each render), 5 (OpenAI)
     assert parses.counts["reader fork"] == 2
+    assert parses.counts["decode fork"] == 0  # before: 2 for Claude Code (its usage marked)
     assert _opened(watch, path) == 2  # the agent told from the head, then the bytes
 
 

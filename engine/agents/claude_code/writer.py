@@ -9,6 +9,7 @@ turns of 1.0.x) are never edited.
 
 from __future__ import annotations
 
+import json
 import shlex
 import uuid
 from collections.abc import Callable, Mapping
@@ -17,8 +18,12 @@ from typing import Any
 from engine.agents.claude_code import microcompact
 from engine.compaction.source import shifted
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writer import Writer, jsonl_bytes, jsonl_records, text_id
-from engine.sessions.fork_mark import usage_is_ctxtops
+from engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
+from engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
+
+# In a line whose usage ctxtop wrote (the fork's lines are written by ``dumps``): the lines
+# without it are left as rendered, not decoded again.
+_USAGE_MARK = f'"{USAGE_KEY}":'.encode()
 
 
 def written_usage(prompt: int, output: int) -> dict[str, int]:
@@ -184,8 +189,14 @@ class ClaudeCodeWriter(Writer):
         """Also the usage ctxtop wrote (``ctxtopUsage``) as ``usage`` gives it by uuid: what
         Claude Code counts its context from on resume adds up to ctxtop's estimate."""
         if usage:
-            records = jsonl_records(self.path, fork)
-            for record in records:
+            lines = fork.split(b"\n")
+            for index, raw in enumerate(lines):
+                if _USAGE_MARK not in raw:
+                    continue  # no usage of ctxtop's: the line as rendered
+                try:
+                    record = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                    continue
                 if not isinstance(record, dict) or not usage_is_ctxtops(record):
                     continue
                 figures = usage.get(str(record.get("uuid")))
@@ -193,7 +204,8 @@ class ClaudeCodeWriter(Writer):
                 if figures is not None and isinstance(message, dict):
                     prompt, output = figures
                     message["usage"] = written_usage(prompt, output)
-            fork = jsonl_bytes(records)
+                    lines[index] = dumps(record).encode("utf-8")
+            fork = b"\n".join(lines)
         return super().mark(fork, context_tokens, session_id)
 
     def with_message(self, fork: bytes, line: int, text: str) -> bytes:
