@@ -13,9 +13,9 @@ from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Cut, Round
 from engine.editing.policy import Policy
 from engine.errors import CtxtopError
-from engine.forks.compact import CompactDetails, compact_session
+from engine.forks.compact import CompactDetails, compact_session, preview_compact
 from engine.forks.edit import edit_session, preview_edit
-from engine.forks.transaction import Loaded, Preview, unwritten
+from engine.forks.transaction import COMPACTING, EDITING, Loaded, Preview, load, unwritten
 from engine.proxy.live_plan import FIGURE_KINDS, CompactCut, LivePlan, round_digest, save_plan
 
 FIGURES = tuple(FIGURE_KINDS)
@@ -131,6 +131,13 @@ def session_id_of(path: str | Path) -> str:
     return found if found else Path(path).stem
 
 
+def loaded_session_id(loaded: Loaded) -> str:
+    """``session_id_of`` the session as ``loaded`` read it (not read again)."""
+    if loaded.state is None:  # a Codex log compacted without being read
+        return session_id_of(loaded.path)
+    return loaded.state.session_id or loaded.path.stem
+
+
 def apply_edit(
     path: str | Path,
     policy: Policy,
@@ -140,7 +147,10 @@ def apply_edit(
 ) -> tuple[LivePlan, dict[str, Any], Path]:
     """Plan the edit and put it in force (the proxy applies it from the session's next
     request); the plan, the edit's preview and the plan's file. ``loaded``: as ``edit_plan``'s."""
-    plan, outcome = edit_plan(path, policy, session_id or session_id_of(path), loaded, **options)
+    if session_id is None:
+        loaded = loaded or load(Path(path), EDITING, options.pop("upto", None))
+        session_id = loaded_session_id(loaded)
+    plan, outcome = edit_plan(path, policy, session_id, loaded, **options)
     if not plan.results and not plan.inputs:
         raise CtxtopError(f"{path}: nothing to clear, so nothing to apply live")
     return plan, outcome, save_plan(plan)
@@ -154,5 +164,11 @@ def apply_compact(
 ) -> tuple[LivePlan, dict[str, Any], Path]:
     """Plan the compaction (or take ``preview``'s) and put it in force; the plan, its preview
     and the plan's file."""
-    plan, outcome = compact_plan(path, session_id or session_id_of(path), preview, **options)
+    if session_id is None:
+        if preview is None:
+            preview = preview_compact(
+                load(Path(path), COMPACTING, options.pop("upto", None)), **options
+            )
+        session_id = loaded_session_id(preview.loaded)
+    plan, outcome = compact_plan(path, session_id, preview, **options)
     return plan, outcome, save_plan(plan)

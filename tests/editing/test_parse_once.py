@@ -20,7 +20,7 @@ from engine.editing.policy import Policy
 from engine.forks.compact import preview_compact
 from engine.forks.edit import preview_edit
 from engine.forks.transaction import COMPACTING, EDITING, load
-from engine.live.apply_plan import apply_edit
+from engine.live.apply_plan import apply_compact, apply_edit
 from tests.conftest import Watch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,8 @@ class Parses:
         self.counts: Counter[str] = Counter()
 
     def of(self, data: bytes | None) -> str:
-        return "session" if data == self.session else "fork"
+        """Whose bytes: None is a read of the file itself (the session's)."""
+        return "session" if data is None or data == self.session else "fork"
 
 
 @pytest.fixture
@@ -134,3 +135,16 @@ def test_apply_live_starts_from_the_panels_session(
     assert parses.counts["reader session"] == parses.counts["decode session"] == 0
     assert plan.source_sha256 == loaded.sha256
     assert outcome["tokens_after"] == shown.tokens_after
+
+
+def test_edit_and_compact_live_read_the_session_once(
+    tmp_path: Path, parses: Parses, watch: Watch
+) -> None:
+    """``ctxtop edit --live`` and ``ctxtop compact --live``: the session id the plan is for
+    comes from the session read for the plan (before: the session was read twice)."""
+    path = _copy("claude-code", tmp_path, parses)
+    edited, _, _ = apply_edit(path, Policy(keep_cycles=0))
+    assert parses.counts["reader session"] == 1
+    compacted, _, _ = apply_compact(path, keep_rounds=1)
+    assert parses.counts["reader session"] == 2
+    assert edited.session_id == compacted.session_id == path.stem
