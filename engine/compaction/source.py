@@ -71,15 +71,16 @@ class Source(ABC):
         state: SessionState | None,
         *,
         parsed: list[Any] | None = None,
+        writer: Writer | None = None,
     ) -> None:
         """``parsed``: the records of ``data``'s lines, when the caller has them already (a
-        format read line by line; the inspector looks at many prefixes of one session)."""
+        format read line by line; the inspector looks at many prefixes of one session).
+        ``writer``: the fork writer of ``data`` already made (its decoded lines are shared)."""
         self.path = path
         self.data = data
         self.state = state
-        self.writer: Writer = self.writer_class(path, data)
+        self.writer: Writer = writer or self.writer_class(path, data, parsed)
         self.calls: dict[str, Call] = {}
-        self._parsed: list[Any] | None = parsed
 
     @abstractmethod
     def items(self) -> list[Item]:

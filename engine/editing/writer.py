@@ -51,7 +51,11 @@ def jsonl_bytes(records: list[Any]) -> bytes:
 
 
 class Writer(ABC):
-    """Built from the session's bytes (never the open file); ``render`` returns the fork's bytes."""
+    """Built from the session's bytes (never the open file); ``render`` returns the fork's bytes.
+
+    The session's lines are decoded once (``records``) and only read after: ``scan``, every
+    ``render`` and the compaction source of the same bytes share them (a fork's records are
+    copies of the ones it changes)."""
 
     agent: ClassVar[str]
     # The agent resumes a fork by a command (``resume_command``); False: the format has none.
@@ -59,9 +63,18 @@ class Writer(ABC):
     # ``ctxtop restore`` can fork a session of this format at a compaction (``with_message``).
     supports_restore: ClassVar[bool] = False
 
-    def __init__(self, path: Path, data: bytes) -> None:
+    def __init__(self, path: Path, data: bytes, records: list[Any] | None = None) -> None:
+        """``records``: ``data``'s lines decoded already (a prefix of a session the caller
+        decoded whole)."""
         self.path = path
         self.data = data
+        self._records = records
+
+    def records(self) -> list[Any]:
+        """The session's lines (``jsonl_records``), decoded on the first call only."""
+        if self._records is None:
+            self._records = jsonl_records(self.path, self.data)
+        return self._records
 
     @abstractmethod
     def scan(self) -> Scan:

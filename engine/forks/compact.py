@@ -65,7 +65,8 @@ def compactable(loaded: Loaded) -> Compactable:
     if plugin is None or plugin.source is None:
         agent = state.agent if state is not None else "such"
         raise InputError(str(loaded.path), f"compacting {agent} sessions is not supported yet")
-    source = plugin.source(loaded.path, loaded.data, loaded.state)
+    writer = loaded.writer(plugin.source.writer_class)
+    source = plugin.source(loaded.path, loaded.data, loaded.state, writer=writer)
     model = source.model()
     if loaded.state is not None:
         encoding = encoding_for(loaded.state)

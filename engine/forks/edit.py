@@ -177,7 +177,7 @@ def writer_of(loaded: Loaded) -> tuple[SessionState, Writer]:
     agent = AGENTS.get(state.agent)
     if agent is None or agent.writer is None:
         raise InputError(str(loaded.path), f"editing {state.agent} sessions is not supported yet")
-    return state, agent.writer(loaded.path, loaded.data)
+    return state, loaded.writer(agent.writer)
 
 
 def in_context_scan(writer: Writer, state: SessionState) -> Scan:

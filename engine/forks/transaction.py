@@ -161,6 +161,14 @@ class Loaded:
             self._sections = sections(self.state, self.ledger, self.factor())
         return self._sections
 
+    def writer(self, kind: type[Writer]) -> Writer:
+        """The session's fork writer, made once: it decodes the session's lines once for every
+        preview's scan and render and the compaction source's items."""
+        found = self.shared.get("writer")
+        if not isinstance(found, kind):
+            found = self.shared["writer"] = kind(self.path, self.data)
+        return found
+
     def require_state(self, doing: str) -> SessionState:
         if self.state is None:
             raise InputError(str(self.path), f"{doing} this session is not supported yet")

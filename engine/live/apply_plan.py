@@ -13,9 +13,18 @@ from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Round
 from engine.editing.policy import Policy
 from engine.errors import CtxtopError
-from engine.forks.compact import CompactDetails, compact_session
-from engine.forks.edit import EditDetails, edit_session
-from engine.forks.transaction import Details, Outcome, Preview, unwritten
+from engine.forks.compact import CompactDetails, compact_session, preview_compact
+from engine.forks.edit import EditDetails, edit_session, preview_edit
+from engine.forks.transaction import (
+    COMPACTING,
+    EDITING,
+    Details,
+    Loaded,
+    Outcome,
+    Preview,
+    load,
+    unwritten,
+)
 from engine.proxy.live_plan import FIGURE_KINDS, CompactCut, LivePlan, round_digest, save_plan
 
 FIGURES = tuple(FIGURE_KINDS)
@@ -32,9 +41,14 @@ def _figures(outcome: Outcome[Details]) -> dict[str, Any]:
 
 
 def edit_plan(
-    path: str | Path, policy: Policy, session_id: str, **options: Any
+    path: str | Path,
+    policy: Policy,
+    session_id: str,
+    loaded: Loaded | None = None,
+    **options: Any,
 ) -> tuple[LivePlan, Outcome[EditDetails]]:
     """The edit ``ctxtop edit --dry-run`` previews, as a live plan, and that preview.
+    ``loaded``: the session as the caller read it (the dashboard's panel), not read again;
     ``options``: ``edit_session``'s (``relevance``, ``upto``, ``shown``)."""
     if policy.offload:
         raise CtxtopError("--offload writes files for a fork; a live edit cannot offload")
@@ -43,7 +57,12 @@ def edit_plan(
     def keep(results: dict[str, str], inputs: dict[str, Any]) -> None:
         replaced.update(results=results, inputs=inputs)
 
-    outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options)
+    if loaded is not None:
+        options.pop("upto", None)  # the bytes ``loaded`` holds
+        preview = preview_edit(loaded, policy, on_plan=keep, **options)
+        outcome = unwritten(preview, dry_run=True)
+    else:
+        outcome = edit_session(path, policy, dry_run=True, on_plan=keep, **options)
     plan = _plan(
         "edit",
         session_id,
@@ -123,12 +142,26 @@ def session_id_of(path: str | Path) -> str:
     return found if found else Path(path).stem
 
 
+def loaded_session_id(loaded: Loaded) -> str:
+    """``session_id_of`` the session as ``loaded`` read it (not read again)."""
+    if loaded.state is None:  # a Codex log compacted without being read
+        return session_id_of(loaded.path)
+    return loaded.state.session_id or loaded.path.stem
+
+
 def apply_edit(
-    path: str | Path, policy: Policy, session_id: str | None = None, **options: Any
+    path: str | Path,
+    policy: Policy,
+    session_id: str | None = None,
+    loaded: Loaded | None = None,
+    **options: Any,
 ) -> tuple[LivePlan, Outcome[EditDetails], Path]:
     """Plan the edit and put it in force (the proxy applies it from the session's next
-    request); the plan, the edit's preview and the plan's file."""
-    plan, outcome = edit_plan(path, policy, session_id or session_id_of(path), **options)
+    request); the plan, the edit's preview and the plan's file. ``loaded``: as ``edit_plan``'s."""
+    if session_id is None:
+        loaded = loaded or load(Path(path), EDITING, options.pop("upto", None))
+        session_id = loaded_session_id(loaded)
+    plan, outcome = edit_plan(path, policy, session_id, loaded, **options)
     if not plan.results and not plan.inputs:
         raise CtxtopError(f"{path}: nothing to clear, so nothing to apply live")
     return plan, outcome, save_plan(plan)
@@ -142,5 +175,11 @@ def apply_compact(
 ) -> tuple[LivePlan, Outcome[CompactDetails], Path]:
     """Plan the compaction (or take ``preview``'s) and put it in force; the plan, its preview
     and the plan's file."""
-    plan, outcome = compact_plan(path, session_id or session_id_of(path), preview, **options)
+    if session_id is None:
+        if preview is None:
+            preview = preview_compact(
+                load(Path(path), COMPACTING, options.pop("upto", None)), **options
+            )
+        session_id = loaded_session_id(preview.loaded)
+    plan, outcome = compact_plan(path, session_id, preview, **options)
     return plan, outcome, save_plan(plan)

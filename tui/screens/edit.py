@@ -289,9 +289,9 @@ class EditScreen(ForkPanel[EditDetails]):
         policy, session, sample = self.policy(), self.live_session, self.sample
         if policy is None or session is None:
             return None
-        return lambda: apply_edit(self.path, policy, session, upto=sample.upto, shown=sample.shown)[
-            0
-        ]
+        return lambda: apply_edit(  # from the session the panel read for its previews
+            self.path, policy, session, self.prepared(), shown=sample.shown
+        )[0]
 
     @on(Button.Pressed, "#edit-close")
     def action_close(self) -> None:

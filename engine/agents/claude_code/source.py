@@ -20,7 +20,7 @@ from engine.agents.claude_code.writer import ClaudeCodeWriter, written_usage
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import file_placeholder, image_placeholder
 from engine.compaction.source import Source, is_overflow_text, now_iso, shifted, text_of
-from engine.editing.writer import jsonl_bytes, jsonl_records
+from engine.editing.writer import jsonl_bytes
 from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER, ESTIMATED, USAGE_KEY
 
 # Attachments that carry standing context (rules, memory, tool and skill listings, the
@@ -63,15 +63,9 @@ class ClaudeCodeSource(Source):
     agent = "claude-code"
     writer_class = ClaudeCodeWriter
 
-    def _records(self) -> list[Any]:
-        """The file's records, parsed once (``render`` copies what it changes)."""
-        if self._parsed is None:
-            self._parsed = jsonl_records(self.path, self.data)
-        return self._parsed
-
     def _by_uuid(self) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
-        for record in self._records():
+        for record in self.writer.records():
             if isinstance(record, dict) and isinstance(record.get("uuid"), str):
                 found[record["uuid"]] = record  # a later line with the same uuid wins
         return found
@@ -226,7 +220,7 @@ class ClaudeCodeSource(Source):
         """``content-replacement`` entries of kept results (so the agent keeps their previews)."""
         kept_ids = {call.call_id for item in cut.kept for call in item.calls}
         out: list[dict[str, Any]] = []
-        for record in self._records():
+        for record in self.writer.records():
             if not isinstance(record, dict) or record.get("type") != "content-replacement":
                 continue
             entries = [

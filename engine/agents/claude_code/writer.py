@@ -9,6 +9,7 @@ turns of 1.0.x) are never edited.
 
 from __future__ import annotations
 
+import json
 import shlex
 import uuid
 from collections.abc import Callable, Mapping
@@ -17,8 +18,12 @@ from typing import Any
 from engine.agents.claude_code import microcompact
 from engine.compaction.source import shifted
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writer import Writer, jsonl_bytes, jsonl_records, text_id
-from engine.sessions.fork_mark import usage_is_ctxtops
+from engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
+from engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
+
+# In a line whose usage ctxtop wrote (the fork's lines are written by ``dumps``): the lines
+# without it are left as rendered, not decoded again.
+_USAGE_MARK = f'"{USAGE_KEY}":'.encode()
 
 
 def written_usage(prompt: int, output: int) -> dict[str, int]:
@@ -42,19 +47,27 @@ def _starts_cycle(record: dict[str, Any], content: Any) -> bool:
     return False
 
 
-def _drop_replacements(record: dict[str, Any], cleared: set[str]) -> None:
-    """Forget ``<persisted-output>`` replacements of cleared results, so a resume does not put
-    the preview back in place of the placeholder (entries name the call by its id)."""
-    replacements = record.get("replacements")
-    if isinstance(replacements, list):
-        record["replacements"] = [
-            entry
-            for entry in replacements
-            if not (
-                isinstance(entry, dict)
-                and cleared & {v for v in entry.values() if isinstance(v, str)}
-            )
-        ]
+def _kept_replacements(replacements: list[Any], cleared: set[str]) -> list[Any]:
+    """``<persisted-output>`` replacements less those of cleared results, so a resume does not
+    put the preview back in place of the placeholder (entries name the call by its id)."""
+    return [
+        entry
+        for entry in replacements
+        if not (
+            isinstance(entry, dict) and cleared & {v for v in entry.values() if isinstance(v, str)}
+        )
+    ]
+
+
+def _forked_part(part: Any, results: dict[str, str], inputs: dict[str, Any]) -> Any:
+    """A content part of the fork: a copy with the new result or input, or ``part`` itself."""
+    if not isinstance(part, dict):
+        return part
+    if part.get("type") == "tool_result" and text_id(part.get("tool_use_id")) in results:
+        return {**part, "content": results[str(part["tool_use_id"])]}
+    if part.get("type") == "tool_use" and text_id(part.get("id")) in inputs:
+        return {**part, "input": inputs[str(part["id"])]}
+    return part
 
 
 # The keys a new line copies from the one it follows (where and by what it was written).
@@ -78,13 +91,10 @@ class ClaudeCodeWriter(Writer):
     resumable = True
     supports_restore = True
 
-    def _records(self) -> list[Any]:
-        return jsonl_records(self.path, self.data)
-
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
         cycle = 0
-        records = self._records()
+        records = self.records()
         side = _side(records)
         for record in records:
             if not isinstance(record, dict) or side(record):
@@ -121,7 +131,7 @@ class ClaudeCodeWriter(Writer):
         return Scan(list(uses.values()), cycle)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
-        records = self._records()
+        records = self.records()
         side = _side(records)
         # Results the agent cleared (microcompaction) go in cleared: what the model sees of
         # them, whichever version resumes the fork.
@@ -135,28 +145,39 @@ class ClaudeCodeWriter(Writer):
             microcompact.CLEARED_RESULT,
         )
         results = {**cleared, **results}
-        for record in records:
-            if not isinstance(record, dict):
-                continue
-            if "sessionId" in record:
-                record["sessionId"] = session_id
-            if record.get("type") == "content-replacement":
-                _drop_replacements(record, set(results))
-            message = record.get("message")
-            if side(record) or not isinstance(message, dict):
-                continue
-            content = message.get("content")
-            for part in content if isinstance(content, list) else []:
-                if not isinstance(part, dict):
-                    continue
-                if (
-                    part.get("type") == "tool_result"
-                    and text_id(part.get("tool_use_id")) in results
-                ):
-                    part["content"] = results[str(part["tool_use_id"])]
-                elif part.get("type") == "tool_use" and text_id(part.get("id")) in inputs:
-                    part["input"] = inputs[str(part["id"])]
-        return jsonl_bytes(records)
+        return jsonl_bytes(
+            [
+                self._forked(record, results, inputs, session_id, side(record))
+                if isinstance(record, dict)
+                else record
+                for record in records
+            ]
+        )
+
+    @staticmethod
+    def _forked(
+        record: dict[str, Any],
+        results: dict[str, str],
+        inputs: dict[str, Any],
+        session_id: str,
+        sidechain: bool,
+    ) -> dict[str, Any]:
+        """The fork's copy of a line (the session's records are shared, never changed)."""
+        forked = dict(record)
+        if "sessionId" in forked:
+            forked["sessionId"] = session_id
+        replacements = forked.get("replacements")
+        if forked.get("type") == "content-replacement" and isinstance(replacements, list):
+            forked["replacements"] = _kept_replacements(replacements, set(results))
+        message = forked.get("message")
+        if sidechain or not isinstance(message, dict):
+            return forked
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = [_forked_part(part, results, inputs) for part in content]
+            if any(new is not old for new, old in zip(parts, content, strict=True)):
+                forked["message"] = {**message, "content": parts}
+        return forked
 
     def mark(
         self,
@@ -168,8 +189,14 @@ class ClaudeCodeWriter(Writer):
         """Also the usage ctxtop wrote (``ctxtopUsage``) as ``usage`` gives it by uuid: what
         Claude Code counts its context from on resume adds up to ctxtop's estimate."""
         if usage:
-            records = jsonl_records(self.path, fork)
-            for record in records:
+            lines = fork.split(b"\n")
+            for index, raw in enumerate(lines):
+                if _USAGE_MARK not in raw:
+                    continue  # no usage of ctxtop's: the line as rendered
+                try:
+                    record = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                    continue
                 if not isinstance(record, dict) or not usage_is_ctxtops(record):
                     continue
                 figures = usage.get(str(record.get("uuid")))
@@ -177,7 +204,8 @@ class ClaudeCodeWriter(Writer):
                 if figures is not None and isinstance(message, dict):
                     prompt, output = figures
                     message["usage"] = written_usage(prompt, output)
-            fork = jsonl_bytes(records)
+                    lines[index] = dumps(record).encode("utf-8")
+            fork = b"\n".join(lines)
         return super().mark(fork, context_tokens, session_id)
 
     def with_message(self, fork: bytes, line: int, text: str) -> bytes:

@@ -14,7 +14,7 @@ from engine.compaction.handoff import OPENING
 from engine.compaction.items import Cut, Item
 from engine.compaction.placeholders import image_placeholder
 from engine.compaction.source import Source, is_overflow_text, now_iso, text_of
-from engine.editing.writer import jsonl_bytes, jsonl_records
+from engine.editing.writer import jsonl_bytes
 from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
@@ -41,14 +41,14 @@ class CodexSource(Source):
 
     def model(self) -> str | None:
         model = super().model()
-        for record in jsonl_records(self.path, self.data):
+        for record in self.writer.records():
             payload = record.get("payload") if isinstance(record, dict) else None
             if record_type(record) == "turn_context" and isinstance(payload, dict):
                 model = str(payload.get("model") or model or "") or None
         return model
 
     def cwd(self) -> str | None:
-        for record in jsonl_records(self.path, self.data):
+        for record in self.writer.records():
             payload = record.get("payload") if isinstance(record, dict) else None
             if record_type(record) == "session_meta" and isinstance(payload, dict):
                 cwd = payload.get("cwd")
@@ -97,8 +97,10 @@ class CodexSource(Source):
         return Item(index, role, "request" if stripped else "meta", text, images=images)
 
     def render(self, cut: Cut, message: str, session_id: str, pre_tokens: int) -> bytes:
+        writer = self.writer
+        assert isinstance(writer, CodexWriter)
         context = self._context()
-        copied = jsonl_records(self.path, self.writer.render({}, {}, session_id))
+        copied = writer.forked({}, {}, session_id)
         summary = {
             "type": "message",
             "role": "user",

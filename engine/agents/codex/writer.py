@@ -42,13 +42,10 @@ class CodexWriter(Writer):
     resumable = True
     supports_restore = True
 
-    def _records(self) -> list[Any]:
-        return jsonl_records(self.path, self.data)
-
     def context_items(self) -> list[dict[str, Any]]:
         """The response items Codex would send on resume, in order."""
         items: list[dict[str, Any]] = []
-        for record in self._records():
+        for record in self.records():
             if not isinstance(record, dict):
                 continue
             payload = record.get("payload")
@@ -85,7 +82,12 @@ class CodexWriter(Writer):
         return Scan(list(uses.values()), cycle)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
-        records = self._records()
+        return jsonl_bytes(self.forked(results, inputs, session_id))
+
+    def forked(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> list[Any]:
+        """The fork's records: copies of the session's, under ``session_id``, with ``results``
+        and ``inputs`` replaced by call id."""
+        records = self.records()
         old_id = _session_id(records)
 
         def walk(value: Any) -> Any:
@@ -112,7 +114,7 @@ class CodexWriter(Writer):
             except RecursionError:  # nested past Python's limit: no id or result of ours in it
                 return record
 
-        return jsonl_bytes([rewrite(record) for record in records])
+        return [rewrite(record) for record in records]
 
     def with_message(self, fork: bytes, line: int, text: str) -> bytes:
         """The message goes right after the ``compacted`` record, as the first item after its

@@ -25,10 +25,19 @@ from engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, marked
 class OpenAIMessagesWriter(Writer):
     agent = "openai-messages"
 
+    _document: tuple[Any, list[Any]] | None = None
+
     def document(self, data: bytes | None = None) -> tuple[Any, list[Any]]:
         """(container, messages) of the session (or of ``data``): the container is the object
-        holding ``messages``, or None."""
-        data = self.data if data is None else data
+        holding ``messages``, or None. The session's is decoded once and only read after
+        (``render`` copies what it changes)."""
+        if data is None:
+            if self._document is None:
+                self._document = self._decoded(self.data)
+            return self._document
+        return self._decoded(data)
+
+    def _decoded(self, data: bytes) -> tuple[Any, list[Any]]:
         try:
             document = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
@@ -73,18 +82,10 @@ class OpenAIMessagesWriter(Writer):
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         container, messages = self.document()
-        for message in messages:
-            if not isinstance(message, dict):
-                continue
-            if message.get("role") == "tool" and text_id(message.get("tool_call_id")) in results:
-                message["content"] = results[str(message["tool_call_id"])]
-            for call in (
-                list_of(message.get("tool_calls")) if message.get("role") == "assistant" else []
-            ):
-                if isinstance(call, dict) and text_id(call.get("id")) in inputs:
-                    function = call.setdefault("function", {})
-                    function["arguments"] = dumps(inputs[str(call["id"])])
-        return _dumps(container, messages)
+        forked = [_forked(message, results, inputs) for message in messages]
+        if container is not None:
+            container = {**container, "messages": forked}
+        return _dumps(container, forked)
 
     def mark(
         self,
@@ -130,6 +131,28 @@ class OpenAIMessagesWriter(Writer):
     def fork_name(self, session_id: str) -> str:
         stem = re.sub(r"[^A-Za-z0-9_-]+", "-", self.path.stem).strip("-")[:80] or "session"
         return f"{stem}.ctxtop-{session_id}.json"
+
+
+def _forked(message: Any, results: dict[str, str], inputs: dict[str, Any]) -> Any:
+    """The fork's copy of a message with its new result or call inputs, or ``message`` itself
+    (the session's messages are shared, never changed)."""
+    if not isinstance(message, dict):
+        return message
+    if message.get("role") == "tool" and text_id(message.get("tool_call_id")) in results:
+        message = {**message, "content": results[str(message["tool_call_id"])]}
+    if message.get("role") == "assistant":
+        calls = list_of(message.get("tool_calls"))
+        forked = [_forked_call(call, inputs) for call in calls]
+        if any(new is not old for new, old in zip(forked, calls, strict=True)):
+            message = {**message, "tool_calls": forked}
+    return message
+
+
+def _forked_call(call: Any, inputs: dict[str, Any]) -> Any:
+    if not isinstance(call, dict) or text_id(call.get("id")) not in inputs:
+        return call
+    function = call.get("function", {})
+    return {**call, "function": {**function, "arguments": dumps(inputs[str(call["id"])])}}
 
 
 def _uses_usage(messages: list[Any]) -> bool:
