@@ -158,13 +158,12 @@ def learn(
     ``parent``: a sub-agent's parent's factor, its starting guess until its own requests
     teach it."""
     system = logged_tokens(state.prompt_parts, encoding)
-    now = _learn(state, state.context, state.last_rewrite_line, ledger, encoding, system)
+    prior = NONE if parent is None else inherited(parent)
+    now = _learn(state, state.context, state.last_rewrite_line, ledger, encoding, system, prior)
     kept = state.context_before_rewrite
     if now is None and kept is not None:
-        now = _learn(state, kept[0], kept[1], ledger, encoding, system)
-    if now is not None and now.learned:
-        return now
-    return NONE if parent is None else inherited(parent)
+        now = _learn(state, kept[0], kept[1], ledger, encoding, system, prior)
+    return now if now is not None and now.learned else prior
 
 
 def inherited(parent: TokenizerFactor) -> TokenizerFactor:
@@ -183,10 +182,12 @@ def _learn(
     ledger: Ledger,
     encoding: Encoding,
     system: int | None,
+    prior: TokenizerFactor = NONE,
 ) -> TokenizerFactor | None:
     """The factor over ``context``'s newest requests (those logged from line ``since``), back
     until it grew by ``LEARNT_OVER`` tokenizer tokens; None: no request on it. ``system``: the
-    system prompt and tools counted from the log (None: not logged)."""
+    system prompt and tools counted from the log (None: not logged); ``prior``: a parent's
+    factor, what a sub-agent starts from until it has ``FIT_FROM`` growths of its own."""
     responses = state.responses
     # Where each answer on the context starts, newest first. One answer's records are
     # together (but for its tool results between them).
@@ -225,6 +226,8 @@ def _learn(
             break
     oldest = responses[first_key].usage.input_tokens_total
     newest = responses[newest_key].usage.input_tokens_total
+    if not system and prior.content is not None and len(growths) < FIT_FROM:
+        return _from_parent(newest - oldest, counted, calls, prior)
     if not system:
         return _with_calls(factor_from(newest - oldest, counted), growths, counted, calls)
     # The log holds the whole prompt: the system prompt gets its factor from the context's first
@@ -259,6 +262,24 @@ def _with_calls(
     if not LOWEST <= content <= HIGHEST:
         return factor
     return dataclasses.replace(factor, call_fit=(content, per_call))
+
+
+def _from_parent(
+    reported: int, counted: int, calls: int, parent: TokenizerFactor
+) -> TokenizerFactor:
+    """A sub-agent's factor from its first growths (``reported`` over ``counted`` tokens with
+    ``calls`` calls), starting from its ``parent``'s content factor and keeping its per-call
+    tokens: a growth of one large result says little about the ratio of the next."""
+    assert parent.content is not None
+    if not _plausible(reported, counted):
+        return parent
+    per_call = parent.per_call
+    text = reported - per_call * calls
+    content = (text + PRIOR_WEIGHT * parent.content) / (counted + PRIOR_WEIGHT)
+    value = content + per_call * calls / counted
+    return TokenizerFactor(
+        value, reported + parent.reported, counted + parent.counted, None, per_call, content
+    )
 
 
 def _fit_per_call(growths: Sequence[Growth]) -> float | None:
