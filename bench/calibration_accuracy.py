@@ -90,9 +90,10 @@ def _timestamp(line: bytes) -> str:
 _TIMESTAMP = re.compile(rb'"timestamp":"([^"]+)"')
 
 
-def timeline(path: Path) -> list[tuple[Path, bytes]]:
-    """The lines of ``path`` and of its sub-agent files (relative paths), in the order of their
-    timestamps; each file's own order kept (a line without one: the one before it's)."""
+def timeline(path: Path, base: Path) -> list[tuple[Path, bytes]]:
+    """The lines of ``path`` and of its sub-agent files (paths relative to ``base``), in the
+    order of their timestamps; each file's own order kept (a line without one: the one before
+    it's)."""
     files = [path]
     subagents = path.parent / path.stem / "subagents"
     if subagents.is_dir():
@@ -102,21 +103,27 @@ def timeline(path: Path) -> list[tuple[Path, bytes]]:
         stamped, last = [], ""
         for line in file.read_bytes().splitlines(keepends=True):
             last = _timestamp(line) or last
-            stamped.append((last, file.relative_to(path.parent), line))
+            stamped.append((last, file.relative_to(base), line))
         streams.append(stamped)
     return [(name, line) for _, name, line in heapq.merge(*streams, key=lambda row: row[0])]
 
 
 def replay(path: Path, residuals: bool = False) -> dict[str, Part]:
-    lines = timeline(path)
+    base, parent = path.parent, None
+    if path.parent.name == "subagents":  # a sub-agent's own file: its parent's file beside it
+        base = path.parent.parent.parent
+        parent = base / f"{path.parent.parent.name}.jsonl"
+    lines = timeline(path, base)
     parts: dict[str, Part] = {}
     with tempfile.TemporaryDirectory() as folder:
+        if parent is not None and parent.is_file():  # (read up to the sub-agent's start)
+            (Path(folder) / parent.name).write_bytes(parent.read_bytes())
         outs = {}
         for name in dict.fromkeys(name for name, _ in lines):
             (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
             (Path(folder) / name).write_bytes(b"")
             outs[name] = (Path(folder) / name).open("ab")
-        reader = SessionReader(Path(folder) / path.name, lean_history=False)
+        reader = SessionReader(Path(folder) / path.relative_to(base), lean_history=False)
         analyzer = Analyzer()
         with contextlib.ExitStack() as stack:
             for out in outs.values():

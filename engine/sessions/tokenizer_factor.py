@@ -156,8 +156,9 @@ def learn(
     compaction or truncation. Until a request follows that rewrite, the factor of the context
     before it (as the system prompt's size is inferred from it, engine/analysis/analyze.py).
     ``parent``: a sub-agent's parent's factor, its starting guess until its own requests
-    teach it."""
+    teach it (None: the one its own file's state holds, if any)."""
     system = logged_tokens(state.prompt_parts, encoding)
+    parent = parent or state.parent_factor
     prior = NONE if parent is None else inherited(parent)
     now = _learn(state, state.context, state.last_rewrite_line, ledger, encoding, system, prior)
     kept = state.context_before_rewrite

@@ -72,3 +72,23 @@ def test_the_parents_growth_tells_calls_from_content() -> None:
     start = inherited(factor)
     assert start.grown(1_000, 5) == round(1_000 * content + 5 * per_call) > factor.apply(1_000)
     assert start.grown(20_000, 1) < factor.apply(20_000)
+
+
+def test_a_subagents_own_file_starts_from_its_parents_factor(tmp_path: Path) -> None:
+    """Opened on its own (the dashboard's sub-agent view, ``ctxtop report`` of its file), it
+    reads its parent beside it up to its own start: the same figure as within the session."""
+    rows = records(SUBAGENT)
+    second = _requests(rows)[1]
+    sent = prompt_total(rows[second]["message"]["usage"])
+    parent = _session_with_cut_subagent(tmp_path, second)
+    within = report(parent)["subagents"][0]["context_tokens"]
+    own = report(parent.with_suffix("") / "subagents" / SUBAGENT.name)
+    assert own["subagent_of"]["parent_file"] == str(parent)
+    assert own["context_tokens"]["value"] == within["value"]
+    assert abs(own["context_tokens"]["value"] - sent) / sent < 0.035
+    # Its parent's file holding nothing to learn from: the tokenizer's count as it is.
+    (tmp_path / "alone").mkdir()
+    alone = _session_with_cut_subagent(tmp_path / "alone", second)
+    alone.write_bytes(b"")
+    without = report(alone.with_suffix("") / "subagents" / SUBAGENT.name)
+    assert abs(without["context_tokens"]["value"] - sent) / sent > 0.05
