@@ -21,8 +21,10 @@ of a call and its result: 67-148 tokens per call on real Claude Code 2.1.38/39 l
 1.0.x; bench/call_framing.py). Where the span's requests tell them apart, the growth is learnt as
 ``content * counted + per_call * calls``, their sum over the span equal to the one ratio's: a
 request after a few small calls grows by more than their text says, one after a large file by
-less. A sub-agent starts from its parent's content factor and per-call tokens until its own
-requests teach it (before its second request it has nothing to learn from).
+less. A sub-agent, which has nothing to learn from before its second request, starts from its
+parent's content factor and per-call tokens and keeps the per-call tokens until it has
+``FIT_FROM`` growths of its own; a context with its own growths predicts with its one ratio (on
+the real sessions of bench/calibration_accuracy.py its own per-call fit predicted no better).
 
 Every figure that turns tokenizer counts into context tokens (the gauge, the sections, the prompt
 tree, edit and compaction previews) takes this factor, so that they add up to what the API
