@@ -14,6 +14,10 @@ cache read + cache write). Two predictions per request:
 With ``--residual``, the session is also analysed after each of its requests: the share of the
 context the sections do not account for (the dashboard's "tokenizer difference" row).
 
+A session's sub-agent files (``<session>/subagents/``) grow beside it in the order of their
+records' timestamps, so that each sub-agent is also scored as the gauge shows it within its
+session: starting from its parent's factor (``sub <id>`` rows).
+
 A request whose prediction came from a compaction's own "after" figure (nothing reported on the
 new context yet) or from a first request (nothing reported yet) is not scored: neither is a
 tokenizer prediction. Sub-agent files under ``<session>/subagents/`` are replayed on their own.
@@ -34,6 +38,9 @@ of ``.claude/projects``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import heapq
+import re
 import statistics
 import sys
 import tempfile
@@ -51,7 +58,7 @@ from engine.config import Thresholds  # noqa: E402
 from engine.sessions.ledger import Ledger, encoding_for  # noqa: E402
 from engine.sessions.model import SessionState  # noqa: E402
 from engine.sessions.sample import ContextTokens, context_tokens  # noqa: E402
-from engine.sessions.tokenizer_factor import NONE  # noqa: E402
+from engine.sessions.tokenizer_factor import NONE, learn  # noqa: E402
 
 
 @dataclass
@@ -75,25 +82,70 @@ def residual_pct(state: SessionState, reader: SessionReader, analyzer: Analyzer)
     return 100 * abs(analysis.residual_tokens) / max(analysis.context_tokens, 1)
 
 
+def _timestamp(line: bytes) -> str:
+    found = _TIMESTAMP.search(line)
+    return found.group(1).decode() if found else ""
+
+
+_TIMESTAMP = re.compile(rb'"timestamp":"([^"]+)"')
+
+
+def timeline(path: Path, base: Path) -> list[tuple[Path, bytes]]:
+    """The lines of ``path`` and of its sub-agent files (paths relative to ``base``), in the
+    order of their timestamps; each file's own order kept (a line without one: the one before
+    it's)."""
+    files = [path]
+    subagents = path.parent / path.stem / "subagents"
+    if subagents.is_dir():
+        files.extend(sorted(subagents.rglob("agent-*.jsonl")))
+    streams = []
+    for file in files:
+        stamped, last = [], ""
+        for line in file.read_bytes().splitlines(keepends=True):
+            last = _timestamp(line) or last
+            stamped.append((last, file.relative_to(base), line))
+        streams.append(stamped)
+    return [(name, line) for _, name, line in heapq.merge(*streams, key=lambda row: row[0])]
+
+
 def replay(path: Path, residuals: bool = False) -> dict[str, Part]:
-    lines = path.read_bytes().splitlines(keepends=True)
+    base, parent = path.parent, None
+    if path.parent.name == "subagents":  # a sub-agent's own file: its parent's file beside it
+        base = path.parent.parent.parent
+        parent = base / f"{path.parent.parent.name}.jsonl"
+    lines = timeline(path, base)
     parts: dict[str, Part] = {}
     with tempfile.TemporaryDirectory() as folder:
-        copy = Path(folder) / path.name
-        copy.write_bytes(b"")
-        reader = SessionReader(copy, lean_history=False)
+        if parent is not None and parent.is_file():  # (read up to the sub-agent's start)
+            (Path(folder) / parent.name).write_bytes(parent.read_bytes())
+        outs = {}
+        for name in dict.fromkeys(name for name, _ in lines):
+            (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(folder) / name).write_bytes(b"")
+            outs[name] = (Path(folder) / name).open("ab")
+        reader = SessionReader(Path(folder) / path.relative_to(base), lean_history=False)
         analyzer = Analyzer()
-        with copy.open("ab") as out:
-            for number, line in enumerate(lines, 1):
+        with contextlib.ExitStack() as stack:
+            for out in outs.values():
+                stack.enter_context(out)
+            for number, (name, line) in enumerate(lines, 1):
                 state = reader.state
                 if state is not None:
-                    for name, part_state in _parts(state):
-                        part = parts.setdefault(name, Part(name))
+                    main = parts.setdefault("main", Part("main"))
+                    parent = learn(state, main.ledger, encoding_for(state))
+                    for part_name, part_state in _parts(state):
+                        part = parts.setdefault(part_name, Part(part_name))
                         encoding = encoding_for(part_state)
+                        factor = (
+                            parent
+                            if part_state is state
+                            else learn(part_state, part.ledger, encoding, parent)
+                        )
                         part.before = (
                             context_tokens(part_state, part.ledger, encoding, NONE),
-                            context_tokens(part_state, part.ledger, encoding),
+                            context_tokens(part_state, part.ledger, encoding, factor),
                         )
+                out = outs[name]
                 out.write(line if line.endswith(b"\n") else line + b"\n")
                 out.flush()
                 reader.poll()

@@ -203,6 +203,7 @@ class SessionReader:
         # only (``Adapter.plan_history``); once that turned out wrong, every read is full.
         self._plan = lean_history and not self.partial
         self._planned: Adapter | None = None
+        self._parent_looked = False  # a sub-agent's parent's factor (``_look_for_parent_factor``)
 
     def grow(self, data: bytes) -> None:
         """A reader of bytes in memory (``data=``): the session's bytes are now ``data``, the
@@ -276,11 +277,26 @@ class SessionReader:
             self.error = error.strerror or str(error)
             return False
         self.error = None
+        if self.adapter is not None and not self._parent_looked:
+            changed = self._look_for_parent_factor() or changed
         return changed
+
+    def _look_for_parent_factor(self) -> bool:
+        """A sub-agent's own file whose parent the reader found: the parent's factor when the
+        sub-agent started, once (engine/agents/parent_factor.py)."""
+        state = self.adapter.snapshot() if self.adapter is not None else None
+        if state is None or state.parent_path is None or state.first_activity is None:
+            return False
+        from engine.agents.parent_factor import parent_factor  # it reads with this class
+
+        self._parent_looked = True
+        state.parent_factor = parent_factor(state)
+        return state.parent_factor is not None
 
     def _start_over(self) -> None:
         self.adapter = None
         self._planned = None
+        self._parent_looked = False
         self._held.clear()
         self._held_skips.clear()
         self._companions.clear()

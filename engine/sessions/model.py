@@ -13,13 +13,16 @@ from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engine.sessions import responses as _responses
 from engine.sessions.prompt_parts import AgentCounts, PromptParts
 from engine.sessions.request_history import RequestHistory
 from engine.sessions.responses import Response, Responses, Usage
 from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL, ChangeLog, ToolCall, ToolCalls
+
+if TYPE_CHECKING:
+    from engine.sessions.tokenizer_factor import TokenizerFactor
 
 # (defined beside the session's other calls and responses, read from here too)
 __all__ = ["Response", "Responses", "ToolCall", "Usage"]
@@ -230,6 +233,9 @@ class SessionState:
     parent_tool_call_id: str | None = None
     parent_session_id: str | None = None
     parent_path: Path | None = None
+    # A sub-agent's file opened on its own: its parent's tokenizer factor as the parent had it
+    # when the sub-agent started (engine/agents/parent_factor.py), its starting guess.
+    parent_factor: TokenizerFactor | None = None
     # A sub-agent whose requests send the parent's conversation before its own messages (Claude
     # Code's compaction agent): it finds what the parent left in the prompt cache.
     continues_parent: bool = False

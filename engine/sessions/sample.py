@@ -49,6 +49,7 @@ from engine.sessions.tokenizer_factor import (
     TokenizerFactor,
     last_answer_index,
     learn,
+    tool_calls,
 )
 from engine.tokens.encoding import Encoding
 
@@ -105,14 +106,14 @@ def context_tokens(
     # including results logged between the records of that one answer (parallel tool calls).
     after = context[start:]
     added = [message for message in after if message.response_key != last.key]
-    estimate = factor.apply(ledger.messages(added, encoding))
+    estimate = factor.grown(ledger.messages(added, encoding), tool_calls(added))
     # The answer is on the context as its text. An output figure far below that text's count
     # is no count of it: Claude Code often logs a placeholder of 1-10 output tokens.
     answer = [message for message in after if message.response_key == last.key]
     output = last.usage.output_tokens
     answer_tokens = ledger.messages(answer, encoding)
     if output < answer_tokens * PLACEHOLDER_SHARE:
-        estimate += max(factor.apply(answer_tokens) - output, 0)
+        estimate += max(factor.grown(answer_tokens, 0) - output, 0)
     reported = last.usage.input_tokens_total + output
     # Results a microcompaction cleared since that request: the next one sends the markers.
     cleared = _cleared_since(state, last.line)
@@ -291,9 +292,16 @@ def _compaction(compaction: Compaction, window: int | None) -> Compaction:
 
 
 def _subagent(
-    child: SessionState, ledger: Ledger, parent_model: str | None, adapter: Adapter
+    child: SessionState,
+    ledger: Ledger,
+    parent_model: str | None,
+    adapter: Adapter,
+    parent_factor: TokenizerFactor,
 ) -> SubagentSample:
     last = child.last_response
+    encoding = encoding_for(child)
+    # Until its own requests teach it, a sub-agent's factor is its parent's.
+    factor = learn(child, ledger, encoding, parent_factor)
     return SubagentSample(
         id=child.subagent_id,
         description=child.description,
@@ -303,7 +311,7 @@ def _subagent(
         api_requests=child.api_requests,
         last_prompt=last.usage.input_tokens_total if last else None,
         totals=dataclasses.replace(child.totals),
-        context=context_tokens(child, ledger),
+        context=context_tokens(child, ledger, encoding, factor),
         window=session_window(child, adapter.cli_window, parent_model),
     )
 
@@ -372,7 +380,8 @@ def build_sample(
         ),
         tools=ledger.tools(state, encoding),
         subagents=tuple(
-            _subagent(child, ledger, state.model, adapter) for child in state.subagents.values()
+            _subagent(child, ledger, state.model, adapter, factor)
+            for child in state.subagents.values()
         ),
         subagent_of=_parent(state),
         skipped=tuple(skipped),
