@@ -23,6 +23,8 @@ from engine.agents.codex.rules import RULE as CODEX_RULE
 from engine.agents.copilot_cli.reader import CopilotCliAdapter
 from engine.agents.gemini_cli.reader import GeminiCliAdapter
 from engine.agents.openai_messages.reader import OpenAIMessagesAdapter
+from engine.agents.pi.reader import PiAdapter
+from engine.agents.pi.rules import RULE as PI_RULE
 from engine.sessions.adapter import NOT_MINE, Adapter
 
 AGENTS: dict[str, Agent] = {
@@ -42,6 +44,7 @@ AGENTS: dict[str, Agent] = {
         ),
         Agent(GeminiCliAdapter),
         Agent(CopilotCliAdapter),
+        Agent(PiAdapter, auto_compact=PI_RULE),
         Agent(  # keep last
             OpenAIMessagesAdapter,
             "engine.agents.openai_messages.writer:OpenAIMessagesWriter",

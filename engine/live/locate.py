@@ -24,6 +24,8 @@ LOCATIONS: dict[str, tuple[str | None, str, str]] = {
     # GEMINI_CLI_HOME stands for the home directory, .gemini lives below it.
     "gemini-cli": ("GEMINI_CLI_HOME", "~", ".gemini/tmp/*/chats/session-*.jsonl"),
     "copilot-cli": ("COPILOT_HOME", "~/.copilot", "session-state/*/events.jsonl"),
+    # (PI_CODING_AGENT_SESSION_DIR, or sessionDir in its settings.json, puts them flat elsewhere)
+    "pi": ("PI_CODING_AGENT_DIR", "~/.pi/agent", "sessions/*/*.jsonl"),
 }
 NO_PLACE = "no default place: open such a log by name"
 

@@ -45,6 +45,12 @@ CASES = {
         ".copilot/session-state/244e876e-1a43-4419-88f6-972d1b6e8877/events.jsonl",
     ),
     "openai-messages": ("openai-messages/agent-loop.jsonl", None),
+    "pi": (
+        "pi/sessions/--home-dev-pi-projects-calc-pi--/"
+        "2026-11-29T01-35-09-145Z_01a224f1-1558-7141-8f66-577d33263d8e.jsonl",
+        ".pi/agent/sessions/--home-dev-pi-projects-calc-pi--/"
+        "2026-11-29T01-35-09-145Z_01a224f1-1558-7141-8f66-577d33263d8e.jsonl",
+    ),
 }
 
 

@@ -1,0 +1,1 @@
+"""Pi (@mariozechner/pi-coding-agent): its JSONL session trees."""
