@@ -25,6 +25,8 @@ from engine.agents.gemini_cli.reader import GeminiCliAdapter
 from engine.agents.openai_messages.reader import OpenAIMessagesAdapter
 from engine.agents.pi.reader import PiAdapter
 from engine.agents.pi.rules import RULE as PI_RULE
+from engine.agents.qwen_code.reader import QwenCodeAdapter
+from engine.agents.qwen_code.rules import RULE as QWEN_CODE_RULE
 from engine.sessions.adapter import NOT_MINE, Adapter
 
 AGENTS: dict[str, Agent] = {
@@ -45,6 +47,7 @@ AGENTS: dict[str, Agent] = {
         Agent(GeminiCliAdapter),
         Agent(CopilotCliAdapter),
         Agent(PiAdapter, auto_compact=PI_RULE),
+        Agent(QwenCodeAdapter, auto_compact=QWEN_CODE_RULE),
         Agent(  # keep last
             OpenAIMessagesAdapter,
             "engine.agents.openai_messages.writer:OpenAIMessagesWriter",

@@ -26,6 +26,8 @@ LOCATIONS: dict[str, tuple[str | None, str, str]] = {
     "copilot-cli": ("COPILOT_HOME", "~/.copilot", "session-state/*/events.jsonl"),
     # (PI_CODING_AGENT_SESSION_DIR, or sessionDir in its settings.json, puts them flat elsewhere)
     "pi": ("PI_CODING_AGENT_DIR", "~/.pi/agent", "sessions/*/*.jsonl"),
+    # (QWEN_RUNTIME_DIR, when set, holds them instead)
+    "qwen-code": ("QWEN_HOME", "~/.qwen", "projects/*/chats/*.jsonl"),
 }
 NO_PLACE = "no default place: open such a log by name"
 

@@ -51,6 +51,12 @@ CASES = {
         ".pi/agent/sessions/--home-dev-pi-projects-calc-pi--/"
         "2026-11-29T01-35-09-145Z_01a224f1-1558-7141-8f66-577d33263d8e.jsonl",
     ),
+    "qwen-code": (
+        "qwen-code/projects/-home-dev-qwen-projects-calc-qwen/chats/"
+        "443ea2f2-c530-473d-b86e-35a04a280ca7.jsonl",
+        ".qwen/projects/-home-dev-qwen-projects-calc-qwen/chats/"
+        "443ea2f2-c530-473d-b86e-35a04a280ca7.jsonl",
+    ),
 }
 
 

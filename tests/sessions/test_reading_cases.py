@@ -22,6 +22,7 @@ GEMINI = next((DATA / "generated" / "gemini-cli").rglob("session-*.jsonl"))
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 OPENAI = SAMPLES / "openai-messages" / "agent-loop.jsonl"
 PI = next((SAMPLES / "pi" / "sessions").rglob("*.jsonl"))
+QWEN = next((SAMPLES / "qwen-code" / "projects").rglob("chats/*.jsonl"))
 
 Record = dict[str, Any]
 
@@ -83,6 +84,12 @@ def _pi(rows: list[Record]) -> tuple[int, Record]:
     return len(rows), copy
 
 
+def _qwen(rows: list[Record]) -> tuple[int, Record]:
+    at = _last(rows, lambda row: row.get("type") == "assistant" and "usageMetadata" in row)
+    copy = dict(rows[at], uuid="qwen-empty-usage", parentUuid=rows[-1]["uuid"], usageMetadata={})
+    return len(rows), copy
+
+
 CASES = {
     "claude-code": (CLAUDE, _claude),
     "claude-code-history": (CLAUDE, _claude_history),
@@ -90,6 +97,7 @@ CASES = {
     "gemini-cli": (GEMINI, _gemini),
     "openai-messages": (OPENAI, _openai),
     "pi": (PI, _pi),
+    "qwen-code": (QWEN, _qwen),
 }
 
 

@@ -1,0 +1,1 @@
+"""Qwen Code (@qwen-code/qwen-code): its JSONL chat recordings."""
