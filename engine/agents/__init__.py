@@ -46,7 +46,7 @@ AGENTS: dict[str, Agent] = {
         ),
         Agent(GeminiCliAdapter),
         Agent(CopilotCliAdapter),
-        Agent(PiAdapter, auto_compact=PI_RULE),
+        Agent(PiAdapter, "engine.agents.pi.writer:PiWriter", auto_compact=PI_RULE),
         Agent(QwenCodeAdapter, auto_compact=QWEN_CODE_RULE),
         Agent(  # keep last
             OpenAIMessagesAdapter,

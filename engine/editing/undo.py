@@ -32,13 +32,14 @@ _RESULT_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}-[0-9a-f]{10}(?:\.schema)?\.(?:js
 
 def fork_name_is_ctxtops(name: str, session_id: str) -> bool:
     """The writers' fork names: ``<id>.jsonl`` (Claude Code), ``rollout-<time>-<id>.jsonl``
-    (Codex), ``<stem>.ctxtop-<id>.json`` (OpenAI-format logs)."""
+    (Codex), ``<stem>.ctxtop-<id>.json`` (OpenAI-format logs), ``<time>_<id>.jsonl`` (Pi)."""
     if not actions.SESSION_ID.fullmatch(session_id):
         return False
     return bool(
         name == f"{session_id}.jsonl"
         or re.fullmatch(rf"rollout-[0-9T:-]{{1,40}}-{session_id}\.jsonl", name)
         or re.fullmatch(rf"[A-Za-z0-9_-]{{0,80}}\.ctxtop-{session_id}\.json", name)
+        or re.fullmatch(rf"[0-9TZ-]{{1,40}}_{session_id}\.jsonl", name)  # Pi
     )
 
 
