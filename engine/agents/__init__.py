@@ -47,7 +47,11 @@ AGENTS: dict[str, Agent] = {
         Agent(GeminiCliAdapter),
         Agent(CopilotCliAdapter),
         Agent(PiAdapter, "engine.agents.pi.writer:PiWriter", auto_compact=PI_RULE),
-        Agent(QwenCodeAdapter, auto_compact=QWEN_CODE_RULE),
+        Agent(
+            QwenCodeAdapter,
+            "engine.agents.qwen_code.writer:QwenCodeWriter",
+            auto_compact=QWEN_CODE_RULE,
+        ),
         Agent(  # keep last
             OpenAIMessagesAdapter,
             "engine.agents.openai_messages.writer:OpenAIMessagesWriter",

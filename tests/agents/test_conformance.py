@@ -103,7 +103,10 @@ def test_discovery_finds_the_sample_at_the_default_place(name: str, tmp_path: Pa
 # Samples with tool results to clear, where the bundled one has none.
 EDITED = {
     "codex": ROOT / "tests/data/one_turn/codex/"
-    "rollout-2026-11-25T06-15-28-01a21158-4b37-7df3-a955-6d9dc9b742b0.jsonl"
+    "rollout-2026-11-25T06-15-28-01a21158-4b37-7df3-a955-6d9dc9b742b0.jsonl",
+    # (the sample's first 26 lines: its first turn, before the compressions)
+    "qwen-code": ROOT / "tests/agents/data/qwen-code-first-turn/"
+    "443ea2f2-c530-473d-b86e-35a04a280ca7.jsonl",
 }
 
 

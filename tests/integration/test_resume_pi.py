@@ -17,7 +17,12 @@ import subprocess
 from pathlib import Path
 
 from agent_install import npm_cli
-from agents import assert_fork_estimated, assert_fork_reported, assert_undo_removes_the_resumed_fork
+from agents import (
+    assert_fork_estimated,
+    assert_fork_reported,
+    assert_resumed_with_placeholders,
+    assert_undo_removes_the_resumed_fork,
+)
 from model_server import ModelServer
 
 from engine.editing.policy import Policy
@@ -79,11 +84,7 @@ def test_pi_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
         )  # fmt: skip
         requests = server.requests
     assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
-    sent = [json.dumps(r["body"]) for r in requests if PROMPT in json.dumps(r["body"])]
-    assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
-    assert "[ctxtop: old tool result cleared" in sent[-1]
-    assert CLEARED not in sent[-1]
-    assert PROMPT in Path(outcome["fork"]).read_text(encoding="utf-8")  # Pi wrote to the fork
+    assert_resumed_with_placeholders(requests, PROMPT, CLEARED, outcome)
     assert hashlib.sha256(session.read_bytes()).hexdigest() == original
     assert_fork_reported(outcome)
     assert_undo_removes_the_resumed_fork(outcome)
