@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def open_regular(path: Path) -> int:
@@ -21,6 +23,16 @@ def open_regular(path: Path) -> int:
         os.close(fd)
         raise OSError(errno.EINVAL, "not a regular file", str(path))
     return fd
+
+
+def read_json_object(path: Path, limit: int) -> dict[str, Any]:
+    """The JSON object in the first ``limit`` bytes of the regular file ``path`` (an agent's
+    settings or metadata file); {} when there is none (missing, unreadable, not an object)."""
+    try:
+        document = json.loads(read_head(path, limit))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    return document if isinstance(document, dict) else {}
 
 
 def read_head(path: Path, limit: int) -> bytes:

@@ -15,7 +15,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.agents import claude_code, codex, copilot_cli, gemini_cli, openai_messages, opencode
+from engine.agents import (
+    claude_code,
+    codex,
+    copilot_cli,
+    gemini_cli,
+    openai_messages,
+    opencode,
+    pi,
+    qwen_code,
+)
 from engine.agents.base import Agent, ProxyUse
 from engine.sessions.adapter import NOT_MINE, Adapter
 from engine.sessions.tail import LineTailer
@@ -27,6 +36,8 @@ AGENTS: dict[str, Agent] = {
         codex.PLUGIN,
         gemini_cli.PLUGIN,
         copilot_cli.PLUGIN,
+        pi.PLUGIN,
+        qwen_code.PLUGIN,
         opencode.PLUGIN,
         openai_messages.PLUGIN,  # keep last
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,6 +40,34 @@ def jsonl_records(path: Path, data: bytes) -> list[Any]:
     if not records:
         raise InputError(str(path), "empty session file")
     return records
+
+
+def renamed_and_replaced(
+    records: list[Any], old_id: str | None, new_id: str, replace: Callable[[dict[str, Any]], None]
+) -> list[Any]:
+    """``records`` with every string equal to ``old_id`` made ``new_id`` and ``replace`` run
+    on every object, inner ones first (it changes the object in place), at any depth."""
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return new_id if old_id and value == old_id else value
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        if not isinstance(value, dict):
+            return value
+        value = {key: walk(item) for key, item in value.items()}
+        replace(value)
+        return value
+
+    def rewrite(record: Any) -> Any:
+        if not isinstance(record, dict):
+            return record
+        try:
+            return walk(record)
+        except RecursionError:  # nested past Python's limit: no id or result of ours in it
+            return record
+
+    return [rewrite(record) for record in records]
 
 
 def jsonl_bytes(records: list[Any]) -> bytes:

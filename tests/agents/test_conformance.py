@@ -49,6 +49,18 @@ CASES = {
     "openai-messages": ("openai-messages/agent-loop.jsonl", None),
     # A SQL dump of the database, loaded into a new one (tests/opencode_db.py).
     "opencode": ("opencode/opencode_main.sql", ".local/share/opencode/opencode.db"),
+    "pi": (
+        "pi/sessions/--home-dev-pi-projects-calc-pi--/"
+        "2026-11-29T01-35-09-145Z_01a224f1-1558-7141-8f66-577d33263d8e.jsonl",
+        ".pi/agent/sessions/--home-dev-pi-projects-calc-pi--/"
+        "2026-11-29T01-35-09-145Z_01a224f1-1558-7141-8f66-577d33263d8e.jsonl",
+    ),
+    "qwen-code": (
+        "qwen-code/projects/-home-dev-qwen-projects-calc-qwen/chats/"
+        "443ea2f2-c530-473d-b86e-35a04a280ca7.jsonl",
+        ".qwen/projects/-home-dev-qwen-projects-calc-qwen/chats/"
+        "443ea2f2-c530-473d-b86e-35a04a280ca7.jsonl",
+    ),
 }
 
 
@@ -132,7 +144,10 @@ def test_the_agents_home_variable_moves_its_place(name: str, tmp_path: Path) -> 
 # Samples with tool results to clear, where the bundled one has none.
 EDITED = {
     "codex": ROOT / "tests/data/one_turn/codex/"
-    "rollout-2026-11-25T06-15-28-01a21158-4b37-7df3-a955-6d9dc9b742b0.jsonl"
+    "rollout-2026-11-25T06-15-28-01a21158-4b37-7df3-a955-6d9dc9b742b0.jsonl",
+    # (the sample's first 26 lines: its first turn, before the compressions)
+    "qwen-code": ROOT / "tests/agents/data/qwen-code-first-turn/"
+    "443ea2f2-c530-473d-b86e-35a04a280ca7.jsonl",
 }
 
 

@@ -231,3 +231,15 @@ def assert_fork_reported(outcome: dict[str, Any]) -> None:
     context is the API's figure again."""
     context = context_tokens(read_session(Path(outcome["fork"])))
     assert context.source in ("reported", "calibrated") and context.reported
+
+
+def assert_resumed_with_placeholders(
+    requests: list[dict[str, Any]], prompt: str, cleared: str, outcome: dict[str, Any]
+) -> None:
+    """The real CLI resumed the fork: its request with ``prompt`` holds ctxtop's placeholder
+    and not the ``cleared`` text, and the CLI wrote the prompt into the fork."""
+    sent = [json.dumps(r["body"]) for r in requests if prompt in json.dumps(r["body"])]
+    assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
+    assert "[ctxtop: old tool result cleared" in sent[-1]
+    assert cleared not in sent[-1]
+    assert prompt in Path(outcome["fork"]).read_text(encoding="utf-8")

@@ -1,5 +1,6 @@
-"""A tiny model server on 127.0.0.1 for real agent CLIs: Anthropic ``/v1/messages`` and the
-OpenAI Responses API ``/v1/responses`` (for Codex).
+"""A tiny model server on 127.0.0.1 for real agent CLIs: Anthropic ``/v1/messages``, the
+OpenAI Responses API ``/v1/responses`` (for Codex) and Chat Completions ``/chat/completions``
+(a short text answer, streamed with its usage in a last chunk when the client asks).
 
 Every request body is recorded (``ModelServer.requests``). Responses replies come from the
 ``replies`` queue given to the server (``{"text": ...}`` or ``{"call": name, "arguments": json}``)
@@ -62,6 +63,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._messages(body)
         elif path.endswith("/responses"):
             self._responses(body)
+        elif path.endswith("/chat/completions"):
+            self._chat(body)
         else:
             self._json(404, {"type": "error", "error": {"type": "not_found", "message": path}})
 
@@ -128,6 +131,32 @@ class _Handler(BaseHTTPRequestHandler):
         for name, data in events:
             self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
             self.wfile.flush()
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        model = str(body.get("model") or "gpt-5")
+        with self.server.lock:
+            number = len(self.server.requests)
+        prompt = _input_tokens(body)
+        usage = {"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3}
+        base = {"id": f"chatcmpl-{self.server.tag}{number:012d}", "created": 0, "model": model}
+        message = {"role": "assistant", "content": REPLY}
+        if not body.get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            self._json(200, dict(base, object="chat.completion", choices=[choice], usage=usage))
+            return
+        chunk = dict(base, object="chat.completion.chunk")
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.end_headers()
+        for data in (
+            dict(chunk, choices=[{"index": 0, "delta": message, "finish_reason": None}]),
+            dict(chunk, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+            dict(chunk, choices=[], usage=usage),
+        ):
+            self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
     def _responses(self, body: dict[str, Any]) -> None:
         with self.server.lock:

@@ -21,6 +21,8 @@ CODEX = sorted((DATA / "real" / "codex").rglob("rollout-*.jsonl"))[0]
 GEMINI = next((DATA / "generated" / "gemini-cli").rglob("session-*.jsonl"))
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 OPENAI = SAMPLES / "openai-messages" / "agent-loop.jsonl"
+PI = next((SAMPLES / "pi" / "sessions").rglob("*.jsonl"))
+QWEN = next((SAMPLES / "qwen-code" / "projects").rglob("chats/*.jsonl"))
 
 Record = dict[str, Any]
 
@@ -74,12 +76,28 @@ def _openai(rows: list[Record]) -> tuple[int, Record]:
     return at + 1, dict(rows[at], id="resp_empty_usage", usage={})
 
 
+def _pi(rows: list[Record]) -> tuple[int, Record]:
+    at = _last(rows, lambda row: row.get("message", {}).get("role") == "assistant")
+    copy = json.loads(json.dumps(rows[at]))
+    copy["id"], copy["parentId"] = "e0e0e0e0", rows[-1]["id"]  # the next entry, not a branch
+    copy["message"]["usage"] = {}
+    return len(rows), copy
+
+
+def _qwen(rows: list[Record]) -> tuple[int, Record]:
+    at = _last(rows, lambda row: row.get("type") == "assistant" and "usageMetadata" in row)
+    copy = dict(rows[at], uuid="qwen-empty-usage", parentUuid=rows[-1]["uuid"], usageMetadata={})
+    return len(rows), copy
+
+
 CASES = {
     "claude-code": (CLAUDE, _claude),
     "claude-code-history": (CLAUDE, _claude_history),
     "codex": (CODEX, _codex),
     "gemini-cli": (GEMINI, _gemini),
     "openai-messages": (OPENAI, _openai),
+    "pi": (PI, _pi),
+    "qwen-code": (QWEN, _qwen),
 }
 
 

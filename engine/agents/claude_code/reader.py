@@ -541,6 +541,9 @@ class ClaudeCodeAdapter(Adapter):
         for record in head:
             if not isinstance(record, dict) or not isinstance(record.get("type"), str):
                 continue
+            message = record.get("message")
+            if isinstance(message, dict) and "parts" in message:
+                return NOT_MINE  # Gemini-style parts in the same envelope: Qwen Code's
             if record.get("type") in _CONVERSATION_TYPES and "parentUuid" in record:
                 return CERTAIN
             kind = record["type"]

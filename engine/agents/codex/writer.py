@@ -15,7 +15,14 @@ from typing import Any
 
 from engine.agents.codex.plugin import INJECTED as _INJECTED
 from engine.editing.cycles import Scan, ToolUse, result_text
-from engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
+from engine.editing.writer import (
+    Writer,
+    dumps,
+    jsonl_bytes,
+    jsonl_records,
+    renamed_and_replaced,
+    text_id,
+)
 
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
@@ -90,31 +97,15 @@ class CodexWriter(Writer):
         records = self.records()
         old_id = _session_id(records)
 
-        def walk(value: Any) -> Any:
-            if isinstance(value, str):
-                return session_id if old_id and value == old_id else value
-            if isinstance(value, list):
-                return [walk(item) for item in value]
-            if not isinstance(value, dict):
-                return value
-            value = {key: walk(item) for key, item in value.items()}
+        def replace(value: dict[str, Any]) -> None:
             call_id = text_id(value.get("call_id"))
             if value.get("type") in _OUTPUTS and call_id in results:
                 value["output"] = results[str(call_id)]
             elif value.get("type") in _CALLS and call_id in inputs:
                 key = "arguments" if "arguments" in value else "input"
                 value[key] = dumps(inputs[str(call_id)])
-            return value
 
-        def rewrite(record: Any) -> Any:
-            if not isinstance(record, dict):
-                return record
-            try:
-                return walk(record)
-            except RecursionError:  # nested past Python's limit: no id or result of ours in it
-                return record
-
-        return [rewrite(record) for record in records]
+        return renamed_and_replaced(records, old_id, session_id, replace)
 
     def with_message(self, fork: bytes, line: int, text: str) -> bytes:
         """The message goes right after the ``compacted`` record, as the first item after its

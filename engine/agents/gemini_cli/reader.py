@@ -108,6 +108,47 @@ def _result_parts(result: Any, call_id: str, name: str) -> list[Mapping[str, Any
     return []
 
 
+def blocks_from_parts(
+    state: SessionState, content: Any, failed: set[str] | None = None, line: int = 0
+) -> list[Block]:
+    """Gemini ``Part``s → blocks, registering calls and results on ``state`` on the way
+    (``failed``: the ids of calls whose results are errors; ``line``: where the calls are)."""
+    if isinstance(content, str):
+        return [Block("text", content)] if content else []
+    blocks: list[Block] = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, str):
+            blocks.append(Block("text", part))
+            continue
+        if not isinstance(part, dict):
+            continue
+        call, result = part.get("functionCall"), part.get("functionResponse")
+        if isinstance(part.get("text"), str):
+            blocks.append(Block("thinking" if part.get("thought") else "text", part["text"]))
+        elif isinstance(call, dict):
+            call_id = str(call.get("id") or "")
+            name = str(call.get("name") or "unknown")
+            if call_id:
+                state.record_tool_call(call_id, name, line=line, raw_input=call.get("args"))
+            blocks.append(Block("tool_use", "", call_id or None, name, raw=call.get("args")))
+        elif isinstance(result, dict):
+            call_id = str(result.get("id") or "")
+            text = response_text(result.get("response"))
+            error = call_id in (failed or ()) or (
+                isinstance(result.get("response"), dict) and "error" in result["response"]
+            )
+            if call_id:
+                if call_id not in state.tools:
+                    state.record_tool_call(call_id, str(result.get("name") or "unknown"))
+                state.record_tool_result(call_id, text, is_error=error)
+            blocks.append(Block("tool_result", text, call_id or None, is_error=error))
+        elif "inlineData" in part or "fileData" in part:
+            blocks.append(Block("image"))
+        else:
+            blocks.append(Block("other", raw=part))
+    return blocks
+
+
 class _Window:
     """One chat (the main session or a sub-agent) and the logic to feed its records."""
 
@@ -218,7 +259,7 @@ class _Window:
     def _user(
         self, record: Mapping[str, Any], message_id: str, line: int, ts: str | None
     ) -> Message:
-        blocks = self._parts(record.get("content"))
+        blocks = blocks_from_parts(self.state, record.get("content"))
         results = [block.tool_call_id for block in blocks if block.kind == "tool_result"]
         for call_id in results:
             assert call_id is not None
@@ -239,7 +280,7 @@ class _Window:
     def _gemini(
         self, record: Mapping[str, Any], message_id: str, line: int, ts: str | None
     ) -> Message:
-        parts = self._parts(record.get("content"))
+        parts = blocks_from_parts(self.state, record.get("content"))
         tool_calls = record.get("toolCalls")
         tool_calls = tool_calls if isinstance(tool_calls, list) else []
         blocks: list[Block] = []
@@ -279,7 +320,7 @@ class _Window:
         if not parts:
             return
         synthetic_id = f"{message_id}_response"
-        blocks = self._parts(parts, failed)
+        blocks = blocks_from_parts(self.state, parts, failed)
         pending = [
             block
             for block in blocks
@@ -292,43 +333,6 @@ class _Window:
             self.result_messages[block.tool_call_id or ""] = synthetic_id
         self.synthetic.add(synthetic_id)
         self._put(Message(synthetic_id, "user", pending, line, ts))
-
-    def _parts(self, content: Any, failed: set[str] | None = None) -> list[Block]:
-        """Gemini ``Part``s → blocks, registering calls and results on the way."""
-        if isinstance(content, str):
-            return [Block("text", content)] if content else []
-        blocks: list[Block] = []
-        for part in content if isinstance(content, list) else []:
-            if isinstance(part, str):
-                blocks.append(Block("text", part))
-                continue
-            if not isinstance(part, dict):
-                continue
-            call, result = part.get("functionCall"), part.get("functionResponse")
-            if isinstance(part.get("text"), str):
-                blocks.append(Block("thinking" if part.get("thought") else "text", part["text"]))
-            elif isinstance(call, dict):
-                call_id = str(call.get("id") or "")
-                name = str(call.get("name") or "unknown")
-                if call_id:
-                    self.state.record_tool_call(call_id, name, raw_input=call.get("args"))
-                blocks.append(Block("tool_use", "", call_id or None, name, raw=call.get("args")))
-            elif isinstance(result, dict):
-                call_id = str(result.get("id") or "")
-                text = response_text(result.get("response"))
-                error = call_id in (failed or ()) or (
-                    isinstance(result.get("response"), dict) and "error" in result["response"]
-                )
-                if call_id:
-                    if call_id not in self.state.tools:
-                        self.state.record_tool_call(call_id, str(result.get("name") or "unknown"))
-                    self.state.record_tool_result(call_id, text, is_error=error)
-                blocks.append(Block("tool_result", text, call_id or None, is_error=error))
-            elif "inlineData" in part or "fileData" in part:
-                blocks.append(Block("image"))
-            else:
-                blocks.append(Block("other", raw=part))
-        return blocks
 
     def _usage(
         self, record: Mapping[str, Any], message: Message, line: int, ts: str | None
@@ -541,4 +545,4 @@ def _settings_threshold(session: Path) -> float | None:
     return None
 
 
-__all__ = ["GeminiCliAdapter", "usage_from"]
+__all__ = ["GeminiCliAdapter", "blocks_from_parts", "usage_from"]

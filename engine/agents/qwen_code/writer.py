@@ -1,0 +1,104 @@
+"""Qwen Code: a fork is a new recording ``<new id>.jsonl`` beside the source in the project's
+``chats/``, every record kept with the new id as its ``sessionId``; Qwen resumes it by id:
+``qwen --resume <id>``.
+
+What Qwen sends on resume is the ``message`` of each record on the path from the last record
+back to the root, the last ``chat_compression`` on it replacing the history before it with its
+``compressedHistory`` (``SessionApiHistoryAccumulator``): only those tool uses are scanned. A
+result is a ``functionResponse`` part (its ``response`` becomes ``{"output": text}``), an input a
+``functionCall`` part's ``args``; both are replaced wherever they appear.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.agents.gemini_cli.reader import response_text
+from engine.editing.cycles import Scan, ToolUse
+from engine.editing.writer import (
+    Writer,
+    jsonl_bytes,
+    jsonl_records,
+    list_of,
+    renamed_and_replaced,
+    text_id,
+)
+
+_OFF_CHAIN = "custom_title"  # written beside the chain, not on it
+_UNSENT = "realtime_message"
+
+
+def _history(records: list[Any]) -> list[dict[str, Any]]:
+    """The ``Content`` list Qwen rebuilds on resume, in order."""
+    chain = [
+        r
+        for r in records
+        if isinstance(r, dict) and isinstance(r.get("uuid"), str) and r.get("subtype") != _OFF_CHAIN
+    ]
+    by_id = {record["uuid"]: record for record in chain}
+    path: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    at = chain[-1] if chain else None
+    while at is not None and at["uuid"] not in seen:
+        seen.add(at["uuid"])
+        path.append(at)
+        parent = at.get("parentUuid")
+        at = by_id.get(parent) if isinstance(parent, str) else None
+    history: list[dict[str, Any]] = []
+    for record in reversed(path):
+        payload = record.get("systemPayload")
+        if record.get("subtype") == "chat_compression" and isinstance(payload, dict):
+            compressed = payload.get("compressedHistory")
+            if isinstance(compressed, list):
+                history = [c for c in compressed if isinstance(c, dict)]
+        elif isinstance(record.get("message"), dict) and record.get("subtype") != _UNSENT:
+            history.append(record["message"])
+    return history
+
+
+class QwenCodeWriter(Writer):
+    agent = "qwen-code"
+    resumable = True
+
+    def scan(self) -> Scan:
+        uses: dict[str, ToolUse] = {}
+        cycle = 0
+        for content in _history(jsonl_records(self.path, self.data)):
+            parts = [part for part in list_of(content.get("parts")) if isinstance(part, dict)]
+            if content.get("role") == "user" and any("text" in part for part in parts):
+                cycle += 1
+            for part in parts:
+                call, result = part.get("functionCall"), part.get("functionResponse")
+                if isinstance(call, dict) and text_id(call.get("id")):
+                    call_id = str(call["id"])
+                    if call_id not in uses:
+                        name = str(call.get("name") or "unknown")
+                        uses[call_id] = ToolUse(
+                            call_id, name, call.get("args"), None, cycle, len(uses)
+                        )
+                elif isinstance(result, dict) and str(result.get("id")) in uses:
+                    uses[str(result["id"])].result = response_text(result.get("response"))
+        return Scan(list(uses.values()), cycle)
+
+    def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
+        records = jsonl_records(self.path, self.data)
+        first = next((r for r in records if isinstance(r, dict)), {})
+        old_id = text_id(first.get("sessionId"))
+
+        def replace(value: dict[str, Any]) -> None:
+            call, result = value.get("functionCall"), value.get("functionResponse")
+            if isinstance(result, dict) and text_id(result.get("id")) in results:
+                value["functionResponse"] = {
+                    **result,
+                    "response": {"output": results[result["id"]]},
+                }
+            elif isinstance(call, dict) and text_id(call.get("id")) in inputs:
+                value["functionCall"] = {**call, "args": inputs[call["id"]]}
+
+        return jsonl_bytes(renamed_and_replaced(records, old_id, session_id, replace))
+
+    def fork_name(self, session_id: str) -> str:
+        return f"{session_id}.jsonl"
+
+    def resume_command(self, session_id: str, cwd: str | None) -> str | None:
+        return f"qwen --resume {session_id}"

