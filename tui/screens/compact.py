@@ -8,7 +8,7 @@ waiting (the engine then falls back to the structured summary and says why). The
 is the one previewed, summary and all.
 
 Below the figures, a table says when each known agent's strategy would fire on this session and
-what it would do (``engine/compaction/policies.py``, as ``ctxtop compact --json`` gives it under
+what it would do (``engine/agents/policies.py``, as ``ctxtop compact --json`` gives it under
 ``policies``), with the distance in requests at the dashboard forecast's growth.
 """
 

@@ -2,7 +2,7 @@
 hands them out, named ``<opencode.db>/<session id>``.
 
 What the rows hold (OpenCode 1.18.33: its ``session/session.sql.ts`` and ``message-v2.ts``,
-checked against a database the real CLI wrote; tests/agents/opencode):
+checked against a database the real CLI wrote; tests/agents/test_opencode.py):
 
 - ``message.data``: ``role`` user | assistant. An assistant message is one model call (one
   step): ``tokens {total, input, output, reasoning, cache {read, write}}`` with ``input`` the
