@@ -303,7 +303,10 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
             assert isinstance(edit, EditScreen)
             await settle(pilot, lambda: edit.outcome is not None)
             edit.query_one("#edit-keep-cycles", Input).value = "0"
-            await settle(pilot, lambda: edit.outcome is not None and bool(edit.outcome["changed"]))
+            await settle(
+                pilot,
+                lambda: edit.outcome is not None and bool(edit.outcome.preview.details.changed),
+            )
             assert_inert(app, "editing panel", MARKUP)
             await pilot.press("escape")
 
@@ -313,14 +316,18 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
             compact.query_one("#compact-keep-rounds", Input).value = "0"
             await settle(
                 pilot,
-                lambda: compact.outcome is not None and compact.outcome["summarised_rounds"] > 0,
+                lambda: (
+                    compact.outcome is not None
+                    and bool(compact.outcome.preview.details.cut.summarised_rounds)
+                ),
             )
             assert_inert(app, "compaction panel", MARKUP)
             compact.query_one("#compact-summarizer", Select).value = "llm"  # no model set: fails
             await settle(
                 pilot,
                 lambda: (
-                    compact.outcome is not None and compact.outcome["summarizer_requested"] == "llm"
+                    compact.outcome is not None
+                    and compact.outcome.preview.details.summarizer_requested == "llm"
                 ),
             )
             assert_inert(app, "compaction panel, llm fallback", MARKUP)
@@ -329,7 +336,7 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
             assert_inert(app, "compaction panel, fork written", MARKUP)
             await pilot.press("escape")
             await settle(pilot, lambda: "Fork written" in toasts(app))
-            if compact.written["resume_command"]:  # Claude Code's: it names the cwd
+            if compact.written.resume_command:  # Claude Code's: it names the cwd
                 assert f"resume with: cd '/home/dev/{MARKUP}" in toasts(app)
             assert_inert(app, "notification of the written fork", MARKUP)
             assert app.is_running

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from agent_install import npm_cli
+from measurement_lines import read_measurements
 from model_server import ModelServer, _input_tokens
 from tap import ctxtop_proxy
 
@@ -19,7 +20,6 @@ from engine.agents.opencode import place
 from engine.agents.opencode.rows import address
 from engine.agents.session_reader import SessionReader
 from engine.live.session import LiveSession
-from engine.proxy.store import read_measurements
 
 OPENCODE_VERSION = "1.18.33"
 SCRIPT = [
