@@ -134,7 +134,7 @@ def test_apply_live_starts_from_the_panels_session(
     assert _opened(watch, path) == 0
     assert parses.counts["reader session"] == parses.counts["decode session"] == 0
     assert plan.source_sha256 == loaded.sha256
-    assert outcome["tokens_after"] == shown.tokens_after
+    assert outcome.preview.tokens_after == shown.tokens_after
 
 
 def test_edit_and_compact_live_read_the_session_once(
