@@ -5,6 +5,8 @@ serializer source)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 from engine.agents import AGENTS
 from engine.agents.session_reader import SessionReader, read_session, read_session_data
 from engine.agents.vscode_copilot.mutation_log import MutationError, MutationLog
+from engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "sample_sessions/vscode-copilot-chat/User/workspaceStorage"
@@ -107,7 +110,11 @@ def test_a_live_tail_gives_the_cold_reads_figures(tmp_path: Path) -> None:
     live = reader.state
     cold = read_session_data(path, data)
     assert list(live.responses) == list(cold.responses)
+    # Each request is dated by the line its token figures appeared on, read live or cold.
+    lines = [cold.responses.get(key).line for key in cold.responses]  # type: ignore[union-attr]
+    assert [live.responses.get(key).line for key in live.responses] == lines == [7, 19]  # type: ignore[union-attr]
     assert live.totals == cold.totals
+    assert live.agent_shares == cold.agent_shares
     assert [(m.id, m.role) for m in live.context] == [(m.id, m.role) for m in cold.context]
     # The undone turn was on the context while it stood, and is off it now.
     assert "request_2:user" in seen
@@ -199,3 +206,19 @@ def test_discovery_covers_every_vscode_user_directory(tmp_path: Path) -> None:
     place(home / ".config/Code/User/workspaceStorage/a/state.vscdb.jsonl")  # not a session
     env = {"APPDATA": str(tmp_path / "appdata"), "VSCODE_PORTABLE": str(tmp_path / "portable")}
     assert sorted(PLUGIN.discover(env, home)) == sorted(found)
+
+
+def test_vscodes_own_split_of_the_prompt_is_in_the_report() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", str(SAMPLE), "--json"]) == 0
+    last = json.loads(out.getvalue())["last_request"]
+    assert last["response_id"] == "request_3"
+    split = {part["label"]: part for part in last["agent_prompt_breakdown"]}
+    assert split["Tool Results"] == {
+        "category": "User Context",
+        "label": "Tool Results",
+        "percent_of_prompt": 54.1,
+        "tokens": round(24_118 * 0.541),
+    }
+    assert list(split) == ["System Instructions", "Tool Definitions", "Messages", "Tool Results"]

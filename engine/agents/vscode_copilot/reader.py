@@ -41,6 +41,7 @@ from engine.agents.vscode_copilot.mutation_log import (
 from engine.agents.vscode_copilot.places import session_files
 from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
 from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
+from engine.sessions.prompt_parts import AgentShares, PromptShare
 
 _MODEL_PREFIX = "copilot/"
 
@@ -51,6 +52,19 @@ def _is_session_document(record: Any) -> bool:
         and type(record.get("requests")) is list
         and isinstance(record.get("sessionId"), str)
         and ("responderUsername" in record or "requesterUsername" in record)
+    )
+
+
+def _logs_usage(request: Any) -> bool:
+    """Whether a request holds its token figures yet (where ``_usage`` reads them)."""
+    if not isinstance(request, dict):
+        return False
+    if request.get("promptTokens") is not None or request.get("completionTokens") is not None:
+        return True
+    result = request.get("result")
+    metadata = result.get("metadata") if isinstance(result, dict) else None
+    return isinstance(metadata, dict) and (
+        metadata.get("promptTokens") is not None or metadata.get("outputTokens") is not None
     )
 
 
@@ -96,6 +110,7 @@ class VSCodeCopilotAdapter(Adapter):
         self._log = MutationLog()
         self._spans: list[int] = []  # messages on the context per request, in order
         self._lines: list[int] = []  # the line that last changed each request
+        self._usage_lines: dict[int, int] = {}  # the line each request's usage appeared on
         self._dirty_from: int | None = None  # the first request to turn into messages again
         self._rebuild = False  # start the state over (a snapshot, a cut of the requests)
         self._meta_dirty = False
@@ -134,27 +149,37 @@ class VSCodeCopilotAdapter(Adapter):
             else:
                 self.state.skip(line, "not a line of a chat session's mutation log")
             return
+        before = len(self._requests())
         try:
             change = self._log.apply(record)
         except MutationError as error:
             self.state.skip(line, str(error))
             return
         self._meta_dirty = True
+        requests = self._requests()
         if change.reset:
             self._rebuild = True
-            self._lines = [line] * len(self._requests())
+            self._lines = [line] * len(requests)
+            self._usage_lines = {i: line for i, r in enumerate(requests) if _logs_usage(r)}
             return
-        count = len(self._requests())
-        if len(self._lines) < count:
-            self._lines.extend([line] * (count - len(self._lines)))
-        del self._lines[count:]
-        if change.cut is not None and change.cut < len(self._spans):
-            self._rebuild = True
-        first = change.request
-        if first == -1 or change.cut is not None:
-            first = len(self._spans) if change.cut is None else change.cut
-        if first is not None and 0 <= first < count:
+        if change.cut is not None:
+            first, last = change.cut, len(requests)
+            del self._lines[first:]
+            self._usage_lines = {i: at for i, at in self._usage_lines.items() if i < first}
+            self._rebuild = self._rebuild or first < len(self._spans)
+        elif change.request == -1:
+            first, last = before, len(requests)
+        elif change.request is not None and change.request < len(requests):
+            first = change.request
+            last = first + 1
             self._lines[first] = line
+        else:
+            return
+        self._lines.extend([line] * (len(requests) - len(self._lines)))
+        for index in range(first, last):
+            if index not in self._usage_lines and _logs_usage(requests[index]):
+                self._usage_lines[index] = line  # (the line a live reader first sees it on)
+        if first < len(requests):
             self._dirty(first)
 
     def _dirty(self, index: int) -> None:
@@ -253,7 +278,7 @@ class VSCodeCopilotAdapter(Adapter):
         if cut is not None and isinstance(summary, dict):
             replies = self._summarised(rid, summary, replies[cut:], line, timestamp)
         state.context.extend(replies)
-        self._usage(rid, request, metadata, replies, line, timestamp)
+        self._usage(rid, index, request, metadata, replies, line, timestamp)
 
     def _rounds(
         self,
@@ -350,6 +375,7 @@ class VSCodeCopilotAdapter(Adapter):
     def _usage(
         self,
         rid: str,
+        index: int,
         request: Mapping[str, Any],
         metadata: Mapping[str, Any],
         replies: list[Message],
@@ -370,7 +396,11 @@ class VSCodeCopilotAdapter(Adapter):
         answer = next((m for m in reversed(replies) if m.role == "assistant"), None)
         if answer is not None:
             answer.response_key = rid
+        line = self._usage_lines.get(index, line)
         self.state.record_response(rid, usage, model=model, line=line, timestamp=timestamp)
+        shares = _shares(request.get("promptTokenDetails"))
+        if shares:
+            self.state.agent_shares = AgentShares(rid, shares)
 
     # -- agent facts ---------------------------------------------------------------------------
 
@@ -382,6 +412,23 @@ class VSCodeCopilotAdapter(Adapter):
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
         return session_files(env, home)
+
+
+def _shares(details: Any) -> tuple[PromptShare, ...]:
+    """VS Code's ``promptTokenDetails`` (malformed entries left out)."""
+    found = []
+    for item in details if isinstance(details, list) else []:
+        if not isinstance(item, dict):
+            continue
+        percent = item.get("percentageOfPrompt")
+        if isinstance(percent, bool) or not isinstance(percent, int | float):
+            continue
+        if not 0 <= percent <= 100:
+            continue
+        found.append(
+            PromptShare(str(item.get("category") or ""), str(item.get("label") or ""), percent)
+        )
+    return tuple(found)
 
 
 def workspace_folder(path: Path) -> str | None:
