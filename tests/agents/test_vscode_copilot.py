@@ -9,11 +9,13 @@ import contextlib
 import io
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from engine.agents import AGENTS
+from engine.agents.policies import simulate
 from engine.agents.session_reader import SessionReader, read_session, read_session_data
 from engine.agents.vscode_copilot.mutation_log import MutationError, MutationLog
 from engine.cli.main import main
@@ -222,3 +224,19 @@ def test_vscodes_own_split_of_the_prompt_is_in_the_report() -> None:
         "tokens": round(24_118 * 0.541),
     }
     assert list(split) == ["System Instructions", "Tool Definitions", "Messages", "Tool Results"]
+
+
+def test_the_autocompact_point_is_copilots_warm_cache_point() -> None:
+    """The dashboard's auto-compaction point is the one `policies` gives Copilot with a warm
+    cache (this conversation's jittered fraction of the prompt budget)."""
+    state = read_session(SAMPLE)
+    assert state.last_activity is not None
+    just_after = datetime.fromisoformat(state.last_activity.replace("Z", "+00:00"))
+    copilot = next(
+        p for p in simulate(state, now=just_after)["strategies"] if p["strategy"] == "copilot"
+    )
+    assert copilot["cache"] == "warm"
+    reader = AGENTS["vscode-copilot-chat"].reader(SAMPLE)
+    reader.state = state
+    assert reader.autocompact_at(111_616) == copilot["at_tokens"]
+    assert 0.78 <= copilot["at_tokens"] / 111_616 <= 0.82

@@ -405,9 +405,14 @@ class VSCodeCopilotAdapter(Adapter):
     # -- agent facts ---------------------------------------------------------------------------
 
     def autocompact_at(self, context_window: int) -> int | None:
-        """Copilot Chat summarises in the background at about 80 % of the prompt budget (90 %
-        with a cold cache): the warm point (engine/agents/policies.py)."""
-        return int(context_window * 0.8)
+        """Copilot Chat summarises in the background when the prompt reaches this
+        conversation's warm-cache fraction of the budget (0.78–0.82; 0.90 with a cold cache:
+        ``policies`` says which applies now)."""
+        # (imported here: the policies module reads sessions through the agents' registry)
+        from engine.agents.policies import copilot_jitter
+
+        key = self.state.session_id or str(self.state.path)
+        return int(context_window * copilot_jitter(key))
 
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
