@@ -240,3 +240,18 @@ def test_the_autocompact_point_is_copilots_warm_cache_point() -> None:
     reader.state = state
     assert reader.autocompact_at(111_616) == copilot["at_tokens"]
     assert 0.78 <= copilot["at_tokens"] / 111_616 <= 0.82
+
+
+def test_ctxtop_sessions_lists_it_in_aligned_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The longest agent name yet (19 characters) keeps the table's columns in line."""
+    place(tmp_path / "config/Code/User/workspaceStorage/a/chatSessions" / SAMPLE.name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["sessions", "--agent", "vscode-copilot-chat"]) == 0
+    header, row = out.getvalue().splitlines()
+    assert row.startswith("vscode-copilot-chat ")
+    assert header.index("last activity") == row.index("2026-11-18T11:08:40") == 20
