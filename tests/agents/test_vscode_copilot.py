@@ -255,3 +255,12 @@ def test_ctxtop_sessions_lists_it_in_aligned_columns(
     header, row = out.getvalue().splitlines()
     assert row.startswith("vscode-copilot-chat ")
     assert header.index("last activity") == row.index("2026-11-18T11:08:40") == 20
+
+
+def test_the_text_report_shows_vscodes_split_under_the_last_request() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", str(SAMPLE)]) == 0
+    lines = out.getvalue().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("last req"))
+    assert lines[at + 4] == "  agent's split: Tool Results              54.1%  ~13,048"
