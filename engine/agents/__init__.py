@@ -24,6 +24,7 @@ from engine.agents import (
     opencode,
     pi,
     qwen_code,
+    vscode_copilot,
 )
 from engine.agents.base import Agent, ProxyUse
 from engine.sessions.adapter import NOT_MINE, Adapter
@@ -39,6 +40,7 @@ AGENTS: dict[str, Agent] = {
         pi.PLUGIN,
         qwen_code.PLUGIN,
         opencode.PLUGIN,
+        vscode_copilot.PLUGIN,
         openai_messages.PLUGIN,  # keep last
     )
 }

@@ -95,6 +95,11 @@ def render_text(
             f" {_fmt(last['cache_read_tokens'])}, write {_fmt(last['cache_write_tokens'])}),"
             f" output {_fmt(last['output_tokens'])}"
         )
+        for part in last.get("agent_prompt_breakdown", ()):  # the agent's own split of it
+            lines.append(
+                f"  agent's split: {part['label']:<24} {part['percent_of_prompt']:>5}%"
+                f"  ~{_fmt(part['tokens'])}"
+            )
     if clock is not None:
         lines.append(f"clock      {clock}")
     totals = report["totals"]

@@ -66,17 +66,18 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print("no sessions found")
         return 0
+    width = max(16, *(len(row["agent"]) for row in rows))  # the longest agent name shown
     print(
-        f"{'agent':<16} {'last activity':<20} {'model':<26} {'context':>9} {'(source)':<12}"
+        f"{'agent':<{width}} {'last activity':<20} {'model':<26} {'context':>9} {'(source)':<12}"
         f" {'fill':>6}  cwd / file"
     )
     for row in rows:
         if "error" in row:
-            print(one_line(f"{row['agent']:<16} {row['modified'][:19]:<20} {row['error']}"))
+            print(one_line(f"{row['agent']:<{width}} {row['modified'][:19]:<20} {row['error']}"))
             continue
         fill = "-" if row["fill_percent"] is None else f"{row['fill_percent']}%"
         line = (
-            f"{row['agent']:<16} {str(row['last_activity'])[:19]:<20}"
+            f"{row['agent']:<{width}} {str(row['last_activity'])[:19]:<20}"
             f" {(row['model'] or '-')[:26]:<26} {row['context_tokens']:>9,}"
             f" {'(' + row['context_source'] + ')':<12} {fill:>6}"
             f"  {row['cwd'] or '-'}  {row['file']}"

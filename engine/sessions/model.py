@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from engine.sessions import responses as _responses
-from engine.sessions.prompt_parts import AgentCounts, PromptParts
+from engine.sessions.prompt_parts import AgentCounts, AgentShares, PromptParts
 from engine.sessions.request_history import RequestHistory
 from engine.sessions.responses import Response, Responses, Usage
 from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL, ChangeLog, ToolCall, ToolCalls
@@ -173,6 +173,8 @@ class SessionState:
     prompt_parts: PromptParts | None = None
     # The sizes the agent itself logged for its prompt and context (Copilot CLI), if any.
     agent_counts: AgentCounts | None = None
+    # The agent's own split of its latest prompt by part (VS Code Copilot Chat), if logged.
+    agent_shares: AgentShares | None = None
     first_activity: str | None = None
     last_activity: str | None = None
     # Each response's ``usage.total`` and line, in the order of ``responses``, kept as responses

@@ -64,6 +64,24 @@ class AgentCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptShare:
+    """One part of a prompt as the agent itself split it (VS Code's ``promptTokenDetails``):
+    its share of the prompt in percent, by the agent's own count."""
+
+    category: str
+    label: str
+    percent: float
+
+
+@dataclass(frozen=True, slots=True)
+class AgentShares:
+    """The agent's own split of the prompt of the response ``response_key``."""
+
+    response_key: str
+    shares: tuple[PromptShare, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class LoggedPrompt:
     """What the log says of the prompt besides its messages: ``tokens``, and whether ctxtop's
     tokenizer counted them from the logged text (``counted``, corrected by the session's factor

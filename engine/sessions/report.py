@@ -9,7 +9,7 @@ from engine.models.window import unknown_window_note
 from engine.sessions.adapter import Adapter
 from engine.sessions.ledger import ToolTotal
 from engine.sessions.model import Compaction, Microcompaction, Usage
-from engine.sessions.sample import Breakdown, Sample, SubagentSample, build_sample
+from engine.sessions.sample import Breakdown, LastRequest, Sample, SubagentSample, build_sample
 
 
 def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]:
@@ -148,6 +148,24 @@ def _parts_json(sample: Sample) -> dict[str, Any]:
     }
 
 
+def _agent_shares(last: LastRequest) -> dict[str, Any]:
+    """The agent's own split of the prompt (only for a log that has one): each part's share as
+    the agent counted it, and that share of the reported prompt in tokens."""
+    if not last.agent_shares:
+        return {}
+    prompt = last.usage.input_tokens_total
+    parts = [
+        {
+            "category": share.category,
+            "label": share.label,
+            "percent_of_prompt": share.percent,
+            "tokens": round(prompt * share.percent / 100),
+        }
+        for share in last.agent_shares
+    ]
+    return {"agent_prompt_breakdown": parts}
+
+
 def to_json(sample: Sample) -> dict[str, Any]:
     """The sample as the JSON-ready dict of ``ctxtop report --json`` (keys in its order)."""
     last, context = sample.last_request, sample.context
@@ -171,6 +189,7 @@ def to_json(sample: Sample) -> dict[str, Any]:
             "response_id": last.response_id,
             "line": last.line,
             "timestamp": last.timestamp,
+            **_agent_shares(last),
         },
         "context_tokens": {
             "value": context.value,

@@ -44,7 +44,7 @@ from engine.sessions.model import (
     Truncation,
     Usage,
 )
-from engine.sessions.prompt_parts import logged_prompt
+from engine.sessions.prompt_parts import PromptShare, logged_prompt
 from engine.sessions.tokenizer_factor import (
     TokenizerFactor,
     last_answer_index,
@@ -144,6 +144,8 @@ class LastRequest:
     response_id: str
     line: int
     timestamp: str | None
+    # The agent's own split of this prompt by part, when it logged one (VS Code Copilot Chat).
+    agent_shares: tuple[PromptShare, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,7 +334,10 @@ def _last_request(state: SessionState) -> LastRequest | None:
     last = state.last_response
     if last is None:
         return None
-    return LastRequest(dataclasses.replace(last.usage), last.key, last.line, last.timestamp)
+    split = state.agent_shares
+    shares = split.shares if split is not None and split.response_key == last.key else ()
+    usage = dataclasses.replace(last.usage)
+    return LastRequest(usage, last.key, last.line, last.timestamp, shares)
 
 
 def build_sample(

@@ -61,6 +61,13 @@ CASES = {
         ".qwen/projects/-home-dev-qwen-projects-calc-qwen/chats/"
         "443ea2f2-c530-473d-b86e-35a04a280ca7.jsonl",
     ),
+    # (written from VS Code's serializer source: sample_sessions/vscode-copilot-chat/PROVENANCE.md)
+    "vscode-copilot-chat": (
+        "vscode-copilot-chat/User/workspaceStorage/5f3c8e1a9b2d4c6e8f0a1b2c3d4e5f60/chatSessions/"
+        "3b8c2f1e-7d4a-4c9b-a1e2-5f6d7c8b9a01.jsonl",
+        ".config/Code/User/workspaceStorage/5f3c8e1a9b2d4c6e8f0a1b2c3d4e5f60/chatSessions/"
+        "3b8c2f1e-7d4a-4c9b-a1e2-5f6d7c8b9a01.jsonl",
+    ),
 }
 
 
