@@ -1,7 +1,8 @@
-"""The real Pi CLI (0.73.1) resumes a fork written by ``ctxtop edit`` of the Pi sample session,
-against the project's own model server (Anthropic Messages, which Pi speaks as the
-``anthropic-messages`` API of a custom provider): the request it sends holds the placeholder, not
-the cleared result, and Pi appends to the fork, which then reads with the API's figures.
+"""The real Pi CLI (0.73.1) resumes a fork written by ``ctxtop edit``, and one written by
+``ctxtop compact``, of the Pi sample session, against the project's own model server (Anthropic
+Messages, which Pi speaks as the ``anthropic-messages`` API of a custom provider): the request it
+sends holds the placeholder (the summary), not the cleared result (the summarised rounds), and Pi
+appends to the fork, which then reads with the API's figures.
 
 The CLI (pinned) is installed with npm into a cache dir on first use; the test is skipped, saying
 why, only when it cannot be installed.
@@ -25,7 +26,9 @@ from agents import (
 )
 from model_server import ModelServer
 
+from engine.compaction.handoff import OPENING
 from engine.editing.policy import Policy
+from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
 
 PI_VERSION = "0.73.1"
@@ -61,6 +64,23 @@ def pi_home(root: Path, port: int) -> tuple[Path, Path, Path]:
     return home, cwd, session
 
 
+def resume(pi: Path, home: Path, cwd: Path, session_id: str) -> subprocess.CompletedProcess[str]:
+    """``pi --session ID -p PROMPT``, offline, against the model server of ``home``'s models."""
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "PI_OFFLINE": "1",
+        "PI_TELEMETRY": "0",
+        "CTXTOP_TEST_PI_KEY": "dummy-key-for-the-test-server",
+    }
+    return subprocess.run(
+        [str(pi), "--provider", "fake", "--model", "claude-sonnet-4-5", "--mode", "json",
+         "--session", session_id, "-p", PROMPT],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+
+
 def test_pi_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
     pi = npm_cli("@mariozechner/pi-coding-agent", PI_VERSION, "pi")
     with ModelServer() as server:
@@ -69,22 +89,42 @@ def test_pi_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
         outcome = edit_session(session, Policy(keep_cycles=0)).as_json()
         assert outcome["changed"] and outcome["resume_command"].startswith("pi --session ")
         assert_fork_estimated(outcome)
-        env = {
-            "HOME": str(home),
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "LANG": "C.UTF-8",
-            "PI_OFFLINE": "1",
-            "PI_TELEMETRY": "0",
-            "CTXTOP_TEST_PI_KEY": "dummy-key-for-the-test-server",
-        }
-        done = subprocess.run(
-            [str(pi), "--provider", "fake", "--model", "claude-sonnet-4-5", "--mode", "json",
-             "--session", outcome["session_id"], "-p", PROMPT],
-            cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False,
-        )  # fmt: skip
+        done = resume(pi, home, cwd, outcome["session_id"])
         requests = server.requests
     assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
     assert_resumed_with_placeholders(requests, PROMPT, CLEARED, outcome)
+    assert hashlib.sha256(session.read_bytes()).hexdigest() == original
+    assert_fork_reported(outcome)
+    assert_undo_removes_the_resumed_fork(outcome)
+
+
+# The sample's last turn: its request, and the answer of its last round.
+REQUEST = "Make the CLI print a friendly error instead of a traceback"
+LAST_ANSWER = "The CLI now prints `error: division by zero"
+
+
+def test_pi_resumes_the_compacted_fork_from_the_summary(tmp_path: Path) -> None:
+    """``ctxtop compact`` keeping the last round: the cut falls inside the last turn, so the fork
+    holds Pi's compaction entry on a branch keeping that turn's request and its last round.
+    Pi sends the summary, the request and the round, not the summarised rounds."""
+    pi = npm_cli("@mariozechner/pi-coding-agent", PI_VERSION, "pi")
+    with ModelServer() as server:
+        home, cwd, session = pi_home(tmp_path, server.port)
+        original = hashlib.sha256(session.read_bytes()).hexdigest()
+        outcome = compact_session(session, keep_rounds=1).as_json()
+        assert outcome["kept_rounds"] == 1 and outcome["kept_request"]
+        assert CLEARED not in outcome["summary"]
+        assert_fork_estimated(outcome)
+        done = resume(pi, home, cwd, outcome["session_id"])
+        requests = server.requests
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    sent = [json.dumps(r["body"]) for r in requests if PROMPT in json.dumps(r["body"])]
+    assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
+    order = [sent[-1].find(text) for text in (OPENING, REQUEST, LAST_ANSWER, PROMPT)]
+    assert -1 not in order and order == sorted(order), order
+    assert CLEARED not in sent[-1]  # the read of cli.py was summarised away
+    assert sent[-1].count(OPENING) == 1
+    assert PROMPT in Path(outcome["fork"]).read_text(encoding="utf-8")
     assert hashlib.sha256(session.read_bytes()).hexdigest() == original
     assert_fork_reported(outcome)
     assert_undo_removes_the_resumed_fork(outcome)
