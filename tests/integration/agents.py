@@ -22,7 +22,9 @@ from model_server import ModelServer
 
 from engine.agents import names_fork
 from engine.agents.session_reader import read_session
+from engine.compaction.handoff import OPENING
 from engine.editing.undo import undo
+from engine.forks.compact import compact_session
 from engine.sessions.fork_mark import marked_fork
 from engine.sessions.sample import context_tokens
 
@@ -242,4 +244,30 @@ def assert_resumed_with_placeholders(
     assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
     assert "[ctxtop: old tool result cleared" in sent[-1]
     assert cleared not in sent[-1]
+    assert prompt in Path(outcome["fork"]).read_text(encoding="utf-8")
+
+
+def compacted_inside_a_turn(session: Path, dropped: str) -> dict[str, Any]:
+    """``ctxtop compact`` keeping the last round of a turn that has more (its request kept
+    too), summarising ``dropped`` away; the outcome, its fork checked estimated."""
+    outcome = compact_session(session, keep_rounds=1).as_json()
+    assert outcome["kept_rounds"] == 1 and outcome["kept_request"]
+    assert dropped not in outcome["summary"]
+    assert_fork_estimated(outcome)
+    return outcome
+
+
+def assert_resumed_from_summary(
+    requests: list[dict[str, Any]], kept: tuple[str, ...], dropped: str, outcome: dict[str, Any]
+) -> None:
+    """The real CLI resumed a compacted fork: its request with the new prompt (``kept``'s last)
+    holds ctxtop's summary once, then ``kept`` in order, and not the ``dropped`` text; the CLI
+    wrote the prompt into the fork."""
+    prompt = kept[-1]
+    sent = [json.dumps(r["body"]) for r in requests if prompt in json.dumps(r["body"])]
+    assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
+    order = [sent[-1].find(text) for text in (OPENING, *kept)]
+    assert -1 not in order and order == sorted(order), order
+    assert sent[-1].count(OPENING) == 1
+    assert dropped not in sent[-1]
     assert prompt in Path(outcome["fork"]).read_text(encoding="utf-8")

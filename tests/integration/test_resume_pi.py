@@ -21,14 +21,14 @@ from agent_install import npm_cli
 from agents import (
     assert_fork_estimated,
     assert_fork_reported,
+    assert_resumed_from_summary,
     assert_resumed_with_placeholders,
     assert_undo_removes_the_resumed_fork,
+    compacted_inside_a_turn,
 )
 from model_server import ModelServer
 
-from engine.compaction.handoff import OPENING
 from engine.editing.policy import Policy
-from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
 
 PI_VERSION = "0.73.1"
@@ -111,20 +111,11 @@ def test_pi_resumes_the_compacted_fork_from_the_summary(tmp_path: Path) -> None:
     with ModelServer() as server:
         home, cwd, session = pi_home(tmp_path, server.port)
         original = hashlib.sha256(session.read_bytes()).hexdigest()
-        outcome = compact_session(session, keep_rounds=1).as_json()
-        assert outcome["kept_rounds"] == 1 and outcome["kept_request"]
-        assert CLEARED not in outcome["summary"]
-        assert_fork_estimated(outcome)
+        outcome = compacted_inside_a_turn(session, CLEARED)
         done = resume(pi, home, cwd, outcome["session_id"])
         requests = server.requests
     assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
-    sent = [json.dumps(r["body"]) for r in requests if PROMPT in json.dumps(r["body"])]
-    assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
-    order = [sent[-1].find(text) for text in (OPENING, REQUEST, LAST_ANSWER, PROMPT)]
-    assert -1 not in order and order == sorted(order), order
-    assert CLEARED not in sent[-1]  # the read of cli.py was summarised away
-    assert sent[-1].count(OPENING) == 1
-    assert PROMPT in Path(outcome["fork"]).read_text(encoding="utf-8")
+    assert_resumed_from_summary(requests, (REQUEST, LAST_ANSWER, PROMPT), CLEARED, outcome)
     assert hashlib.sha256(session.read_bytes()).hexdigest() == original
     assert_fork_reported(outcome)
     assert_undo_removes_the_resumed_fork(outcome)
