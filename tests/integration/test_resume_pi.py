@@ -1,8 +1,9 @@
-"""The real Pi CLI (0.73.1) resumes a fork written by ``ctxtop edit``, and one written by
-``ctxtop compact``, of the Pi sample session, against the project's own model server (Anthropic
-Messages, which Pi speaks as the ``anthropic-messages`` API of a custom provider): the request it
-sends holds the placeholder (the summary), not the cleared result (the summarised rounds), and Pi
-appends to the fork, which then reads with the API's figures.
+"""The real Pi CLI (0.73.1) resumes a fork written by ``ctxtop edit``, one written by ``ctxtop
+compact`` and both kinds ``ctxtop restore`` writes, of the Pi sample session, against the
+project's own model server (Anthropic Messages, which Pi speaks as the ``anthropic-messages`` API
+of a custom provider): the request it sends holds the placeholder (the summary, the re-added
+item), not the cleared result (the summarised rounds), and Pi appends to the fork, which then
+reads with the API's figures.
 
 The CLI (pinned) is installed with npm into a cache dir on first use; the test is skipped, saying
 why, only when it cannot be installed.
@@ -30,6 +31,7 @@ from model_server import ModelServer
 
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
+from engine.forks.restore import HEADER, restore_session
 
 PI_VERSION = "0.73.1"
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,3 +121,33 @@ def test_pi_resumes_the_compacted_fork_from_the_summary(tmp_path: Path) -> None:
     assert hashlib.sha256(session.read_bytes()).hexdigest() == original
     assert_fork_reported(outcome)
     assert_undo_removes_the_resumed_fork(outcome)
+
+
+# The sample's compaction: a line of its summary, and what it dropped (the first command's
+# output; the second request, which its summary does not carry: U2).
+SUMMARY = "clearer than ZeroDivisionError for callers"
+DROPPED_OUTPUT = "drwxr-xr-x"
+DROPPED_REQUEST = "Check the first few hundred lines of server.log"
+
+
+def test_pi_resumes_both_restore_forks(tmp_path: Path) -> None:
+    """``ctxtop restore`` of the sample's compaction: from just before it, Pi sends the history
+    it dropped and not its summary; with U2 re-added, the summary, then ctxtop's marked
+    message with U2, then the prompt, and not the dropped output."""
+    pi = npm_cli("@mariozechner/pi-coding-agent", PI_VERSION, "pi")
+    sent: dict[str, str] = {}
+    with ModelServer() as server:
+        home, cwd, session = pi_home(tmp_path, server.port)
+        for kind, wanted in (("before", ()), ("summary", ("U2",))):
+            outcome = restore_session(session, 1, wanted).as_json()
+            assert outcome["restore"] == kind
+            seen = len(server.requests)
+            done = resume(pi, home, cwd, outcome["session_id"])
+            assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+            asked = [json.dumps(r["body"]) for r in server.requests[seen:]]
+            sent[kind] = next(body for body in reversed(asked) if PROMPT in body)
+    before, readded = sent["before"], sent["summary"]
+    assert DROPPED_OUTPUT in before and DROPPED_REQUEST in before and SUMMARY not in before
+    order = [readded.find(text) for text in (SUMMARY, HEADER, DROPPED_REQUEST, PROMPT)]
+    assert -1 not in order and order == sorted(order), order
+    assert DROPPED_OUTPUT not in readded
