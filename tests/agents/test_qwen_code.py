@@ -2,8 +2,9 @@
 scripted model answered (its own record) and what Qwen Code itself summed up
 (``usage_record.jsonl``); a compression replaces the context, a rewind rebuilds it, the
 sub-agent is its own, Qwen's settings move its compression point and its session files are found
-where it keeps them; ``ctxtop compact`` writes Qwen's own compression record (the real CLI
-resumes it: tests/integration/test_resume_qwen_code.py)."""
+where it keeps them; ``ctxtop compact`` writes Qwen's own compression record and ``ctxtop
+restore`` re-adds items into one (the real CLI resumes both:
+tests/integration/test_resume_qwen_code.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from engine.agents.session_reader import read_session
 from engine.cli.main import main
 from engine.compaction.handoff import OPENING
 from engine.forks.compact import compact_session
+from engine.forks.restore import HEADER, restore_session
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN_HOME = ROOT / "sample_sessions" / "qwen-code"
@@ -232,3 +234,16 @@ def test_the_files_qwen_re_attaches_are_no_user_messages(
     second = json.loads(capsys.readouterr().out)["compactions"][1]
     labels = [message["label"] for message in second["user_messages"]]
     assert labels and not any(label.startswith("Recently accessed") for label in labels)
+
+
+def test_restore_re_adds_an_item_right_after_the_summary(tmp_path: Path) -> None:
+    """Into the compression's own history, after the summary and the model's answer to it:
+    not after the record, where it would part the kept tool call from what follows."""
+    session = tmp_path / SAMPLE.name
+    shutil.copyfile(SAMPLE, session)
+    fork = Path(restore_session(session, 1, ["U2"]).as_json()["fork"])
+    context = read_session(fork).context
+    assert context[0].kind == "compact_summary" and context[1].role == "assistant"
+    assert context[2].blocks[0].text.startswith(HEADER)
+    assert "Check the first few hundred lines" in context[2].blocks[0].text
+    assert context[3].blocks[0].text.startswith("Recently accessed file")

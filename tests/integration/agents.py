@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ from engine.agents.session_reader import read_session
 from engine.compaction.handoff import OPENING
 from engine.editing.undo import undo
 from engine.forks.compact import compact_session
+from engine.forks.restore import restore_session
 from engine.sessions.fork_mark import marked_fork
 from engine.sessions.sample import context_tokens
 
@@ -271,3 +272,26 @@ def assert_resumed_from_summary(
     assert sent[-1].count(OPENING) == 1
     assert dropped not in sent[-1]
     assert prompt in Path(outcome["fork"]).read_text(encoding="utf-8")
+
+
+def restored_requests(
+    server: ModelServer,
+    session: Path,
+    number: int,
+    item: str,
+    prompt: str,
+    resume: Callable[[str], subprocess.CompletedProcess[str]],
+) -> tuple[str, str]:
+    """The request (as JSON text) carrying ``prompt`` that the CLI sent on resuming each
+    ``ctxtop restore`` fork of compaction ``number``: from just before it, and with ``item``
+    re-added after its summary. ``resume(session_id)`` runs the CLI."""
+    sent: list[str] = []
+    for kind, wanted in (("before", ()), ("summary", (item,))):
+        outcome = restore_session(session, number, wanted).as_json()
+        assert outcome["restore"] == kind
+        seen = len(server.requests)
+        done = resume(outcome["session_id"])
+        assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+        asked = [json.dumps(r["body"]) for r in server.requests[seen:]]
+        sent.append(next(body for body in reversed(asked) if prompt in body))
+    return sent[0], sent[1]

