@@ -1,6 +1,8 @@
 """Pi sessions: the figures ctxtop shows for a real Pi 0.73.1 session equal what the scripted
 model answered (its own record), a compaction and a branch rebuild the context, Pi's settings
-move its auto-compaction point and its session files are found where Pi keeps them."""
+move its auto-compaction point and its session files are found where Pi keeps them; ``ctxtop
+compact`` and ``ctxtop restore`` write Pi's own entries (the real CLI resumes them:
+tests/integration/test_resume_pi.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from sessions_home import report_json
 
 from engine.agents.pi.reader import PiAdapter
 from engine.agents.session_reader import read_session
+from engine.forks.compact import compact_session
+from engine.forks.restore import HEADER, restore_session
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_DIR = ROOT / "sample_sessions" / "pi"
@@ -135,3 +139,60 @@ def test_sessions_are_found_where_pi_keeps_them(where: str, tmp_path: Path) -> N
         else:
             env["PI_CODING_AGENT_SESSION_DIR"] = str(flat)
     assert list(PiAdapter.discover(env, home)) == [target]
+
+
+def compacted(tmp_path: Path, keep_rounds: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of ``ctxtop compact``'s fork of the sample, and the ids of its context."""
+    session = tmp_path / SAMPLE.name
+    shutil.copyfile(SAMPLE, session)
+    fork = Path(compact_session(session, keep_rounds=keep_rounds).as_json()["fork"])
+    return rows(fork), [message.id for message in read_session(fork).context]
+
+
+def test_compacting_whole_turns_appends_pi_s_own_compaction_entry(tmp_path: Path) -> None:
+    """The last turn's five rounds kept: a ``compaction`` entry after the last entry, keeping
+    from the turn's request, as Pi's ``/compact`` writes one; Pi's context is its summary then
+    the turn."""
+    entries = rows(SAMPLE)
+    fork, context = compacted(tmp_path, keep_rounds=5)
+    *copied, compaction = fork
+    assert copied[1:] == entries[1:]  # every entry kept as it was
+    request = entries[[row["id"] for row in entries].index("a4d8b01e") + 1]["id"]
+    assert compaction["type"] == "compaction" and compaction["parentId"] == entries[-1]["id"]
+    assert compaction["firstKeptEntryId"] == request
+    assert compaction["details"]["modifiedFiles"] == ["src/calc/ops.py"]  # the previous one's
+    ids = [row["id"] for row in entries[1:]]
+    assert context == [compaction["id"], *ids[ids.index(request) :]]
+
+
+def test_compacting_inside_a_turn_branches_to_keep_its_request(tmp_path: Path) -> None:
+    """One round kept: the turn's request stays before it, so the compaction is on a branch
+    from the request holding a copy of the last round, the old path left in the file."""
+    entries = rows(SAMPLE)
+    fork, context = compacted(tmp_path, keep_rounds=1)
+    *copied, last_round, compaction = fork
+    assert copied[1:] == entries[1:]
+    request = entries[[row["id"] for row in entries].index("a4d8b01e") + 1]
+    assert last_round["parentId"] == request["id"] == compaction["firstKeptEntryId"]
+    assert last_round["message"] == entries[-1]["message"] and last_round["id"] != entries[-1]["id"]
+    assert context == [compaction["id"], request["id"], last_round["id"]]
+
+
+def test_compacting_everything_keeps_no_entry(tmp_path: Path) -> None:
+    fork, context = compacted(tmp_path, keep_rounds=0)
+    assert fork[-1]["firstKeptEntryId"] == fork[-1]["id"] and context == [fork[-1]["id"]]
+
+
+def test_restore_re_adds_an_item_right_after_the_compaction(tmp_path: Path) -> None:
+    """Pi sends the summary, the entries it kept, then the entries after it: the re-added
+    message is the compaction's child, before the next prompt."""
+    session = tmp_path / SAMPLE.name
+    shutil.copyfile(SAMPLE, session)
+    fork = Path(restore_session(session, 1, ["U2"]).as_json()["fork"])
+    context = read_session(fork).context
+    ids = [message.id for message in context]
+    readded = next(m for m in context if m.blocks[0].text.startswith(HEADER))
+    at = ids.index(readded.id)
+    assert ids[:at] == ["a4d8b01e", "38ecf513", "2255581a", "b05ab1b3"]  # summary, kept entries
+    assert ids[at + 1] == "e7eb5690"  # the prompt after the compaction
+    assert "Check the first few hundred lines" in readded.blocks[0].text

@@ -2,7 +2,9 @@
 scripted model answered (its own record) and what Qwen Code itself summed up
 (``usage_record.jsonl``); a compression replaces the context, a rewind rebuilds it, the
 sub-agent is its own, Qwen's settings move its compression point and its session files are found
-where it keeps them."""
+where it keeps them; ``ctxtop compact`` writes Qwen's own compression record and ``ctxtop
+restore`` re-adds items into one (the real CLI resumes both:
+tests/integration/test_resume_qwen_code.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,10 @@ from sessions_home import report_json
 
 from engine.agents.qwen_code.reader import QwenCodeAdapter
 from engine.agents.session_reader import read_session
+from engine.cli.main import main
+from engine.compaction.handoff import OPENING
+from engine.forks.compact import compact_session
+from engine.forks.restore import HEADER, restore_session
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN_HOME = ROOT / "sample_sessions" / "qwen-code"
@@ -180,3 +186,64 @@ def test_sessions_are_found_where_qwen_keeps_them(where: str, tmp_path: Path) ->
         target = placed(tmp_path / "elsewhere")
         placed(home / ".qwen")  # not this one: the variable moves them
     assert list(QwenCodeAdapter.discover(env, home)) == [target]
+
+
+FIRST_TURN = 26  # the sample's lines up to the first answer's end
+
+
+def compacted(tmp_path: Path, keep_rounds: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``ctxtop compact`` of the sample's first turn: its outcome and the fork's last record."""
+    session = tmp_path / SAMPLE.name
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)[:FIRST_TURN]
+    session.write_text("".join(lines), encoding="utf-8")
+    outcome = compact_session(session, keep_rounds=keep_rounds).as_json()
+    return outcome, rows(Path(outcome["fork"]))[-1]
+
+
+def test_compacting_appends_qwen_s_own_compression_record(tmp_path: Path) -> None:
+    """The last round kept: a ``chat_compression`` record after the last one, whose history is
+    the summary, a model turn, the turn's request and the round (Qwen's history alternates);
+    its ``newTokenCount`` (what Qwen counts from on resume) and ctxtop's "after" are the
+    figure the preview promised."""
+    entries = rows(SAMPLE)[:FIRST_TURN]
+    outcome, record = compacted(tmp_path, keep_rounds=1)
+    assert (record["type"], record["subtype"]) == ("system", "chat_compression")
+    assert record["parentUuid"] == entries[-1]["uuid"]
+    assert record["sessionId"] == outcome["session_id"]
+    history = record["systemPayload"]["compressedHistory"]
+    assert [content["role"] for content in history] == ["user", "model", "user", "model"]
+    assert history[0]["parts"][0]["text"].startswith(OPENING)
+    assert history[2:] == [entries[0]["message"], entries[-1]["message"]]
+    assert record["systemPayload"]["info"]["newTokenCount"] == outcome["context_after"]
+    [compaction] = read_session(Path(outcome["fork"])).compactions
+    assert (compaction.trigger, compaction.post_tokens) == ("ctxtop", outcome["context_after"])
+
+
+def test_compacting_everything_leaves_the_summary_alone(tmp_path: Path) -> None:
+    _, record = compacted(tmp_path, keep_rounds=0)
+    [summary] = record["systemPayload"]["compressedHistory"]
+    assert summary["role"] == "user" and summary["parts"][0]["text"].startswith(OPENING)
+
+
+def test_the_files_qwen_re_attaches_are_no_user_messages(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """After its compression Qwen re-attaches the files it had read ("Recently accessed
+    file…"): the inspector takes them for files, never for a user instruction it forgot."""
+    assert main(["compactions", str(SAMPLE), "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)["compactions"][1]
+    labels = [message["label"] for message in second["user_messages"]]
+    assert labels and not any(label.startswith("Recently accessed") for label in labels)
+
+
+def test_restore_re_adds_an_item_right_after_the_summary(tmp_path: Path) -> None:
+    """Into the compression's own history, after the summary and the model's answer to it:
+    not after the record, where it would part the kept tool call from what follows."""
+    session = tmp_path / SAMPLE.name
+    shutil.copyfile(SAMPLE, session)
+    fork = Path(restore_session(session, 1, ["U2"]).as_json()["fork"])
+    context = read_session(fork).context
+    assert context[0].kind == "compact_summary" and context[1].role == "assistant"
+    assert context[2].blocks[0].text.startswith(HEADER)
+    assert "Check the first few hundred lines" in context[2].blocks[0].text
+    assert context[3].blocks[0].text.startswith("Recently accessed file")

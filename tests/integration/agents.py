@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,10 @@ from model_server import ModelServer
 
 from engine.agents import names_fork
 from engine.agents.session_reader import read_session
+from engine.compaction.handoff import OPENING
 from engine.editing.undo import undo
+from engine.forks.compact import compact_session
+from engine.forks.restore import restore_session
 from engine.sessions.fork_mark import marked_fork
 from engine.sessions.sample import context_tokens
 
@@ -243,3 +246,52 @@ def assert_resumed_with_placeholders(
     assert "[ctxtop: old tool result cleared" in sent[-1]
     assert cleared not in sent[-1]
     assert prompt in Path(outcome["fork"]).read_text(encoding="utf-8")
+
+
+def compacted_inside_a_turn(session: Path, dropped: str) -> dict[str, Any]:
+    """``ctxtop compact`` keeping the last round of a turn that has more (its request kept
+    too), summarising ``dropped`` away; the outcome, its fork checked estimated."""
+    outcome = compact_session(session, keep_rounds=1).as_json()
+    assert outcome["kept_rounds"] == 1 and outcome["kept_request"]
+    assert dropped not in outcome["summary"]
+    assert_fork_estimated(outcome)
+    return outcome
+
+
+def assert_resumed_from_summary(
+    requests: list[dict[str, Any]], kept: tuple[str, ...], dropped: str, outcome: dict[str, Any]
+) -> None:
+    """The real CLI resumed a compacted fork: its request with the new prompt (``kept``'s last)
+    holds ctxtop's summary once, then ``kept`` in order, and not the ``dropped`` text; the CLI
+    wrote the prompt into the fork."""
+    prompt = kept[-1]
+    sent = [json.dumps(r["body"]) for r in requests if prompt in json.dumps(r["body"])]
+    assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
+    order = [sent[-1].find(text) for text in (OPENING, *kept)]
+    assert -1 not in order and order == sorted(order), order
+    assert sent[-1].count(OPENING) == 1
+    assert dropped not in sent[-1]
+    assert prompt in Path(outcome["fork"]).read_text(encoding="utf-8")
+
+
+def restored_requests(
+    server: ModelServer,
+    session: Path,
+    number: int,
+    item: str,
+    prompt: str,
+    resume: Callable[[str], subprocess.CompletedProcess[str]],
+) -> tuple[str, str]:
+    """The request (as JSON text) carrying ``prompt`` that the CLI sent on resuming each
+    ``ctxtop restore`` fork of compaction ``number``: from just before it, and with ``item``
+    re-added after its summary. ``resume(session_id)`` runs the CLI."""
+    sent: list[str] = []
+    for kind, wanted in (("before", ()), ("summary", (item,))):
+        outcome = restore_session(session, number, wanted).as_json()
+        assert outcome["restore"] == kind
+        seen = len(server.requests)
+        done = resume(outcome["session_id"])
+        assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+        asked = [json.dumps(r["body"]) for r in server.requests[seen:]]
+        sent.append(next(body for body in reversed(asked) if prompt in body))
+    return sent[0], sent[1]

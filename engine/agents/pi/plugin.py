@@ -9,6 +9,7 @@ from engine.agents.pi.rules import RULE
 PLUGIN = Agent(
     PiAdapter,
     "engine.agents.pi.writer:PiWriter",
+    "engine.agents.pi.source:PiSource",
     auto_compact=RULE,
     # PI_CODING_AGENT_SESSION_DIR, or sessionDir in its settings.json, puts them flat elsewhere:
     # listed by the reader's own rule; the live table watches the default place.

@@ -28,6 +28,7 @@ from typing import Any
 from engine.agents.pi.settings import agent_dir, compaction_settings, session_dir_setting
 from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, logs_tokens, token_count
 from engine.sessions.entry_tree import Effect, EntryTree, Rewrite
+from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 from engine.sessions.model import Block, Compaction, Message, Usage
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
@@ -254,13 +255,17 @@ class PiAdapter(Adapter):
         """Recorded now; on the context, the summary then the entries from the first kept."""
         kept = record.get("firstKeptEntryId")
         before = token_count(record.get("tokensBefore"))
-        trigger = "extension" if record.get("fromHook") else "unknown"
+        ctxtops = record.get(COMPACTION_KEY) == CTXTOP_TRIGGER
+        trigger = (
+            CTXTOP_TRIGGER if ctxtops else "extension" if record.get("fromHook") else "unknown"
+        )
         compaction = Compaction(trigger, pre_tokens=before, line=line, timestamp=timestamp)
         summary = Message(entry_id, "user", [Block("text", record["summary"])], line, timestamp)
         summary.kind = "compact_summary"
         self.state.keep_context()
         self.state.record_compaction(compaction)
-        self._awaiting_after = compaction
+        # One ctxtop wrote: its "after" is what the preview promised (the fork mark), fixed.
+        self._awaiting_after = None if ctxtops else compaction
 
         def rewrite(context: list[Message]) -> list[Message]:
             start = next((i for i, m in enumerate(context) if m.id == kept), len(context))

@@ -10,15 +10,20 @@ uses are scanned. A result is a ``toolResult`` message, replaced by one text par
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.compaction.source import shifted
 from engine.editing.cycles import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, jsonl_bytes, jsonl_records, list_of, text_id
 
+# Entries that put a message on the context (``buildSessionContext``'s ``appendMessage``).
+SENT = ("message", "custom_message", "branch_summary")
 
-def _context(records: list[Any]) -> list[dict[str, Any]]:
-    """The entries Pi puts on the context on resume, in order."""
+
+def entry_path(records: list[Any]) -> list[dict[str, Any]]:
+    """The entries from the root to the leaf (the last entry), in order."""
     entries = {
         record["id"]: record
         for record in records
@@ -34,22 +39,57 @@ def _context(records: list[Any]) -> list[dict[str, Any]]:
         path.append(leaf)
         leaf = entries.get(leaf.get("parentId"))
     path.reverse()
+    return path
+
+
+def sent_entries(path: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries whose messages Pi sends, in order: the last compaction (its summary) first,
+    then the entries from its ``firstKeptEntryId`` on, itself left out."""
     last = max((i for i, e in enumerate(path) if e.get("type") == "compaction"), default=None)
     if last is None:
-        return path
+        return [e for e in path if e.get("type") in SENT]
     kept = path[last].get("firstKeptEntryId")
     start = next((i for i, e in enumerate(path[:last]) if e["id"] == kept), last)
-    return path[start:last] + path[last + 1 :]
+    rest = path[start:last] + path[last + 1 :]
+    return [path[last], *(e for e in rest if e.get("type") in SENT)]
+
+
+def new_entry_id(taken: set[str]) -> str:
+    """A new entry id (8 hex digits, as Pi's ``generateId``) not in ``taken``, which it joins."""
+    while True:
+        entry_id = uuid.uuid4().hex[:8]
+        if entry_id not in taken:
+            taken.add(entry_id)
+            return entry_id
+
+
+def user_entry(entry_id: str, parent: str | None, timestamp: Any, text: str) -> dict[str, Any]:
+    """A user message entry of ``text``, as Pi's ``appendMessage`` writes one."""
+    moment = shifted(timestamp, 0)
+    milliseconds = int(datetime.fromisoformat(moment.replace("Z", "+00:00")).timestamp() * 1000)
+    message = {
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "timestamp": milliseconds,
+    }
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": moment,
+        "message": message,
+    }
 
 
 class PiWriter(Writer):
     agent = "pi"
     resumable = True
+    supports_restore = True
 
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
         cycle = 0
-        for entry in _context(jsonl_records(self.path, self.data)):
+        for entry in sent_entries(entry_path(self.records())):
             message = entry.get("message") if entry.get("type") == "message" else None
             if not isinstance(message, dict):
                 continue
@@ -71,9 +111,13 @@ class PiWriter(Writer):
         return Scan(list(uses.values()), cycle)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
-        records = jsonl_records(self.path, self.data)
+        return jsonl_bytes(self.forked(results, inputs, session_id))
+
+    def forked(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> list[Any]:
+        """The fork's records: the session's, the header under ``session_id`` (its parent the
+        session), with ``results`` and ``inputs`` replaced by call id."""
         out: list[Any] = []
-        for record in records:
+        for record in self.records():
             if isinstance(record, dict) and record.get("type") == "session":
                 record = {**record, "id": session_id, "parentSession": str(self.path)}
             message = record.get("message") if isinstance(record, dict) else None
@@ -81,7 +125,7 @@ class PiWriter(Writer):
                 message = self._message(message, results, inputs)
                 record = {**record, "message": message}
             out.append(record)
-        return jsonl_bytes(out)
+        return out
 
     @staticmethod
     def _message(
@@ -99,6 +143,22 @@ class PiWriter(Writer):
                 part = {**part, "arguments": inputs[str(part_id)]}
             content.append(part)
         return {**message, "content": content}
+
+    def with_message(self, fork: bytes, line: int, text: str) -> bytes:
+        """The message is a user entry, the child of the compaction at ``line`` and the parent
+        of its children: Pi sends it after the summary and the entries the compaction kept,
+        before anything said since."""
+        records = jsonl_records(self.path, fork)
+        compaction = records[line - 1]
+        if not isinstance(compaction, dict) or compaction.get("type") != "compaction":
+            raise ValueError(f"line {line} is no compaction")
+        taken = {str(r.get("id")) for r in records if isinstance(r, dict)}
+        entry = user_entry(new_entry_id(taken), compaction["id"], compaction.get("timestamp"), text)
+        for record in records[line:]:
+            if isinstance(record, dict) and record.get("parentId") == compaction["id"]:
+                record["parentId"] = entry["id"]
+        records.insert(line, entry)
+        return jsonl_bytes(records)
 
     def fork_name(self, session_id: str) -> str:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S-%f")[:-3] + "Z"

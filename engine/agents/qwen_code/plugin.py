@@ -9,6 +9,7 @@ from engine.agents.qwen_code.rules import RULE
 PLUGIN = Agent(
     QwenCodeAdapter,
     "engine.agents.qwen_code.writer:QwenCodeWriter",
+    "engine.agents.qwen_code.source:QwenCodeSource",
     auto_compact=RULE,
     # QWEN_RUNTIME_DIR, when set, holds them instead (the reader's own rule lists them there).
     sessions=SessionFiles(

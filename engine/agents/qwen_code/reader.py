@@ -35,6 +35,7 @@ from engine.files import read_json_object
 from engine.paths import is_plain_name
 from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, logs_tokens, token_count
 from engine.sessions.entry_tree import Effect, EntryTree
+from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 from engine.sessions.model import Compaction, Message, Role, SessionState, Usage
 
 _RECORD_TYPES = ("user", "assistant", "tool_result", "system")
@@ -225,7 +226,7 @@ class _Chat:
             if not isinstance(payload, dict) or not isinstance(payload.get("info"), dict):
                 self.state.skip(line, "chat_compression without info")
                 return None
-            return self._compression(payload, uuid, line, timestamp)
+            return self._compression(record, payload, uuid, line, timestamp)
         if subtype == "ui_telemetry" and isinstance(payload, dict):
             self._telemetry(payload.get("uiEvent"), uuid, line, timestamp)
         if isinstance(subtype, str) and subtype in _IGNORED_SUBTYPES:
@@ -254,15 +255,21 @@ class _Chat:
         self.announced = (key, usage.input_tokens_total)
 
     def _compression(
-        self, payload: Mapping[str, Any], uuid: str, line: int, timestamp: str | None
+        self,
+        record: Mapping[str, Any],
+        payload: Mapping[str, Any],
+        uuid: str,
+        line: int,
+        timestamp: str | None,
     ) -> Effect | None:
         info = payload["info"]
         trigger = {"token_limit": "auto", "manual": "manual"}.get(info.get("triggerReason"))
-        after = token_count(info.get("newTokenCount"))
+        # One ctxtop wrote: its "after" is what the preview promised (the fork mark), fixed.
+        ours = record.get(COMPACTION_KEY) == CTXTOP_TRIGGER
         compaction = Compaction(
-            trigger or str(info.get("triggerReason") or "unknown"),
+            CTXTOP_TRIGGER if ours else trigger or str(info.get("triggerReason") or "unknown"),
             pre_tokens=token_count(info.get("originalTokenCount")),
-            post_tokens=after,
+            post_tokens=None if ours else token_count(info.get("newTokenCount")),
             line=line,
             timestamp=timestamp,
             post_source="estimate" if info.get("newTokenCountIsEstimated", True) else "logged",
@@ -270,7 +277,7 @@ class _Chat:
         self.announced = None  # that api_response was the compression's own call
         self.state.keep_context()
         self.state.record_compaction(compaction)
-        self.awaiting_after = compaction
+        self.awaiting_after = None if ours else compaction
         history = payload.get("compressedHistory")
         if not isinstance(history, list):
             return None
@@ -281,7 +288,8 @@ class _Chat:
             role: Role = "assistant" if content.get("role") == "model" else "user"
             blocks = blocks_from_parts(self.state, content.get("parts"), line=line)
             message = Message(f"{uuid}#{index}", role, blocks, line, timestamp)
-            if role == "user" and blocks and blocks[0].text.lstrip().startswith(SNAPSHOT_TAG):
+            summary = blocks and blocks[0].text.lstrip().startswith(SNAPSHOT_TAG)
+            if role == "user" and (summary or (ours and not messages)):  # ctxtop's: the first
                 message.kind = "compact_summary"
             messages.append(message)
         return lambda _context: list(messages)

@@ -11,59 +11,82 @@ result is a ``functionResponse`` part (its ``response`` becomes ``{"output": tex
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from engine.agents.gemini_cli.reader import response_text
+from engine.agents.qwen_code.reader import SNAPSHOT_TAG
+from engine.compaction.handoff import OPENING
 from engine.editing.cycles import Scan, ToolUse
 from engine.editing.writer import (
     Writer,
+    dumps,
     jsonl_bytes,
     jsonl_records,
     list_of,
     renamed_and_replaced,
     text_id,
 )
+from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 _OFF_CHAIN = "custom_title"  # written beside the chain, not on it
 _UNSENT = "realtime_message"
+COMPRESSION = "chat_compression"
 
 
-def _history(records: list[Any]) -> list[dict[str, Any]]:
-    """The ``Content`` list Qwen rebuilds on resume, in order."""
-    chain = [
+def chain(records: list[Any]) -> list[dict[str, Any]]:
+    """The records on the path from the last one back to the root, in order."""
+    linked = [
         r
         for r in records
         if isinstance(r, dict) and isinstance(r.get("uuid"), str) and r.get("subtype") != _OFF_CHAIN
     ]
-    by_id = {record["uuid"]: record for record in chain}
+    by_id = {record["uuid"]: record for record in linked}
     path: list[dict[str, Any]] = []
     seen: set[str] = set()
-    at = chain[-1] if chain else None
+    at = linked[-1] if linked else None
     while at is not None and at["uuid"] not in seen:
         seen.add(at["uuid"])
         path.append(at)
         parent = at.get("parentUuid")
         at = by_id.get(parent) if isinstance(parent, str) else None
-    history: list[dict[str, Any]] = []
-    for record in reversed(path):
+    path.reverse()
+    return path
+
+
+def history(records: list[Any]) -> list[dict[str, Any]]:
+    """The ``Content`` list Qwen rebuilds on resume, in order."""
+    contents: list[dict[str, Any]] = []
+    for record in chain(records):
         payload = record.get("systemPayload")
-        if record.get("subtype") == "chat_compression" and isinstance(payload, dict):
+        if record.get("subtype") == COMPRESSION and isinstance(payload, dict):
             compressed = payload.get("compressedHistory")
             if isinstance(compressed, list):
-                history = [c for c in compressed if isinstance(c, dict)]
+                contents = [c for c in compressed if isinstance(c, dict)]
         elif isinstance(record.get("message"), dict) and record.get("subtype") != _UNSENT:
-            history.append(record["message"])
-    return history
+            contents.append(record["message"])
+    return contents
+
+
+def _opens_with(content: Any, role: str, openings: tuple[str, ...]) -> bool:
+    """Whether ``content`` is a ``role`` turn whose first part is text beginning so."""
+    if not isinstance(content, dict) or content.get("role") != role:
+        return False
+    parts = list_of(content.get("parts"))
+    first = parts[0].get("text") if parts and isinstance(parts[0], dict) else None
+    return isinstance(first, str) and first.lstrip().startswith(openings)
 
 
 class QwenCodeWriter(Writer):
     agent = "qwen-code"
     resumable = True
+    supports_restore = True
 
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
         cycle = 0
-        for content in _history(jsonl_records(self.path, self.data)):
+        for content in history(self.records()):
             parts = [part for part in list_of(content.get("parts")) if isinstance(part, dict)]
             if content.get("role") == "user" and any("text" in part for part in parts):
                 cycle += 1
@@ -81,7 +104,12 @@ class QwenCodeWriter(Writer):
         return Scan(list(uses.values()), cycle)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
-        records = jsonl_records(self.path, self.data)
+        return jsonl_bytes(self.forked(results, inputs, session_id))
+
+    def forked(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> list[Any]:
+        """The fork's records: copies of the session's, under ``session_id``, with ``results``
+        and ``inputs`` replaced by call id."""
+        records = self.records()
         first = next((r for r in records if isinstance(r, dict)), {})
         old_id = text_id(first.get("sessionId"))
 
@@ -95,7 +123,51 @@ class QwenCodeWriter(Writer):
             elif isinstance(call, dict) and text_id(call.get("id")) in inputs:
                 value["functionCall"] = {**call, "args": inputs[call["id"]]}
 
-        return jsonl_bytes(renamed_and_replaced(records, old_id, session_id, replace))
+        return renamed_and_replaced(records, old_id, session_id, replace)
+
+    def mark(
+        self,
+        fork: bytes,
+        context_tokens: int,
+        session_id: str,
+        usage: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bytes:
+        """Also the ``newTokenCount`` of a compression ctxtop wrote (the fork's last record):
+        the prompt Qwen counts from on resume is ctxtop's estimate of the fork's context."""
+        body = fork.rstrip(b"\n")
+        start = body.rfind(b"\n") + 1
+        try:
+            record = json.loads(body[start:].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            record = None
+        ours = isinstance(record, dict) and record.get(COMPACTION_KEY) == CTXTOP_TRIGGER
+        payload = record.get("systemPayload") if ours and isinstance(record, dict) else None
+        if isinstance(payload, dict) and isinstance(payload.get("info"), dict):
+            payload["info"]["newTokenCount"] = context_tokens
+            fork = body[:start] + dumps(record).encode("utf-8") + fork[len(body) :]
+        return super().mark(fork, context_tokens, session_id)
+
+    def with_message(self, fork: bytes, line: int, text: str) -> bytes:
+        """The message goes into the ``compressedHistory`` of the compression at ``line``,
+        right after its summary (and the model's turn answering it): what Qwen sends on
+        resume. (A record after the compression could fall between a kept tool call and its
+        result.)"""
+        records = jsonl_records(self.path, fork)
+        record = records[line - 1]
+        payload = record.get("systemPayload") if isinstance(record, dict) else None
+        compressed = payload.get("compressedHistory") if isinstance(payload, dict) else None
+        if not isinstance(compressed, list) or record.get("subtype") != COMPRESSION:
+            raise ValueError(f"line {line} is no compression")
+        summaries = (SNAPSHOT_TAG, OPENING)
+        at = next((i for i, c in enumerate(compressed) if _opens_with(c, "user", summaries)), None)
+        if at is None:
+            raise ValueError(f"the compression at line {line} has no summary")
+        answer = compressed[at + 1] if at + 1 < len(compressed) else None
+        parts = list_of(answer.get("parts")) if isinstance(answer, dict) else []
+        if _opens_with(answer, "model", ("",)) and not any("functionCall" in p for p in parts):
+            at += 1
+        compressed.insert(at + 1, {"role": "user", "parts": [{"text": text}]})
+        return jsonl_bytes(records)
 
     def fork_name(self, session_id: str) -> str:
         return f"{session_id}.jsonl"
