@@ -123,29 +123,37 @@ def test_every_view_has_the_sessions_window_auto_compact_point_and_triggers(
         assert compactable(load(copy, COMPACTING)).window == window[0]
 
 
-@pytest.mark.parametrize(
-    "agent",
-    [
-        *FORKABLE,
-        *(
-            pytest.param(
-                agent,
-                marks=pytest.mark.xfail(
-                    strict=True,
-                    reason="the analysis's default layout profile (copilot: autocompact none)"
-                    " drops the agent's auto-compact point that the report, the gauge before"
-                    " the analysis and the statusline show",
-                ),
-            )
-            for agent in ("gemini-cli", "copilot-cli")
-        ),
-    ],
-)
+@pytest.mark.parametrize("agent", SESSIONS)
 def test_the_report_and_its_analysis_have_one_auto_compact_point(
     agent: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Gemini CLI and Copilot CLI are analysed with the copilot layout (``autocompact: none``,
+    Copilot Chat's): their own rule still gives the analysis's point (it had none)."""
     report = report_of(SESSIONS[agent], capsys)
+    assert report["autocompact_at"] is not None
     assert report["autocompact_at"] == report["analysis"]["thresholds"]["autocompact_at"]
+
+
+@pytest.mark.parametrize(("profile", "compacts"), [("copilot", False), ("codex", True)])
+def test_another_agents_layout_says_whether_the_session_compacts_by_itself(
+    profile: str, compacts: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A what-if with another agent's layout profile (``--profile``, ``p``): under Copilot
+    Chat's (``autocompact: none``: it prunes instead) the Claude Code session has no auto-compact
+    point, in the report's analysis and on the gauge alike; under Codex's (``agent``) it keeps
+    Claude Code's. The session's own figure is Claude Code's either way."""
+    assert main(["report", "--json", "--profile", profile, str(CLAUDE)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    own = report["autocompact_at"]
+    assert own is not None
+    limits = report["analysis"]["thresholds"]
+    assert limits["autocompact_at"] == (own if compacts else None)
+    live = LiveSession(CLAUDE)
+    live.poll()
+    view = live.view(AnalysisChoice(profile=profile))
+    assert view is not None and view.foreign_profile == profile
+    assert view.gauge.autocompact_at == own
+    assert view.shown_gauge.autocompact_at == limits["autocompact_at"]
 
 
 # The demo session's context is 22,773 tokens of a 200,000-token window: 11.4 %.
