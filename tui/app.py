@@ -629,7 +629,8 @@ class CtxtopApp(LiveApplyApp):
         gauge = view.gauge
         read = view.bytes_read  # 0: a whole-document format
         prefix = view.sample.cache_prefix
-        return Sample(read or None, (gauge.tokens, gauge.source), prefix, view.model, self.clock)
+        shown = (gauge.tokens, gauge.source)
+        return Sample(read or None, shown, prefix, view.model, self.clock, gauge.autocompact_at)
 
     def _edited(self, outcome: Outcome[Details] | None, source: Path) -> None:
         from engine.forks.edit import EditDetails

@@ -8,6 +8,10 @@
 - Each agent with a rule of its own (``Agent.auto_compact``, in engine/agents/<agent>/rules.py):
   Claude Code at its auto-compact point (window − output reserve − 13,000; environment
   overrides), Codex at ``model_auto_compact_token_limit`` from its config.toml, else 90 %.
+  The session's own agent is at the session's auto-compact point instead, the one its sample
+  decided (engine/sessions/limits.py, ``ctxtop report``'s ``autocompact_at``, the gauge's ``A``):
+  its reader knows what the generic rule does not (the window Codex logged is the effective
+  one; the project's settings).
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
-from engine.agents.session_reader import read_session
+from engine.agents.session_reader import SessionReader, read_all
 from engine.agents.window import agent_window
 from engine.errors import CtxtopError
+from engine.sessions.limits import autocompact_point
 from engine.sessions.model import SessionState
 from engine.sessions.sample import context_tokens
 
@@ -33,6 +38,9 @@ COPILOT_DROP_BELOW = 0.65
 CODECOMPANION_EDIT = 0.65
 CODECOMPANION_COMPACT = 0.85
 CODECOMPANION_MIN_SAVING = 10_000
+NEVER = "never: auto-compact off"
+# The ``source`` of the session's own agent's row: the session's auto-compact point.
+SESSION_POINT = "session"
 LABELS = {
     "copilot": "Copilot",
     "codecompanion-editing": "CodeCompanion edit",
@@ -75,14 +83,16 @@ def _entry(
 
 def simulate(
     state: SessionState,
+    autocompact_at: int | None,
     *,
     saving: int | None = None,
     now: datetime | None = None,
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
 ) -> dict[str, Any]:
-    """Each strategy's trigger on this session; ``saving`` is what a compaction would save
-    (ctxtop's own estimate), for CodeCompanion's minimum."""
+    """Each strategy's trigger on this session; ``autocompact_at`` is the session's own
+    auto-compact point as its sample decided it (the row of its agent), ``saving`` what a
+    compaction would save (ctxtop's own estimate), for CodeCompanion's minimum."""
     env = os.environ if env is None else env
     now = now or datetime.now(UTC)
     window = agent_window(state).tokens
@@ -125,24 +135,30 @@ def simulate(
         ),
     ]
     for agent in AGENTS.values():  # each agent's own strategy (engine/agents/<agent>/rules.py)
-        if agent.auto_compact is not None:
-            rule = agent.auto_compact.at(window, state.model, env, home or Path.home())
-            strategies.append(
-                _entry(
-                    agent.name, rule.at_tokens, fill, window, rule.action, rule.does, **rule.extra
-                )
-            )
+        if agent.auto_compact is None:
+            continue
+        rule = agent.auto_compact.at(window, state.model, env, home or Path.home())
+        at, does, extra = rule.at_tokens, rule.does, rule.extra
+        if agent.name == state.agent:  # the session's own point, not the rule again
+            at, extra = autocompact_at, {"source": SESSION_POINT}
+            does = "compact" if at is not None else NEVER
+        strategies.append(_entry(agent.name, at, fill, window, rule.action, does, **extra))
     strategies[2]["fires"] = strategies[2]["fires"] and not too_small
     return {"window": window, "fill_tokens": fill, "strategies": strategies}
 
 
 def simulate_file(path: str | Path, saving: int | None = None) -> dict[str, Any] | None:
-    """The simulation for a session file (None when ctxtop cannot read the format yet)."""
+    """The simulation for a session file (None when ctxtop cannot read the format yet), with
+    the session's auto-compact point as its sample decides it."""
+    reader = SessionReader(path)
     try:
-        state = read_session(path)
+        state = read_all(reader)
     except CtxtopError:
         return None
-    return simulate(state, saving=saving)
+    adapter = reader.adapter
+    assert adapter is not None  # a state was read
+    point = autocompact_point(adapter.autocompact_at, agent_window(state).tokens)
+    return simulate(state, point, saving=saving)
 
 
 def _label(strategy: str) -> str:

@@ -393,7 +393,7 @@ def _context_figure(
 def _thresholds(setup: Setup) -> Thresholds:
     reserve = setup.profile.reserve_for(setup.model.max_output)
     budget = max(setup.window - reserve, 0)
-    autocompact = setup.autocompact_at if setup.profile.autocompact == "agent" else None
+    autocompact = setup.autocompact_at
     points = trigger_points(setup.window, setup.triggers)
     return Thresholds(
         window=setup.window,

@@ -88,7 +88,9 @@ class Profile:
     cache: CacheSpec
     output_reserve: int | str = 0  # tokens, or "max_output" (the model's, from the registry)
     output_reserve_cap: int | None = None
-    autocompact: str = "agent"  # "agent": the session reader's rule; "none"
+    # As another agent's profile (a what-if): "agent", the session reader's rule; "none", no
+    # auto-compaction. The agent's own profile always keeps its rule (sessions/limits.py).
+    autocompact: str = "agent"
     source: str = "bundled"
 
     def reserve_for(self, max_output: int) -> int:

@@ -33,6 +33,7 @@ def analyze_session(
         window,
         adapter.cli_window,
         adapter.prompt_cache_ttl(),
+        adapter.profile,
     )
     return (analyzer or Analyzer()).analyze(state, setup, encoding_for(state))
 

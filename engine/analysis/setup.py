@@ -52,10 +52,14 @@ def setup_for(
     what_if: int | None = None,
     window_rule: WindowRule | None = None,
     cache_ttl: float | None = None,
+    own_profile: str | None = None,
 ) -> Setup:
     """The limits of a session as the report states them (``what_if``: the what-if window, in
     tokens; ``window_rule``: the agent's own window for a model, see ``session_window``;
-    ``cache_ttl``: the prompt cache's lifetime the agent's settings choose)."""
+    ``cache_ttl``: the prompt cache's lifetime the agent's settings choose; ``own_profile``: the
+    name of the agent's layout profile, when ``profile`` may be another agent's: a what-if, see
+    ``autocompact_point``)."""
+    what_if_profile = own_profile is not None and profile.name != own_profile
     if what_if is not None:
         window, source = what_if, WHAT_IF
     else:
@@ -66,7 +70,9 @@ def setup_for(
         model=model_info(state.model),
         window=window,
         window_source=source,
-        autocompact_at=autocompact_point(adapter_autocompact, window),
+        autocompact_at=autocompact_point(
+            adapter_autocompact, window, profile.autocompact if what_if_profile else None
+        ),
         triggers=triggers,
         cache_ttl=cache_ttl,
     )

@@ -3,7 +3,8 @@ dashboard, sessions table, statusline), the analysis, forks and the strategies `
 compact`` compares.
 
 - ``session_window``: the context window and its source (engine/models/window.py's words);
-- ``autocompact_point``: where the agent compacts by itself, its rule applied to that window;
+- ``autocompact_point``: where the agent compacts by itself, its rule applied to that window
+  (under another agent's layout profile, a what-if, that profile's ``autocompact`` setting);
 - ``trigger_points``: ctxtop's editing and compaction triggers in tokens;
 - ``fill_level``: ok, warning or critical, as the gauge, the sessions table and the statusline
   colour or mark a fill.
@@ -24,6 +25,9 @@ WindowRule = Callable[[str | None], int | None]
 AutocompactRule = Callable[[int], int | None]
 
 OK, WARNING, CRITICAL = "ok", "warning", "critical"
+# A layout profile's ``autocompact`` setting (engine/analysis/profiles.py) for an agent that never
+# compacts by itself (``agent``: at the session's rule).
+NO_AUTOCOMPACT = "none"
 
 
 def session_window(
@@ -37,9 +41,17 @@ def session_window(
     return resolve_window(model, logged, rule(model) if rule is not None else None)
 
 
-def autocompact_point(rule: AutocompactRule, window: int | None) -> int | None:
+def autocompact_point(
+    rule: AutocompactRule, window: int | None, what_if_profile: str | None = None
+) -> int | None:
     """The prompt size at which the agent compacts by itself in ``window`` (None: it does not,
-    or the window is unknown)."""
+    or the window is unknown). ``what_if_profile``: the ``autocompact`` setting of another
+    agent's layout profile the session is analysed with, which says whether that agent compacts
+    at the session's rule or not at all (``none``: Copilot Chat prunes instead). The agent's own
+    profile, a user's replacement of it included, never drops the agent's rule (its settings
+    turn it off)."""
+    if what_if_profile == NO_AUTOCOMPACT:
+        return None
     return rule(window) if window else None
 
 

@@ -162,8 +162,10 @@ def test_user_profile_overrides_the_bundled_one(isolated_dirs: Path) -> None:
     analysis = report["analysis"]
     assert analysis["budget"] == report["context_window"] - 1000  # the profile's output reserve
     names = [s["name"] for s in analysis["sections"]]
-    assert names == ["everything", "system", "output_reserve", "free"]
-    assert analysis["sections"][2]["tokens"] == 1000  # the profile's reserve has its own row
+    assert names == ["everything", "system", "autocompact_buffer", "output_reserve", "free"]
+    assert analysis["sections"][3]["tokens"] == 1000  # the profile's reserve has its own row
+    # The agent's own profile, replaced, keeps its rule: Claude Code's settings turn it off.
+    assert analysis["thresholds"]["autocompact_at"] == report["autocompact_at"] is not None
 
 
 def test_bad_user_profile_names_file_and_line(isolated_dirs: Path) -> None:

@@ -16,9 +16,13 @@ NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
 WINDOW = 200_000
 
 
-def session(fill: int, idle_seconds: float, session_id: str = "s-1") -> SessionState:
-    """A Claude session whose last request's prompt was ``fill`` tokens, ``idle`` seconds ago."""
-    state = SessionState(agent="claude-code", path=Path("/x.jsonl"), session_id=session_id)
+def session(
+    fill: int, idle_seconds: float, session_id: str = "s-1", agent: str = "openai-messages"
+) -> SessionState:
+    """A session of Claude Sonnet 4.5 whose last request's prompt was ``fill`` tokens, ``idle``
+    seconds ago; by default of an agent with no rule of its own, so every agent's row is its
+    rule's."""
+    state = SessionState(agent=agent, path=Path("/x.jsonl"), session_id=session_id)
     when = (NOW - timedelta(seconds=idle_seconds)).isoformat()
     state.record_response("r1", Usage(input_tokens=fill), model="claude-sonnet-4-5", timestamp=when)
     state.context.append(Message("m1", "assistant", [], response_key="r1"))
@@ -31,9 +35,12 @@ def by_name(result: dict[str, object]) -> dict[str, dict[str, object]]:
     return {entry["strategy"]: entry for entry in strategies}
 
 
-def run(state: SessionState, tmp_path: Path, **kwargs: object) -> dict[str, dict[str, object]]:
+def run(
+    state: SessionState, tmp_path: Path, own: int | None = None, **kwargs: object
+) -> dict[str, dict[str, object]]:
+    """The strategies, ``own`` being the session's auto-compact point."""
     env = {"CODEX_HOME": str(tmp_path / "codex")}
-    return by_name(simulate(state, now=NOW, env=env, home=tmp_path, **kwargs))  # type: ignore[arg-type]
+    return by_name(simulate(state, own, now=NOW, env=env, home=tmp_path, **kwargs))  # type: ignore[arg-type]
 
 
 def test_copilot_fires_near_80_percent_warm_and_90_percent_cold(tmp_path: Path) -> None:
@@ -83,11 +90,25 @@ def test_codex_uses_its_configured_limit_else_90_percent(tmp_path: Path) -> None
     assert configured["source"] == "config.toml"
 
 
+def test_the_sessions_own_agent_is_at_the_sessions_point_not_its_rule_again(
+    tmp_path: Path,
+) -> None:
+    """A Claude Code session whose project's settings move its point (the sample's 117,000):
+    its row says that point; Codex's row is still Codex's rule on that window."""
+    rows = run(session(120_000, 30, agent="claude-code"), tmp_path, own=117_000)
+    assert rows["claude-code"]["at_tokens"] == 117_000 and rows["claude-code"]["fires"]
+    assert rows["claude-code"]["source"] == "session"
+    assert rows["codex"]["at_tokens"] == 180_000
+    off = run(session(120_000, 30, agent="claude-code"), tmp_path, own=None)["claude-code"]
+    assert (off["at_tokens"], off["fires"], off["does"]) == (None, False, "never: auto-compact off")
+
+
 def test_the_schedule_says_how_far_each_strategy_is_in_tokens_and_requests(
     tmp_path: Path,
 ) -> None:
     env = {"CODEX_HOME": str(tmp_path / "codex")}
-    simulation = simulate(session(150_000, 3600), now=NOW, env=env, home=tmp_path, saving=5_000)
+    state = session(150_000, 3600)
+    simulation = simulate(state, None, now=NOW, env=env, home=tmp_path, saving=5_000)
     rows = {row["strategy"]: row for row in schedule(simulation, growth_per_request=2_000.0)}
     # Claude Code compacts at 167,000: 17,000 tokens away, 8.5 requests at 2,000 a request.
     assert rows["claude-code"]["tokens_away"] == 17_000

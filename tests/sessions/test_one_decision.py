@@ -123,29 +123,37 @@ def test_every_view_has_the_sessions_window_auto_compact_point_and_triggers(
         assert compactable(load(copy, COMPACTING)).window == window[0]
 
 
-@pytest.mark.parametrize(
-    "agent",
-    [
-        *FORKABLE,
-        *(
-            pytest.param(
-                agent,
-                marks=pytest.mark.xfail(
-                    strict=True,
-                    reason="the analysis's default layout profile (copilot: autocompact none)"
-                    " drops the agent's auto-compact point that the report, the gauge before"
-                    " the analysis and the statusline show",
-                ),
-            )
-            for agent in ("gemini-cli", "copilot-cli")
-        ),
-    ],
-)
+@pytest.mark.parametrize("agent", SESSIONS)
 def test_the_report_and_its_analysis_have_one_auto_compact_point(
     agent: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Gemini CLI and Copilot CLI are analysed with the copilot layout (``autocompact: none``,
+    Copilot Chat's): their own rule still gives the analysis's point (it had none)."""
     report = report_of(SESSIONS[agent], capsys)
+    assert report["autocompact_at"] is not None
     assert report["autocompact_at"] == report["analysis"]["thresholds"]["autocompact_at"]
+
+
+@pytest.mark.parametrize(("profile", "compacts"), [("copilot", False), ("codex", True)])
+def test_another_agents_layout_says_whether_the_session_compacts_by_itself(
+    profile: str, compacts: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A what-if with another agent's layout profile (``--profile``, ``p``): under Copilot
+    Chat's (``autocompact: none``: it prunes instead) the Claude Code session has no auto-compact
+    point, in the report's analysis and on the gauge alike; under Codex's (``agent``) it keeps
+    Claude Code's. The session's own figure is Claude Code's either way."""
+    assert main(["report", "--json", "--profile", profile, str(CLAUDE)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    own = report["autocompact_at"]
+    assert own is not None
+    limits = report["analysis"]["thresholds"]
+    assert limits["autocompact_at"] == (own if compacts else None)
+    live = LiveSession(CLAUDE)
+    live.poll()
+    view = live.view(AnalysisChoice(profile=profile))
+    assert view is not None and view.foreign_profile == profile
+    assert view.gauge.autocompact_at == own
+    assert view.shown_gauge.autocompact_at == limits["autocompact_at"]
 
 
 # The demo session's context is 22,773 tokens of a 200,000-token window: 11.4 %.
@@ -197,21 +205,44 @@ def test_a_what_if_window_has_one_name_in_the_report_and_on_the_gauge(
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the strategies' row of the session's own agent (agents/policies.simulate) applies"
-    " the agent's rule again without what its reader knows (Codex: the logged window is the"
-    " effective one; Claude Code: the project's settings): 232,560 here, not 244,800",
-)
-def test_the_compact_screens_row_of_the_sessions_own_agent_is_its_auto_compact_point(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    path = SESSIONS["codex"]
-    report = report_of(path, capsys)
+def own_row(path: Path, agent: str) -> dict[str, Any]:
+    """The compact screen's strategies row of ``agent``, the session's own."""
     simulation = simulate_file(path)
     assert simulation is not None
-    own = {row["strategy"]: row["at_tokens"] for row in simulation["strategies"]}["codex"]
-    assert own == report["autocompact_at"]
+    row: dict[str, Any] = {row["strategy"]: row for row in simulation["strategies"]}[agent]
+    return row
+
+
+def claude_in_project(tmp_path: Path, settings: dict[str, Any]) -> Path:
+    """The demo session as run in a project whose ``.claude/settings.json`` is ``settings``."""
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude/settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    session = tmp_path / CLAUDE.name
+    session.write_text(
+        CLAUDE.read_text("utf-8").replace("/home/dev/demo-project", str(project)), "utf-8"
+    )
+    return session
+
+
+def test_the_compact_screens_row_of_the_sessions_own_agent_is_its_auto_compact_point(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Codex sample's window is the effective one Codex logged: it compacts at 244,800 (the
+    row said 232,560, 90 % of the logged window). A Claude Code project whose settings cap the
+    auto-compact window at 150,000 compacts at 117,000 (the row said 167,000: the user's
+    settings only)."""
+    codex = SESSIONS["codex"]
+    assert own_row(codex, "codex")["at_tokens"] == report_of(codex, capsys)["autocompact_at"]
+    assert report_of(codex, capsys)["autocompact_at"] == 244_800
+    claude = claude_in_project(tmp_path, {"autoCompactWindow": 150_000})
+    row = own_row(claude, "claude-code")
+    assert row["at_tokens"] == report_of(claude, capsys)["autocompact_at"] == 117_000
+    assert (row["does"], row["source"]) == ("compact", "session")
+    off = claude_in_project(tmp_path / "off", {"autoCompactEnabled": False})
+    row = own_row(off, "claude-code")
+    assert (row["at_tokens"], row["does"]) == (None, "never: auto-compact off")
+    assert report_of(off, capsys)["autocompact_at"] is None
 
 
 # Each decision and the only files that make it: anywhere else, a second implementation.

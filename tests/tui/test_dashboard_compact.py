@@ -51,9 +51,9 @@ def summary(screen: CompactScreen) -> str:
     return str(screen.query_one("#compact-summary", Static).render())
 
 
-def session_copy(tmp_path: Path) -> Path:
-    target = tmp_path / CALC_MAIN.name
-    shutil.copyfile(CALC_MAIN, target)
+def session_copy(tmp_path: Path, source: Path = CALC_MAIN) -> Path:
+    target = tmp_path / source.name
+    shutil.copyfile(source, target)
     return target
 
 
@@ -346,8 +346,7 @@ async def test_write_is_off_for_a_compaction_that_is_not_smaller(tmp_path: Path)
     """The panel said "not smaller" as a warning and wrote the fork on Write fork; now the
     button is off and the panel says why, as the edit panel does for nothing to clear."""
     codex = sorted((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))[0]
-    session = tmp_path / codex.name
-    shutil.copyfile(codex, session)
+    session = session_copy(tmp_path, codex)
     app = CtxtopApp(session, clock=frozen_clock)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_panel(pilot, app)
@@ -357,3 +356,26 @@ async def test_write_is_off_for_a_compaction_that_is_not_smaller(tmp_path: Path)
         await pilot.click("#compact-write")
         await pilot.pause()
     assert sorted(tmp_path.iterdir()) == [session] and actions.read_actions() == []
+
+
+@synchronous
+async def test_the_sessions_own_agent_compacts_where_the_gauge_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Codex sample's row in the strategies table is the gauge's ``A`` (244,800: the window
+    Codex logged is the effective one), not Codex's rule applied again (232,560)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    codex = next((ROOT / "sample_sessions/codex").rglob("rollout-2026-11-23T03-15-46-*.jsonl"))
+    app = CtxtopApp(session_copy(tmp_path, codex), clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_panel(pilot, app)
+        await wait_until(pilot, lambda: screen.strategies is not None)
+        assert app.view is not None and screen.strategies is not None
+        rows = screen.strategies
+        own = {row["strategy"]: row for row in rows}["codex"]
+        assert own["at_tokens"] == app.view.gauge.autocompact_at == 244_800
+        # The table laid out at its new height before it is read.
+        await wait_until(pilot, lambda: len(strategy_lines(screen)) == 1 + len(rows))
+        line = strategy_lines(screen)[1 + rows.index(own)]
+        assert line.startswith("Codex") and f"{fmt.tokens(244_800)} " in line

@@ -290,7 +290,7 @@ class CompactScreen(ForkPanel[CompactDetails]):
         if loaded.state is not None:  # measured from the same figure as the gauge and above
             saving = preview.tokens_before - preview.tokens_after
             simulation = {
-                **simulate(loaded.state, saving=saving),
+                **simulate(loaded.state, self.sample.autocompact_at, saving=saving),
                 "fill_tokens": preview.context.before,
             }
         self.app.call_from_thread(self._show_preview, preview, generation, simulation)

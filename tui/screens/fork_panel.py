@@ -36,13 +36,15 @@ D = TypeVar("D", bound=Details)  # the details of the kind of fork a panel previ
 class Sample:
     """The dashboard's sample a panel previews (the frozen one while paused): how many bytes of
     the file it was read from and its gauge figure (tokens, provenance); the prefix the cache
-    holds, its model and the app's clock, for the cache clock."""
+    holds, its model and the app's clock, for the cache clock; the session's auto-compact point
+    (the gauge's ``A``), for the strategies ``c`` compares."""
 
     upto: int | None = None
     shown: tuple[int, str] | None = None
     warm: CachedPrefix | None = None
     model: str | None = None
     clock: Callable[[], datetime] = datetime.now
+    autocompact_at: int | None = None
 
 
 def timing_text(sample: Sample, preview: Preview[Details], changes: bool) -> str:
