@@ -1,8 +1,8 @@
 """The contract between the session reader and one agent's log format.
 
 An adapter turns parsed records of one agent's log into a ``SessionState``
-(engine/sessions/model.py). The reader (engine/agents/session_reader.py) owns the file: it reads bytes
-from the last offset, splits complete lines, decodes JSON, counts and reports bad lines, and
+(engine/sessions/model.py). The reader (engine/agents/session_reader.py) owns the file: it reads
+bytes from the last offset, splits complete lines, decodes JSON, counts and reports bad lines, and
 handles truncation/replacement. The adapter never opens the main file and never sees bytes, only
 JSON values.
 

@@ -233,7 +233,7 @@ def test_the_autocompact_point_is_copilots_warm_cache_point() -> None:
     assert state.last_activity is not None
     just_after = datetime.fromisoformat(state.last_activity.replace("Z", "+00:00"))
     copilot = next(
-        p for p in simulate(state, now=just_after)["strategies"] if p["strategy"] == "copilot"
+        p for p in simulate(state, None, now=just_after)["strategies"] if p["strategy"] == "copilot"
     )
     assert copilot["cache"] == "warm"
     reader = AGENTS["vscode-copilot-chat"].reader(SAMPLE)
