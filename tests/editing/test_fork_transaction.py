@@ -97,7 +97,9 @@ def test_a_preview_reads_nothing_from_disk_and_counts_only_new_text(
 SESSIONS = sorted(
     path
     for path in (SAMPLE.parents[1]).rglob("*.json*")
-    if path.suffix in (".json", ".jsonl") and not path.name.endswith(".meta.json")
+    if path.suffix in (".json", ".jsonl")
+    and not path.name.endswith(".meta.json")
+    and path.name != "workspace.json"  # VS Code's map of a workspace to its folder
 )
 
 
