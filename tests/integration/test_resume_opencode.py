@@ -1,0 +1,96 @@
+"""The real OpenCode CLI (1.18.33) imports and resumes a fork written by ``ctxtop edit`` of a
+session it wrote itself: OpenCode reads a file in the project, ctxtop clears that result into
+an export file of its own (OpenCode's database is only read), ``opencode import`` takes it and
+``opencode run --session <fork id>`` sends the placeholder, not the cleared text; the original
+session is left as it was, and the imported fork then reads with the API's figures.
+
+The CLI (pinned) is installed with npm into a cache dir on first use; the test is skipped, saying
+why, only when it cannot be installed.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+from agents import assert_fork_estimated, assert_undo_removes_the_resumed_fork
+from model_server import ModelServer
+from test_opencode_live import environment, opencode_project
+
+from engine.agents.opencode import place
+from engine.agents.opencode.rows import address
+from engine.agents.session_reader import read_session
+from engine.editing.policy import Policy
+from engine.forks.edit import edit_session
+from engine.forks.transaction import read_session_bytes
+
+BIG_LINE = "zebra-{}-unique-line-of-big-txt"
+CLEARED = BIG_LINE.format(17)
+SCRIPT = [{"call": "read", "input": {"filePath": "big.txt"}}, {"text": "I read big.txt."}]
+PROMPT = "what did big.txt hold?"
+
+
+def _opencode(opencode: Path, cwd: Path, env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [str(opencode), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    return done.stdout
+
+
+def _point_at(home: Path, port: int) -> None:
+    """OpenCode's provider at another model server."""
+    config = home / ".config" / "opencode" / "opencode.json"
+    settings = json.loads(config.read_text())
+    settings["provider"]["local"]["options"]["baseURL"] = f"http://127.0.0.1:{port}/v1"
+    config.write_text(json.dumps(settings))
+
+
+def test_opencode_imports_and_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
+    opencode, home, repo, tools = opencode_project(tmp_path)
+    (repo / "big.txt").write_text("\n".join(BIG_LINE.format(i) for i in range(300)) + "\n")
+    database = home / ".local/share/opencode/opencode.db"
+    with ModelServer(messages=SCRIPT) as server:
+        env = environment(home, server.port, tools)
+        _opencode(opencode, repo, env, "run", "--pure", "--auto", "--format", "json", "Read it.")
+    [source_id] = place.session_ids(database)
+    source = address(database, source_id)
+    rows_before = read_session_bytes(source)
+
+    outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
+    assert CLEARED.encode() in rows_before
+    assert [change["tool"] for change in outcome["changed"]] == ["read"]
+    fork, fork_id = Path(outcome["fork"]), outcome["session_id"]
+    assert fork_id.startswith("ses_") and fork.name == f"{fork_id}.json"
+    assert outcome["resume_command"] == (
+        f"cd {shlex.quote(str(repo))} && opencode import {shlex.quote(str(fork))}"
+        f" && opencode --session {fork_id}"
+    )
+    assert_fork_estimated(outcome)
+    context = read_session(fork).context
+    results = [b.text for m in context for b in m.blocks if b.kind == "tool_result"]
+    assert results[-1].startswith("[ctxtop: old tool result cleared")
+
+    with ModelServer() as server:
+        _point_at(home, server.port)
+        imported = _opencode(opencode, repo, env, "import", str(fork))
+        assert f"Imported session: {fork_id}" in imported
+        _opencode(opencode, repo, env, "run", "--pure", "--format", "json", "--session", fork_id,
+                  PROMPT)  # fmt: skip
+        requests = server.requests
+    sent = [json.dumps(r["body"]) for r in requests if PROMPT in json.dumps(r["body"])]
+    assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
+    assert "[ctxtop: old tool result cleared" in sent[-1] and CLEARED not in sent[-1]
+    assert read_session_bytes(source) == rows_before  # the session the fork came from
+
+    # The imported fork is a session of OpenCode's own now; its new request is the API's.
+    resumed = read_session(address(database, fork_id))
+    assert resumed.api_requests == 3 and PROMPT in json.dumps(
+        [block.text for message in resumed.context for block in message.blocks]
+    )
+    assert resumed.last_response is not None
+    assert resumed.last_response.usage.input_tokens_total < outcome["context_before"]
+    assert_undo_removes_the_resumed_fork(outcome)
