@@ -2,7 +2,8 @@
 session it wrote itself: OpenCode reads a file in the project, ctxtop clears that result into
 an export file of its own (OpenCode's database is only read), ``opencode import`` takes it and
 ``opencode run --session <fork id>`` sends the placeholder, not the cleared text; the original
-session is left as it was, and the imported fork then reads with the API's figures.
+session is left as it was; the imported fork reads with ctxtop's estimate until the resumed
+request, then with the API's figures.
 
 The CLI (pinned) is installed with npm into a cache dir on first use; the test is skipped, saying
 why, only when it cannot be installed.
@@ -25,6 +26,8 @@ from engine.agents.session_reader import read_session
 from engine.editing.policy import Policy
 from engine.forks.edit import edit_session
 from engine.forks.transaction import read_session_bytes
+from engine.sessions.fork_mark import FORK_KEY
+from engine.sessions.sample import context_tokens
 
 BIG_LINE = "zebra-{}-unique-line-of-big-txt"
 CLEARED = BIG_LINE.format(17)
@@ -78,12 +81,16 @@ def test_opencode_imports_and_resumes_the_fork_with_placeholders(tmp_path: Path)
         _point_at(home, server.port)
         imported = _opencode(opencode, repo, env, "import", str(fork))
         assert f"Imported session: {fork_id}" in imported
+        # Imported, not yet resumed: its context is ctxtop's estimate (the mark came along).
+        context = context_tokens(read_session(address(database, fork_id)))
+        assert (context.value, context.source) == (outcome["context_after"], "estimated")
         _opencode(opencode, repo, env, "run", "--pure", "--format", "json", "--session", fork_id,
                   PROMPT)  # fmt: skip
         requests = server.requests
     sent = [json.dumps(r["body"]) for r in requests if PROMPT in json.dumps(r["body"])]
     assert sent, f"no request carried the prompt; saw {[r['path'] for r in requests]}"
     assert "[ctxtop: old tool result cleared" in sent[-1] and CLEARED not in sent[-1]
+    assert FORK_KEY not in sent[-1]  # ctxtop's mark is not sent to the model
     assert read_session_bytes(source) == rows_before  # the session the fork came from
 
     # The imported fork is a session of OpenCode's own now; its new request is the API's.
@@ -91,6 +98,6 @@ def test_opencode_imports_and_resumes_the_fork_with_placeholders(tmp_path: Path)
     assert resumed.api_requests == 3 and PROMPT in json.dumps(
         [block.text for message in resumed.context for block in message.blocks]
     )
-    assert resumed.last_response is not None
+    assert resumed.last_response is not None and context_tokens(resumed).source == "reported"
     assert resumed.last_response.usage.input_tokens_total < outcome["context_before"]
     assert_undo_removes_the_resumed_fork(outcome)

@@ -32,7 +32,8 @@ from engine.agents.opencode import place
 from engine.agents.opencode.export import export_rows, is_export
 from engine.agents.opencode.rows import RowTailer, address, split_address
 from engine.sessions.adapter import CERTAIN, NOT_MINE, Adapter, token_count
-from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
+from engine.sessions.fork_mark import marked_tokens
+from engine.sessions.model import Block, Compaction, ForkEstimate, Message, SessionState, Usage
 from engine.sessions.tail import LineTailer
 
 # What OpenCode sends for the user message of a compaction (message-v2.ts toModelMessages),
@@ -206,12 +207,23 @@ class _Window:
             self.state.skip(line, f"part {row.get('id')} without a type")
             return
         self.parts.setdefault(message_id, {})[str(row["id"])] = dict(data)
+        self._fork_mark(data, line)
         if kind == "compaction":
             self.compaction_asks[message_id] = bool(data.get("auto"))
         if kind == "tool":
             self._tool(data, line)
         if message_id in self.roles:
             self._rebuild(message_id, None)
+
+    def _fork_mark(self, data: Mapping[str, Any], line: int) -> None:
+        """ctxtop's mark in a part's ``metadata`` (engine/agents/opencode/writer.py): a fork
+        it wrote, imported; its context is ctxtop's estimate until OpenCode's next request."""
+        tool_state = data.get("state")
+        for holder in (data, tool_state if isinstance(tool_state, Mapping) else {}):
+            metadata = holder.get("metadata")
+            tokens = marked_tokens(metadata) if isinstance(metadata, Mapping) else None
+            if tokens is not None:
+                self.state.fork_estimate = ForkEstimate(tokens, line)
 
     def _tool(self, data: Mapping[str, Any], line: int) -> None:
         call_id, name = data.get("callID"), data.get("tool")

@@ -13,7 +13,9 @@ results still hold what they answered.
 
 from __future__ import annotations
 
+import json
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from engine.agents.opencode.rows import split_address
 from engine.editing.cycles import Scan, ToolUse
 from engine.editing.writer import Writer, dumps
 from engine.paths import data_dir
+from engine.sessions.fork_mark import fork_marker
 
 
 def _real_prompt(parts: dict[str, dict[str, Any]]) -> bool:
@@ -90,6 +93,29 @@ class OpenCodeWriter(Writer):
             messages.append({"info": info, "parts": parts})
         document = {"info": session_info(stored.row, session_id), "messages": messages}
         return dumps(document).encode("utf-8") + b"\n"
+
+    def mark(
+        self,
+        fork: bytes,
+        context_tokens: int,
+        session_id: str,
+        usage: Mapping[str, tuple[int, int]] | None = None,
+    ) -> bytes:
+        """The mark on the document (the file's) and again in its last message, on a part's
+        ``metadata`` (a text part's, else a tool's state's): import keeps only the session's
+        and its messages' and parts' known fields, and a ``metadata`` whole, so the imported
+        session still says its context is ctxtop's estimate until OpenCode's next request."""
+        document = json.loads(fork)
+        last = document["messages"][-1]["parts"] if document["messages"] else []
+        holders = [p for p in last if p.get("type") == "text"] or [
+            p["state"] for p in last if p.get("type") == "tool" and isinstance(p.get("state"), dict)
+        ]
+        if holders:
+            metadata = holders[-1].get("metadata")
+            metadata = metadata if isinstance(metadata, dict) else {}
+            holders[-1]["metadata"] = {**metadata, **fork_marker(context_tokens, session_id)}
+        rendered = dumps(document).encode("utf-8") + b"\n"
+        return super().mark(rendered, context_tokens, session_id, usage)
 
     def fork_name(self, session_id: str) -> str:
         return f"{session_id}.json"
