@@ -207,9 +207,10 @@ def test_compaction_does_what_the_flag_says(name: str, tmp_path: Path) -> None:
             lambda: compact_session(session, keep_rounds=0, dry_run=True),
         )
         return
+    listed = sorted(tmp_path.rglob("*"))
     preview = compact_session(session, keep_rounds=1, dry_run=True).as_json()
     assert preview["fork"] is None and preview["summarised_rounds"] > 0
-    assert sorted(tmp_path.iterdir()) == [session]
+    assert sorted(tmp_path.rglob("*")) == listed
     outcome = compact_session(session, keep_rounds=1).as_json()
     assert outcome["tokens_after"] == preview["tokens_after"]
     the_fork_reads_back(name, session, outcome)

@@ -9,6 +9,7 @@ PLUGIN = Agent(
     OpenCodeAdapter,
     # A fork is an export file for `opencode import` in ctxtop's data directory (writer.py).
     "engine.agents.opencode.writer:OpenCodeWriter",
+    "engine.agents.opencode.source:OpenCodeSource",
     # Sessions are rows of its database, named <database>/<session id> (rows.address).
     sessions=SessionFiles(
         "XDG_DATA_HOME",

@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.agents.opencode.export import (
     AscendingIds,
+    StoredMessage,
     StoredSession,
     new_session_id,
     session_info,
@@ -74,24 +75,41 @@ class OpenCodeWriter(Writer):
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         stored = self.stored()
+        edited = [
+            StoredMessage(
+                message.id,
+                message.data,
+                {key: _edited(part, results, inputs) for key, part in message.parts.items()},
+            )
+            for message in stored.messages
+        ]
+        return self.export(stored.row, edited, session_id)
+
+    @staticmethod
+    def export(row: dict[str, Any], messages: list[StoredMessage], session_id: str) -> bytes:
+        """``messages`` as an export file of a session ``session_id`` (the session ``row``'s
+        settings), every message and part under a new id, in order; a message whose parent
+        is not among them answers the first message."""
         ids = AscendingIds()
-        renamed = {message.id: ids.next("msg") for message in stored.messages}
-        messages: list[dict[str, Any]] = []
-        for message in stored.messages:
+        renamed = {message.id: ids.next("msg") for message in messages}
+        out: list[dict[str, Any]] = []
+        for message in messages:
             info = {**message.data, "id": renamed[message.id], "sessionID": session_id}
-            if info.get("parentID") in renamed:
-                info["parentID"] = renamed[info["parentID"]]
+            if "parentID" in info:
+                info["parentID"] = renamed.get(
+                    info["parentID"], out[0]["info"]["id"] if out else None
+                )
             parts = [
                 {
-                    **_edited(message.parts[key], results, inputs),
+                    **message.parts[key],
                     "id": ids.next("prt"),
                     "sessionID": session_id,
                     "messageID": info["id"],
                 }
                 for key in sorted(message.parts)
             ]
-            messages.append({"info": info, "parts": parts})
-        document = {"info": session_info(stored.row, session_id), "messages": messages}
+            out.append({"info": info, "parts": parts})
+        document = {"info": session_info(row, session_id), "messages": out}
         return dumps(document).encode("utf-8") + b"\n"
 
     def mark(
