@@ -12,12 +12,16 @@ from typing import Any
 import pytest
 
 from engine.agents import names_fork
-from engine.agents.opencode.export import opencode_id
+from engine.agents.opencode.export import new_session_id, opencode_id
+from engine.agents.opencode.writer import OpenCodeWriter
 from engine.agents.session_reader import read_session
+from engine.compaction.handoff import OPENING
 from engine.editing.placeholder import MARK
 from engine.editing.policy import Policy
 from engine.editing.undo import undo
+from engine.forks.compact import compact_session
 from engine.forks.edit import edit_session
+from engine.forks.transaction import read_session_bytes
 from engine.paths import data_dir
 from tests.opencode_db import SESSION, load_sample, sample_rows
 
@@ -96,3 +100,29 @@ def test_an_edit_is_an_export_file_of_ctxtop_s_and_the_database_is_left_alone(
 def test_undo_removes_the_export_file(sample: Path) -> None:
     outcome = edit_session(sample, Policy(keep_cycles=0)).as_json()
     assert undo(fork_named=names_fork)["removed"] and not Path(outcome["fork"]).exists()
+
+
+def test_an_export_file_forks_too(sample: Path, tmp_path: Path) -> None:
+    """An export file (as ``opencode export`` prints one; here the session's rows exported
+    unchanged) is a session ctxtop edits as it edits the session in the database."""
+    exported = tmp_path / "exported.json"
+    writer = OpenCodeWriter(sample, read_session_bytes(sample))
+    exported.write_bytes(writer.render({}, {}, new_session_id()))
+    from_file = edit_session(exported, Policy(keep_cycles=0)).as_json()
+    from_database = edit_session(sample, Policy(keep_cycles=0)).as_json()
+    assert from_file["changed"] == from_database["changed"]
+    assert from_file["tokens_after"] == from_database["tokens_after"]
+    assert export_of(from_file)["info"]["id"] == from_file["session_id"]
+
+
+def test_a_compacted_fork_starts_from_the_summary(sample: Path) -> None:
+    outcome = compact_session(sample, keep_rounds=1).as_json()
+    messages = export_of(outcome)["messages"]
+    first = messages[0]
+    assert first["info"]["role"] == "user" and "parentID" not in first["info"]
+    assert first["parts"][0]["text"] == outcome["summary"] or first["parts"][0]["text"].startswith(
+        OPENING
+    )
+    ids = {entry["info"]["id"] for entry in messages}
+    assert all(entry["info"].get("parentID", first["info"]["id"]) in ids for entry in messages)
+    assert len(messages) < len(read_session(sample).context)

@@ -68,8 +68,9 @@ class StoredMessage:
 
 @dataclass(slots=True)
 class StoredSession:
-    """One session from the reader's row lines (engine/agents/opencode/rows.py): its row and
-    its messages in id order (a sub-agent's rows, in the same lines, are left out)."""
+    """One session from the reader's row lines (engine/agents/opencode/rows.py), or from an
+    export file: its row and its messages in id order (a sub-agent's rows, in the same lines,
+    are left out)."""
 
     row: dict[str, Any]
     messages: list[StoredMessage]
@@ -79,6 +80,10 @@ class StoredSession:
         row: dict[str, Any] = {"id": session_id}
         messages: dict[str, StoredMessage] = {}
         parts: list[Mapping[str, Any]] = []
+        exported = next((record for record in records if is_export(record)), None)
+        if exported is not None:  # an export file (a fork ctxtop wrote): its rows
+            session_id = row["id"] = exported["info"]["id"]
+            records = list(export_rows(exported))
         for record in records:
             if not isinstance(record, dict) or not isinstance(record.get("id"), str):
                 continue
