@@ -109,8 +109,7 @@ class OpenCodeWriter(Writer):
                 for key in sorted(message.parts)
             ]
             out.append({"info": info, "parts": parts})
-        document = {"info": session_info(row, session_id), "messages": out}
-        return dumps(document).encode("utf-8") + b"\n"
+        return _file({"info": session_info(row, session_id), "messages": out})
 
     def mark(
         self,
@@ -132,8 +131,7 @@ class OpenCodeWriter(Writer):
             metadata = holders[-1].get("metadata")
             metadata = metadata if isinstance(metadata, dict) else {}
             holders[-1]["metadata"] = {**metadata, **fork_marker(context_tokens, session_id)}
-        rendered = dumps(document).encode("utf-8") + b"\n"
-        return super().mark(rendered, context_tokens, session_id, usage)
+        return super().mark(_file(document), context_tokens, session_id, usage)
 
     def fork_name(self, session_id: str) -> str:
         return f"{session_id}.json"
@@ -146,6 +144,11 @@ class OpenCodeWriter(Writer):
         fork = shlex.quote(str(self.fork_dir() / self.fork_name(session_id)))
         command = f"opencode import {fork} && opencode --session {session_id}"
         return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+
+
+def _file(document: dict[str, Any]) -> bytes:
+    """An export document as the fork's bytes: one line (the fork mark goes on it)."""
+    return dumps(document).encode("utf-8") + b"\n"
 
 
 def _edited(
