@@ -21,7 +21,10 @@ LOG_NAME = "actions.jsonl"
 FORK_KINDS = ("edit", "compact", "restore")  # actions that write a fork ``ctxtop undo`` can remove
 INTENT = "intent"  # a file about to be written; the action's own line completes it
 UNLOGGED = "unlogged"  # files of intents no action line completed (ctxtop was killed)
-SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# A fork's session id: a UUID, or a prefixed time-ordered id (``ses_`` + 12 hex + 14 base-62).
+SESSION_ID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[a-z]{3}_[0-9a-f]{12}[0-9A-Za-z]{14}"
+)
 # Intents logged by this process and not yet completed by their action's line, by path.
 _pending: dict[str, dict[str, Any]] = {}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -111,6 +112,10 @@ class Writer(ABC):
     @abstractmethod
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         """The fork: results and inputs replaced by call id, under the new ``session_id``."""
+
+    def new_session_id(self) -> str:
+        """A new session id for a fork, in the agent's own format (a UUID for most)."""
+        return str(uuid.uuid4())
 
     @abstractmethod
     def fork_name(self, session_id: str) -> str:

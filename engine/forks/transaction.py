@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from engine.editing.preview import CacheCost, WholeContext, sections
 from engine.editing.writer import Writer
 from engine.errors import CtxtopError, InputError
 from engine.files import open_regular
+from engine.paths import data_dir
 from engine.sessions.fork_mark import marked_fork
 from engine.sessions.ledger import Ledger, encoding_for
 from engine.sessions.model import SessionState
@@ -40,7 +40,13 @@ EDITING, COMPACTING = "editing", "compacting"
 
 def sha256(path: Path) -> str:
     """The file's hash, read through a read-only descriptor (a regular file only: a named pipe
-    put under the name cannot make ctxtop wait); ``OSError`` if it cannot be read."""
+    put under the name cannot make ctxtop wait); ``OSError`` if it cannot be read. A session in
+    an agent's database: the hash of its rows as ``read_session_bytes`` takes them."""
+    if stored_session(path) is not None:
+        try:
+            return hashlib.sha256(read_session_bytes(path)).hexdigest()
+        except InputError as error:
+            raise OSError(0, str(error).removeprefix(f"{path}: "), str(path)) from None
     digest = hashlib.sha256()
     with open(open_regular(path), "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -269,7 +275,11 @@ class NewFork:
     writer: Writer
     agent: str
     cwd: str | None
-    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    session_id: str = ""  # the writer's new id when not given
+
+    def __post_init__(self) -> None:
+        if not self.session_id:
+            object.__setattr__(self, "session_id", self.writer.new_session_id())
 
     @property
     def path(self) -> Path:
@@ -368,6 +378,9 @@ def commit(preview: Preview[D], *, logged: bool = True) -> Outcome[D]:
     A failure leaves nothing written. ``logged=False`` (the demo's forks, in its temporary
     folder): nothing goes to the user's action log, so ``undo`` never lists them."""
     loaded = preview.loaded
+    if data_dir().resolve() in preview.fork_path.resolve().parents:
+        # A fork kept in ctxtop's own directory (an agent that imports it from anywhere).
+        preview.fork_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     offloaded = preview.offloader.write() if preview.offloader is not None else []
     try:
         fork = write_new(

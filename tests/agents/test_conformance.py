@@ -193,10 +193,11 @@ def test_editing_does_what_the_flag_says(name: str, tmp_path: Path) -> None:
     if not AGENTS[name].can_edit:
         refused(session, "editing", name, lambda: edit_session(session, policy, dry_run=True))
         return
+    listed = sorted(tmp_path.rglob("*"))  # (a session in a database: the database's files)
     preview = edit_session(session, policy, dry_run=True).as_json()
     assert preview["agent"] == name and preview["fork"] is None
     assert preview["tokens_after"] < preview["tokens_before"]  # it clears something
-    assert sorted(tmp_path.iterdir()) == [session]  # a dry run writes nothing
+    assert sorted(tmp_path.rglob("*")) == listed  # a dry run writes nothing
     outcome = edit_session(session, policy).as_json()
     assert outcome["tokens_after"] == preview["tokens_after"]  # the preview was the fork's
     the_fork_reads_back(name, session, outcome)
@@ -213,9 +214,10 @@ def test_compaction_does_what_the_flag_says(name: str, tmp_path: Path) -> None:
             lambda: compact_session(session, keep_rounds=0, dry_run=True),
         )
         return
+    listed = sorted(tmp_path.rglob("*"))
     preview = compact_session(session, keep_rounds=1, dry_run=True).as_json()
     assert preview["fork"] is None and preview["summarised_rounds"] > 0
-    assert sorted(tmp_path.iterdir()) == [session]
+    assert sorted(tmp_path.rglob("*")) == listed
     outcome = compact_session(session, keep_rounds=1).as_json()
     assert outcome["tokens_after"] == preview["tokens_after"]
     the_fork_reads_back(name, session, outcome)

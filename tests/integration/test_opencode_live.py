@@ -61,12 +61,18 @@ def environment(home: Path, port: int, tools: Path) -> dict[str, str]:
     }
 
 
-def test_ctxtop_follows_a_running_opencode_without_holding_it_up(tmp_path: Path) -> None:
+def opencode_project(root: Path) -> tuple[Path, Path, Path, Path]:
+    """The pinned CLI, and a HOME, a git project and a folder of stand-in tools below ``root``."""
     opencode = npm_cli("opencode-ai", OPENCODE_VERSION, "opencode")
-    home, repo, tools = tmp_path / "home", tmp_path / "repo", tmp_path / "tools"
+    home, repo, tools = root / "home", root / "repo", root / "tools"
     for directory in (home, repo, tools):
         directory.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    return opencode, home, repo, tools
+
+
+def test_ctxtop_follows_a_running_opencode_without_holding_it_up(tmp_path: Path) -> None:
+    opencode, home, repo, tools = opencode_project(tmp_path)
     database = home / ".local/share/opencode/opencode.db"
     seen: list[int] = []  # the request count after each read that found the session
     errors: list[str] = []
@@ -123,11 +129,7 @@ def test_opencode_through_the_proxy_is_measured_under_its_session(tmp_path: Path
     """Live mode: OpenCode's provider ``baseURL`` at ``ctxtop proxy``; it sends its session id
     in an ``x-session-id`` header, so each request is measured under the session, and the
     dashboard on the session in the database shows the measured prompt."""
-    opencode = npm_cli("opencode-ai", OPENCODE_VERSION, "opencode")
-    home, repo, tools = tmp_path / "home", tmp_path / "repo", tmp_path / "tools"
-    for directory in (home, repo, tools):
-        directory.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    opencode, home, repo, tools = opencode_project(tmp_path)
     with ModelServer(messages=SCRIPT) as server, ctxtop_proxy(server.port) as proxy:
         run = subprocess.run(
             [str(opencode), "run", "--pure", "--auto", "--format", "json", "Write a note."],

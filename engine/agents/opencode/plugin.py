@@ -7,6 +7,9 @@ from engine.agents.opencode.reader import OpenCodeAdapter
 
 PLUGIN = Agent(
     OpenCodeAdapter,
+    # A fork is an export file for `opencode import` in ctxtop's data directory (writer.py).
+    "engine.agents.opencode.writer:OpenCodeWriter",
+    "engine.agents.opencode.source:OpenCodeSource",
     # Sessions are rows of its database, named <database>/<session id> (rows.address).
     sessions=SessionFiles(
         "XDG_DATA_HOME",
@@ -14,6 +17,7 @@ PLUGIN = Agent(
         ("opencode/opencode*.db/ses_*",),
         find=OpenCodeAdapter.discover,
     ),
+    fork_name=r"{id}\.json",
     proxy=ProxyUse(
         "OpenCode",
         'opencode  (its provider\'s "options": {"baseURL": "{url}/v1"} in opencode.json)',

@@ -1,5 +1,6 @@
 """OpenCode sessions: rows of ``opencode.db`` (tables session, message, part), as ``rows.py``
-hands them out, named ``<opencode.db>/<session id>``.
+hands them out, named ``<opencode.db>/<session id>``, or an export file (``opencode export``,
+a fork ctxtop wrote: engine/agents/opencode/export.py) read as those rows.
 
 What the rows hold (OpenCode 1.18.33: its ``session/session.sql.ts`` and ``message-v2.ts``,
 checked against a database the real CLI wrote; tests/agents/test_opencode.py):
@@ -28,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents.opencode import place
+from engine.agents.opencode.export import export_rows, is_export
 from engine.agents.opencode.rows import RowTailer, address, split_address
 from engine.sessions.adapter import CERTAIN, NOT_MINE, Adapter, token_count
-from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
+from engine.sessions.fork_mark import marked_tokens
+from engine.sessions.model import Block, Compaction, ForkEstimate, Message, SessionState, Usage
 from engine.sessions.tail import LineTailer
 
 # What OpenCode sends for the user message of a compaction (message-v2.ts toModelMessages),
@@ -204,12 +207,23 @@ class _Window:
             self.state.skip(line, f"part {row.get('id')} without a type")
             return
         self.parts.setdefault(message_id, {})[str(row["id"])] = dict(data)
+        self._fork_mark(data, line)
         if kind == "compaction":
             self.compaction_asks[message_id] = bool(data.get("auto"))
         if kind == "tool":
             self._tool(data, line)
         if message_id in self.roles:
             self._rebuild(message_id, None)
+
+    def _fork_mark(self, data: Mapping[str, Any], line: int) -> None:
+        """ctxtop's mark in a part's ``metadata`` (engine/agents/opencode/writer.py): a fork
+        it wrote, imported; its context is ctxtop's estimate until OpenCode's next request."""
+        tool_state = data.get("state")
+        for holder in (data, tool_state if isinstance(tool_state, Mapping) else {}):
+            metadata = holder.get("metadata")
+            tokens = marked_tokens(metadata) if isinstance(metadata, Mapping) else None
+            if tokens is not None:
+                self.state.fork_estimate = ForkEstimate(tokens, line)
 
     def _tool(self, data: Mapping[str, Any], line: int) -> None:
         call_id, name = data.get("callID"), data.get("tool")
@@ -224,7 +238,7 @@ class _Window:
             )
         status = tool_state.get("status")
         if status in ("completed", "error"):
-            text = _result_text(tool_state)
+            text = tool_output(tool_state)
             state.record_tool_result(call_id, text, is_error=status == "error")
 
     def _rebuild(self, message_id: str, data: Mapping[str, Any] | None) -> None:
@@ -256,7 +270,7 @@ class _Window:
                 blocks.append(Block("tool_use", "", call_id, name, raw=tool_state.get("input")))
                 status = tool_state.get("status")
                 if status in ("completed", "error"):
-                    text = _result_text(tool_state)
+                    text = tool_output(tool_state)
                     results.append(Block("tool_result", text, call_id, is_error=status == "error"))
             elif ptype == "file":
                 blocks.append(Block("image" if _is_media(part) else "other", raw=part))
@@ -289,7 +303,7 @@ class _Window:
             self._put(Message(result_id, "tool", results, message.line, timestamp), message_id)
 
 
-def _result_text(tool_state: Mapping[str, Any]) -> str:
+def tool_output(tool_state: Mapping[str, Any]) -> str:
     if tool_state.get("status") == "error":
         error = tool_state.get("error")
         return error if isinstance(error, str) else ""
@@ -321,6 +335,8 @@ class OpenCodeAdapter(Adapter):
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
         for record in head:
+            if is_export(record):
+                return CERTAIN
             if not isinstance(record, dict) or not isinstance(record.get("id"), str):
                 continue
             if record.get("opencode") in ("session", "message"):
@@ -380,6 +396,11 @@ class OpenCodeAdapter(Adapter):
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object")
+            return
+        if is_export(record):  # a fork ctxtop wrote, or OpenCode's own export: its rows
+            self.state.session_id = self.state.session_id or record["info"]["id"]
+            for row in export_rows(record):
+                self.feed(row, line)
             return
         table = record.get("opencode")
         if table == "session":

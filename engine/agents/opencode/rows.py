@@ -37,6 +37,21 @@ from engine.sessions.tail import Batch, LineTailer
 # again (clocks of two OpenCode processes writing one file need not agree to the millisecond).
 OVERLAP_MS = 2000
 
+# The session columns handed out: what the reader shows and what a fork's export holds
+# (``slug`` and later are the session's own settings; a column an older database lacks is None).
+_SESSION_COLUMNS = (
+    "id",
+    "parent_id",
+    "title",
+    "version",
+    "directory",
+    "time_created",
+    "slug",
+    "agent",
+    "model",
+    "permission",
+)
+
 _TREE = """WITH RECURSIVE tree(id) AS (
     SELECT id FROM session WHERE id = ?
     UNION SELECT session.id FROM session JOIN tree ON session.parent_id = tree.id)"""
@@ -139,11 +154,11 @@ class RowTailer(LineTailer):
         tree = f"{_TREE} SELECT id FROM tree"
         with db:  # one read transaction: the three tables as of one moment
             db.execute("BEGIN")
-            sessions = db.execute(
-                f"{_TREE} SELECT id, parent_id, title, version, directory, time_created,"
-                " time_updated FROM session WHERE id IN tree",
-                (self.session_id,),
-            ).fetchall()
+            found = db.execute(
+                f"{_TREE} SELECT * FROM session WHERE id IN tree", (self.session_id,)
+            )
+            columns = [column[0] for column in found.description]
+            sessions = [dict(zip(columns, row, strict=True)) for row in found.fetchall()]
             if not sessions:
                 raise sqlite3.OperationalError(f"no session {self.session_id}")
             counts = db.execute(
@@ -166,12 +181,11 @@ class RowTailer(LineTailer):
         if counts[1] < self._rows["part"]:
             return None
         lines: list[tuple[tuple[str, int, str], bytes]] = []
-        for row in sessions:
-            head = dict(
-                zip(("id", "parent_id", "title", "version", "directory"), row, strict=False)
-            )
-            head["time_created"], head["time_updated"] = row[5], row[6]
-            self._take(lines, "session", row[0], row[6], ("", 0, row[0]), head, None)
+        for session in sessions:
+            head = {name: session.get(name) for name in _SESSION_COLUMNS}
+            row_id, updated = str(session["id"]), session.get("time_updated")
+            updated = updated if isinstance(updated, int) else 0
+            self._take(lines, "session", row_id, updated, ("", 0, row_id), head, None)
         for row in messages:
             head = {"id": row[0], "session_id": row[1], "time_created": row[2]}
             self._take(lines, "message", row[0], row[3], (row[0], 1, ""), head, row[4])
