@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
-from engine.sessions.report import build_report  # noqa: E402
+from engine.sessions.report_json import build_report  # noqa: E402
 from engine.tokens import get_encoding  # noqa: E402
 
 SAMPLE = ROOT / "sample_sessions" / "claude-code"

@@ -1,5 +1,5 @@
 """The proxy's measurement lines of a session, read whole (ctxtop itself reads only the tail:
-engine/proxy/measured.py, engine/live/live_status.py)."""
+engine/proxy/measured_prompt.py, engine/live/live_status.py)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """The ctxtop dashboard: a Textual app showing the ``LiveView`` samples its feed posts.
 
-Data flow: ``Feed`` (``engine/live/feed.py``, in a thread worker; ``tui/feed.py`` turns its events
-into messages) follows the file, builds each sample with its analysis (``engine/live``,
+Data flow: ``Feed`` (``engine/live/feed.py``, in a thread worker; ``tui/live_feed.py`` turns its
+events into messages) follows the file, builds each sample with its analysis (``engine/live``,
 ``engine/analysis``) and posts ``SessionUpdated``; ``apply`` hands
 each widget its part of the view and posts ``ViewApplied``. Widgets only draw what the view holds.
-The what-if budget (``b``) and the layout profile (``p``) are an ``AnalysisChoice``: a change is
+The what-if window (``b``) and the layout profile (``p``) are an ``AnalysisChoice``: a change is
 analysed again in a worker thread (``Feed.refresh``) and arrives as the next ``SessionUpdated``.
-``e`` opens the editing panel (``tui/screens/edit.py``), ``c`` the compaction panel
-(``tui/screens/compact.py``); their previews and forks run in workers.
+``e`` opens the editing panel (``tui/screens/edit_panel.py``), ``c`` the compaction panel
+(``tui/screens/compact_panel.py``); their previews and forks run in workers.
 
 Layout: the overview (gauge, fill per request with the forecast, sections, tools, events; from
 110x34 the prompt tree and sub-agents beside them) and the tree view (``v``: prompt tree, context
@@ -42,15 +42,15 @@ from themes.loader import all_themes
 from tui import format as fmt
 from tui.components.categories import ContextCategories
 from tui.components.events import EventLog
+from tui.components.fill_history import FillHistory
 from tui.components.gauge import ContextGauge
 from tui.components.header import SessionHeader
-from tui.components.history import FillHistory
 from tui.components.prompt_tree import IN_FORK_NOTE, PromptTree
-from tui.components.sections import SectionsPanel
+from tui.components.sections_panel import SectionsPanel
 from tui.components.subagents import SubagentsTable
-from tui.components.tools import ToolsTable
-from tui.feed import Feed
+from tui.components.tools_panel import ToolsTable
 from tui.live_apply import LiveApplyApp
+from tui.live_feed import Feed
 from tui.messages import (
     CutPreviewed,
     FeedProblem,
@@ -130,7 +130,7 @@ class CtxtopApp(LiveApplyApp):
     ACTIONS: ClassVar[dict[str, tuple[str, str]]] = {
         "pause": ("Pause / resume", "Freeze the screen; updates wait until resumed"),
         "toggle_view": ("Prompt tree / overview", "Switch between the overview and the tree"),
-        "budget": ("What-if budget", "Analyse as if the window held N tokens (empty: its own)"),
+        "budget": ("What-if window", "Analyse as if the window held N tokens (empty: its own)"),
         "cycle_profile": ("Next layout profile", "Analyse with the next layout profile"),
         "search": ("Search the prompt tree", "Find nodes by label (enter: next match)"),
         "edit": ("Edit: clear old tool results", "Preview a policy, then write a resumable fork"),
@@ -562,7 +562,7 @@ class CtxtopApp(LiveApplyApp):
         self.analyse(AnalysisChoice(self.choice.profile, window))
         self.notify(
             "the model's own window" if window is None else f"as if the window held {window:,}",
-            title="What-if budget",
+            title="What-if window",
         )
 
     def action_cycle_profile(self) -> None:
@@ -586,7 +586,7 @@ class CtxtopApp(LiveApplyApp):
         if self.path is None or self.view is None:
             self.notify("No session to edit yet.")
             return
-        from tui.screens.edit import EditScreen
+        from tui.screens.edit_panel import EditScreen
 
         path = self.path
         panel = EditScreen(path, self._sample())
@@ -598,7 +598,7 @@ class CtxtopApp(LiveApplyApp):
         if self.path is None or self.view is None:
             self.notify("No session to compact yet.")
             return
-        from tui.screens.compact import CompactScreen
+        from tui.screens.compact_panel import CompactScreen
 
         path = self.path
         analysis = self.view.analysis
@@ -611,7 +611,7 @@ class CtxtopApp(LiveApplyApp):
     def on_event_log_compaction_chosen(self, chosen: EventLog.CompactionChosen) -> None:
         if self.path is None or self.view is None:
             return
-        from tui.screens.compactions import CompactionScreen
+        from tui.screens.compaction_inspector import CompactionScreen
 
         view, path = self.view, self.path
         upto = view.bytes_read or None  # what the dashboard shows (frozen while paused)

@@ -19,9 +19,8 @@ from typing import Any
 from engine.analysis.profiles import Profile, SectionSpec
 from engine.analysis.sections import is_typed_user_message
 from engine.analysis.snapshot import PromptNode, Pruned, RenderedElement
-from engine.render.materialized import Container, Counting, Node
-from engine.render.materialized import Message as RenderedMessage
-from engine.render.model import (
+from engine.render.element_report import ElementRow, build_report
+from engine.render.elements import (
     MAX_PRIORITY,
     Child,
     Element,
@@ -31,10 +30,11 @@ from engine.render.model import (
     system,
     user,
 )
-from engine.render.model import token_limit as limit_element
-from engine.render.model import tool as tool_element
+from engine.render.elements import token_limit as limit_element
+from engine.render.elements import tool as tool_element
+from engine.render.materialized import Container, Counting, Node
+from engine.render.materialized import Message as RenderedMessage
 from engine.render.renderer import RenderResult, render
-from engine.render.report import ElementRow, build_report
 from engine.render.tokenizers import get_tokenizer
 from engine.sessions.model import Message
 

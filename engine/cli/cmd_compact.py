@@ -17,7 +17,7 @@ import argparse
 import json
 from typing import Any
 
-from engine.agents.policies import simulate_file
+from engine.agents.strategies import simulate_file
 from engine.cli.arguments import add_count_option, add_fork_outputs, fork_command, tokens_arg
 from engine.cli.cmd_edit import context_line, counted_as, written_lines
 from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn

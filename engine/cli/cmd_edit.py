@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.arguments import add_count_option, add_fork_outputs, count_arg, fork_command
-from engine.editing.limits import Limit
 from engine.editing.policy import (
     DEFAULT_EXCLUDE,
     DEFAULT_KEEP,
@@ -38,6 +37,7 @@ from engine.editing.policy import (
 )
 from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
 from engine.editing.preview import pays_off_after
+from engine.editing.size_limit import Limit
 from engine.errors import CtxtopError
 from engine.forks.edit import EditDetails, edit_session, target_lines
 from engine.forks.transaction import Details, Outcome, Preview
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         truncate_at = DEFAULT_TRUNCATE_AT
     policy = Policy(
         kind=args.policy,
-        keep_cycles=args.keep_cycles,
+        keep_turns=args.keep_turns,
         keep_tool_uses=args.keep_tool_uses,
         min_tokens=args.min_tokens,
         min_result_tokens=args.min_result_tokens,
@@ -187,7 +187,7 @@ def register(subparsers: Any) -> None:
         help="which old results stay: tool-uses (the default) keeps the last N tool uses, "
         "whatever turn they are in (Anthropic's clear_tool_uses), so one long agentic turn is "
         "edited too; turns keeps the last N user turns whole (CodeCompanion's cycles) and never "
-        "cuts a turn in progress. --keep-cycles given alone picks turns",
+        "cuts a turn in progress. --keep-turns given alone picks turns",
     )
     add_count_option(
         parser,
@@ -197,9 +197,9 @@ def register(subparsers: Any) -> None:
         "under the tool-uses policy, 0 under turns",
     )
     parser.add_argument(
-        "--keep-cycles",
         "--keep-turns",
-        dest="keep_cycles",
+        "--keep-cycles",
+        dest="keep_turns",
         type=count_arg,
         default=None,
         metavar="N",

@@ -95,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     registry = default_registry()
     infos = [registry.lookup(args.model)] if args.model else registry.all_models()
     if args.session:
+        from engine.agents.agent_window import agent_window
         from engine.agents.session_reader import read_session
-        from engine.agents.window import agent_window
 
         state = read_session(args.session)
         model = args.model or state.model

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.tree:
         raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
     from engine.render.count_memory import recall, remember
-    from engine.render.report import build_report, report_table
+    from engine.render.element_report import build_report, report_table
     from engine.render.tokenizers import get_tokenizer
     from engine.safety.input_limits import read_text
 

@@ -15,7 +15,7 @@ from engine.words import plural
 
 if TYPE_CHECKING:
     from engine.analysis.snapshot import Analysis
-    from engine.proxy.measured import MeasuredPrompt
+    from engine.proxy.measured_prompt import MeasuredPrompt
     from engine.sessions.adapter import Adapter
 
 
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.config import load_settings
     from engine.live.whole import with_whole_context
     from engine.sessions.cache_clock import cache_clock, clock_text
-    from engine.sessions.report import to_json
+    from engine.sessions.report_json import to_json
     from engine.sessions.sample import build_sample
 
     reader = SessionReader(args.session)
@@ -237,7 +237,7 @@ def _measured(adapter: Adapter, session_id: str | None) -> MeasuredPrompt | None
 
     if not measurements_dir().is_dir():
         return None
-    from engine.proxy.measured import latest_measurement
+    from engine.proxy.measured_prompt import latest_measurement
     from engine.proxy.opening import session_opening
 
     return latest_measurement(session_id, session_opening(adapter.snapshot()))

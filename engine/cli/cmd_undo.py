@@ -16,13 +16,13 @@ import json
 from typing import Any
 
 from engine.agents import names_fork
-from engine.editing import actions
+from engine.editing import action_log
 from engine.editing.undo import remove_temps_of_unlogged, undo
 
 
 def _listed(entry: dict[str, Any]) -> str:
     kind = entry.get("kind", "edit")
-    if kind == actions.UNLOGGED:
+    if kind == action_log.UNLOGGED:
         what = entry.get("fork") or f"{len(entry['files'])} large-result files, no fork"
         return (
             f"{entry['id']}  {kind:8}  {entry['time']}  {what}  (ctxtop stopped before logging "
@@ -37,7 +37,7 @@ def _listed(entry: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     remove_temps_of_unlogged()  # what a killed ctxtop left half-written
     if args.list:
-        forks = actions.live_forks()
+        forks = action_log.live_forks()
         if args.json:
             print(json.dumps(forks, ensure_ascii=False, indent=2))
         elif not forks:

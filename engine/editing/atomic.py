@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.editing import actions
+from engine.editing import action_log
 from engine.errors import CtxtopError
 from engine.paths import is_plain_name
 
@@ -98,12 +98,12 @@ def write_new(
     logged = role is not None and not _is_scratch(directory)
     if logged:
         remove_stale_temps(directory)
-        actions.record_intent(target, str(role), data)
+        action_log.record_intent(target, str(role), data)
     try:
         _write(directory, target, data, names or target)
     except CtxtopError:
         if logged:
-            actions.forget_intent(target)
+            action_log.forget_intent(target)
         raise
     return target
 

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from engine.editing.cycles import Scan, ToolUse
 from engine.editing.placeholder import MARK
 from engine.editing.policy import TOOL_USES, TURNS, Plan, Policy, last
+from engine.editing.turns import Scan, ToolUse
 
 PlanFor = Callable[[Policy], Plan]
 
@@ -24,7 +24,7 @@ PlanFor = Callable[[Policy], Plan]
 OPTIONS = {
     "kind": "--policy",
     "keep_tool_uses": "--keep-tool-uses",
-    "keep_cycles": "--keep-cycles",
+    "keep_turns": "--keep-turns",
     "min_tokens": "--min-tokens",
     "mode": "--mode",
 }
@@ -36,7 +36,7 @@ def _are(count: int) -> str:
 
 def _of(kept_turns: int, scan: Scan) -> str:
     """`` (the session has 1)`` when more turns are kept than there are."""
-    return f" (the session has {scan.cycles})" if kept_turns > scan.cycles else ""
+    return f" (the session has {scan.turns})" if kept_turns > scan.turns else ""
 
 
 def _protection(use: ToolUse, scan: Scan, policy: Policy, below: set[str]) -> str:
@@ -51,7 +51,7 @@ def _protection(use: ToolUse, scan: Scan, policy: Policy, below: set[str]) -> st
     if policy.excludes(use.name):
         return "of an excluded tool"
     in_kept_uses = use.order >= len(scan.uses) - policy.kept_tool_uses
-    in_kept_turns = policy.kept_turns > 0 and use.cycle > scan.cycles - policy.kept_turns
+    in_kept_turns = policy.kept_turns > 0 and use.turn > scan.turns - policy.kept_turns
     kept = [
         (in_kept_uses, f"among the last {policy.kept_tool_uses} kept"),
         (in_kept_turns, f"in {last(policy.kept_turns, 'turn')}{_of(policy.kept_turns, scan)}"),
@@ -61,7 +61,7 @@ def _protection(use: ToolUse, scan: Scan, policy: Policy, below: set[str]) -> st
     for applies, words in kept:
         if applies:
             return words
-    if policy.keeps_turn_in_progress and use.cycle == scan.in_progress_cycle():
+    if policy.keeps_turn_in_progress and use.turn == scan.in_progress_turn():
         return "in the turn in progress"
     if policy.mode == "none":
         return "left alone by mode none"
@@ -98,12 +98,12 @@ def _steps(policy: Policy, scan: Scan) -> Iterator[dict[str, Any]]:
     """Relaxed settings, the smallest change first: one step less of either kept count (the
     policy's own first), then both counts at 0, then the other policy. A count above what the
     session holds keeps as much as that, so the steps start there."""
-    own, other = ("keep_tool_uses", "keep_cycles")
+    own, other = ("keep_tool_uses", "keep_turns")
     if policy.name == TURNS:
         own, other = other, own
     kept = {
         "keep_tool_uses": min(policy.kept_tool_uses, len(scan.uses)),
-        "keep_cycles": min(policy.kept_turns, scan.cycles + 1),  # + the part before turn 1
+        "keep_turns": min(policy.kept_turns, scan.turns + 1),  # + the part before turn 1
     }
     for step in range(1, max(kept.values()) + 1):
         for setting in (own, other):
@@ -112,11 +112,11 @@ def _steps(policy: Policy, scan: Scan) -> Iterator[dict[str, Any]]:
     if kept[own] and kept[other]:
         yield {own: 0, other: 0}
     if policy.name == TURNS:  # a turn in progress protected them: count tool uses instead
-        uses = dataclasses.replace(policy, kind=TOOL_USES, keep_cycles=None).kept_tool_uses
+        uses = dataclasses.replace(policy, kind=TOOL_USES, keep_turns=None).kept_tool_uses
         uses = min(uses, len(scan.uses))
         switched: dict[str, Any] = {"kind": TOOL_USES}
         if policy.kept_turns:
-            switched["keep_cycles"] = 0
+            switched["keep_turns"] = 0
         for value in range(uses, -1, -1):
             yield {**switched, "keep_tool_uses": value}
 

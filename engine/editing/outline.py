@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.editing.limits import Limit
 from engine.editing.placeholder import MARK, file_path, how_to_get_back
+from engine.editing.size_limit import Limit
 from engine.editing.skeleton import language_for_path, skeleton
 
 _NUMBERED = re.compile(r" *(\d+)(?:→|\t)(.*)")

@@ -9,8 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.editing.cycles import Scan, ToolUse
-from engine.editing.limits import Limit
 from engine.editing.offload import Offloader
 from engine.editing.outline import outline_result
 from engine.editing.placeholder import (
@@ -21,7 +19,9 @@ from engine.editing.placeholder import (
     placeholder,
 )
 from engine.editing.pools import DEFAULT_FILL, Target
+from engine.editing.size_limit import Limit
 from engine.editing.truncate import truncate
+from engine.editing.turns import Scan, ToolUse
 from engine.errors import CtxtopError
 
 DEFAULT_EXCLUDE = ("*memory*",)  # memory tools are never touched unless asked
@@ -52,8 +52,8 @@ def last(count: int, unit: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Policy:
     # None: the policy's own default (DEFAULT_KEEP for its unit, else 0). Given alone,
-    # keep_cycles picks the turns policy, so an old `Policy(keep_cycles=1)` means what it meant.
-    keep_cycles: int | None = None  # the last N turns stay whole
+    # keep_turns picks the turns policy, so an old `Policy(keep_turns=1)` means what it meant.
+    keep_turns: int | None = None  # the last N turns stay whole
     keep_tool_uses: int | None = None  # the last N tool uses stay whole
     min_tokens: int = 0  # clear nothing unless at least this many tokens go (clear_at_least)
     min_result_tokens: int = MIN_RESULT_SAVING  # leave a result whose clearing saves fewer
@@ -65,7 +65,7 @@ class Policy:
     skeleton_budget: Limit = DEFAULT_SKELETON_BUDGET  # size of an outline (skeleton mode)
     truncate_at: Limit | None = None  # cap every finished result at this size (None: no cap)
     offload: bool = False  # a result over the cap goes to a file instead of being cut
-    kind: str | None = None  # TOOL_USES or TURNS; None: TURNS if only keep_cycles is given
+    kind: str | None = None  # TOOL_USES or TURNS; None: TURNS if only keep_turns is given
     # Clear down to this whole context, keeping results through the budget pools (pools.py).
     target: Target | None = None
     fill: str = DEFAULT_FILL  # the optional pool's fill mode
@@ -75,8 +75,8 @@ class Policy:
         """The policy in effect: ``tool-uses`` or ``turns``."""
         if self.kind is not None:
             return self.kind
-        only_cycles = self.keep_cycles is not None and self.keep_tool_uses is None
-        return TURNS if only_cycles else TOOL_USES
+        only_turns = self.keep_turns is not None and self.keep_tool_uses is None
+        return TURNS if only_turns else TOOL_USES
 
     @property
     def kept_tool_uses(self) -> int:
@@ -86,13 +86,13 @@ class Policy:
 
     @property
     def kept_turns(self) -> int:
-        if self.keep_cycles is not None:
-            return self.keep_cycles
+        if self.keep_turns is not None:
+            return self.keep_turns
         return DEFAULT_KEEP if self.name == TURNS else 0
 
     @property
     def keeps_turn_in_progress(self) -> bool:
-        """A turn still in progress stays whole under the turns policy (a cycle is never cut);
+        """A turn still in progress stays whole under the turns policy (a turn is never cut);
         under tool-uses only its unfinished calls stay, as Anthropic's clearing does."""
         return self.name == TURNS
 
@@ -118,7 +118,7 @@ class Policy:
         return {
             "name": self.name,
             "summary": self.summary(),
-            "keep_cycles": self.kept_turns,
+            "keep_turns": self.kept_turns,
             "keep_tool_uses": self.kept_tool_uses,
             "min_tokens": self.min_tokens,
             "min_result_tokens": self.min_result_tokens,
@@ -169,16 +169,16 @@ def _input_text(value: Any) -> str:
 def eligible(scan: Scan, policy: Policy) -> list[ToolUse]:
     """Tool uses the policy allows to clear: finished, not excluded, outside the kept tail."""
     turns = policy.kept_turns
-    first_kept_cycle = scan.cycles - turns + 1 if turns > 0 else None
+    first_kept_turn = scan.turns - turns + 1 if turns > 0 else None
     first_kept_use = len(scan.uses) - policy.kept_tool_uses
-    in_progress = scan.in_progress_cycle() if policy.keeps_turn_in_progress else None
+    in_progress = scan.in_progress_turn() if policy.keeps_turn_in_progress else None
     chosen: list[ToolUse] = []
     for use in scan.uses:
         if use.result is None or MARK in use.result:
             continue
-        if first_kept_cycle is not None and use.cycle >= first_kept_cycle:
+        if first_kept_turn is not None and use.turn >= first_kept_turn:
             continue
-        if in_progress is not None and use.cycle == in_progress:
+        if in_progress is not None and use.turn == in_progress:
             continue
         if use.order >= first_kept_use or policy.excludes(use.name):
             continue
@@ -204,15 +204,15 @@ def capped(
     offloader: Offloader | None,
     changed: set[str],
 ) -> list[Change]:
-    """Every finished result over ``limit`` tokens (any cycle but one in progress, not an
+    """Every finished result over ``limit`` tokens (any turn but one in progress, not an
     excluded tool, not already changed): cut to its ends, or moved to a file."""
-    in_progress = scan.in_progress_cycle()
+    in_progress = scan.in_progress_turn()
     caps: list[Change] = []
     for use in scan.uses:
         result = use.result
         if result is None or use.call_id in changed or policy.excludes(use.name):
             continue
-        if in_progress is not None and use.cycle == in_progress:
+        if in_progress is not None and use.turn == in_progress:
             continue
         if cleared_by_ctxtop(result):
             continue

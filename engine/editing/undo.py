@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.editing import actions
+from engine.editing import action_log
 from engine.editing.atomic import remove_stale_temps
 from engine.errors import CtxtopError
 from engine.sessions.fork_mark import marked_fork
@@ -54,7 +54,9 @@ def _refusal(target: dict[str, Any], file: Any, force: bool, fork_named: ForkNam
         return "no size and hash were recorded when it was written"
     session_id = str(target.get("session_id") or "")
     if role == "fork":
-        ours = bool(actions.SESSION_ID.fullmatch(session_id)) and fork_named(path.name, session_id)
+        ours = bool(action_log.SESSION_ID.fullmatch(session_id)) and fork_named(
+            path.name, session_id
+        )
     elif role == "result":
         ours = path.parent.name == session_id and bool(_RESULT_NAME.fullmatch(path.name))
     else:
@@ -99,7 +101,7 @@ def undo(
     action_id: str | None = None, *, force: bool = False, fork_named: ForkNamed
 ) -> dict[str, Any]:
     """Remove the files of one fork (the newest if ``action_id`` is None) and log the undo."""
-    forks = actions.live_forks()
+    forks = action_log.live_forks()
     if not forks:
         raise CtxtopError("no forks to undo (ctxtop undo lists them)")
     if action_id is None:
@@ -125,7 +127,7 @@ def undo(
             with contextlib.suppress(OSError):  # not empty, or gone already
                 os.rmdir(Path(file["path"]).parent)
     fork = str(target.get("fork") or "")
-    actions.record(
+    action_log.record(
         "undo",
         edit_id=target["id"],
         fork=fork or None,
@@ -143,5 +145,5 @@ def undo(
 
 def remove_temps_of_unlogged() -> list[Path]:
     """Remove the temporaries dead ctxtop processes left where unlogged files were going."""
-    directories = {Path(str(i.get("path"))).parent for i in actions.uncompleted_intents()}
+    directories = {Path(str(i.get("path"))).parent for i in action_log.uncompleted_intents()}
     return [temp for directory in directories for temp in remove_stale_temps(directory)]

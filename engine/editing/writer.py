@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engine.editing.cycles import Scan
+from engine.editing.turns import Scan
 from engine.errors import InputError
 from engine.sessions.fork_mark import mark_last_line
 
@@ -107,7 +107,7 @@ class Writer(ABC):
 
     @abstractmethod
     def scan(self) -> Scan:
-        """Tool uses (in context order) and cycles."""
+        """Tool uses (in context order) and turns."""
 
     @abstractmethod
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS, compacts_unread, summary_openings
-from engine.agents.window import agent_window
+from engine.agents.agent_window import agent_window
 from engine.compaction.cut_table import RoundRow, item_tokens, round_table, turn_requests
 from engine.compaction.handoff import handoff_message
 from engine.compaction.items import Cut, Item, choose_cut

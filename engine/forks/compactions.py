@@ -32,7 +32,7 @@ from engine.agents.session_reader import SessionReader, read_session_data
 from engine.analysis.relevance import coverage, idf, terms
 from engine.compaction.facts import command_of, one_line, read_paths
 from engine.compaction.items import Call, Item
-from engine.editing.actions import absolute, read_actions
+from engine.editing.action_log import absolute, read_actions
 from engine.editing.placeholder import as_object as parse_input
 from engine.editing.writer import jsonl_records
 from engine.errors import InputError

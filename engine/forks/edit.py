@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
-from engine.agents.window import agent_window
+from engine.agents.agent_window import agent_window
 from engine.analysis.relevance import RelevanceIndex
 from engine.analysis.sections import last_user_index
-from engine.editing.cycles import Scan
 from engine.editing.explain import NothingToClear, nothing_to_clear
 from engine.editing.offload import Offloader, default_directory
 from engine.editing.policy import Change, Plan, Policy, make_plan
@@ -28,6 +27,7 @@ from engine.editing.preview import (
     sections,
     whole_context,
 )
+from engine.editing.turns import Scan
 from engine.editing.writer import Writer
 from engine.errors import InputError
 from engine.forks.transaction import (
@@ -63,7 +63,7 @@ class ChangedResult:
 
     tool_call_id: str
     tool: str
-    cycle: int
+    turn: int
     tokens_before: int
     tokens_after: int
     input_cleared: bool
@@ -76,7 +76,7 @@ class ChangedResult:
         return cls(
             use.call_id,
             use.name,
-            use.cycle,
+            use.turn,
             change.tokens_before,
             change.tokens_after,
             change.input_changed,
@@ -87,7 +87,7 @@ class ChangedResult:
         shown: dict[str, Any] = {
             "tool_call_id": self.tool_call_id,
             "tool": self.tool,
-            "cycle": self.cycle,
+            "turn": self.turn,
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "input_cleared": self.input_cleared,
@@ -142,7 +142,7 @@ class EditDetails:
     below_minimum: int  # tokens a min saving kept (when nothing is cleared)
     nothing_to_clear: NothingToClear | None  # why nothing is cleared, and what would clear some
     tool_uses: int
-    cycles: int
+    turns: int
     secrets_masked: int  # in the offloaded files
     target: TargetChoice | None = None
     context_after: int = 0  # the whole context after (for the target's "reached")
@@ -159,7 +159,7 @@ class EditDetails:
             "below_minimum": self.below_minimum,
             "nothing_to_clear": nothing.as_json() if nothing is not None else None,
             "tool_uses": self.tool_uses,
-            "cycles": self.cycles,
+            "turns": self.turns,
             "secrets_masked": self.secrets_masked,
             "target": self.target.as_json(self.context_after) if self.target else None,
         }
@@ -272,7 +272,7 @@ def preview_edit(
         if chosen and not plan.changes and chosen[0].pools.kept
         else nothing_to_clear(scan, policy, plan, plan_for),
         len(scan.uses),
-        scan.cycles,
+        scan.turns,
         offloader.masker.count if offloader is not None else 0,
         chosen[0] if chosen else None,
         context.after,

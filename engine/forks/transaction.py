@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from engine.agents import compacts_unread, stored_session
 from engine.agents.session_reader import agent_of, read_session_data
-from engine.editing import actions
+from engine.editing import action_log
 from engine.editing.atomic import write_new
 from engine.editing.offload import Offloader
 from engine.editing.preview import CacheCost, WholeContext, sections
@@ -400,7 +400,7 @@ def commit(preview: Preview[D], *, logged: bool = True) -> Outcome[D]:
         )
     if not logged:
         return Outcome(preview, fork, tuple(offloaded), None, warnings)
-    entry = actions.record(
+    entry = action_log.record(
         preview.kind,
         [fork, *offloaded],
         source=str(loaded.path),

@@ -4,9 +4,9 @@ each coalesced update to one callback.
 The feed reads only appended bytes (``LiveSession.poll``), builds the new ``LiveView`` (figures,
 analysis, prompt tree) and keeps it in a one-slot mailbox; a ``Sampled`` event is handed on only
 when the previous one was taken (``take``), so a burst of appends becomes one update carrying the
-newest sample. A new analysis choice (profile, what-if budget) is applied by ``refresh`` in
+newest sample. A new analysis choice (profile, what-if window) is applied by ``refresh`` in
 another thread; one lock keeps the reader and the analyzer to one thread at a time. The events
-are plain data: the dashboard turns them into its messages (``tui/feed.py``).
+are plain data: the dashboard turns them into its messages (``tui/live_feed.py``).
 """
 
 from __future__ import annotations

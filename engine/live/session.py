@@ -20,8 +20,8 @@ from engine.analysis.prompt_outline import Outliner
 from engine.analysis.report import analyze_session
 from engine.config import Thresholds
 from engine.errors import CtxtopError
-from engine.live.actions import ActionWatch
-from engine.live.measured import with_measured
+from engine.live.own_actions import ActionWatch
+from engine.live.proxied_view import with_measured
 from engine.live.view import (
     CategoryRow,
     Event,

@@ -15,7 +15,7 @@ from engine.agents import profile_of
 from engine.analysis.prompt_outline import Outline
 from engine.analysis.snapshot import Analysis
 from engine.models.window import Window, unknown_window_note
-from engine.proxy.measured import MeasuredPrompt
+from engine.proxy.measured_prompt import MeasuredPrompt
 from engine.sessions.limits import TriggerPoints, fill_level
 from engine.sessions.sample import Sample, fill_percent
 

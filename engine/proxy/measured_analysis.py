@@ -1,5 +1,5 @@
 """A proxied session's analysis with what the proxy measured in place of what the log lets
-ctxtop estimate or infer. One path for the dashboard (engine/live/measured.py) and
+ctxtop estimate or infer. One path for the dashboard (engine/live/proxied_view.py) and
 ``ctxtop report``, so both show the same figures:
 
 - the "system" section (system prompt and tool definitions): the latest measured request's,
@@ -17,7 +17,7 @@ import dataclasses
 from typing import Any
 
 from engine.analysis.snapshot import Analysis, Section
-from engine.proxy.measured import MeasuredPrompt
+from engine.proxy.measured_prompt import MeasuredPrompt
 
 # The proxy's kinds of message parts as the dashboard's "Context by kind" names them.
 KIND_NAMES = {

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import InputError
-from engine.render.jstext import WHITESPACE_RUN, js_number, js_regex
-from engine.render.model import (
+from engine.render.elements import (
     ELEMENT_KINDS,
     INTRINSIC_KINDS,
     MAX_PRIORITY,
@@ -22,6 +21,7 @@ from engine.render.model import (
     Sizing,
     ToolCall,
 )
+from engine.render.jstext import WHITESPACE_RUN, js_number, js_regex
 from engine.render.textfit import text_below_budget
 from engine.safety.input_limits import read_text
 from engine.tokens.amount import token_amount

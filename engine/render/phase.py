@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from engine.render.elements import MAX_PRIORITY, MESSAGE_ROLES, Child, Element, Sizing
 from engine.render.jstext import WHITESPACE_RUN, js_number
 from engine.render.materialized import (
     ALWAYS_BREAK,
@@ -32,7 +33,6 @@ from engine.render.materialized import (
     OpaquePart,
     TextPart,
 )
-from engine.render.model import MAX_PRIORITY, MESSAGE_ROLES, Child, Element, Sizing
 from engine.render.textfit import RegexCursor, Steps, cursor_for, fit_steps, run_interleaved
 from engine.render.tokenizers import Tokenizer, bare_message_tokens
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.render.collections_paused import collections_paused
+from engine.render.elements import MAX_PRIORITY, Child, Sizing
 from engine.render.loader import TreeDocument, assign_missing_ids
 from engine.render.materialized import (
     BREAK_IF_NOT_TEXT_SIBLING,
@@ -27,7 +28,6 @@ from engine.render.materialized import (
     TextPart,
     messages_of,
 )
-from engine.render.model import MAX_PRIORITY, Child, Sizing
 from engine.render.phase import RenderError, RenderPhase, RenderPhaseResult, materialize
 from engine.render.prune import BudgetExceededError, NoLowestNodeError, Pruner
 from engine.render.tokenizers import Tokenizer, get_tokenizer

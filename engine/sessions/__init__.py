@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.sessions.model import SessionState
-    from engine.sessions.report import build_report
+    from engine.sessions.report_json import build_report
     from engine.sessions.sample import context_tokens
 
 # Loaded on first use: importing a submodule (e.g. the adapters, for a CLI parser) stays cheap.
 _HOMES = {
     "SessionState": "engine.sessions.model",
-    "build_report": "engine.sessions.report",
+    "build_report": "engine.sessions.report_json",
     "context_tokens": "engine.sessions.sample",
 }
 

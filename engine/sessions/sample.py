@@ -1,7 +1,7 @@
 """``Sample``: the figures of a session at one moment, typed, built once per update.
 
 One sample feeds everything that shows figures: the dashboard (engine/live), ``ctxtop report
---json`` (engine/sessions/report.py, the one serializer), ``ctxtop sessions`` and ``ctxtop
+--json`` (engine/sessions/report_json.py, the one serializer), ``ctxtop sessions`` and ``ctxtop
 statusline``. A sample copies what it shows out of the session model, so it stays as it was
 when the model moves on (the dashboard keeps and replays samples). Its window and auto-compact
 point are decided in engine/sessions/limits.py; here, the one fill % (``fill_percent``) and the

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions.report import build_report
+from engine.sessions.report_json import build_report
 
 DATA = Path(__file__).parent / "data"
 

@@ -189,7 +189,7 @@ def the_fork_reads_back(name: str, session: Path, outcome: dict[str, object]) ->
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_editing_does_what_the_flag_says(name: str, tmp_path: Path) -> None:
     session = copy_of(name, tmp_path)
-    policy = Policy(keep_cycles=0)
+    policy = Policy(keep_turns=0)
     if not AGENTS[name].can_edit:
         refused(session, "editing", name, lambda: edit_session(session, policy, dry_run=True))
         return
@@ -263,7 +263,7 @@ def test_what_the_flags_rule_out_is_refused_before_the_session_is_read(
         while out.tell() < PADDING_MB << 20:
             out.write(sample)
     run = {
-        "editing": lambda: edit_session(session, Policy(keep_cycles=0), dry_run=True),
+        "editing": lambda: edit_session(session, Policy(keep_turns=0), dry_run=True),
         "compacting": lambda: compact_session(session, keep_rounds=0, dry_run=True),
     }[doing]
     tracemalloc.start()

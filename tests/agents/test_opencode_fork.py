@@ -69,7 +69,7 @@ def test_an_edit_is_an_export_file_of_ctxtop_s_and_the_database_is_left_alone(
     database = sample.parent
     before = files_of(database)
     source = read_session(sample)
-    outcome = edit_session(sample, Policy(keep_cycles=0)).as_json()
+    outcome = edit_session(sample, Policy(keep_turns=0)).as_json()
     fork = Path(outcome["fork"])
     assert files_of(database) == before
     assert fork.parent == data_dir().resolve() / "forks" and fork.name.endswith(".json")
@@ -98,7 +98,7 @@ def test_an_edit_is_an_export_file_of_ctxtop_s_and_the_database_is_left_alone(
 
 
 def test_undo_removes_the_export_file(sample: Path) -> None:
-    outcome = edit_session(sample, Policy(keep_cycles=0)).as_json()
+    outcome = edit_session(sample, Policy(keep_turns=0)).as_json()
     assert undo(fork_named=names_fork)["removed"] and not Path(outcome["fork"]).exists()
 
 
@@ -108,8 +108,8 @@ def test_an_export_file_forks_too(sample: Path, tmp_path: Path) -> None:
     exported = tmp_path / "exported.json"
     writer = OpenCodeWriter(sample, read_session_bytes(sample))
     exported.write_bytes(writer.render({}, {}, new_session_id()))
-    from_file = edit_session(exported, Policy(keep_cycles=0)).as_json()
-    from_database = edit_session(sample, Policy(keep_cycles=0)).as_json()
+    from_file = edit_session(exported, Policy(keep_turns=0)).as_json()
+    from_database = edit_session(sample, Policy(keep_turns=0)).as_json()
     assert from_file["changed"] == from_database["changed"]
     assert from_file["tokens_after"] == from_database["tokens_after"]
     assert export_of(from_file)["info"]["id"] == from_file["session_id"]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from engine.agents import AGENTS
-from engine.agents.policies import simulate
 from engine.agents.session_reader import SessionReader, read_session, read_session_data
+from engine.agents.strategies import simulate
 from engine.agents.vscode_copilot.mutation_log import MutationError, MutationLog
 from engine.cli.main import main
 

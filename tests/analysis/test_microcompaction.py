@@ -28,7 +28,7 @@ from engine.analysis.report import analyze_session
 from engine.cli.main import main
 from engine.live.session import LiveSession
 from engine.sessions import model
-from engine.sessions.report import to_json
+from engine.sessions.report_json import to_json
 from engine.tokens.short import short_tokens
 
 CONTENT_SECTIONS = ("system", "instructions", "attachments", "messages")

@@ -17,7 +17,7 @@ from engine.agents.codex.writer import CodexWriter
 from engine.agents.session_reader import read_session
 from engine.cli.main import main
 from engine.compaction.structured import TITLES
-from engine.editing import actions
+from engine.editing import action_log
 from engine.errors import CtxtopError
 from engine.forks.compact import compact_session
 
@@ -82,7 +82,7 @@ def test_claude_code_fork_starts_at_the_summary_and_keeps_the_last_round(tmp_pat
     assert all(b["parentUuid"] == a["uuid"] for a, b in itertools.pairwise(chain))
     stamps = [r["timestamp"] for r in chain]
     assert stamps == sorted(stamps)
-    logged = actions.read_actions()[-1]
+    logged = action_log.read_actions()[-1]
     assert logged["kind"] == "compact" and logged["fork"] == str(fork)
 
 
@@ -318,7 +318,7 @@ def test_a_compaction_that_is_not_smaller_is_refused(
     error = captured.err.strip()
     assert "\n" not in error and error.startswith(f"ctxtop: {source}: nothing to compact: ")
     assert "would not be smaller (" in error
-    assert sorted(tmp_path.iterdir()) == [source] and actions.read_actions() == []
+    assert sorted(tmp_path.iterdir()) == [source] and action_log.read_actions() == []
     assert main(["compact", str(source), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "nothing to compact: the compacted session would not be smaller" in out

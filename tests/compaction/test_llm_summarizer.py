@@ -17,7 +17,7 @@ from llm_server import SummaryServer
 from engine.agents.session_reader import read_session
 from engine.cli.main import main
 from engine.config import LLMSettings, config_path
-from engine.editing import actions
+from engine.editing import action_log
 from engine.forks.compact import compact_session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def assert_usable(outcome: dict[str, Any], source: Path, before: str) -> None:
     assert hashlib.sha256(source.read_bytes()).hexdigest() == before
     assert KEY not in fork.read_text("utf-8")
     assert KEY not in json.dumps(outcome)
-    assert KEY not in actions.log_path().read_text("utf-8")
+    assert KEY not in action_log.log_path().read_text("utf-8")
 
 
 def sent_key(request: dict[str, Any], protocol: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents.policies import copilot_jitter, schedule, simulate
+from engine.agents.strategies import copilot_jitter, schedule, simulate
 from engine.sessions.model import Message, SessionState, Usage
 
 NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)

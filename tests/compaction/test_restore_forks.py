@@ -20,7 +20,7 @@ from compaction_logs import (
 
 from engine.agents.session_reader import read_session, read_session_data
 from engine.cli.main import main
-from engine.editing import actions
+from engine.editing import action_log
 from engine.forks.compactions import inspect_file
 from engine.forks.restore import HEADER, restore_session
 
@@ -66,7 +66,7 @@ def test_claude_code_before_the_compaction_is_the_history_as_it_was(tmp_path: Pa
     assert outcome["resume_command"].endswith(f"claude --resume {outcome['session_id']}")
     assert digest(source) == original
     # Logged: undo removes it.
-    assert [a["kind"] for a in actions.read_actions()] == ["restore"]
+    assert [a["kind"] for a in action_log.read_actions()] == ["restore"]
     assert main(["undo"]) == 0
     assert not fork.exists() and digest(source) == original
 

@@ -53,7 +53,7 @@ def _big_call() -> str:
 
 def test_outputs_before_the_compaction_are_not_cleared(tmp_path: Path) -> None:
     source = _copy(tmp_path)
-    got = edit_session(source, Policy(keep_cycles=0), dry_run=True).as_json()
+    got = edit_session(source, Policy(keep_turns=0), dry_run=True).as_json()
     assert got["agent"] == "codex"
     # After the compaction Codex sends the replacement history, which holds no tool output.
     assert got["tool_uses"] == 0 and got["changed"] == []

@@ -53,7 +53,7 @@ def test_the_default_clears_all_but_the_last_three_tool_uses_of_the_turn(
     calls = calls_in_order(session)
     assert len(calls) >= 8  # one turn of many tool calls
     outcome = edit_json(capsys, str(session), "--dry-run")
-    assert outcome["cycles"] == 1
+    assert outcome["turns"] == 1
     assert outcome["policy"]["name"] == "tool-uses"
     assert outcome["policy"]["keep_tool_uses"] == 3
     assert [change["tool_call_id"] for change in outcome["changed"]] == calls[:-3]
@@ -170,13 +170,13 @@ def test_a_turn_in_progress_stays_whole_under_turns_and_tool_uses_clears_inside_
     messages += _call(6, None)  # the agent is waiting for this one
     path = _chat(tmp_path / "chat.json", messages)
 
-    turns = edit_session(path, Policy(keep_cycles=0), dry_run=True).as_json()
+    turns = edit_session(path, Policy(keep_turns=0), dry_run=True).as_json()
     assert turns["changed"] == []
     explained = turns["nothing_to_clear"]
     assert explained["protected"] == {"in the turn in progress": 5, "without a result yet": 1}
     assert explained["suggestion"]["option"] == "--policy tool-uses --keep-tool-uses 3"
 
-    uses = edit_session(path, Policy(kind="tool-uses", keep_cycles=0), dry_run=True).as_json()
+    uses = edit_session(path, Policy(kind="tool-uses", keep_turns=0), dry_run=True).as_json()
     assert [c["tool_call_id"] for c in uses["changed"]] == ["call_1", "call_2", "call_3"]
     assert explained["suggestion"]["tokens"] == uses["cleared_tokens"]
     assert explained["suggestion"]["results"] == 3

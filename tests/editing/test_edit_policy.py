@@ -48,7 +48,7 @@ def _cleared(outcome: dict[str, Any]) -> list[str]:
 
 def test_keep_cycles_keeps_the_last_turns_whole(tmp_path: Path) -> None:
     path = _session(tmp_path, [_turn(i, "read_file", 20) for i in range(1, 6)])
-    outcome = edit_session(path, Policy(keep_cycles=2), dry_run=True).as_json()
+    outcome = edit_session(path, Policy(keep_turns=2), dry_run=True).as_json()
     assert _cleared(outcome) == ["call_1", "call_2", "call_3"]
     assert outcome["fork"] is None
 
@@ -57,9 +57,9 @@ def test_keep_tool_uses_and_excluded_tools(tmp_path: Path) -> None:
     turns = [_turn(1, "read_file", 20), _turn(2, "memory_view", 20), _turn(3, "grep", 20)]
     turns += [_turn(4, "read_file", 20)]
     path = _session(tmp_path, turns)
-    outcome = edit_session(path, Policy(keep_cycles=0, keep_tool_uses=1), dry_run=True).as_json()
+    outcome = edit_session(path, Policy(keep_turns=0, keep_tool_uses=1), dry_run=True).as_json()
     assert _cleared(outcome) == ["call_1", "call_3"]  # memory tools are excluded by default
-    outcome = edit_session(path, Policy(keep_cycles=0, exclude=("GREP",)), dry_run=True).as_json()
+    outcome = edit_session(path, Policy(keep_turns=0, exclude=("GREP",)), dry_run=True).as_json()
     assert _cleared(outcome) == ["call_1", "call_2", "call_4"]
 
 
@@ -69,29 +69,27 @@ def test_a_cycle_in_progress_is_never_cut(tmp_path: Path) -> None:
         [*_turn(2, "read_file", 20), *_turn(3, "shell", 5, False)[1:]],
     ]
     path = _session(tmp_path, turns)
-    outcome = edit_session(path, Policy(keep_cycles=0), dry_run=True).as_json()
+    outcome = edit_session(path, Policy(keep_turns=0), dry_run=True).as_json()
     assert _cleared(outcome) == ["call_1"]
 
 
 def test_min_tokens_and_order(tmp_path: Path) -> None:
     path = _session(tmp_path, [_turn(1, "a", 8), _turn(2, "b", 50), _turn(3, "c", 20)])
-    everything = edit_session(path, Policy(keep_cycles=0), dry_run=True).as_json()
+    everything = edit_session(path, Policy(keep_turns=0), dry_run=True).as_json()
     saved = {
         c["tool_call_id"]: c["tokens_before"] - c["tokens_after"] for c in everything["changed"]
     }
     assert saved["call_2"] > saved["call_3"] > saved["call_1"]
     largest = edit_session(
-        path, Policy(keep_cycles=0, order="largest", target_tokens=saved["call_2"]), dry_run=True
+        path, Policy(keep_turns=0, order="largest", target_tokens=saved["call_2"]), dry_run=True
     ).as_json()
     assert _cleared(largest) == ["call_2"]
     oldest = edit_session(
-        path, Policy(keep_cycles=0, order="oldest", target_tokens=saved["call_1"] + 1), dry_run=True
+        path, Policy(keep_turns=0, order="oldest", target_tokens=saved["call_1"] + 1), dry_run=True
     ).as_json()
     assert _cleared(oldest) == ["call_1", "call_2"]
     total = sum(saved.values())
-    nothing = edit_session(
-        path, Policy(keep_cycles=0, min_tokens=total + 1), dry_run=True
-    ).as_json()
+    nothing = edit_session(path, Policy(keep_turns=0, min_tokens=total + 1), dry_run=True).as_json()
     assert nothing["changed"] == [] and nothing["below_minimum"] == total
     assert nothing["tokens_after"] == nothing["tokens_before"]
 
@@ -118,11 +116,11 @@ def test_relevance_order_clears_what_the_recent_conversation_is_not_about(
         [{"role": "user", "content": question}],
     ]
     path = _session(tmp_path, turns)
-    every = edit_session(path, Policy(keep_cycles=0, order="relevance"), dry_run=True).as_json()
+    every = edit_session(path, Policy(keep_turns=0, order="relevance"), dry_run=True).as_json()
     assert _cleared(every)[0] == cleared_first and len(_cleared(every)) == 2
     one = every["changed"][0]["tokens_before"] - every["changed"][0]["tokens_after"]
     outcome = edit_session(
-        path, Policy(keep_cycles=0, order="relevance", target_tokens=one), dry_run=True
+        path, Policy(keep_turns=0, order="relevance", target_tokens=one), dry_run=True
     ).as_json()
     assert _cleared(outcome) == [cleared_first]
 
@@ -131,7 +129,7 @@ def test_placeholder_names_the_file_or_the_command(tmp_path: Path) -> None:
     turns = [_turn(1, "read_file", 20), _turn(2, "shell", 20), _turn(3, "x", 1)]
     turns[1][1]["tool_calls"][0]["function"]["arguments"] = json.dumps({"command": "git log -3"})
     path = _session(tmp_path, turns)
-    outcome = edit_session(path, Policy(keep_cycles=1)).as_json()
+    outcome = edit_session(path, Policy(keep_turns=1)).as_json()
     fork = json.loads(Path(outcome["fork"]).read_text(encoding="utf-8"))
     results = {m["tool_call_id"]: m["content"] for m in fork["messages"] if m["role"] == "tool"}
     assert "read the file f1.py" in results["call_1"]
@@ -146,7 +144,7 @@ def _cleared_results(tmp_path: Path, calls: list[tuple[str, dict[str, Any], int]
     for turn, (_, arguments, _) in zip(turns, calls, strict=True):
         turn[1]["tool_calls"][0]["function"]["arguments"] = json.dumps(arguments)
     path = _session(tmp_path, [*turns, _turn(len(calls) + 1, "x", 1)])
-    outcome = edit_session(path, Policy(keep_cycles=1)).as_json()
+    outcome = edit_session(path, Policy(keep_turns=1)).as_json()
     fork = json.loads(Path(outcome["fork"]).read_text(encoding="utf-8"))
     results = {m["tool_call_id"]: m["content"] for m in fork["messages"] if m["role"] == "tool"}
     return [results[f"call_{n}"] for n in range(1, len(calls) + 1)]
@@ -185,10 +183,10 @@ def test_a_result_that_would_save_a_few_tokens_is_left(tmp_path: Path) -> None:
     price of a cache rewrite: below the policy's minimum saving per result, it stays."""
     turns = [_turn(1, "TodoWrite", 1), _turn(2, "read_file", 4), _turn(3, "x", 1)]
     path = _session(tmp_path, turns)
-    outcome = edit_session(path, Policy(keep_cycles=1), dry_run=True).as_json()
+    outcome = edit_session(path, Policy(keep_turns=1), dry_run=True).as_json()
     assert outcome["changed"] == []
     assert outcome["policy"]["min_result_tokens"] == 10
     assert "saving under 10 tokens each as a placeholder" in outcome["nothing_to_clear"]["message"]
-    relaxed = edit_session(path, Policy(keep_cycles=1, min_result_tokens=1), dry_run=True)
+    relaxed = edit_session(path, Policy(keep_turns=1, min_result_tokens=1), dry_run=True)
     saved = [c["tokens_before"] - c["tokens_after"] for c in relaxed.as_json()["changed"]]
     assert saved and all(0 < tokens < 10 for tokens in saved)  # what the minimum keeps

@@ -23,7 +23,7 @@ SAMPLE = ROOT / "sample_sessions/openai-messages/agent-loop.jsonl"
 def test_cache_rewrite_and_break_even(tmp_path: Path) -> None:
     source = tmp_path / SAMPLE.name
     shutil.copyfile(SAMPLE, source)
-    outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
+    outcome = edit_session(source, Policy(keep_turns=0)).as_json()
     fork = read_session(outcome["fork"])
     info = lookup(fork.model)
     encoding = get_encoding(info.encoding or "o200k_base")
@@ -62,7 +62,7 @@ def test_a_real_sessions_preview_is_in_the_gauges_calibrated_figures(tmp_path: P
     with contextlib.redirect_stdout(out):
         assert main(["report", str(source), "--json", "--breakdown"]) == 0
     report = json.loads(out.getvalue())
-    outcome = edit_session(source, Policy(keep_cycles=0), dry_run=True).as_json()
+    outcome = edit_session(source, Policy(keep_turns=0), dry_run=True).as_json()
     assert outcome["changed"]
     assert outcome["tokens_source"] == "calibrated"
     assert outcome["tokenizer_factor"] == report["context_tokens"]["tokenizer_factor"] > 1

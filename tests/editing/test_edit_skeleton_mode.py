@@ -116,7 +116,7 @@ def _results(path: Path) -> dict[str, str]:
 def test_skeleton_mode_outlines_reads_and_the_fork_reads_back(tmp_path: Path) -> None:
     source = _session(tmp_path)
     source_hash = hashlib.sha256(source.read_bytes()).hexdigest()
-    outcome = edit_session(source, Policy(keep_cycles=1, mode="skeleton")).as_json()
+    outcome = edit_session(source, Policy(keep_turns=1, mode="skeleton")).as_json()
     assert hashlib.sha256(source.read_bytes()).hexdigest() == source_hash  # agent's file untouched
     fork = Path(outcome["fork"])
     before, after = _results(source), _results(fork)
@@ -138,7 +138,7 @@ def test_skeleton_mode_outlines_reads_and_the_fork_reads_back(tmp_path: Path) ->
     assert "lots = -(-short_by // self.lot_size)" not in inventory
     assert "      →        ...\n" in inventory  # an elided body, no number
 
-    # Not code: the placeholder; a command: the placeholder; the last cycle: untouched.
+    # Not code: the placeholder; a command: the placeholder; the last turn: untouched.
     assert (
         after["toolu_notes"].startswith(MARK)
         and "read the file /home/dev/shop/NOTES.md" in after["toolu_notes"]
@@ -197,8 +197,8 @@ def test_a_real_session_without_code_reads_falls_back_to_placeholders(tmp_path: 
     )
     source = tmp_path / sample.name
     source.write_bytes(sample.read_bytes())
-    skeleton = edit_session(source, Policy(keep_cycles=0, mode="skeleton")).as_json()
-    placeholder = edit_session(source, Policy(keep_cycles=0, mode="placeholder")).as_json()
+    skeleton = edit_session(source, Policy(keep_turns=0, mode="skeleton")).as_json()
+    placeholder = edit_session(source, Policy(keep_turns=0, mode="placeholder")).as_json()
     assert skeleton["changed"] and skeleton["changed"] == placeholder["changed"]
     assert _results(Path(skeleton["fork"])) == _results(Path(placeholder["fork"]))
     assert source.read_bytes() == sample.read_bytes()
@@ -219,7 +219,7 @@ def test_the_prompt_tree_of_the_fork_marks_outlines_and_placeholders_as_cleared(
     tmp_path: Path,
 ) -> None:
     source = _session(tmp_path)
-    outcome = edit_session(source, Policy(keep_cycles=1, mode="skeleton")).as_json()
+    outcome = edit_session(source, Policy(keep_turns=1, mode="skeleton")).as_json()
     changed = {change["tool_call_id"] for change in outcome["changed"]}
     assert {"toolu_read0", "toolu_notes", "toolu_bash"} <= changed  # outlines and placeholders
     assert _cleared_results(source) == set()

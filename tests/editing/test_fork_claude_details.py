@@ -44,7 +44,7 @@ def test_replacements_of_cleared_results_are_dropped(tmp_path: Path) -> None:
         ],
     }
     source = _copy(tmp_path, [replacement])
-    outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
+    outcome = edit_session(source, Policy(keep_turns=0)).as_json()
     assert [c["tool_call_id"] for c in outcome["changed"]] == [CLEARED]
     records = [json.loads(line) for line in Path(outcome["fork"]).read_text().splitlines()]
     kept = [r for r in records if r.get("type") == "content-replacement"]
@@ -75,9 +75,9 @@ def test_clear_inputs_clears_long_strings_of_the_call(tmp_path: Path) -> None:
         {"role": "user", "content": "thanks"},
     ]
     path.write_text(json.dumps(messages), encoding="utf-8")
-    plain = edit_session(path, Policy(keep_cycles=1), dry_run=True).as_json()
+    plain = edit_session(path, Policy(keep_turns=1), dry_run=True).as_json()
     assert plain["changed"] == []  # the placeholder would be longer than this short result
-    outcome = edit_session(path, Policy(keep_cycles=1, clear_inputs=True)).as_json()
+    outcome = edit_session(path, Policy(keep_turns=1, clear_inputs=True)).as_json()
     [change] = outcome["changed"]
     assert change["tool_call_id"] == "call_w" and change["input_cleared"]
     fork = json.loads(Path(outcome["fork"]).read_text(encoding="utf-8"))

@@ -61,8 +61,8 @@ def test_codex_fork_replaces_the_output_and_the_id(tmp_path: Path) -> None:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     writer = CodexWriter(path, path.read_bytes())
     scan = writer.scan()
-    assert scan.cycles == 2  # the injected environment message is not a user turn
-    assert [(u.call_id, u.cycle) for u in scan.uses] == [("call_1", 1), ("call_2", 2)]
+    assert scan.turns == 2  # the injected environment message is not a user turn
+    assert [(u.call_id, u.turn) for u in scan.uses] == [("call_1", 1), ("call_2", 2)]
     data = writer.render({"call_1": "[cleared]"}, {}, NEW)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
     assert is_codex(data)

@@ -54,7 +54,7 @@ def test_fork_parses_back_with_the_expected_drop(relative: str, tmp_path: Path) 
     source = _copy(relative, tmp_path)
     digest = _digest(source)
     original = read_session(source)
-    outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
+    outcome = edit_session(source, Policy(keep_turns=0)).as_json()
     if not outcome["changed"]:
         pytest.fail("the sample should have results to clear")
     fork = Path(outcome["fork"])
@@ -87,7 +87,7 @@ def test_fork_parses_back_with_the_expected_drop(relative: str, tmp_path: Path) 
 @pytest.mark.parametrize("relative", CLAUDE)
 def test_claude_fork_is_a_new_session_with_a_valid_chain(relative: str, tmp_path: Path) -> None:
     source = _copy(relative, tmp_path)
-    outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
+    outcome = edit_session(source, Policy(keep_turns=0)).as_json()
     session_id = outcome["session_id"]
     fork = Path(outcome["fork"])
     assert fork.name == f"{session_id}.jsonl"
@@ -105,6 +105,6 @@ def test_claude_fork_is_a_new_session_with_a_valid_chain(relative: str, tmp_path
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     source = _copy(GENERIC[0], tmp_path)
     before = sorted(source.parent.iterdir())
-    outcome = edit_session(source, Policy(keep_cycles=0), dry_run=True).as_json()
+    outcome = edit_session(source, Policy(keep_turns=0), dry_run=True).as_json()
     assert outcome["fork"] is None and outcome["changed"]
     assert sorted(source.parent.iterdir()) == before

@@ -48,7 +48,7 @@ def _report(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
 def _fork(kind: str, source: Path) -> dict[str, Any]:
     if kind == "compact":
         return compact_session(source, keep_rounds=1).as_json()
-    return edit_session(source, Policy(keep_cycles=0)).as_json()
+    return edit_session(source, Policy(keep_turns=0)).as_json()
 
 
 CASES = [

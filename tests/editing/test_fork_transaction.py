@@ -15,7 +15,7 @@ from conftest import Watch
 
 from engine.agents.openai_messages.writer import OpenAIMessagesWriter
 from engine.agents.session_reader import read_session, read_session_data
-from engine.editing import actions
+from engine.editing import action_log
 from engine.editing.policy import Policy
 from engine.errors import InputError
 from engine.forks.compact import preview_compact
@@ -39,7 +39,7 @@ def _figures(outcome: dict[str, Any]) -> dict[str, Any]:
 
 def _previews(source: Path) -> list[tuple[Preview, Callable[[Preview], Any]]]:
     return [
-        (preview_edit(load(source, EDITING), Policy(keep_cycles=0)), write_edit),
+        (preview_edit(load(source, EDITING), Policy(keep_turns=0)), write_edit),
         (preview_compact(load(source, COMPACTING), keep_rounds=1), commit),
     ]
 
@@ -54,7 +54,7 @@ def test_the_fork_written_is_the_preview(tmp_path: Path) -> None:
         written = outcome.as_json()
         assert _figures(written) == _figures(shown)
         assert written["session_id"] == preview.session_id and written["action_id"]
-        assert [entry["fork"] for entry in actions.live_forks()][-1] == str(outcome.fork)
+        assert [entry["fork"] for entry in action_log.live_forks()][-1] == str(outcome.fork)
     assert source.read_bytes() == SAMPLE.read_bytes()
 
 
@@ -69,10 +69,10 @@ def test_a_fork_that_does_not_read_back_is_never_written(
 
     monkeypatch.setattr(OpenAIMessagesWriter, "render", broken)
     with pytest.raises(InputError, match="the edit would not read back") as raised:
-        edit_session(source, Policy(keep_cycles=0))
+        edit_session(source, Policy(keep_turns=0))
     assert str(raised.value).startswith(f"{source}: ")
     assert sorted(tmp_path.iterdir()) == before
-    assert not actions.log_path().exists() or not actions.live_forks()
+    assert not action_log.log_path().exists() or not action_log.live_forks()
 
 
 def test_a_preview_reads_nothing_from_disk_and_counts_only_new_text(
@@ -80,12 +80,12 @@ def test_a_preview_reads_nothing_from_disk_and_counts_only_new_text(
 ) -> None:
     source = _session(tmp_path)
     edits, compactions = load(source, EDITING), load(source, COMPACTING)
-    preview_edit(edits, Policy(keep_cycles=1))  # the first preview after loading
+    preview_edit(edits, Policy(keep_turns=1))  # the first preview after loading
     preview_compact(compactions, keep_rounds=2)
     assert edits.state is not None
     texts = {block.content() for message in edits.state.context for block in message.blocks}
     with watch.active():
-        edit = preview_edit(edits, Policy(keep_cycles=0))
+        edit = preview_edit(edits, Policy(keep_turns=0))
         compact = preview_compact(compactions, keep_rounds=1)
     assert watch.opened == []
     assert edit.tokens_after < edit.tokens_before

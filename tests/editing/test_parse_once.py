@@ -92,8 +92,8 @@ def test_edit_previews_decode_the_session_once(
     path = _copy(agent, tmp_path, parses)
     with watch.active():
         loaded = load(path, EDITING)
-        first = preview_edit(loaded, Policy(keep_cycles=1))
-        second = preview_edit(loaded, Policy(keep_cycles=0))
+        first = preview_edit(loaded, Policy(keep_turns=1))
+        second = preview_edit(loaded, Policy(keep_turns=0))
     assert second.tokens_after <= first.tokens_after <= first.tokens_before
     assert parses.counts["reader session"] == 1
     assert parses.counts["decode session"] == 1  # before: 3 (the scan, each render), 5 (OpenAI)
@@ -127,10 +127,10 @@ def test_apply_live_starts_from_the_panels_session(
     read or decoded again (before: the file opened twice, read and decoded whole again)."""
     path = _copy(agent, tmp_path, parses)
     loaded = load(path, EDITING)
-    shown = preview_edit(loaded, Policy(keep_cycles=0))
+    shown = preview_edit(loaded, Policy(keep_turns=0))
     parses.counts.clear()
     with watch.active():
-        plan, outcome, _ = apply_edit(path, Policy(keep_cycles=0), "s1", loaded)
+        plan, outcome, _ = apply_edit(path, Policy(keep_turns=0), "s1", loaded)
     assert _opened(watch, path) == 0
     assert parses.counts["reader session"] == parses.counts["decode session"] == 0
     assert plan.source_sha256 == loaded.sha256
@@ -143,7 +143,7 @@ def test_edit_and_compact_live_read_the_session_once(
     """``ctxtop edit --live`` and ``ctxtop compact --live``: the session id the plan is for
     comes from the session read for the plan (before: the session was read twice)."""
     path = _copy("claude-code", tmp_path, parses)
-    edited, _, _ = apply_edit(path, Policy(keep_cycles=0))
+    edited, _, _ = apply_edit(path, Policy(keep_turns=0))
     assert parses.counts["reader session"] == 1
     compacted, _, _ = apply_compact(path, keep_rounds=1)
     assert parses.counts["reader session"] == 2

@@ -15,9 +15,9 @@ import pytest
 from engine.agents import names_fork
 from engine.cli.main import main
 from engine.editing.json_schema import schema_of
-from engine.editing.limits import Limit
 from engine.editing.offload import OFFLOADED_MARK, Offloader
 from engine.editing.policy import Policy
+from engine.editing.size_limit import Limit
 from engine.editing.truncate import TRUNCATED_MARK, truncate
 from engine.editing.undo import undo
 from engine.errors import CtxtopError
@@ -117,7 +117,7 @@ def test_edit_truncates_every_large_result_even_in_kept_cycles(tmp_path: Path) -
         },
     )
     before = source.read_bytes()
-    policy = Policy(keep_cycles=3, mode="none", truncate_at=Limit(400, percent=False))
+    policy = Policy(keep_turns=3, mode="none", truncate_at=Limit(400, percent=False))
     outcome = edit_session(source, policy).as_json()
     assert source.read_bytes() == before
     results = _fork_results(outcome)

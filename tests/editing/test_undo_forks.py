@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from engine.cli.main import main
-from engine.editing import actions
+from engine.editing import action_log
 from engine.editing.atomic import safe_name, write_new
 from engine.errors import CtxtopError
 
@@ -37,12 +37,12 @@ def test_edit_then_undo_removes_the_fork(
     assert fork.exists()
     assert main(["undo", "--list"]) == 0
     assert str(fork) in capsys.readouterr().out
-    logged = actions.read_actions()
+    logged = action_log.read_actions()
     assert logged[-1]["kind"] == "edit" and logged[-1]["fork"] == str(fork)
     assert main(["undo"]) == 0
     assert "removed" in capsys.readouterr().out
     assert not fork.exists() and source.exists()
-    assert actions.read_actions()[-1]["kind"] == "undo"
+    assert action_log.read_actions()[-1]["kind"] == "undo"
     assert main(["undo", "--list"]) == 0
     assert "no forks" in capsys.readouterr().out
 
@@ -90,7 +90,7 @@ def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
     assert main(["edit", str(source), "--keep-cycles", "0"]) == 0
     out = capsys.readouterr().out
     assert "warning:" in out and "changed while ctxtop read it" in out
-    fork = Path(str(actions.live_forks()[-1]["fork"]))
+    fork = Path(str(action_log.live_forks()[-1]["fork"]))
     assert fork.exists() and "one more thing" not in fork.read_text(encoding="utf-8")
     assert main(["undo"]) == 0
     assert not fork.exists()
@@ -112,7 +112,7 @@ def test_an_agent_file_gone_meanwhile_is_reported_and_the_fork_is_logged(
     assert main(["edit", str(source), "--keep-cycles", "0"]) == 0
     out = capsys.readouterr().out
     assert "warning:" in out and "cannot read it again" in out
-    fork = Path(str(actions.live_forks()[-1]["fork"]))
+    fork = Path(str(action_log.live_forks()[-1]["fork"]))
     assert fork.exists()
     assert main(["undo"]) == 0
     assert not fork.exists()

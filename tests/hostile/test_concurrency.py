@@ -15,7 +15,7 @@ from pathlib import Path
 from cli_run import ROOT, SUBPROCESS_MAIN, run_cli
 
 from engine.agents.session_reader import read_session
-from engine.editing import actions
+from engine.editing import action_log
 
 # A Claude Code session of several rounds (so that compact has something to summarise).
 SAMPLE = (
@@ -103,7 +103,7 @@ def test_two_ctxtop_processes_on_one_session(tmp_path: Path) -> None:
     forks = {json.loads(out)["fork"] for _, out, _ in results}
     assert len(forks) == 3 and all(Path(fork).is_file() for fork in forks)
     assert source.read_bytes() == original
-    lines = [json.loads(line) for line in actions.log_path().read_text("utf-8").splitlines()]
+    lines = [json.loads(line) for line in action_log.log_path().read_text("utf-8").splitlines()]
     logged = [entry for entry in lines if entry["kind"] in ("edit", "compact")]
     assert len(logged) == 3 and {entry["fork"] for entry in logged} == forks
     # Each fork's intent, logged before it got its name, and completed by its action line.
@@ -117,7 +117,7 @@ def test_two_ctxtop_processes_on_one_session(tmp_path: Path) -> None:
         assert code == 0 or err.startswith("ctxtop: "), err
     assert sum(1 for code, out, _ in ends if code == 0 and "removed" in out) >= 1
     assert len([fork for fork in forks if Path(fork).exists()]) >= 1
-    for line in actions.log_path().read_text("utf-8").splitlines():
+    for line in action_log.log_path().read_text("utf-8").splitlines():
         assert not line or json.loads(line)
 
 
@@ -128,7 +128,7 @@ def test_the_action_log_stays_one_line_per_action_under_concurrent_appends() -> 
 
     def write(writer: int) -> None:
         for n in range(25):
-            actions.record("edit", fork=f"/tmp/fork-{writer}-{n}", padding=big)
+            action_log.record("edit", fork=f"/tmp/fork-{writer}-{n}", padding=big)
 
     threads = [threading.Thread(target=write, args=(writer,)) for writer in range(4)]
     for thread in threads:
@@ -136,7 +136,7 @@ def test_the_action_log_stays_one_line_per_action_under_concurrent_appends() -> 
     for thread in threads:
         thread.join(timeout=60)
     # An empty line may appear (a writer that saw another's line half-way ends it first).
-    lines = actions.log_path().read_text("utf-8").splitlines()
+    lines = action_log.log_path().read_text("utf-8").splitlines()
     entries = [json.loads(line) for line in lines if line]
     assert sorted(entry["fork"] for entry in entries) == sorted(
         f"/tmp/fork-{w}-{n}" for w in range(4) for n in range(25)

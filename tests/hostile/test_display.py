@@ -32,9 +32,9 @@ from textual.widgets._toast import Toast
 
 from tui.app import CtxtopApp
 from tui.messages import NewerSession
-from tui.screens.compact import CompactScreen
-from tui.screens.compactions import CompactionScreen
-from tui.screens.edit import EditScreen
+from tui.screens.compact_panel import CompactScreen
+from tui.screens.compaction_inspector import CompactionScreen
+from tui.screens.edit_panel import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/tui"))
@@ -278,7 +278,7 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
             await pilot.press("b")  # typed text is shown as typed too
             await pilot.press(*"[link=x", "enter")
             await settle(pilot, lambda: "not a token count" in screen_cells(app)[0])
-            assert_inert(app, "what-if budget error", "not a token count: '[link=x'")
+            assert_inert(app, "what-if window error", "not a token count: '[link=x'")
             await pilot.press("escape")
 
             await pilot.press("question_mark")
@@ -302,7 +302,7 @@ def test_every_panel_shows_log_text_inert(session: Path) -> None:
             edit = app.screen
             assert isinstance(edit, EditScreen)
             await settle(pilot, lambda: edit.outcome is not None)
-            edit.query_one("#edit-keep-cycles", Input).value = "0"
+            edit.query_one("#edit-keep-turns", Input).value = "0"
             await settle(
                 pilot,
                 lambda: edit.outcome is not None and bool(edit.outcome.preview.details.changed),

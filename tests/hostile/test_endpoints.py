@@ -29,7 +29,7 @@ from raw_server import (
 )
 
 from engine.config import LLMSettings
-from engine.editing import actions
+from engine.editing import action_log
 from engine.forks.compact import compact_session
 
 sys.path.insert(0, str(ROOT / "tests/compaction"))
@@ -87,7 +87,7 @@ def compact_with(
     assert outcome["fork"] and Path(outcome["fork"]).is_file()
     assert KEY not in json.dumps(outcome)
     assert KEY not in Path(outcome["fork"]).read_text("utf-8")
-    assert KEY not in actions.log_path().read_text("utf-8")
+    assert KEY not in action_log.log_path().read_text("utf-8")
     [warning] = outcome["warnings"]
     assert warning.startswith("LLM summary failed") and "structured summary instead" in warning
     return outcome

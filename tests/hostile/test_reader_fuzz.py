@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from engine.agents.session_reader import read_session
-from engine.sessions.report import build_report
+from engine.sessions.report_json import build_report
 
 FUZZ = settings(
     max_examples=100,

@@ -20,7 +20,7 @@ import pytest
 from cli_run import ROOT, SAMPLES, run_cli, run_offload_edit
 from test_secrets import _leaky_session
 
-from engine.editing import actions
+from engine.editing import action_log
 from engine.forks.compact import compact_session
 from engine.sessions.fork_mark import marked_fork
 
@@ -69,13 +69,13 @@ def test_a_forged_log_line_removes_nothing(tmp_path: Path, force: bool) -> None:
     other = tmp_path / "notes.txt"
     other.write_text("the user's own file")
     # As the issue found it: the agent's session as the fork, any file as "offloaded".
-    actions.record("edit", fork=str(agent), fork_sha256=_sha(agent), offloaded=[str(other)])
+    action_log.record("edit", fork=str(agent), fork_sha256=_sha(agent), offloaded=[str(other)])
     flags = ["--force"] if force else []
     ended = run_cli("undo", *flags)
     _one_line_refusal(ended.err, ended.code)
     assert "no size and hash were recorded" in ended.err
     # Forged with sizes and hashes too: the names are not ctxtop's, nor the places.
-    forged = actions.record(
+    forged = action_log.record(
         "edit",
         fork=str(agent),
         session_id="0d1e2f3a-0000-4000-8000-00000000beef",
@@ -112,8 +112,8 @@ def test_a_forged_log_with_the_real_name_size_and_hash_removes_nothing(
              "fork": str(victim), "session_id": victim.stem,
              "files": [{**file, "intent": "f1f1f1f1f1f1"}]},
         ]  # fmt: skip
-    actions.log_path().parent.mkdir(parents=True, exist_ok=True)
-    with actions.log_path().open("a") as log:
+    action_log.log_path().parent.mkdir(parents=True, exist_ok=True)
+    with action_log.log_path().open("a") as log:
         log.writelines(json.dumps(line) + "\n" for line in forged)
     for flags in ([], ["--force"]):
         ended = run_cli("undo", *flags)
@@ -173,12 +173,12 @@ def test_a_fork_rewritten_since_is_kept_even_with_force(tmp_path: Path) -> None:
 KILLED_AT = {
     "log-line": (
         "from engine.editing import actions\n"
-        "record = actions.record\n"
+        "record = action_log.record\n"
         "def dying(kind, *a, **k):\n"
         "    if kind in ('edit', 'compact'):\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
         "    return record(kind, *a, **k)\n"
-        "actions.record = dying\n"
+        "action_log.record = dying\n"
     ),
     "rename": (
         "from engine.editing import atomic\n"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from cli_run import SAMPLES, run_cli, run_offload_edit, run_subprocess
 
-from engine.editing import actions, atomic
+from engine.editing import action_log, atomic
 from engine.editing.atomic import write_new
 from engine.errors import CtxtopError
 
@@ -56,7 +56,7 @@ def test_a_full_disk_changes_nothing(tmp_path: Path, command: str) -> None:
     assert first.code == 0, first.err
     fork = Path(json.loads(first.out)["fork"])
     before = {path: _digest(path) for path in _files(source.parent)}
-    log_before = actions.log_path().read_bytes()
+    log_before = action_log.log_path().read_bytes()
     args = ["--keep-cycles", "0"] if command == "edit" else ["--keep-rounds", "0"]
     ended = run_subprocess(command, str(source), *args, file_size_limit=1024)
     assert ended.code == 2
@@ -64,7 +64,7 @@ def test_a_full_disk_changes_nothing(tmp_path: Path, command: str) -> None:
     assert "not written" in line or "nothing was written" in line
     assert {path: _digest(path) for path in _files(source.parent)} == before
     assert fork in before
-    assert actions.log_path().read_bytes() == log_before
+    assert action_log.log_path().read_bytes() == log_before
 
 
 def _fail(*args: object, **kwargs: object) -> None:
@@ -83,7 +83,7 @@ def test_a_failed_link_and_rename_leave_no_file(
     line = _one_error_line(ended.err)
     assert "not written" in line or "nothing was written" in line
     assert _files(source.parent) == before
-    assert not actions.log_path().exists() or not actions.live_forks()
+    assert not action_log.log_path().exists() or not action_log.live_forks()
 
 
 def test_offloaded_files_go_when_the_fork_cannot_be_written(
@@ -121,7 +121,7 @@ def test_the_action_log_cannot_be_written(tmp_path: Path) -> None:
     again and the error says why."""
     source = _session(tmp_path)
     before = _files(source.parent)
-    log = actions.log_path()
+    log = action_log.log_path()
     log.parent.mkdir(parents=True, exist_ok=True)
     log.mkdir()  # a directory where the log file goes: appending fails
     ended = run_cli("edit", str(source), "--keep-cycles", "0")
@@ -245,7 +245,7 @@ def test_the_disk_fills_up_in_the_middle_of_the_action_log_line(tmp_path: Path) 
     (its fork removed, since undo could not find it), and the torn line does not swallow the
     next action recorded."""
     source = _session(tmp_path)
-    log = actions.log_path()
+    log = action_log.log_path()
     log.parent.mkdir(parents=True, exist_ok=True)
     earlier = {"id": "earlier", "kind": "note", "padding": "p" * 100_000}
     log.write_text(json.dumps(earlier) + "\n")
@@ -259,8 +259,8 @@ def test_the_disk_fills_up_in_the_middle_of_the_action_log_line(tmp_path: Path) 
     again = run_cli("edit", str(source), "--keep-cycles", "0", "--json")
     assert again.code == 0, again.err
     fork = json.loads(again.out)["fork"]
-    assert next(entry["id"] for entry in actions.read_actions()) == "earlier"
-    assert [entry["fork"] for entry in actions.live_forks()] == [fork]
+    assert next(entry["id"] for entry in action_log.read_actions()) == "earlier"
+    assert [entry["fork"] for entry in action_log.live_forks()] == [fork]
 
 
 @pytest.mark.parametrize("command", ["edit", "compact"])

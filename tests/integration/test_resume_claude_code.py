@@ -56,7 +56,7 @@ def test_claude_code_resumes_the_fork_with_placeholders(tmp_path: Path, written_
     source = project.session
     assert cleared in source.read_text(encoding="utf-8")
     original = hashlib.sha256(source.read_bytes()).hexdigest()
-    outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
+    outcome = edit_session(source, Policy(keep_turns=0)).as_json()
     assert outcome["changed"], "the sample has a result to clear"
     assert_fork_estimated(outcome)
     requests = project.resume(claude, outcome["session_id"], PROMPT)

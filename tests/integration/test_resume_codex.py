@@ -28,7 +28,7 @@ def test_codex_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
         source = codex.first_session()
         assert BIG_LINE.format(299) in source.read_text(encoding="utf-8")
         original = hashlib.sha256(source.read_bytes()).hexdigest()
-        outcome = edit_session(source, Policy(keep_cycles=0)).as_json()
+        outcome = edit_session(source, Policy(keep_turns=0)).as_json()
         assert outcome["changed"] and outcome["resume_command"].startswith("codex resume ")
         assert_fork_estimated(outcome)
         sent = codex.resume(outcome["session_id"], "what was in it?")

@@ -111,7 +111,7 @@ class OpenCodeHome:
 def test_opencode_imports_and_resumes_the_edit_fork_with_placeholders(tmp_path: Path) -> None:
     opencode = OpenCodeHome.with_a_session(tmp_path)
     rows_before = read_session_bytes(opencode.source)
-    outcome = edit_session(opencode.source, Policy(keep_cycles=0)).as_json()
+    outcome = edit_session(opencode.source, Policy(keep_turns=0)).as_json()
     assert CLEARED.encode() in rows_before
     assert [change["tool"] for change in outcome["changed"]] == ["read"]
     context = read_session(Path(outcome["fork"])).context

@@ -90,7 +90,7 @@ def test_pi_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
     with ModelServer() as server:
         home, cwd, session = pi_home(tmp_path, server.port)
         original = hashlib.sha256(session.read_bytes()).hexdigest()
-        outcome = edit_session(session, Policy(keep_cycles=0)).as_json()
+        outcome = edit_session(session, Policy(keep_turns=0)).as_json()
         assert outcome["changed"] and outcome["resume_command"].startswith("pi --session ")
         assert_fork_estimated(outcome)
         done = resume(pi, home, cwd, outcome["session_id"])

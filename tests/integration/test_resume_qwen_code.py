@@ -108,7 +108,7 @@ def test_qwen_code_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:
     with ModelServer() as server:
         home, cwd, session = qwen_home(tmp_path, server.port)
         original = hashlib.sha256(session.read_bytes()).hexdigest()
-        outcome = edit_session(session, Policy(keep_cycles=0)).as_json()
+        outcome = edit_session(session, Policy(keep_turns=0)).as_json()
         assert outcome["changed"] and outcome["resume_command"].startswith("qwen --resume ")
         assert_fork_estimated(outcome)
         done = resume(node, qwen, home, cwd, outcome["session_id"])

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.render.loader import document_from_data
-from engine.render.model import (
+from engine.render.elements import (
     Child,
     Sizing,
     ToolCall,
@@ -24,6 +23,7 @@ from engine.render.model import (
     tool,
     user,
 )
+from engine.render.loader import document_from_data
 from engine.render.output import result_json
 from engine.render.renderer import render
 

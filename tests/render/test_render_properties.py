@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.render import renderer
+from engine.render.element_report import build_report
 from engine.render.loader import document_from_data
 from engine.render.materialized import Branch, Message, Node
 from engine.render.openai_form import to_openai_message
 from engine.render.output import result_json
 from engine.render.renderer import RenderResult, render
-from engine.render.report import build_report
 from engine.render.tokenizers import get_tokenizer
 
 VOCAB = ["alpha", "beta", "gamma", "code", "file", "x", "{", "}", "fn()", "token", "é"]

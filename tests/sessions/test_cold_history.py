@@ -27,7 +27,7 @@ from engine.agents.session_reader import SessionReader, read_all
 from engine.sessions import model
 from engine.sessions.columns import Hashes
 from engine.sessions.model import Message, SessionState
-from engine.sessions.report import build_report
+from engine.sessions.report_json import build_report
 from engine.sessions.tail import ByteSource
 
 ROOT = Path(__file__).resolve().parents[2]

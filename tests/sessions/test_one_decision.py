@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from engine.agents.policies import simulate_file
+from engine.agents.strategies import simulate_file
 from engine.cli.main import main
 from engine.config import Thresholds
 from engine.editing.pools import Target

@@ -12,7 +12,7 @@ import pytest
 
 from engine.agents.session_reader import SessionReader, read_all
 from engine.sessions.model import SessionState
-from engine.sessions.report import build_report
+from engine.sessions.report_json import build_report
 from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
 
 DATA = Path(__file__).parent / "data"

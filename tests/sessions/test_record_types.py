@@ -16,7 +16,7 @@ from test_sessions_tail import EVERY_JSONL
 from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
 from engine.sessions.model import MAX_TYPES, OTHER_TYPES
-from engine.sessions.report import build_report
+from engine.sessions.report_json import build_report
 from engine.tokens import get_encoding
 
 DATA = Path(__file__).parent / "data"

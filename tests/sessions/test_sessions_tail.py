@@ -20,7 +20,7 @@ from engine.agents.session_reader import SessionReader, read_all
 from engine.cli.main import main
 from engine.live.watch import wake_ups
 from engine.sessions.model import SessionState
-from engine.sessions.report import build_report
+from engine.sessions.report_json import build_report
 from engine.sessions.tokenizer_factor import LEARNT_OVER
 
 DATA = Path(__file__).parent / "data" / "real" / "claude-code"

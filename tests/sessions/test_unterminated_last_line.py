@@ -12,7 +12,7 @@ from sessions_expect import claude_responses, records
 from test_sessions_tail import EVERY_JSONL
 
 from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions.report import build_report
+from engine.sessions.report_json import build_report
 from engine.sessions.tail import QUIET_LINE_SECONDS
 
 DATA = Path(__file__).parent / "data" / "real"

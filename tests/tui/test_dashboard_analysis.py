@@ -1,5 +1,5 @@
 """The analysis on the dashboard, driven through the pilot on a real session file: sections, the
-prompt tree, the forecast, the what-if budget (``b``), the layout profile (``p``), search (``/``)
+prompt tree, the forecast, the what-if window (``b``), the layout profile (``p``), search (``/``)
 and ctxtop's own actions in the event log."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from engine.agents.session_reader import SessionReader, read_all
 from engine.analysis.profiles import available_profiles
 from engine.analysis.report import analyze_session
 from engine.config import Settings
-from engine.editing import actions
+from engine.editing import action_log
 from engine.live.demo import demo_lines
 from tui import format as fmt
 from tui.app import CtxtopApp
@@ -224,8 +224,8 @@ async def test_ctxtop_actions_on_this_session_reach_the_event_log(
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: analysed(app))
         assert not any("ctxtop" in row for row in rows())
-        other = actions.record("edit", source=str(tmp_path / "other.jsonl"), fork="x.jsonl")
-        edit = actions.record(
+        other = action_log.record("edit", source=str(tmp_path / "other.jsonl"), fork="x.jsonl")
+        edit = action_log.record(
             "edit",
             source=str(session),
             fork=str(tmp_path / "fork.jsonl"),
@@ -234,8 +234,10 @@ async def test_ctxtop_actions_on_this_session_reach_the_event_log(
         )
         await wait_until(pilot, lambda: any("ctxtop edit" in row for row in rows()))
         assert "ctxtop edit: 23.9k≈ -> 12.1k≈ in fork fork.jsonl" in rows()
-        actions.record("undo", edit_id=other["id"], fork="x.jsonl", removed=True)
-        actions.record("undo", edit_id=edit["id"], fork=str(tmp_path / "fork.jsonl"), removed=True)
+        action_log.record("undo", edit_id=other["id"], fork="x.jsonl", removed=True)
+        action_log.record(
+            "undo", edit_id=edit["id"], fork=str(tmp_path / "fork.jsonl"), removed=True
+        )
         await wait_until(pilot, lambda: any("ctxtop undo" in row for row in rows()))
         assert [row for row in rows() if row.startswith("ctxtop")] == [
             "ctxtop edit: 23.9k≈ -> 12.1k≈ in fork fork.jsonl",

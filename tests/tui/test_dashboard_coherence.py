@@ -29,8 +29,8 @@ from engine.live.demo import demo_lines, opening
 from tui import format as fmt
 from tui.app import CtxtopApp
 from tui.launch import build_app
-from tui.screens.compact import CompactScreen
-from tui.screens.edit import EditScreen
+from tui.screens.compact_panel import CompactScreen
+from tui.screens.edit_panel import EditScreen
 from tui.screens.help import HelpScreen
 
 

@@ -22,10 +22,10 @@ from textual.widgets import Button, Select, Static
 
 from engine.cli.main import main
 from engine.config import LLMSettings, Settings
-from engine.editing import actions
+from engine.editing import action_log
 from tui import format as fmt
 from tui.app import CtxtopApp
-from tui.screens.compact import CompactScreen
+from tui.screens.compact_panel import CompactScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 CALC_MAIN = (
@@ -140,7 +140,7 @@ async def test_preview_then_the_fork_and_its_event(tmp_path: Path) -> None:
         assert "resume with: " in done and "claude --resume" in done
         assert "undo with: ctxtop undo" in done
         assert hashlib.sha256(session.read_bytes()).hexdigest() == digest
-        logged = actions.read_actions()
+        logged = action_log.read_actions()
         assert [a["kind"] for a in logged] == ["compact"] and logged[0]["fork"] == str(forks[0])
 
         await pilot.click("#compact-close")
@@ -355,7 +355,7 @@ async def test_write_is_off_for_a_compaction_that_is_not_smaller(tmp_path: Path)
         assert screen.query_one("#compact-write", Button).disabled
         await pilot.click("#compact-write")
         await pilot.pause()
-    assert sorted(tmp_path.iterdir()) == [session] and actions.read_actions() == []
+    assert sorted(tmp_path.iterdir()) == [session] and action_log.read_actions() == []
 
 
 @synchronous

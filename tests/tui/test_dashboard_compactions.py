@@ -12,12 +12,12 @@ from textual.widgets import Static
 from textual.widgets._toast import Toast
 
 from engine.agents.session_reader import read_session
-from engine.editing import actions
+from engine.editing import action_log
 from engine.forks.restore import HEADER
 from engine.live.demo import demo_lines
 from tui.app import CtxtopApp
 from tui.components.events import EventLog
-from tui.screens.compactions import CompactionScreen
+from tui.screens.compaction_inspector import CompactionScreen
 
 
 @synchronous
@@ -72,7 +72,7 @@ async def test_the_view_writes_the_restore_forks(tmp_path: Path, key: str) -> No
         await open_the_compaction(pilot, app)
         await pilot.press(key)
         await wait_until(pilot, lambda: not isinstance(app.screen, CompactionScreen))
-        [action] = actions.read_actions()
+        [action] = action_log.read_actions()
         fork = Path(action["fork"])
         await wait_until(pilot, lambda: f"Fork written: {fork.name}" in toasts(app))
         assert f"claude --resume {action['session_id']}" in toasts(app)

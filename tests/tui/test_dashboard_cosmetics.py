@@ -10,7 +10,7 @@ from dashboard_support import frozen_clock, screen_lines, synchronous, wait_unti
 from textual.widgets import Static
 
 from tui.app import CtxtopApp
-from tui.screens.edit import EditScreen
+from tui.screens.edit_panel import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 # ctxtop's estimates of this session's parts add up to 1.5k more than the agent's count.

@@ -25,7 +25,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
 from engine.cli.main import main
-from engine.editing import actions
+from engine.editing import action_log
 from engine.editing.policy import Policy
 from engine.editing.pools import Target
 from engine.forks.edit import edit_session
@@ -33,8 +33,8 @@ from engine.live.demo import demo_lines
 from tui import format as fmt
 from tui.app import CtxtopApp
 from tui.launch import build_app
-from tui.screens import edit as edit_screen
-from tui.screens.edit import EditScreen
+from tui.screens import edit_panel as edit_screen
+from tui.screens.edit_panel import EditScreen
 
 ONE_TURN = (  # one prompt, 12 tool calls, by the real Claude Code CLI (its PROVENANCE.md)
     Path(__file__).resolve().parents[2]
@@ -107,7 +107,7 @@ async def test_a_policy_preview_then_the_fork_and_its_event(tmp_path: Path) -> N
         assert len(forks) == 1 and forks[0].name in done
         assert "old tool result cleared" in forks[0].read_text()
         assert hashlib.sha256(session.read_bytes()).hexdigest() == digest
-        assert [a["kind"] for a in actions.read_actions()] == ["edit"]
+        assert [a["kind"] for a in action_log.read_actions()] == ["edit"]
 
         await pilot.click("#edit-close")
         assert not isinstance(app.screen, EditScreen)
@@ -139,7 +139,7 @@ async def test_the_tree_marks_what_the_fork_cleared_and_the_fork_shows_it_cleare
         await wait_until(pilot, lambda: screen.outcome is not None)
         await pilot.pause()  # the panel laid out again around the first preview
         # The turns policy with no turn kept whole (typing a count picks its policy).
-        await pilot.click("#edit-keep-cycles")
+        await pilot.click("#edit-keep-turns")
         await pilot.press("end", "backspace", "0")
         # One result left to clear: an ls; the TodoWrites saved a token each and now stay.
         await wait_until(pilot, lambda: "1 tool result changes:" in shown(screen))
@@ -175,7 +175,7 @@ async def test_the_panel_clears_old_results_of_one_turn_and_explains_a_policy_th
 ) -> None:
     session = tmp_path / ONE_TURN.name
     shutil.copyfile(ONE_TURN, session)
-    whole_turn = edit_session(session, Policy(keep_cycles=0), dry_run=True).as_json()
+    whole_turn = edit_session(session, Policy(keep_turns=0), dry_run=True).as_json()
     calls = [change["tool_call_id"] for change in whole_turn["changed"]]  # all 12, in order
     assert len(calls) == 12
     app = CtxtopApp(session, clock=frozen_clock)
@@ -208,7 +208,7 @@ async def test_the_panel_clears_old_results_of_one_turn_and_explains_a_policy_th
         assert screen.query_one("#edit-write", Button).disabled
 
         # Following the suggestion clears what it said.
-        screen.query_one("#edit-keep-cycles", Input).value = "0"
+        screen.query_one("#edit-keep-turns", Input).value = "0"
         await wait_until(pilot, lambda: "12 tool results change:" in shown(screen))
         assert screen.outcome is not None
         assert screen.outcome.preview.details.cleared_tokens == whole_turn["cleared_tokens"]
@@ -347,7 +347,7 @@ async def test_the_demos_fork_is_a_preview_kept_out_of_the_action_log(
     assert "a preview" in text and "removed on quit" in text
     assert "resume with" not in text and "claude --resume" not in text
     assert "undo with" not in text
-    assert actions.read_log() == []
+    assert action_log.read_log() == []
     assert main(["undo", "--list"]) == 0
     assert capsys.readouterr().out.startswith("no forks written by ctxtop edit")
 

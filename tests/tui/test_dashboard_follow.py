@@ -90,4 +90,4 @@ async def test_every_action_is_in_the_command_palette(tmp_path: Path) -> None:
                 first.setdefault(binding.key, binding.action)
         keyed = set(first.values())
         assert {app.ACTIONS[action][0] for action in keyed - {"quit"}} <= titles
-        assert {"What-if budget", "Next layout profile", "Search the prompt tree"} <= titles
+        assert {"What-if window", "Next layout profile", "Search the prompt tree"} <= titles

@@ -13,7 +13,7 @@ from engine.live.demo import demo_lines
 from engine.live.session import LiveSession
 from tui.app import CtxtopApp
 from tui.components.events import EventLog
-from tui.components.tools import ToolsTable
+from tui.components.tools_panel import ToolsTable
 from tui.launch import build_app
 from tui.messages import LoadProgress, SessionUpdated, ViewApplied
 

@@ -215,8 +215,8 @@ def test_opening_the_dashboard_imports_only_what_the_first_screen_needs() -> Non
         "engine.proxy.server",
         "engine.live.apply_plan",
         "engine.live.sessions_table",
-        "tui.screens.edit",
-        "tui.screens.compact",
+        "tui.screens.edit_panel",
+        "tui.screens.compact_panel",
         "tui.screens.sessions",
         "tui.screens.fork_panel",
     }

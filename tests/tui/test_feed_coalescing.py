@@ -12,7 +12,7 @@ from textual.message import Message
 
 from engine.live.session import LiveSession
 from engine.live.view import LiveView
-from tui.feed import Feed
+from tui.live_feed import Feed
 from tui.messages import FeedProblem, SessionUpdated
 
 

@@ -17,7 +17,7 @@ from engine.live.locate import choose, searched
 from engine.live.session import LiveSession
 from engine.live.view import Gauge
 from engine.sessions.limits import CRITICAL, OK, WARNING
-from engine.sessions.report import build_report
+from engine.sessions.report_json import build_report
 from themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
 
 

@@ -39,7 +39,7 @@ from engine.live.demo import demo_lines
 from engine.models.registry import lookup
 from tui import format as fmt
 from tui.app import CtxtopApp
-from tui.screens.edit import EditScreen
+from tui.screens.edit_panel import EditScreen
 
 
 def _report(path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> Any:

@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 
 from engine.analysis.prompt_outline import ROUND
 from tui.app import CtxtopApp
-from tui.screens.compact import CompactScreen
-from tui.screens.edit import EditScreen
+from tui.screens.compact_panel import CompactScreen
+from tui.screens.edit_panel import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_TURN = ROOT / "tests/data/one_turn/claude-code/b6a9545e-0d9d-4547-a30b-76c3b71a6ebd.jsonl"

@@ -1,4 +1,4 @@
-"""``b``: the what-if budget: analyse as if the model's window held this many tokens."""
+"""``b``: the what-if window: analyse as if the model's window held this many tokens."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class BudgetScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = "What-if budget"
+            box.border_title = "What-if window"
             yield Static("The model's window in tokens (e.g. 64000 or 64k); empty: its own.")
             yield CountInput(
                 value="" if self.current is None else str(self.current),

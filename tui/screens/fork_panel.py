@@ -24,7 +24,7 @@ from engine.proxy.live_plan import LivePlan
 from engine.sessions.cache_clock import CachedPrefix, action_timing, cache_clock
 from engine.words import plural
 from tui import format as fmt
-from tui.components.sections import TOKENIZER_DIFFERENCE
+from tui.components.sections_panel import TOKENIZER_DIFFERENCE
 from tui.format import CLEARED_MARK
 from tui.messages import CutPreviewed, LiveChanged
 

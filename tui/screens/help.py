@@ -53,7 +53,7 @@ Fill per request
   growth of the latest requests (mean, and mean ± one deviation)
 Sections (layout profile: p)
   each section's tokens against the budget the profile's flex
-  rules give it; red: over its budget. b: what-if budget (the
+  rules give it; red: over its budget. b: what-if window (the
   window in tokens; empty: the model's own)
 Events
   enter on a compaction: what it held, kept and dropped, and

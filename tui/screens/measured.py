@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from engine.agents import proxied
 from engine.errors import CtxtopError
-from engine.proxy.measured import MeasuredPrompt
+from engine.proxy.measured_prompt import MeasuredPrompt
 from engine.proxy.settings import DEFAULT_PORT, load_proxy_settings
 from tui import format as fmt
 

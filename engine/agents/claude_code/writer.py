@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.agents.claude_code import microcompact
 from engine.compaction.source import shifted
-from engine.editing.cycles import Scan, ToolUse, result_text
+from engine.editing.turns import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
 from engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
 
@@ -36,7 +36,7 @@ def written_usage(prompt: int, output: int) -> dict[str, int]:
     }
 
 
-def _starts_cycle(record: dict[str, Any], content: Any) -> bool:
+def _starts_turn(record: dict[str, Any], content: Any) -> bool:
     if record.get("isMeta") or record.get("isCompactSummary"):
         return False
     if isinstance(content, str):
@@ -93,7 +93,7 @@ class ClaudeCodeWriter(Writer):
 
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
-        cycle = 0
+        turn = 0
         records = self.records()
         side = _side(records)
         for record in records:
@@ -107,8 +107,8 @@ class ClaudeCodeWriter(Writer):
                 continue
             content = message.get("content")
             if record.get("type") == "user":
-                if _starts_cycle(record, content):
-                    cycle += 1
+                if _starts_turn(record, content):
+                    turn += 1
                     continue
                 for part in content if isinstance(content, list) else []:
                     if isinstance(part, dict) and part.get("type") == "tool_result":
@@ -125,10 +125,10 @@ class ClaudeCodeWriter(Writer):
                                 str(part.get("name")),
                                 part.get("input"),
                                 None,
-                                cycle,
+                                turn,
                                 len(uses),
                             )
-        return Scan(list(uses.values()), cycle)
+        return Scan(list(uses.values()), turn)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         records = self.records()

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine.agents.codex.plugin import INJECTED as _INJECTED
-from engine.editing.cycles import Scan, ToolUse, result_text
+from engine.editing.turns import Scan, ToolUse, result_text
 from engine.editing.writer import (
     Writer,
     dumps,
@@ -67,17 +67,17 @@ class CodexWriter(Writer):
 
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
-        cycle = 0
+        turn = 0
         for item in self.context_items():
             kind = item.get("type")
             if _user_turn(item):
-                cycle += 1
+                turn += 1
             elif kind in _CALLS:
                 call_id = str(item.get("call_id"))
                 value = item.get("arguments", item.get("input", item.get("action")))
                 if call_id not in uses:
                     uses[call_id] = ToolUse(
-                        call_id, str(item.get("name") or kind), value, None, cycle, len(uses)
+                        call_id, str(item.get("name") or kind), value, None, turn, len(uses)
                     )
             elif kind in _OUTPUTS:
                 use = uses.get(str(item.get("call_id")))
@@ -86,7 +86,7 @@ class CodexWriter(Writer):
                     if isinstance(output, dict):
                         output = output.get("content", output)
                     use.result = result_text(output)
-        return Scan(list(uses.values()), cycle)
+        return Scan(list(uses.values()), turn)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         return jsonl_bytes(self.forked(results, inputs, session_id))

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.agents.openai_messages.reader import is_message, is_request_usage, message_id_of
-from engine.editing.cycles import Scan, ToolUse, result_text
+from engine.editing.turns import Scan, ToolUse, result_text
 from engine.editing.writer import Writer, dumps, jsonl_records, list_of, text_id
 from engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, marked
 
@@ -50,13 +50,13 @@ class OpenAIMessagesWriter(Writer):
 
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
-        cycle = 0
+        turn = 0
         for message in self.document()[1]:
             if not isinstance(message, dict):
                 continue
             role = message.get("role")
             if role == "user":
-                cycle += 1
+                turn += 1
             elif role == "assistant":
                 for call in list_of(message.get("tool_calls")):
                     if not isinstance(call, dict):
@@ -71,14 +71,14 @@ class OpenAIMessagesWriter(Writer):
                             str(function.get("name")),
                             function.get("arguments"),
                             None,
-                            cycle,
+                            turn,
                             len(uses),
                         )
             elif role == "tool":
                 use = uses.get(str(message.get("tool_call_id")))
                 if use is not None:
                     use.result = result_text(message.get("content"))
-        return Scan(list(uses.values()), cycle)
+        return Scan(list(uses.values()), turn)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         container, messages = self.document()

@@ -28,7 +28,7 @@ from engine.agents.opencode.export import (
 )
 from engine.agents.opencode.reader import tool_output
 from engine.agents.opencode.rows import split_address
-from engine.editing.cycles import Scan, ToolUse
+from engine.editing.turns import Scan, ToolUse
 from engine.editing.writer import Writer, dumps
 from engine.paths import data_dir
 from engine.sessions.fork_mark import fork_marker
@@ -54,10 +54,10 @@ class OpenCodeWriter(Writer):
 
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
-        cycle = 0
+        turn = 0
         for message in self.stored().messages:
             if message.data.get("role") == "user" and _real_prompt(message.parts):
-                cycle += 1
+                turn += 1
             for key in sorted(message.parts):
                 part = message.parts[key]
                 call_id, tool_state = part.get("callID"), part.get("state")
@@ -69,9 +69,9 @@ class OpenCodeWriter(Writer):
                 name = str(part.get("tool") or "unknown")
                 result = tool_output(tool_state) if done else None
                 uses[call_id] = ToolUse(
-                    call_id, name, tool_state.get("input"), result, cycle, len(uses)
+                    call_id, name, tool_state.get("input"), result, turn, len(uses)
                 )
-        return Scan(list(uses.values()), cycle)
+        return Scan(list(uses.values()), turn)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         stored = self.stored()

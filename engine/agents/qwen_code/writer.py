@@ -18,7 +18,7 @@ from typing import Any
 from engine.agents.gemini_cli.reader import response_text
 from engine.agents.qwen_code.reader import SNAPSHOT_TAG
 from engine.compaction.handoff import OPENING
-from engine.editing.cycles import Scan, ToolUse
+from engine.editing.turns import Scan, ToolUse
 from engine.editing.writer import (
     Writer,
     dumps,
@@ -85,11 +85,11 @@ class QwenCodeWriter(Writer):
 
     def scan(self) -> Scan:
         uses: dict[str, ToolUse] = {}
-        cycle = 0
+        turn = 0
         for content in history(self.records()):
             parts = [part for part in list_of(content.get("parts")) if isinstance(part, dict)]
             if content.get("role") == "user" and any("text" in part for part in parts):
-                cycle += 1
+                turn += 1
             for part in parts:
                 call, result = part.get("functionCall"), part.get("functionResponse")
                 if isinstance(call, dict) and text_id(call.get("id")):
@@ -97,11 +97,11 @@ class QwenCodeWriter(Writer):
                     if call_id not in uses:
                         name = str(call.get("name") or "unknown")
                         uses[call_id] = ToolUse(
-                            call_id, name, call.get("args"), None, cycle, len(uses)
+                            call_id, name, call.get("args"), None, turn, len(uses)
                         )
                 elif isinstance(result, dict) and str(result.get("id")) in uses:
                     uses[str(result["id"])].result = response_text(result.get("response"))
-        return Scan(list(uses.values()), cycle)
+        return Scan(list(uses.values()), turn)
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         return jsonl_bytes(self.forked(results, inputs, session_id))

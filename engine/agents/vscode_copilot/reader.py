@@ -409,7 +409,7 @@ class VSCodeCopilotAdapter(Adapter):
         conversation's warm-cache fraction of the budget (0.78–0.82; 0.90 with a cold cache:
         ``policies`` says which applies now)."""
         # (imported here: the policies module reads sessions through the agents' registry)
-        from engine.agents.policies import copilot_jitter
+        from engine.agents.strategies import copilot_jitter
 
         key = self.state.session_id or str(self.state.path)
         return int(context_window * copilot_jitter(key))

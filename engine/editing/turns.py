@@ -1,7 +1,7 @@
-"""Tool uses and cycles, as the editor sees them in a session's raw records.
+"""Tool uses and turns, as the editor sees them in a session's raw records.
 
-A cycle is one user turn and everything the model did in answer to it. A tool use is a call and
-its result; the two are edited together, never apart.
+A turn is a user request and everything the model did in answer to it (its rounds). A tool use
+is a call and its result; the two are edited together, never apart.
 """
 
 from __future__ import annotations
@@ -18,21 +18,21 @@ class ToolUse:
     name: str
     input: Any  # the call's input (a JSON object, or the arguments text)
     result: str | None  # the result text the model saw (None: no result yet)
-    cycle: int  # index of the cycle it belongs to (0 = before the first user turn)
+    turn: int  # index of the turn it belongs to (0 = before the first user turn)
     order: int  # position among all tool uses, oldest first
 
 
 @dataclass(slots=True)
 class Scan:
-    """What a format's scanner found: tool uses in order and the number of cycles."""
+    """What a format's scanner found: tool uses in order and the number of turns."""
 
     uses: list[ToolUse]
-    cycles: int
+    turns: int
 
-    def in_progress_cycle(self) -> int | None:
-        """The last cycle if it is still in progress (a call without a result), else None."""
-        if self.uses and any(use.result is None for use in self.uses if use.cycle == self.cycles):
-            return self.cycles
+    def in_progress_turn(self) -> int | None:
+        """The last turn if it is still in progress (a call without a result), else None."""
+        if self.uses and any(use.result is None for use in self.uses if use.turn == self.turns):
+            return self.turns
         return None
 
 

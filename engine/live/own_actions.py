@@ -1,6 +1,6 @@
 """ctxtop's own actions on the followed session (edit, compact, undo), for the event log.
 
-The action log (engine/editing/actions.py) is shared by every session; it is read again only when
+The action log (engine/editing/action_log.py) is shared by every session; it is read again only when
 its size or time stamp changed, so following a session costs one ``stat`` per update.
 """
 
@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.editing.actions import FORK_KINDS, log_path, read_actions
+from engine.editing.action_log import FORK_KINDS, log_path, read_actions
 from engine.live.view import Event
 from engine.tokens.short import short_tokens
 

@@ -8,7 +8,7 @@ waiting (the engine then falls back to the structured summary and says why). The
 is the one previewed, summary and all.
 
 Below the figures, a table says when each known agent's strategy would fire on this session and
-what it would do (``engine/agents/policies.py``, as ``ctxtop compact --json`` gives it under
+what it would do (``engine/agents/strategies.py``, as ``ctxtop compact --json`` gives it under
 ``policies``), with the distance in requests at the dashboard forecast's growth.
 """
 
@@ -30,7 +30,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Button, Input, Select, Static
 
-from engine.agents.policies import schedule, simulate
+from engine.agents.strategies import schedule, simulate
 from engine.compaction.cut_table import cut_lines, requests_by_turn
 from engine.compaction.items import Cut
 from engine.config import LLMSettings

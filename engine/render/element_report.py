@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from engine.render.elements import ROLE_NAMES
 from engine.render.materialized import (
     BREAKPOINT,
     IMAGE,
@@ -23,7 +24,6 @@ from engine.render.materialized import (
     Message,
     Node,
 )
-from engine.render.model import ROLE_NAMES
 from engine.render.renderer import ID_KINDS, RenderResult
 from engine.render.tokenizers import get_tokenizer
 

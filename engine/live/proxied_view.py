@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 
 from engine.live.view import CategoryRow, LiveView
-from engine.proxy.measured import latest_measurement
 from engine.proxy.measured_analysis import measured_kinds, with_measurement
+from engine.proxy.measured_prompt import latest_measurement
 
 
 def with_measured(view: LiveView, opening: str | None = None) -> LiveView:

@@ -1,4 +1,4 @@
-"""Tools: calls, result tokens and share per tool, sortable (``s`` cycles the sort column)."""
+"""Tools: calls, result tokens and share per tool, sortable (``s``: the next sort column)."""
 
 from __future__ import annotations
 

@@ -39,12 +39,12 @@ POLICY_LABELS = {TOOL_USES: "tool uses", TURNS: "turns"}
 FIELD_LABELS = {
     "kind": "policy",
     "keep_tool_uses": "keep tool uses",
-    "keep_cycles": "keep turns",
+    "keep_turns": "keep turns",
     "min_tokens": "min saving",
     "mode": "mode",
 }
 # Each count field and the policy it belongs to: typing into one picks its policy.
-COUNT_FIELDS = {"edit-keep-tool-uses": TOOL_USES, "edit-keep-cycles": TURNS}
+COUNT_FIELDS = {"edit-keep-tool-uses": TOOL_USES, "edit-keep-turns": TURNS}
 TERMS = (
     "turn: a request of the user and all that answered it. tool use: one tool call and its result."
 )
@@ -54,7 +54,7 @@ def suggestion_text(suggestion: Suggestion) -> str:
     """The smallest change that would clear something, in the panel's field names."""
     settings = dict(suggestion.settings)
     if settings.get("kind") == TOOL_USES:
-        settings.pop("keep_cycles", None)  # the turns field is not read under tool uses
+        settings.pop("keep_turns", None)  # the turns field is not read under tool uses
     changes = [
         f"{FIELD_LABELS[name]} to {POLICY_LABELS.get(value, value)}"
         for name, value in settings.items()
@@ -97,7 +97,7 @@ def preview_text(outcome: Outcome[EditDetails]) -> Text:
     for change in changed[:CHANGES_SHOWN]:
         tool = fmt.shown(change.tool)  # from the log: plain text, controls shown
         text.append(
-            f"  {tool} (turn {change.cycle}): {fmt.tokens(change.tokens_before)}"
+            f"  {tool} (turn {change.turn}): {fmt.tokens(change.tokens_before)}"
             f" -> {fmt.tokens(change.tokens_after)}\n"
         )
     if len(changed) > CHANGES_SHOWN:
@@ -145,7 +145,7 @@ class EditScreen(ForkPanel[EditDetails]):
                         "keep tool uses", CountInput(keep, type="integer", id="edit-keep-tool-uses")
                     )
                     yield self.field(
-                        "keep turns", CountInput(keep, type="integer", id="edit-keep-cycles")
+                        "keep turns", CountInput(keep, type="integer", id="edit-keep-turns")
                     )
                     yield self.field(
                         "min saving", CountInput("0", type="integer", id="edit-min-tokens")
@@ -170,7 +170,7 @@ class EditScreen(ForkPanel[EditDetails]):
         """The policy the fields say, or None while one is not a number yet. Only the count of
         the chosen policy is read (keep tool uses, or keep turns)."""
         values = []
-        for selector in ("#edit-keep-tool-uses", "#edit-keep-cycles", "#edit-min-tokens"):
+        for selector in ("#edit-keep-tool-uses", "#edit-keep-turns", "#edit-min-tokens"):
             text = self.query_one(selector, Input).value.strip()
             if not text.isdigit():
                 return None
@@ -184,7 +184,7 @@ class EditScreen(ForkPanel[EditDetails]):
         return Policy(
             kind=kind,
             keep_tool_uses=values[0] if kind == TOOL_USES else None,
-            keep_cycles=values[1] if kind == TURNS else None,
+            keep_turns=values[1] if kind == TURNS else None,
             min_tokens=values[2],
             order=str(order),
             mode=str(mode),
@@ -202,9 +202,9 @@ class EditScreen(ForkPanel[EditDetails]):
         except CtxtopError:
             return INVALID
 
-    @on(Input.Changed, "#edit-keep-tool-uses, #edit-keep-cycles")
+    @on(Input.Changed, "#edit-keep-tool-uses, #edit-keep-turns")
     def _count_changed(self, event: Input.Changed) -> None:
-        """A count typed in picks the policy it belongs to (as --keep-cycles alone does)."""
+        """A count typed in picks the policy it belongs to (as --keep-turns alone does)."""
         if event.input.id is None or event.value == self.counts.get(event.input.id, event.value):
             return  # the value it was composed with (or had)
         self.counts[event.input.id] = event.value

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents import AGENTS
+from engine.agents.agent_window import agent_window
 from engine.agents.session_reader import SessionReader, read_all
-from engine.agents.window import agent_window
 from engine.errors import CtxtopError
 from engine.sessions.limits import autocompact_point
 from engine.sessions.model import SessionState
