@@ -33,6 +33,28 @@ BASE_PROPS = {
     "flexBasis": "flex_basis",
     "flexReserve": "flex_reserve",
 }
+BASE_NAMES = frozenset(BASE_PROPS)
+# Kinds with props of their own (_kind_props); the others have none.
+KINDS_WITH_PROPS = frozenset(
+    {
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tokenlimit",
+        "prioritizedlist",
+        "keepwith",
+        "ifempty",
+        "textchunk",
+        "image",
+        "document",
+        "opaque",
+        "cacheBreakpoint",
+        "expandable",
+        "fill",
+        "echo",
+    }
+)
 
 
 MAX_DEPTH = 100
@@ -186,18 +208,21 @@ def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
     element = Element(kind)
     if kind in ELEMENT_KINDS:
         element.id = ids.assign(raw.get("id"), where)
-        for json_name, attr in BASE_PROPS.items():
-            if raw.get(json_name) is not None:
-                setattr(element, attr, _base_prop(json_name, raw[json_name], where))
-    raw_children = raw.get("children") or []
-    if not isinstance(raw_children, list):
-        raise TreeFormatError(f"children of {_path(where)} must be a list")
-    inner = depth + 1
-    element.children = [
-        child if isinstance(child, str) else _node(child, (where, kind, index), ids, inner)
-        for index, child in enumerate(raw_children)
-    ]
-    _kind_props(element, raw, where, ids, depth)
+        if not BASE_NAMES.isdisjoint(raw):  # most nodes set none of them
+            for json_name, attr in BASE_PROPS.items():
+                if raw.get(json_name) is not None:
+                    setattr(element, attr, _base_prop(json_name, raw[json_name], where))
+    raw_children = raw.get("children")
+    if raw_children:
+        if not isinstance(raw_children, list):
+            raise TreeFormatError(f"children of {_path(where)} must be a list")
+        inner = depth + 1
+        element.children = [
+            child if isinstance(child, str) else _node(child, (where, kind, index), ids, inner)
+            for index, child in enumerate(raw_children)
+        ]
+    if kind in KINDS_WITH_PROPS:
+        _kind_props(element, raw, where, ids, depth)
     return element
 
 
