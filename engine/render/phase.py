@@ -217,10 +217,8 @@ class RenderPhase:
     ) -> None:
         if not todo:
             return
-        groups: dict[float, list[tuple[RenderNode, Element, PathChain]]] = {}
         created = self.created_ids
-        for entry in todo:
-            node, element, _ = entry
+        for node, element, _ in todo:
             kind = element.kind
             if element.id is not None:
                 node.json_id = element.id
@@ -234,6 +232,12 @@ class RenderPhase:
             elif kind == "keepwith":
                 group = element.props["group"]
                 node.keep_with = self.keep_with_ids.setdefault(group, len(self.keep_with_ids))
+        if len(todo) == 1:  # one group, and nothing reserved by later ones
+            self._render_pieces(sizing, todo, self._split(sizing, todo))
+            return
+        groups: dict[float, list[tuple[RenderNode, Element, PathChain]]] = {}
+        for entry in todo:
+            element = entry[1]
             key = INF if element.flex_grow is None else element.flex_grow
             same = groups.get(key)
             if same is None:
@@ -245,10 +249,13 @@ class RenderPhase:
             if len(groups) == 1
             else [groups[key] for key in sorted(groups, key=lambda k: -k)]
         )
-        record = self.budgets
-        consumed = self.consumed
+        last = len(ordered) - 1
         for group_index, group in enumerate(ordered):
             reserved: float = 0
+            if group_index == last:  # no later group reserves anything
+                budgets = self._split(sizing, group)
+                self._render_pieces(sizing, group, budgets)
+                continue
             for later in ordered[group_index + 1 :]:
                 for _, element, _ in later:
                     reserve = element.flex_reserve
@@ -261,19 +268,28 @@ class RenderPhase:
             sizing.used += reserved
             budgets = self._split(sizing, group)
             sizing.used -= reserved
-            for index, (_, element, _) in enumerate(group):
-                if element.id is not None:
-                    record[element.id] = budgets[index]
-            rendered = self._render_group(group, budgets)
-            for index, (node, element, path) in enumerate(group):
-                consumption = self._render_piece(
-                    budgets[index], node, element, path, rendered[index]
-                )
-                if element.kind == "expandable":
-                    self.growables.append(Growable(node, element, consumption))
-                if element.id is not None:
-                    consumed[element.id] = consumption
-                sizing.used += consumption
+            self._render_pieces(sizing, group, budgets)
+
+    def _render_pieces(
+        self,
+        sizing: SizingContext,
+        group: list[tuple[RenderNode, Element, PathChain]],
+        budgets: list[float],
+    ) -> None:
+        """Renders one flex group with its budgets; what each used is taken from ``sizing``."""
+        record = self.budgets
+        consumed = self.consumed
+        for index, (_, element, _) in enumerate(group):
+            if element.id is not None:
+                record[element.id] = budgets[index]
+        rendered = self._render_group(group, budgets)
+        for index, (node, element, path) in enumerate(group):
+            consumption = self._render_piece(budgets[index], node, element, path, rendered[index])
+            if element.kind == "expandable":
+                self.growables.append(Growable(node, element, consumption))
+            if element.id is not None:
+                consumed[element.id] = consumption
+            sizing.used += consumption
 
     def _split(
         self, sizing: SizingContext, group: list[tuple[RenderNode, Element, PathChain]]
