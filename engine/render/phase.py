@@ -351,11 +351,16 @@ class RenderPhase:
                 cursor = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
                 text = element.props["text"]
                 fits[index] = fit_steps(self.count_text, budgets[index], cursor, text)
-        fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True)) if fits else {}
-        outputs: list[list[Child]] = []
-        for index, (_, element, _) in enumerate(group):
-            outputs.append(self._render_output(element, budgets[index], fitted.get(index)))
-        return outputs
+        if not fits:  # nothing fitted (the common case)
+            return [
+                self._render_output(element, budgets[index], None)
+                for index, (_, element, _) in enumerate(group)
+            ]
+        fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True))
+        return [
+            self._render_output(element, budgets[index], fitted.get(index))
+            for index, (_, element, _) in enumerate(group)
+        ]
 
     def _text_chunk_steps(
         self, element: Element, budget: float, shared: RegexCursor, path: PathChain
@@ -386,9 +391,11 @@ class RenderPhase:
     def _render_output(self, element: Element, budget: float, fitted: str | None) -> list[Child]:
         kind = element.kind
         if kind not in SPECIAL_OUTPUT:
-            return list(element.children)
+            return element.children  # only read: _flatten copies it if it holds fragments
         props = element.props
-        if kind == "textchunk" and fitted is not None:
+        if kind == "textchunk":
+            if fitted is None:
+                return element.children
             intrinsics: list[Child] = [
                 c for c in element.children if isinstance(c, Element) and c.kind != "br"
             ]
@@ -413,7 +420,7 @@ class RenderPhase:
                 Element("logicalwrapper", alt_children),
                 Element("logicalwrapper", list(element.children), flex_grow=1),
             ]
-        return list(element.children)
+        return element.children
 
     # -- one element's children ---------------------------------------------------------
     def _render_piece(
@@ -425,7 +432,6 @@ class RenderPhase:
         output: list[Child],
     ) -> float:
         pieces = _flatten(output)
-        child_sizing = SizingContext(budget)
         used: float = 0
         kind = element.kind
         tokenizer = self.tokenizer
@@ -445,9 +451,8 @@ class RenderPhase:
             for piece in pieces:
                 if isinstance(piece, str):
                     used += text_tokens(piece)
-            child_sizing.used = used
             self._text_chunk_children(node, element, pieces, own_priority)
-            return child_sizing.consumed
+            return budget if used > budget else used  # SizingContext.consumed
         todo: list[tuple[RenderNode, Element, PathChain]] = []
         children = node.children
         for piece in pieces:
@@ -461,6 +466,7 @@ class RenderPhase:
                 self.next_node_id += 1
                 children.append(child)
                 todo.append((child, piece, (CTOR_NAMES.get(piece.kind, piece.kind), path)))
+        child_sizing = SizingContext(budget)
         child_sizing.used = used
         self._process_pieces(child_sizing, todo)
         return child_sizing.consumed
