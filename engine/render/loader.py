@@ -185,6 +185,8 @@ class _IdCounter:
 
 def _js_string(value: Any) -> str:
     """JavaScript ``String(value)`` for the scalars a JSON id can be."""
+    if type(value) is str:  # the usual id
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     return js_number(value) if isinstance(value, float) else str(value)
