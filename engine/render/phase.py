@@ -233,7 +233,18 @@ class RenderPhase:
                 group = element.props["group"]
                 node.keep_with = self.keep_with_ids.setdefault(group, len(self.keep_with_ids))
         if len(todo) == 1:  # one group, and nothing reserved by later ones
-            self._render_pieces(sizing, todo, self._split(sizing, todo))
+            node, element, path = todo[0]
+            if element.flex_basis is not None or not _renders_children(element):
+                self._render_pieces(sizing, todo, self._split(sizing, todo))
+                return
+            # the usual element: the whole share, its children as they are
+            budget = _equal_share(sizing.remaining, 1)
+            if element.id is not None:
+                self.budgets[element.id] = budget
+            consumption = self._render_piece(budget, node, element, path, element.children)
+            if element.id is not None:
+                self.consumed[element.id] = consumption
+            sizing.used += consumption
             return
         groups: dict[float, list[tuple[RenderNode, Element, PathChain]]] = {}
         for entry in todo:
@@ -300,8 +311,7 @@ class RenderPhase:
             if element.flex_basis is not None or element.kind == "tokenlimit":
                 break
         else:  # the common case: equal shares
-            share = js_floor(remaining * js_div(1, len(group)))
-            return [share] * len(group)
+            return [_equal_share(remaining, len(group))] * len(group)
         basis_sum: float = 0
         for _, element, _ in group:
             basis_sum += _basis(element)
@@ -499,6 +509,20 @@ class RenderPhase:
             if owner.kind not in MESSAGE_ROLES:
                 raise RenderError("Cache breakpoints may only be direct children of chat messages")
             node.children.append(RenderLeaf(piece, MAX_PRIORITY, index))
+
+
+def _equal_share(remaining: float, count: int) -> float:
+    return js_floor(remaining * js_div(1, count))
+
+
+def _renders_children(element: Element) -> bool:
+    """Whether ``element`` renders its children as they are: not a TokenLimit (its share is
+    capped), not fitted or generated text, not an Expandable (grown later)."""
+    kind = element.kind
+    if kind == "textchunk":
+        props = element.props
+        return not (props.get("break_on_whitespace") or props.get("break_on"))
+    return kind not in SPECIAL_OUTPUT and kind != "tokenlimit"
 
 
 def _basis(element: Element) -> float:
