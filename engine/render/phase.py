@@ -67,14 +67,15 @@ SPECIAL_OUTPUT = frozenset(
     {"textchunk", "fill", "echo", "expandable", "prioritizedlist", "ifempty"}
 )
 
-# The element path for error messages, innermost first, built only when an error needs it.
+# The element path for error messages, innermost first, of element kinds; written out (with
+# the library's constructor names) only when an error needs it.
 PathChain = tuple[str, Any] | None
 
 
 def _joined(path: PathChain) -> str:
     names: list[str] = []
     while path is not None:
-        names.append(path[0])
+        names.append(CTOR_NAMES.get(path[0], path[0]))
         path = path[1]
     return " > ".join(reversed(names))
 
@@ -200,7 +201,7 @@ class RenderPhase:
     def run(self, root_children: list[Child], budget: float) -> RenderPhaseResult:
         root_element = Element("root", list(root_children))
         root = self.new_node(0, root_element)
-        self._process_pieces(SizingContext(budget), [(root, root_element, ("Root", None))])
+        self._process_pieces(SizingContext(budget), [(root, root_element, ("root", None))])
         return RenderPhaseResult(
             root,
             self.budgets,
@@ -475,7 +476,7 @@ class RenderPhase:
                 child = RenderNode(self.next_node_id, len(children), piece)
                 self.next_node_id += 1
                 children.append(child)
-                todo.append((child, piece, (CTOR_NAMES.get(piece.kind, piece.kind), path)))
+                todo.append((child, piece, (piece.kind, path)))
         child_sizing = SizingContext(budget)
         child_sizing.used = used
         self._process_pieces(child_sizing, todo)
