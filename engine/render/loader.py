@@ -257,6 +257,13 @@ def _kind_props(
 ) -> None:
     kind = element.kind
     props = element.props
+    if kind == "textchunk":  # the most common kind, first
+        if raw.get("text") is not None:
+            element.children = [str(raw["text"])]
+        break_on = raw.get("breakOn")
+        props["break_on"] = None if break_on is None else _break_on(break_on, node)
+        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
+        return
     if kind in ("system", "user", "assistant", "tool") and "name" in raw:
         props["name"] = raw["name"]
     if kind == "assistant" and raw.get("toolCalls") is not None:
@@ -292,11 +299,6 @@ def _kind_props(
             props["alt"] = fragment
         else:
             props["alt"] = _node(alt, (node, "ifempty.alt", 0), ids, depth + 1)
-    elif kind == "textchunk":
-        if raw.get("text") is not None:
-            element.children = [str(raw["text"])]
-        props["break_on"] = _break_on(raw.get("breakOn"), node)
-        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
     elif kind == "image":
         props["src"] = raw.get("src")
         props["detail"] = raw.get("detail")
