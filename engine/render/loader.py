@@ -33,6 +33,28 @@ BASE_PROPS = {
     "flexBasis": "flex_basis",
     "flexReserve": "flex_reserve",
 }
+BASE_NAMES = frozenset(BASE_PROPS)
+# Kinds with props of their own (_kind_props); the others have none.
+KINDS_WITH_PROPS = frozenset(
+    {
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tokenlimit",
+        "prioritizedlist",
+        "keepwith",
+        "ifempty",
+        "textchunk",
+        "image",
+        "document",
+        "opaque",
+        "cacheBreakpoint",
+        "expandable",
+        "fill",
+        "echo",
+    }
+)
 
 
 MAX_DEPTH = 100
@@ -163,6 +185,8 @@ class _IdCounter:
 
 def _js_string(value: Any) -> str:
     """JavaScript ``String(value)`` for the scalars a JSON id can be."""
+    if type(value) is str:  # the usual id
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     return js_number(value) if isinstance(value, float) else str(value)
@@ -186,18 +210,21 @@ def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
     element = Element(kind)
     if kind in ELEMENT_KINDS:
         element.id = ids.assign(raw.get("id"), where)
-        for json_name, attr in BASE_PROPS.items():
-            if raw.get(json_name) is not None:
-                setattr(element, attr, _base_prop(json_name, raw[json_name], where))
-    raw_children = raw.get("children") or []
-    if not isinstance(raw_children, list):
-        raise TreeFormatError(f"children of {_path(where)} must be a list")
-    inner = depth + 1
-    element.children = [
-        child if isinstance(child, str) else _node(child, (where, kind, index), ids, inner)
-        for index, child in enumerate(raw_children)
-    ]
-    _kind_props(element, raw, where, ids, depth)
+        if not BASE_NAMES.isdisjoint(raw):  # most nodes set none of them
+            for json_name, attr in BASE_PROPS.items():
+                if raw.get(json_name) is not None:
+                    setattr(element, attr, _base_prop(json_name, raw[json_name], where))
+    raw_children = raw.get("children")
+    if raw_children:
+        if not isinstance(raw_children, list):
+            raise TreeFormatError(f"children of {_path(where)} must be a list")
+        inner = depth + 1
+        element.children = [
+            child if isinstance(child, str) else _node(child, (where, kind, index), ids, inner)
+            for index, child in enumerate(raw_children)
+        ]
+    if kind in KINDS_WITH_PROPS:
+        _kind_props(element, raw, where, ids, depth)
     return element
 
 
@@ -230,6 +257,13 @@ def _kind_props(
 ) -> None:
     kind = element.kind
     props = element.props
+    if kind == "textchunk":  # the most common kind, first
+        if raw.get("text") is not None:
+            element.children = [str(raw["text"])]
+        break_on = raw.get("breakOn")
+        props["break_on"] = None if break_on is None else _break_on(break_on, node)
+        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
+        return
     if kind in ("system", "user", "assistant", "tool") and "name" in raw:
         props["name"] = raw["name"]
     if kind == "assistant" and raw.get("toolCalls") is not None:
@@ -265,11 +299,6 @@ def _kind_props(
             props["alt"] = fragment
         else:
             props["alt"] = _node(alt, (node, "ifempty.alt", 0), ids, depth + 1)
-    elif kind == "textchunk":
-        if raw.get("text") is not None:
-            element.children = [str(raw["text"])]
-        props["break_on"] = _break_on(raw.get("breakOn"), node)
-        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
     elif kind == "image":
         props["src"] = raw.get("src")
         props["detail"] = raw.get("detail")

@@ -68,7 +68,7 @@ class TextPart(Node):
     __slots__ = ("_blank", "_upper", "line_break", "text")
 
     def __init__(self, parent: Branch | None, text: str, priority: float, line_break: int) -> None:
-        super().__init__(TEXT, parent, priority)
+        Node.__init__(self, TEXT, parent, priority)  # not super(): ~tens of thousands each render
         self.text = text
         self.line_break = line_break
         self._upper: int | None = None
@@ -150,7 +150,7 @@ class Branch(Node):
     __slots__ = ("children", "node_id")
 
     def __init__(self, kind: int, parent: Branch | None, node_id: int, priority: float) -> None:
-        super().__init__(kind, parent, priority)
+        Node.__init__(self, kind, parent, priority)
         self.node_id = node_id
         self.children: list[Node] = []
 
@@ -225,7 +225,7 @@ class Container(Branch):
     def __init__(
         self, parent: Branch | None, node_id: int, name: str | None, priority: float, flags: int
     ) -> None:
-        super().__init__(CONTAINER, parent, node_id, priority)
+        Branch.__init__(self, CONTAINER, parent, node_id, priority)
         self.name = name
         self.flags = flags
         self.keep_with_id: int | None = None
@@ -348,7 +348,7 @@ class Message(Branch):
         tool_call_id: Any,
         priority: float,
     ) -> None:
-        super().__init__(MESSAGE, parent, node_id, priority)
+        Branch.__init__(self, MESSAGE, parent, node_id, priority)
         self.role = role
         self.name = name
         self.tool_calls = tool_calls

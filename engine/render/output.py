@@ -98,20 +98,21 @@ def js_value(value: Any) -> Any:
     """Values as JSON.stringify sees them: JS key order, integral floats as integers."""
     if isinstance(value, dict):
         indexed = []
-        named = []
+        named: dict[str, Any] = {}
         for key, item in value.items():
-            name = str(key)
+            name = key if type(key) is str else str(key)
             # ints and strings are in their JSON form already (budgets: thousands of ints)
-            shown = item if type(item) is int or type(item) is str else js_value(item)
+            kind = type(item)
+            shown = item if kind is int or kind is str else js_value(item)
             index = _array_index(name) if name[:1].isdigit() else None
             if index is None:
-                named.append((name, shown))
+                named[name] = shown
             else:
                 indexed.append((index, name, shown))
         if not indexed:
-            return dict(named)
+            return named
         indexed.sort()
-        return {**{k: v for _, k, v in indexed}, **dict(named)}
+        return {**{k: v for _, k, v in indexed}, **named}
     if isinstance(value, list):
         return [js_value(item) for item in value]
     if isinstance(value, float):

@@ -67,14 +67,15 @@ SPECIAL_OUTPUT = frozenset(
     {"textchunk", "fill", "echo", "expandable", "prioritizedlist", "ifempty"}
 )
 
-# The element path for error messages, innermost first, built only when an error needs it.
+# The element path for error messages, innermost first, of element kinds; written out (with
+# the library's constructor names) only when an error needs it.
 PathChain = tuple[str, Any] | None
 
 
 def _joined(path: PathChain) -> str:
     names: list[str] = []
     while path is not None:
-        names.append(path[0])
+        names.append(CTOR_NAMES.get(path[0], path[0]))
         path = path[1]
     return " > ".join(reversed(names))
 
@@ -200,7 +201,7 @@ class RenderPhase:
     def run(self, root_children: list[Child], budget: float) -> RenderPhaseResult:
         root_element = Element("root", list(root_children))
         root = self.new_node(0, root_element)
-        self._process_pieces(SizingContext(budget), [(root, root_element, ("Root", None))])
+        self._process_pieces(SizingContext(budget), [(root, root_element, ("root", None))])
         return RenderPhaseResult(
             root,
             self.budgets,
@@ -217,10 +218,8 @@ class RenderPhase:
     ) -> None:
         if not todo:
             return
-        groups: dict[float, list[tuple[RenderNode, Element, PathChain]]] = {}
         created = self.created_ids
-        for entry in todo:
-            node, element, _ = entry
+        for node, element, _ in todo:
             kind = element.kind
             if element.id is not None:
                 node.json_id = element.id
@@ -234,6 +233,23 @@ class RenderPhase:
             elif kind == "keepwith":
                 group = element.props["group"]
                 node.keep_with = self.keep_with_ids.setdefault(group, len(self.keep_with_ids))
+        if len(todo) == 1:  # one group, and nothing reserved by later ones
+            node, element, path = todo[0]
+            if element.flex_basis is not None or not _renders_children(element):
+                self._render_pieces(sizing, todo, self._split(sizing, todo))
+                return
+            # the usual element: the whole share, its children as they are
+            budget = _equal_share(sizing.remaining, 1)
+            if element.id is not None:
+                self.budgets[element.id] = budget
+            consumption = self._render_piece(budget, node, element, path, element.children)
+            if element.id is not None:
+                self.consumed[element.id] = consumption
+            sizing.used += consumption
+            return
+        groups: dict[float, list[tuple[RenderNode, Element, PathChain]]] = {}
+        for entry in todo:
+            element = entry[1]
             key = INF if element.flex_grow is None else element.flex_grow
             same = groups.get(key)
             if same is None:
@@ -245,10 +261,13 @@ class RenderPhase:
             if len(groups) == 1
             else [groups[key] for key in sorted(groups, key=lambda k: -k)]
         )
-        record = self.budgets
-        consumed = self.consumed
+        last = len(ordered) - 1
         for group_index, group in enumerate(ordered):
             reserved: float = 0
+            if group_index == last:  # no later group reserves anything
+                budgets = self._split(sizing, group)
+                self._render_pieces(sizing, group, budgets)
+                continue
             for later in ordered[group_index + 1 :]:
                 for _, element, _ in later:
                     reserve = element.flex_reserve
@@ -261,19 +280,28 @@ class RenderPhase:
             sizing.used += reserved
             budgets = self._split(sizing, group)
             sizing.used -= reserved
-            for index, (_, element, _) in enumerate(group):
-                if element.id is not None:
-                    record[element.id] = budgets[index]
-            rendered = self._render_group(group, budgets)
-            for index, (node, element, path) in enumerate(group):
-                consumption = self._render_piece(
-                    budgets[index], node, element, path, rendered[index]
-                )
-                if element.kind == "expandable":
-                    self.growables.append(Growable(node, element, consumption))
-                if element.id is not None:
-                    consumed[element.id] = consumption
-                sizing.used += consumption
+            self._render_pieces(sizing, group, budgets)
+
+    def _render_pieces(
+        self,
+        sizing: SizingContext,
+        group: list[tuple[RenderNode, Element, PathChain]],
+        budgets: list[float],
+    ) -> None:
+        """Renders one flex group with its budgets; what each used is taken from ``sizing``."""
+        record = self.budgets
+        consumed = self.consumed
+        for index, (_, element, _) in enumerate(group):
+            if element.id is not None:
+                record[element.id] = budgets[index]
+        rendered = self._render_group(group, budgets)
+        for index, (node, element, path) in enumerate(group):
+            consumption = self._render_piece(budgets[index], node, element, path, rendered[index])
+            if element.kind == "expandable":
+                self.growables.append(Growable(node, element, consumption))
+            if element.id is not None:
+                consumed[element.id] = consumption
+            sizing.used += consumption
 
     def _split(
         self, sizing: SizingContext, group: list[tuple[RenderNode, Element, PathChain]]
@@ -284,8 +312,7 @@ class RenderPhase:
             if element.flex_basis is not None or element.kind == "tokenlimit":
                 break
         else:  # the common case: equal shares
-            share = js_floor(remaining * js_div(1, len(group)))
-            return [share] * len(group)
+            return [_equal_share(remaining, len(group))] * len(group)
         basis_sum: float = 0
         for _, element, _ in group:
             basis_sum += _basis(element)
@@ -335,11 +362,16 @@ class RenderPhase:
                 cursor = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
                 text = element.props["text"]
                 fits[index] = fit_steps(self.count_text, budgets[index], cursor, text)
-        fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True)) if fits else {}
-        outputs: list[list[Child]] = []
-        for index, (_, element, _) in enumerate(group):
-            outputs.append(self._render_output(element, budgets[index], fitted.get(index)))
-        return outputs
+        if not fits:  # nothing fitted (the common case)
+            return [
+                self._render_output(element, budgets[index], None)
+                for index, (_, element, _) in enumerate(group)
+            ]
+        fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True))
+        return [
+            self._render_output(element, budgets[index], fitted.get(index))
+            for index, (_, element, _) in enumerate(group)
+        ]
 
     def _text_chunk_steps(
         self, element: Element, budget: float, shared: RegexCursor, path: PathChain
@@ -370,9 +402,11 @@ class RenderPhase:
     def _render_output(self, element: Element, budget: float, fitted: str | None) -> list[Child]:
         kind = element.kind
         if kind not in SPECIAL_OUTPUT:
-            return list(element.children)
+            return element.children  # only read: _flatten copies it if it holds fragments
         props = element.props
-        if kind == "textchunk" and fitted is not None:
+        if kind == "textchunk":
+            if fitted is None:
+                return element.children
             intrinsics: list[Child] = [
                 c for c in element.children if isinstance(c, Element) and c.kind != "br"
             ]
@@ -397,7 +431,7 @@ class RenderPhase:
                 Element("logicalwrapper", alt_children),
                 Element("logicalwrapper", list(element.children), flex_grow=1),
             ]
-        return list(element.children)
+        return element.children
 
     # -- one element's children ---------------------------------------------------------
     def _render_piece(
@@ -409,7 +443,6 @@ class RenderPhase:
         output: list[Child],
     ) -> float:
         pieces = _flatten(output)
-        child_sizing = SizingContext(budget)
         used: float = 0
         kind = element.kind
         tokenizer = self.tokenizer
@@ -429,9 +462,8 @@ class RenderPhase:
             for piece in pieces:
                 if isinstance(piece, str):
                     used += text_tokens(piece)
-            child_sizing.used = used
             self._text_chunk_children(node, element, pieces, own_priority)
-            return child_sizing.consumed
+            return budget if used > budget else used  # SizingContext.consumed
         todo: list[tuple[RenderNode, Element, PathChain]] = []
         children = node.children
         for piece in pieces:
@@ -444,7 +476,8 @@ class RenderPhase:
                 child = RenderNode(self.next_node_id, len(children), piece)
                 self.next_node_id += 1
                 children.append(child)
-                todo.append((child, piece, (CTOR_NAMES.get(piece.kind, piece.kind), path)))
+                todo.append((child, piece, (piece.kind, path)))
+        child_sizing = SizingContext(budget)
         child_sizing.used = used
         self._process_pieces(child_sizing, todo)
         return child_sizing.consumed
@@ -477,6 +510,20 @@ class RenderPhase:
             if owner.kind not in MESSAGE_ROLES:
                 raise RenderError("Cache breakpoints may only be direct children of chat messages")
             node.children.append(RenderLeaf(piece, MAX_PRIORITY, index))
+
+
+def _equal_share(remaining: float, count: int) -> float:
+    return js_floor(remaining * js_div(1, count))
+
+
+def _renders_children(element: Element) -> bool:
+    """Whether ``element`` renders its children as they are: not a TokenLimit (its share is
+    capped), not fitted or generated text, not an Expandable (grown later)."""
+    kind = element.kind
+    if kind == "textchunk":
+        props = element.props
+        return not (props.get("break_on_whitespace") or props.get("break_on"))
+    return kind not in SPECIAL_OUTPUT and kind != "tokenlimit"
 
 
 def _basis(element: Element) -> float:
@@ -515,8 +562,17 @@ def _prioritized(element: Element) -> list[Child]:
         elif child.kind == "fragment":
             out.append(child)
         else:
-            out.append(dataclasses.replace(child, priority=priority))
+            out.append(_with_priority(child, priority))
     return out
+
+
+def _with_priority(element: Element, priority: float) -> Element:
+    """``dataclasses.replace(element, priority=priority)`` (fields copied as they are, so
+    children and props are shared) at a fifth of its cost: lists have thousands of items."""
+    clone = Element.__new__(Element)
+    clone.__dict__.update(element.__dict__)
+    clone.priority = priority
+    return clone
 
 
 def _empty_message(element: Element) -> dict[str, Any]:

@@ -139,22 +139,26 @@ class Pruner:
                     child.seq = counter
                     counter += 1
             node.seq = counter
-            group = _keep_with_id(node)
-            if group is not None:
-                group_nodes.setdefault(group, []).append(node)
-                count += 1
+            if node.kind == CONTAINER:  # (_keep_with_id, for every container of the tree)
+                group = node.keep_with_id  # type: ignore[attr-defined]
+                if group is not None:
+                    group_nodes.setdefault(group, []).append(node)
+                    count += 1
+            else:  # a message
+                message: Message = node  # type: ignore[assignment]
+                calls = message.tool_calls
+                if calls is not None:
+                    # An empty message with an empty call list is removed by any keep-with
+                    # walk that reaches it; one emptied later is removed on the spot instead.
+                    if not calls and message.is_empty():
+                        self._empty_call_messages.add(message)
+                    for call in calls:
+                        if call.get("keepWith") is not None:
+                            listed = call_messages.setdefault(call["keepWith"], [])
+                            if not listed or listed[-1] is not message:
+                                listed.append(message)
             if count:
                 below[id(node)] = count
-            if isinstance(node, Message) and node.tool_calls is not None:
-                # An empty message with an empty call list is removed by any keep-with walk
-                # that reaches it; one emptied later is removed on the spot instead.
-                if not node.tool_calls and node.is_empty():
-                    self._empty_call_messages.add(node)
-                for call in node.tool_calls:
-                    if call.get("keepWith") is not None:
-                        listed = call_messages.setdefault(call["keepWith"], [])
-                        if not listed or listed[-1] is not node:
-                            listed.append(node)
             return counter + 1
 
         if isinstance(root, Branch):
