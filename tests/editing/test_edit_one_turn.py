@@ -103,7 +103,7 @@ def test_the_old_default_explains_what_protected_the_results_and_what_would_clea
     explained = outcome["nothing_to_clear"]
     assert explained["protected"] == {"in the last 3 turns (the session has 1)": len(calls)}
     suggestion = explained["suggestion"]
-    assert suggestion["option"] == "--keep-cycles 0"
+    assert suggestion["option"] == "--keep-turns 0"
     relaxed = edit_json(capsys, str(CLAUDE), "--keep-cycles", "0", "--dry-run")
     assert suggestion["results"] == len(relaxed["changed"]) == len(calls)
     assert suggestion["tokens"] == relaxed["cleared_tokens"] > 0
@@ -112,7 +112,7 @@ def test_the_old_default_explains_what_protected_the_results_and_what_would_clea
     text = edit_text(capsys, str(CLAUDE), "--keep-cycles", "3", "--dry-run")
     assert (
         f"nothing to clear: all {len(calls)} tool uses are in the last 3 turns (the session has 1);"
-        f" --keep-cycles 0 clears {len(calls)} results ({relaxed['cleared_tokens']:,} tokens"
+        f" --keep-turns 0 clears {len(calls)} results ({relaxed['cleared_tokens']:,} tokens"
     ) in text
     assert explained["message"] in text
 

@@ -172,7 +172,7 @@ def test_a_fork_rewritten_since_is_kept_even_with_force(tmp_path: Path) -> None:
 # The child kills itself at one point of the write, as a SIGKILL (or power loss) would.
 KILLED_AT = {
     "log-line": (
-        "from engine.editing import actions\n"
+        "from engine.editing import action_log\n"
         "record = action_log.record\n"
         "def dying(kind, *a, **k):\n"
         "    if kind in ('edit', 'compact'):\n"
