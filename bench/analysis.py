@@ -29,10 +29,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
-from engine.analysis.analyze import Analyzer  # noqa: E402
-from engine.analysis.report import analyze_session  # noqa: E402
-from engine.sessions.sample import context_tokens  # noqa: E402
+from ctxtop.engine.agents.session_reader import SessionReader, read_all  # noqa: E402
+from ctxtop.engine.analysis.analyze import Analyzer  # noqa: E402
+from ctxtop.engine.analysis.report import analyze_session  # noqa: E402
+from ctxtop.engine.sessions.sample import context_tokens  # noqa: E402
 
 SESSION = "0b3c9a57-5f7e-4d2c-9a51-bench0000001"
 VOCABULARY = (

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from tail import WINDOW_BYTES, Generator, build  # noqa: E402
 
-from engine.live.session import LiveSession  # noqa: E402
+from ctxtop.engine.live.session import LiveSession  # noqa: E402
 
 
 def percentile(values: list[float], share: float) -> float:

@@ -28,14 +28,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import engine.analysis.analyze as analyze_module  # noqa: E402
-from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
-from engine.analysis.analyze import Analyzer  # noqa: E402
-from engine.analysis.cache_sim import CacheSimulator  # noqa: E402
-from engine.analysis.profiles import load_profile  # noqa: E402
-from engine.analysis.setup import setup_for  # noqa: E402
-from engine.config import Thresholds  # noqa: E402
-from engine.sessions.ledger import encoding_for  # noqa: E402
+import ctxtop.engine.analysis.analyze as analyze_module  # noqa: E402
+from ctxtop.engine.agents.session_reader import SessionReader, read_all  # noqa: E402
+from ctxtop.engine.analysis.analyze import Analyzer  # noqa: E402
+from ctxtop.engine.analysis.cache_sim import CacheSimulator  # noqa: E402
+from ctxtop.engine.analysis.profiles import load_profile  # noqa: E402
+from ctxtop.engine.analysis.setup import setup_for  # noqa: E402
+from ctxtop.engine.config import Thresholds  # noqa: E402
+from ctxtop.engine.sessions.ledger import encoding_for  # noqa: E402
 
 
 def main_files(folder: Path, pattern: str = "*.jsonl") -> list[Path]:

@@ -52,12 +52,12 @@ def main_files(paths: list[Path]) -> list[Path]:
 
 def _analyze(path: Path, *, subagents: bool) -> tuple[list[int], dict[str, dict[int, Row]]]:
     """The session's compaction lines, and per part its simulated requests by line."""
-    from engine.agents.session_reader import SessionReader, read_all
-    from engine.analysis.analyze import Analyzer
-    from engine.analysis.profiles import load_profile
-    from engine.analysis.setup import setup_for
-    from engine.config import Thresholds
-    from engine.sessions.ledger import encoding_for
+    from ctxtop.engine.agents.session_reader import SessionReader, read_all
+    from ctxtop.engine.analysis.analyze import Analyzer
+    from ctxtop.engine.analysis.profiles import load_profile
+    from ctxtop.engine.analysis.setup import setup_for
+    from ctxtop.engine.config import Thresholds
+    from ctxtop.engine.sessions.ledger import encoding_for
 
     reader = SessionReader(path)
     read_all(reader)
@@ -117,7 +117,7 @@ def measure(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def run(paths: list[Path]) -> Results:
-    from engine.errors import InputError
+    from ctxtop.engine.errors import InputError
 
     results: Results = {}
     for path in main_files(paths):

@@ -50,15 +50,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.agents.session_reader import SessionReader  # noqa: E402
-from engine.analysis.analyze import Analyzer  # noqa: E402
-from engine.analysis.profiles import load_profile  # noqa: E402
-from engine.analysis.setup import setup_for  # noqa: E402
-from engine.config import Thresholds  # noqa: E402
-from engine.sessions.ledger import Ledger, encoding_for  # noqa: E402
-from engine.sessions.model import SessionState  # noqa: E402
-from engine.sessions.sample import ContextTokens, context_tokens  # noqa: E402
-from engine.sessions.tokenizer_factor import NONE, learn  # noqa: E402
+from ctxtop.engine.agents.session_reader import SessionReader  # noqa: E402
+from ctxtop.engine.analysis.analyze import Analyzer  # noqa: E402
+from ctxtop.engine.analysis.profiles import load_profile  # noqa: E402
+from ctxtop.engine.analysis.setup import setup_for  # noqa: E402
+from ctxtop.engine.config import Thresholds  # noqa: E402
+from ctxtop.engine.sessions.ledger import Ledger, encoding_for  # noqa: E402
+from ctxtop.engine.sessions.model import SessionState  # noqa: E402
+from ctxtop.engine.sessions.sample import ContextTokens, context_tokens  # noqa: E402
+from ctxtop.engine.sessions.tokenizer_factor import NONE, learn  # noqa: E402
 
 
 @dataclass

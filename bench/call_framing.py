@@ -25,10 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 from calibration_accuracy import session_files  # noqa: E402
 
-from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
-from engine.sessions.ledger import Ledger, encoding_for  # noqa: E402
-from engine.sessions.model import SessionState  # noqa: E402
-from engine.sessions.tokenizer_factor import HIGHEST, LOWEST  # noqa: E402
+from ctxtop.engine.agents.session_reader import SessionReader, read_all  # noqa: E402
+from ctxtop.engine.sessions.ledger import Ledger, encoding_for  # noqa: E402
+from ctxtop.engine.sessions.model import SessionState  # noqa: E402
+from ctxtop.engine.sessions.tokenizer_factor import HIGHEST, LOWEST  # noqa: E402
 
 Growth = tuple[int, int, int]  # reported, counted, tool calls
 

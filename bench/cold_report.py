@@ -157,7 +157,7 @@ def measure(what: str, path: Path) -> None:
 
     import msgspec
 
-    from engine.agents.session_reader import SessionReader, read_all
+    from ctxtop.engine.agents.session_reader import SessionReader, read_all
 
     decode = msgspec.json.Decoder().decode
     started = process_time()

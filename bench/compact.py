@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from tail import build  # noqa: E402
 
-from engine.forks import compact  # noqa: E402
+from ctxtop.engine.forks import compact  # noqa: E402
 
 
 def measure(path: Path, label: str) -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-DASHBOARD_IMPORTS = "import engine.cli.main, tui.launch, tui.app"
+DASHBOARD_IMPORTS = "import ctxtop.engine.cli.main, ctxtop.tui.launch, ctxtop.tui.app"
 
 
 def from_bytecode() -> None:
@@ -55,11 +55,11 @@ if __name__ == "__main__":
 
 from tail import WINDOW_BYTES, build  # noqa: E402
 
-import engine.cli.main  # noqa: E402, F401  (the path of ``ctxtop FILE``: CLI, launch, app)
-import tui.launch  # noqa: E402, F401
-from engine.live.demo import demo_lines  # noqa: E402
-from tui.app import CtxtopApp  # noqa: E402
-from tui.messages import ViewApplied  # noqa: E402
+import ctxtop.engine.cli.main  # noqa: E402  (the path of ``ctxtop FILE``: CLI, launch, app)
+import ctxtop.tui.launch  # noqa: E402, F401
+from ctxtop.engine.live.demo import demo_lines  # noqa: E402
+from ctxtop.tui.app import CtxtopApp  # noqa: E402
+from ctxtop.tui.messages import ViewApplied  # noqa: E402
 
 IMPORTS_CPU = time.process_time()  # the interpreter and the dashboard's imports
 

@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.proxy.live_plan import CompactCut, LivePlan, round_digest, save_plan  # noqa: E402
-from engine.proxy.rewrite_live import LiveRewriter  # noqa: E402
+from ctxtop.engine.proxy.live_plan import CompactCut, LivePlan, round_digest, save_plan  # noqa: E402
+from ctxtop.engine.proxy.rewrite_live import LiveRewriter  # noqa: E402
 
 GOAL_MS = 5.0
 

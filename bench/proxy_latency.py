@@ -160,7 +160,7 @@ def main() -> None:
         CTXTOP_PROXY_ANTHROPIC_URL=f"http://127.0.0.1:{server_port}",
     )
     proxy = subprocess.Popen(
-        [sys.executable, "-m", "tui", "proxy"], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-m", "ctxtop", "proxy"], stdout=subprocess.PIPE, text=True, env=env
     )
     try:
         proxy_port = port_of(proxy, "ctxtop proxy on")

@@ -62,7 +62,7 @@ def ctxtop_command() -> list[str]:
     if installed.exists():
         return [str(installed)]
     found = shutil.which("ctxtop")
-    return [found] if found else [sys.executable, "-m", "tui.cli"]
+    return [found] if found else [sys.executable, "-m", "ctxtop.tui.cli"]
 
 
 def ctxtop_env(bytecode_cache: Path | None) -> dict[str, str]:

@@ -51,11 +51,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from live import response_lines  # noqa: E402
 
-from engine.live.demo import demo_lines  # noqa: E402
-from engine.live.sessions_row import FULL, QUICK, TAIL, SessionRow  # noqa: E402
-from engine.live.sessions_table import SessionsTable  # noqa: E402
-from engine.live.sessions_text import sort_rows, text_table  # noqa: E402
-from engine.live.sessions_watch import watch_rows  # noqa: E402
+from ctxtop.engine.live.demo import demo_lines  # noqa: E402
+from ctxtop.engine.live.sessions_row import FULL, QUICK, TAIL, SessionRow  # noqa: E402
+from ctxtop.engine.live.sessions_table import SessionsTable  # noqa: E402
+from ctxtop.engine.live.sessions_text import sort_rows, text_table  # noqa: E402
+from ctxtop.engine.live.sessions_watch import watch_rows  # noqa: E402
 
 
 def lay_out(home: Path, active: int, old: int) -> list[Path]:
@@ -90,8 +90,8 @@ async def measure_tui(home: Path, active: list[Path], appends: int, idle: float)
     os.environ["CTXTOP_CONFIG_DIR"] = str(home / "ctxtop-config")
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME"):
         os.environ.pop(name, None)
-    from tui.app import CtxtopApp
-    from tui.screens.sessions import SessionsScreen
+    from ctxtop.tui.app import CtxtopApp
+    from ctxtop.tui.screens.sessions import SessionsScreen
 
     drawn: list[tuple[float, dict[str, int]]] = []
     render = SessionsScreen.render_rows
@@ -173,7 +173,7 @@ def measure_scale(count: int, profile: str | None, give_up: float) -> None:
         }
         env.update(HOME=str(home), CTXTOP_CONFIG_DIR=str(home / "ctxtop-config"))
         env["CTXTOP_CACHE_DIR"] = str(home / "ctxtop-cache")
-        command = [sys.executable, "-m", "tui", "sessions", "--watch", "--json"]
+        command = [sys.executable, "-m", "ctxtop", "sessions", "--watch", "--json"]
         if profile:
             command[1:1] = ["-m", "cProfile", "-o", profile]
         print(f"load average before: {os.getloadavg()}")

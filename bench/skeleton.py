@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from engine.editing.skeleton import language_for_path, skeleton
-from engine.tokens import get_encoding
+from ctxtop.engine.editing.skeleton import language_for_path, skeleton
+from ctxtop.engine.tokens import get_encoding
 
 SOURCES = Path(__file__).resolve().parents[1] / "tests" / "editing" / "skeleton_sources"
 BUDGET_SHARE = 4  # outline budget: a quarter of the file, as ctxtop edit's default 25 %

@@ -35,9 +35,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.agents.session_reader import SessionReader, read_all  # noqa: E402
-from engine.sessions.report_json import build_report  # noqa: E402
-from engine.tokens import get_encoding  # noqa: E402
+from ctxtop.engine.agents.session_reader import SessionReader, read_all  # noqa: E402
+from ctxtop.engine.sessions.report_json import build_report  # noqa: E402
+from ctxtop.engine.tokens import get_encoding  # noqa: E402
 
 SAMPLE = ROOT / "sample_sessions" / "claude-code"
 APPENDS = 1000

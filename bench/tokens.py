@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.tokens import get_encoding
+from ctxtop.engine.tokens import get_encoding
 
 WORDS = [
     "the",
@@ -65,8 +65,8 @@ CODE = '''def handle_{n}(request, *, retries=3):
 COUNT_ONCE = """
 import json, sys, time
 start = time.perf_counter()
-from engine.tokens.cache import CachedCounter, default_disk_cache
-from engine.tokens.chat import count_chat
+from ctxtop.engine.tokens.cache import CachedCounter, default_disk_cache
+from ctxtop.engine.tokens.chat import count_chat
 messages = json.load(open(sys.argv[1]))
 loaded = time.perf_counter()
 counter = CachedCounter("o200k_base", default_disk_cache())

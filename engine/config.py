@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from engine.errors import InputError
-from engine.paths import config_dir
-from engine.yaml_text import read_yaml_file
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.paths import config_dir
+from ctxtop.engine.yaml_text import read_yaml_file
 
 CONFIG_NAME = "config.yaml"
 SHOWN_UNKNOWN = 10  # one warning per unknown key up to here, then one line for the rest

@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.agents.session_reader import SessionReader
-from engine.config import Thresholds
-from engine.models.window import unknown_window_note
-from engine.sessions.adapter import Adapter
-from engine.sessions.cache_clock import (
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.models.window import unknown_window_note
+from ctxtop.engine.sessions.adapter import Adapter
+from ctxtop.engine.sessions.cache_clock import (
     CLAUDE_CODE,
     agent_cache,
     agent_words,
@@ -31,9 +31,15 @@ from engine.sessions.cache_clock import (
     state_text,
     usd,
 )
-from engine.sessions.limits import CRITICAL, WARNING, autocompact_point, fill_level, trigger_points
-from engine.sessions.sample import Sample, build_sample, fill_percent
-from engine.tokens.short import provenance_mark, short_tokens
+from ctxtop.engine.sessions.limits import (
+    CRITICAL,
+    WARNING,
+    autocompact_point,
+    fill_level,
+    trigger_points,
+)
+from ctxtop.engine.sessions.sample import Sample, build_sample, fill_percent
+from ctxtop.engine.tokens.short import provenance_mark, short_tokens
 
 NO_TRANSCRIPT = "ctx: no transcript yet"  # a session's start: nothing to show yet
 UNREADABLE = "ctx: transcript unreadable (see claude --debug)"  # its error went to stderr
@@ -75,7 +81,7 @@ def _sample(data: dict[str, Any]) -> tuple[Sample, Adapter] | None:
         pass
     if reader.adapter is None:
         return None
-    from engine.live.whole import whole_context_quickly
+    from ctxtop.engine.live.whole import whole_context_quickly
 
     sample = build_sample(reader.adapter, breakdown=True)
     return whole_context_quickly(reader.adapter, sample), reader.adapter

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from engine.errors import InputError
-from engine.files import read_head
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.files import read_head
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

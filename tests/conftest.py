@@ -54,7 +54,7 @@ class Watch:
 @pytest.fixture
 def watch(monkeypatch: pytest.MonkeyPatch) -> Watch:
     """A ``Watch`` on ``open``, ``os.open`` and the tokenizer's ``Encoding.count``."""
-    from engine.tokens.encoding import Encoding
+    from ctxtop.engine.tokens.encoding import Encoding
 
     seen = Watch()
     real_open, real_os_open, real_count = builtins.open, os.open, Encoding.count

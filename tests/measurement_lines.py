@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.files import open_regular
-from engine.proxy.store import measurement_path
+from ctxtop.engine.files import open_regular
+from ctxtop.engine.proxy.store import measurement_path
 
 
 def read_measurements(session_id: str) -> list[dict[str, Any]]:

@@ -45,7 +45,7 @@ def sample_home(root: Path, monkeypatch: pytest.MonkeyPatch, written: float | No
 def report_json(path: Path) -> dict[str, Any]:
     """What ``ctxtop report --json`` prints for ``path`` (run in-process: a running Textual
     app captures ``sys.stdout``, so the output is taken directly)."""
-    from engine.cli.main import main
+    from ctxtop.engine.cli.main import main
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

@@ -7,16 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import engine
+import ctxtop.engine as engine
 
 PROBE = """
 import importlib, json, pkgutil, sys
-import engine
-names = sorted(m.name for m in pkgutil.walk_packages(engine.__path__, "engine."))
+import ctxtop.engine as engine
+names = sorted(m.name for m in pkgutil.walk_packages(engine.__path__, "ctxtop.engine."))
 for name in names:
     importlib.import_module(name)
 print(json.dumps({"modules": names, "ui": sorted(m for m in sys.modules
-      if m.split(".")[0] in ("textual", "tui"))}))
+      if m.split(".")[0] == "textual" or m.startswith(("ctxtop.tui", "tui")))}))
 """
 
 
@@ -26,7 +26,8 @@ def test_importing_every_engine_module_never_imports_textual() -> None:
     ).stdout
     result = json.loads(out)
     on_disk = {
-        "engine." + ".".join(p.relative_to(Path(engine.__file__).parent).with_suffix("").parts)
+        "ctxtop.engine."
+        + ".".join(p.relative_to(Path(engine.__file__).parent).with_suffix("").parts)
         for p in Path(engine.__file__).parent.rglob("*.py")
         if p.name != "__init__.py"
     }

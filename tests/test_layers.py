@@ -11,33 +11,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # Bottom to top. A package may import any package of a lower rank (and itself), none above.
 LAYERS = {
-    "engine.errors": 0,
-    "engine.files": 0,
-    "engine.paths": 0,
-    "engine.yaml_text": 0,
-    "engine.words": 0,
-    "engine.safety": 1,
-    "engine.tokens": 1,
-    "engine.models": 1,
-    "engine.config": 2,
-    "engine.sessions": 2,
-    "engine.render": 2,
-    "engine.editing": 3,
-    "engine.compaction": 3,
-    "engine.analysis": 4,
-    "engine.agents": 5,
-    "engine.forks": 6,
-    "engine.proxy": 6,
-    "engine.statusline": 7,
-    "engine.live": 7,
-    "engine.cli": 8,
-    "tui": 9,
+    "ctxtop.engine.errors": 0,
+    "ctxtop.engine.files": 0,
+    "ctxtop.engine.paths": 0,
+    "ctxtop.engine.yaml_text": 0,
+    "ctxtop.engine.words": 0,
+    "ctxtop.engine.safety": 1,
+    "ctxtop.engine.tokens": 1,
+    "ctxtop.engine.models": 1,
+    "ctxtop.engine.config": 2,
+    "ctxtop.engine.sessions": 2,
+    "ctxtop.engine.render": 2,
+    "ctxtop.engine.editing": 3,
+    "ctxtop.engine.compaction": 3,
+    "ctxtop.engine.analysis": 4,
+    "ctxtop.engine.agents": 5,
+    "ctxtop.engine.forks": 6,
+    "ctxtop.engine.proxy": 6,
+    "ctxtop.engine.statusline": 7,
+    "ctxtop.engine.live": 7,
+    "ctxtop.engine.cli": 8,
+    "ctxtop.tui": 9,
 }
 
 
 def package_of(module: str) -> str:
     parts = module.split(".")
-    return parts[0] if parts[0] == "tui" else ".".join(parts[:2])
+    return ".".join(parts[:2]) if parts[1] == "tui" else ".".join(parts[:3])
 
 
 def imports() -> dict[str, set[tuple[str, str]]]:
@@ -45,7 +45,7 @@ def imports() -> dict[str, set[tuple[str, str]]]:
     found: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for top in ("engine", "tui"):
         for path in (ROOT / top).rglob("*.py"):
-            module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            module = ".".join(("ctxtop", *path.relative_to(ROOT).with_suffix("").parts))
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 names: list[str] = []
                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -53,18 +53,18 @@ def imports() -> dict[str, set[tuple[str, str]]]:
                 elif isinstance(node, ast.Import):
                     names = [alias.name for alias in node.names]
                 for name in names:
-                    if (name.split(".")[0] in ("engine", "tui") and "." in name) or name == "tui":
+                    if name.startswith(("ctxtop.engine.", "ctxtop.tui")):
                         found[package_of(module)].add((package_of(name), module))
     return found
 
 
 def test_every_package_has_a_layer() -> None:
     packages = {
-        package_of(".".join(p.relative_to(ROOT).with_suffix("").parts))
+        package_of(".".join(("ctxtop", *p.relative_to(ROOT).with_suffix("").parts)))
         for top in ("engine", "tui")
         for p in (ROOT / top).rglob("*.py")
     }
-    packages.discard("engine.__init__")
+    packages.discard("ctxtop.engine.__init__")
     assert packages <= set(LAYERS), packages - set(LAYERS)
 
 

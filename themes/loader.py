@@ -17,9 +17,9 @@ from textual.css.stylesheet import Stylesheet, StylesheetParseError
 from textual.css.tokenizer import TokenError
 from textual.theme import Theme
 
-from engine.errors import InputError
-from engine.paths import config_dir
-from engine.yaml_text import parse_yaml, read_yaml_file
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.paths import config_dir
+from ctxtop.engine.yaml_text import parse_yaml, read_yaml_file
 
 BUNDLED = ("ctxtop-dark", "ctxtop-light", "ctxtop-high-contrast")
 COLOURS = (
@@ -118,7 +118,7 @@ def load_theme_text(text: str, where: str) -> Theme:
 
 
 def bundled_themes() -> list[Theme]:
-    folder = resources.files("themes")
+    folder = resources.files("ctxtop.themes")
     return [
         load_theme_text(folder.joinpath(f"{name}.yaml").read_text("utf-8"), f"{name}.yaml")
         for name in BUNDLED

@@ -31,27 +31,27 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from engine.analysis.profiles import available_profiles
-from engine.config import Settings
-from engine.live.demo import DemoReplay
-from engine.live.locate import newest_sessions
-from engine.live.session import AnalysisChoice, LiveSession
-from engine.live.view import LiveView
-from engine.words import first_lines
-from themes.loader import all_themes
-from tui import format as fmt
-from tui.components.categories import ContextCategories
-from tui.components.events import EventLog
-from tui.components.fill_history import FillHistory
-from tui.components.gauge import ContextGauge
-from tui.components.header import SessionHeader
-from tui.components.prompt_tree import IN_FORK_NOTE, PromptTree
-from tui.components.sections_panel import SectionsPanel
-from tui.components.subagents import SubagentsTable
-from tui.components.tools_panel import ToolsTable
-from tui.live_apply import LiveApplyApp
-from tui.live_feed import Feed
-from tui.messages import (
+from ctxtop.engine.analysis.profiles import available_profiles
+from ctxtop.engine.config import Settings
+from ctxtop.engine.live.demo import DemoReplay
+from ctxtop.engine.live.locate import newest_sessions
+from ctxtop.engine.live.session import AnalysisChoice, LiveSession
+from ctxtop.engine.live.view import LiveView
+from ctxtop.engine.words import first_lines
+from ctxtop.themes.loader import all_themes
+from ctxtop.tui import format as fmt
+from ctxtop.tui.components.categories import ContextCategories
+from ctxtop.tui.components.events import EventLog
+from ctxtop.tui.components.fill_history import FillHistory
+from ctxtop.tui.components.gauge import ContextGauge
+from ctxtop.tui.components.header import SessionHeader
+from ctxtop.tui.components.prompt_tree import IN_FORK_NOTE, PromptTree
+from ctxtop.tui.components.sections_panel import SectionsPanel
+from ctxtop.tui.components.subagents import SubagentsTable
+from ctxtop.tui.components.tools_panel import ToolsTable
+from ctxtop.tui.live_apply import LiveApplyApp
+from ctxtop.tui.live_feed import Feed
+from ctxtop.tui.messages import (
     CutPreviewed,
     FeedProblem,
     FeedStale,
@@ -61,11 +61,11 @@ from tui.messages import (
     SkippedFiles,
     ViewApplied,
 )
-from tui.screens.nosession import NoSession
+from ctxtop.tui.screens.nosession import NoSession
 
 if TYPE_CHECKING:
-    from engine.forks.transaction import Details, Outcome
-    from tui.screens.fork_panel import Sample
+    from ctxtop.engine.forks.transaction import Details, Outcome
+    from ctxtop.tui.screens.fork_panel import Sample
 
 # The panels and the other screens are imported when first opened, not before the first screen
 # (the editing and compaction engines, the sessions table: ~0.1 s of CPU at startup).
@@ -296,7 +296,7 @@ class CtxtopApp(LiveApplyApp):
         """The session as the sessions table already reads it (opened from the table: shown
         without reading the file again), else a new one."""
         if self.is_screen_installed("sessions"):
-            from tui.screens.sessions import SessionsScreen
+            from ctxtop.tui.screens.sessions import SessionsScreen
 
             screen = self.get_screen("sessions")
             live = screen.table.session_of(path) if isinstance(screen, SessionsScreen) else None
@@ -492,7 +492,7 @@ class CtxtopApp(LiveApplyApp):
             self.notify(reason, title=f"{title}: nothing to do", markup=False)
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen, binding_keys
+        from ctxtop.tui.screens.help import HelpScreen, binding_keys
 
         titles = {action: title for action, (title, _) in self.ACTIONS.items()}
         keys = binding_keys(self.BINDINGS, titles)
@@ -502,7 +502,7 @@ class CtxtopApp(LiveApplyApp):
     def action_sessions(self) -> None:
         """The sessions screen (one, kept while the app runs: its table stays current)."""
         if not self.is_screen_installed("sessions"):
-            from tui.screens.sessions import sessions_screen
+            from ctxtop.tui.screens.sessions import sessions_screen
 
             self.install_screen(sessions_screen(self), "sessions")
         if self.screen.id != "sessions":
@@ -518,7 +518,7 @@ class CtxtopApp(LiveApplyApp):
             self.pop_screen()
 
     def action_measured(self) -> None:
-        from tui.screens.measured import MeasuredScreen
+        from ctxtop.tui.screens.measured import MeasuredScreen
 
         measured = self.view.measured if self.view is not None else None
         self.push_screen(MeasuredScreen(measured, self.proxy_port))
@@ -549,12 +549,12 @@ class CtxtopApp(LiveApplyApp):
         tree.open_search()
 
     def action_budget(self) -> None:
-        from tui.screens.budget import BudgetScreen
+        from ctxtop.tui.screens.budget import BudgetScreen
 
         self.push_screen(BudgetScreen(self.choice.window), self._budget_chosen)
 
     def _budget_chosen(self, tokens: int | None) -> None:
-        from tui.screens.budget import MODELS_OWN
+        from ctxtop.tui.screens.budget import MODELS_OWN
 
         if tokens is None:
             return  # cancelled
@@ -586,7 +586,7 @@ class CtxtopApp(LiveApplyApp):
         if self.path is None or self.view is None:
             self.notify("No session to edit yet.")
             return
-        from tui.screens.edit_panel import EditScreen
+        from ctxtop.tui.screens.edit_panel import EditScreen
 
         path = self.path
         panel = EditScreen(path, self._sample())
@@ -598,7 +598,7 @@ class CtxtopApp(LiveApplyApp):
         if self.path is None or self.view is None:
             self.notify("No session to compact yet.")
             return
-        from tui.screens.compact_panel import CompactScreen
+        from ctxtop.tui.screens.compact_panel import CompactScreen
 
         path = self.path
         analysis = self.view.analysis
@@ -611,7 +611,7 @@ class CtxtopApp(LiveApplyApp):
     def on_event_log_compaction_chosen(self, chosen: EventLog.CompactionChosen) -> None:
         if self.path is None or self.view is None:
             return
-        from tui.screens.compaction_inspector import CompactionScreen
+        from ctxtop.tui.screens.compaction_inspector import CompactionScreen
 
         view, path = self.view, self.path
         upto = view.bytes_read or None  # what the dashboard shows (frozen while paused)
@@ -621,7 +621,7 @@ class CtxtopApp(LiveApplyApp):
     def _sample(self) -> Sample:
         """What the dashboard shows (frozen while paused): the panels preview the same bytes
         and start from the gauge's figure."""
-        from tui.screens.fork_panel import Sample
+        from ctxtop.tui.screens.fork_panel import Sample
 
         view = self.view
         if view is None:
@@ -633,7 +633,7 @@ class CtxtopApp(LiveApplyApp):
         return Sample(read or None, shown, prefix, view.model, self.clock, gauge.autocompact_at)
 
     def _edited(self, outcome: Outcome[Details] | None, source: Path) -> None:
-        from engine.forks.edit import EditDetails
+        from ctxtop.engine.forks.edit import EditDetails
 
         if outcome is not None and outcome.fork is not None:
             details = outcome.preview.details

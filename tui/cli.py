@@ -8,13 +8,13 @@ from collections.abc import Sequence
 
 
 def launch_dashboard(args: argparse.Namespace) -> int:
-    from tui.launch import run_dashboard
+    from ctxtop.tui.launch import run_dashboard
 
     return run_dashboard(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from engine.cli.main import main as engine_main
+    from ctxtop.engine.cli.main import main as engine_main
 
     return engine_main(argv, launch_dashboard=launch_dashboard)
 

@@ -7,9 +7,9 @@ from datetime import datetime
 from rich.text import Text
 from textual.markup import escape
 
-from engine.safety.terminal import one_line, printable
-from engine.tokens.short import provenance_mark, short_tokens
-from engine.words import plural as plural
+from ctxtop.engine.safety.terminal import one_line, printable
+from ctxtop.engine.tokens.short import provenance_mark, short_tokens
+from ctxtop.engine.words import plural as plural
 
 CLEARED_MARK = "⌫"  # a tool result ctxtop's editing cleared (or would clear)
 # 12345 -> 12.3k, 1234567 -> 1.23M: the engine's one short form of a token count.

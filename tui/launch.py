@@ -15,20 +15,20 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.config import load_settings
-from engine.errors import CtxtopError
-from engine.live.demo import DEMO_SESSION, DemoReplay
-from engine.live.locate import choose, searched
-from engine.safety.terminal import one_line
+from ctxtop.engine.config import load_settings
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.live.demo import DEMO_SESSION, DemoReplay
+from ctxtop.engine.live.locate import choose, searched
+from ctxtop.engine.safety.terminal import one_line
 
 if TYPE_CHECKING:
-    from engine.proxy.server import RunningProxy
+    from ctxtop.engine.proxy.server import RunningProxy
 
 
 def build_app(
     args: argparse.Namespace, demo_dir: Path | None = None, proxy_port: int | None = None
 ) -> object:
-    from tui.app import CtxtopApp
+    from ctxtop.tui.app import CtxtopApp
 
     settings = load_settings()
     if args.demo:
@@ -39,7 +39,7 @@ def build_app(
     # With no file named and several sessions active lately, the sessions table comes first.
     several = False
     if target.follow_newest:
-        from engine.live.sessions_table import active_sessions
+        from ctxtop.engine.live.sessions_table import active_sessions
 
         active = active_sessions(settings.active_minutes, args.agent, listed=target.listed)
         several = len(active) > 1
@@ -86,9 +86,9 @@ def run_dashboard(args: argparse.Namespace) -> int:
 
 def start_proxy() -> RunningProxy:
     """Live mode: the proxy on its own loop in a thread while the dashboard runs."""
-    from engine.proxy.rewrite_live import LiveRewriter
-    from engine.proxy.server import ProxyServer
-    from engine.proxy.settings import load_proxy_settings
+    from ctxtop.engine.proxy.rewrite_live import LiveRewriter
+    from ctxtop.engine.proxy.server import ProxyServer
+    from ctxtop.engine.proxy.settings import load_proxy_settings
 
     settings = load_proxy_settings()
     for notice in settings.notices:  # before the dashboard takes the screen, as ctxtop proxy

@@ -13,13 +13,13 @@ from pathlib import Path
 
 from textual.app import App
 
-from engine.errors import CtxtopError
-from engine.live.auto_live import AutoArming, AutoLive, apply_auto, load_auto_live
-from engine.live.live_status import LiveStatus, live_status
-from engine.live.view import LiveView
-from engine.proxy.live_plan import stop_plan
-from tui.components.header import SessionHeader
-from tui.messages import LiveChanged
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.live.auto_live import AutoArming, AutoLive, apply_auto, load_auto_live
+from ctxtop.engine.live.live_status import LiveStatus, live_status
+from ctxtop.engine.live.view import LiveView
+from ctxtop.engine.proxy.live_plan import stop_plan
+from ctxtop.tui.components.header import SessionHeader
+from ctxtop.tui.messages import LiveChanged
 
 LIVE_CHECK_SECONDS = 2.0
 

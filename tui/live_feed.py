@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from textual.message import Message
 
-from engine.live import feed as live_feed
-from engine.live.session import AnalysisChoice, LiveSession
-from tui.messages import FeedProblem, FeedStale, LoadProgress, SessionUpdated
+from ctxtop.engine.live import feed as live_feed
+from ctxtop.engine.live.session import AnalysisChoice, LiveSession
+from ctxtop.tui.messages import FeedProblem, FeedStale, LoadProgress, SessionUpdated
 
 
 def message_for(event: live_feed.FeedEvent) -> Message:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.message import Message
 
-from engine.live.view import LiveView
+from ctxtop.engine.live.view import LiveView
 
 
 class SessionUpdated(Message):

@@ -3,47 +3,43 @@
 To add an agent: make a package ``engine/agents/<agent>/`` whose ``plugin.py`` declares its
 ``Agent`` (engine/agents/base.py says what it holds: its reader, where its sessions live, its
 auto-compact rule, fork writer and naming, proxy identification and setup text) and whose
-``__init__.py`` exports it as ``PLUGIN``; add the package to the import below and its ``PLUGIN``
-to ``AGENTS``, and a sample session to ``tests/agents/test_conformance.py``. Keep the generic
-OpenAI-messages format last. The rest of ctxtop asks the functions below, never an agent.
+``__init__.py`` exports it as ``PLUGIN``; add its folder's name to ``FOLDERS``, and a sample
+session to ``tests/agents/test_conformance.py``. Keep the generic OpenAI-messages format last.
+The rest of ctxtop asks the functions below, never an agent.
 """
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.agents import (
-    claude_code,
-    codex,
-    copilot_cli,
-    gemini_cli,
-    openai_messages,
-    opencode,
-    pi,
-    qwen_code,
-    vscode_copilot,
-)
-from engine.agents.base import Agent, ProxyUse
-from engine.sessions.adapter import NOT_MINE, Adapter
-from engine.sessions.tail import LineTailer
+from ctxtop.engine.agents.base import Agent, ProxyUse
+from ctxtop.engine.sessions.adapter import NOT_MINE, Adapter
+from ctxtop.engine.sessions.tail import LineTailer
 
-AGENTS: dict[str, Agent] = {
-    agent.name: agent
-    for agent in (
-        claude_code.PLUGIN,
-        codex.PLUGIN,
-        gemini_cli.PLUGIN,
-        copilot_cli.PLUGIN,
-        pi.PLUGIN,
-        qwen_code.PLUGIN,
-        opencode.PLUGIN,
-        vscode_copilot.PLUGIN,
-        openai_messages.PLUGIN,  # keep last
-    )
-}
+# The agents' folders (engine/agents/<folder>/), one line each.
+FOLDERS = (
+    "claude_code",
+    "codex",
+    "gemini_cli",
+    "copilot_cli",
+    "pi",
+    "qwen_code",
+    "opencode",
+    "vscode_copilot",
+    "openai_messages",  # keep last: the generic format
+)
+
+
+def _plugin(folder: str) -> Agent:
+    found: Agent = importlib.import_module(f"{__name__}.{folder}").PLUGIN
+    return found
+
+
+AGENTS: dict[str, Agent] = {agent.name: agent for agent in map(_plugin, FOLDERS)}
 ADAPTERS: list[type[Adapter]] = [agent.reader for agent in AGENTS.values()]
 
 

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from engine.agents import AGENTS
-from engine.models.window import Window
-from engine.sessions.limits import session_window
-from engine.sessions.model import SessionState
+from ctxtop.engine.agents import AGENTS
+from ctxtop.engine.models.window import Window
+from ctxtop.engine.sessions.limits import session_window
+from ctxtop.engine.sessions.model import SessionState
 
 
 def agent_window(state: SessionState | None, model: str | None = None) -> Window:

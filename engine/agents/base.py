@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.sessions.adapter import Adapter
+from ctxtop.engine.sessions.adapter import Adapter
 
 if TYPE_CHECKING:
-    from engine.compaction.source import Source
-    from engine.editing.writer import Writer
+    from ctxtop.engine.compaction.source import Source
+    from ctxtop.engine.editing.writer import Writer
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.agents import AGENTS, written
+from ctxtop.engine.agents import AGENTS, written
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.agents.session_reader import SessionReader
-from engine.errors import InputError
-from engine.files import open_regular
-from engine.sessions.ledger import Ledger, encoding_for
-from engine.sessions.model import SessionState
-from engine.sessions.tokenizer_factor import TokenizerFactor, learn
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.files import open_regular
+from ctxtop.engine.sessions.ledger import Ledger, encoding_for
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.tokenizer_factor import TokenizerFactor, learn
 
 _TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"([^"]+)"')
 

@@ -22,14 +22,14 @@ from typing import Any
 
 import msgspec
 
-from engine.agents import ADAPTERS, AGENTS, detect, stored_session, written
-from engine.agents.base import Agent
-from engine.errors import InputError
-from engine.files import open_regular, read_head
-from engine.sessions.adapter import DETECT_RECORDS, Adapter
-from engine.sessions.fork_mark import CTXTOP_TRIGGER, marked_tokens
-from engine.sessions.model import ForkEstimate, SessionState, SkippedLine
-from engine.sessions.tail import (
+from ctxtop.engine.agents import ADAPTERS, AGENTS, detect, stored_session, written
+from ctxtop.engine.agents.base import Agent
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.files import open_regular, read_head
+from ctxtop.engine.sessions.adapter import DETECT_RECORDS, Adapter
+from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER, marked_tokens
+from ctxtop.engine.sessions.model import ForkEstimate, SessionState, SkippedLine
+from ctxtop.engine.sessions.tail import (
     CHUNK,
     MAX_BATCH_LINES,
     QUIET_LINE_SECONDS,
@@ -287,7 +287,7 @@ class SessionReader:
         state = self.adapter.snapshot() if self.adapter is not None else None
         if state is None or state.parent_path is None or state.first_activity is None:
             return False
-        from engine.agents.parent_factor import parent_factor  # it reads with this class
+        from ctxtop.engine.agents.parent_factor import parent_factor  # it reads with this class
 
         self._parent_looked = True
         state.parent_factor = parent_factor(state)

@@ -23,13 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.agents import AGENTS
-from engine.agents.agent_window import agent_window
-from engine.agents.session_reader import SessionReader, read_all
-from engine.errors import CtxtopError
-from engine.sessions.limits import autocompact_point
-from engine.sessions.model import SessionState
-from engine.sessions.sample import context_tokens
+from ctxtop.engine.agents import AGENTS
+from ctxtop.engine.agents.agent_window import agent_window
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.sessions.limits import autocompact_point
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.sample import context_tokens
 
 CACHE_TTL_SECONDS = 300  # a prompt cache entry lives about 5 minutes after its last use
 COPILOT_WARM = (0.78, 0.82)

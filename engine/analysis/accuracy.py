@@ -17,9 +17,9 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.analysis.snapshot import Accuracy, AccuracyRow
-from engine.sessions.sample import PLACEHOLDER_SHARE
-from engine.sessions.tokenizer_factor import LEARNT_OVER, factor_from
+from ctxtop.engine.analysis.snapshot import Accuracy, AccuracyRow
+from ctxtop.engine.sessions.sample import PLACEHOLDER_SHARE
+from ctxtop.engine.sessions.tokenizer_factor import LEARNT_OVER, factor_from
 
 
 @dataclass(frozen=True, slots=True)

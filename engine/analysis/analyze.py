@@ -19,17 +19,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.analysis.accuracy import RequestPoint, accuracy
-from engine.analysis.cache_history import HistoryLog
-from engine.analysis.cache_shapes import ShapeBuilder, model_prices
-from engine.analysis.cache_shared import shared_evidence
-from engine.analysis.cache_sim import CacheSimulator, SharedEvidence
-from engine.analysis.forecast import RECENT, forecast
-from engine.analysis.placement import OnContext, newest_run_start
-from engine.analysis.placement import on_context as find_on_context
-from engine.analysis.profiles import CacheSpec
-from engine.analysis.relevance import RelevanceIndex
-from engine.analysis.render_tree import (
+from ctxtop.engine.analysis.accuracy import RequestPoint, accuracy
+from ctxtop.engine.analysis.cache_history import HistoryLog
+from ctxtop.engine.analysis.cache_shapes import ShapeBuilder, model_prices
+from ctxtop.engine.analysis.cache_shared import shared_evidence
+from ctxtop.engine.analysis.cache_sim import CacheSimulator, SharedEvidence
+from ctxtop.engine.analysis.forecast import RECENT, forecast
+from ctxtop.engine.analysis.placement import OnContext, newest_run_start
+from ctxtop.engine.analysis.placement import on_context as find_on_context
+from ctxtop.engine.analysis.profiles import CacheSpec
+from ctxtop.engine.analysis.relevance import RelevanceIndex
+from ctxtop.engine.analysis.render_tree import (
     RENDERER,
     ElementCache,
     PromptTree,
@@ -38,19 +38,19 @@ from engine.analysis.render_tree import (
     prompt_nodes,
     render_tree,
 )
-from engine.analysis.sections import content_names, last_user_index
-from engine.analysis.setup import Setup
-from engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section, Thresholds
-from engine.analysis.tools import ToolAudit
-from engine.models.window import WHAT_IF
-from engine.sessions.ledger import Ledger
-from engine.sessions.limits import trigger_points
-from engine.sessions.model import Message, SessionState
-from engine.sessions.prompt_parts import logged_prompt
-from engine.sessions.request_history import SequenceView
-from engine.sessions.sample import ContextTokens, context_tokens
-from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
-from engine.tokens.encoding import Encoding
+from ctxtop.engine.analysis.sections import content_names, last_user_index
+from ctxtop.engine.analysis.setup import Setup
+from ctxtop.engine.analysis.snapshot import Analysis, CacheSummary, PromptNode, Section, Thresholds
+from ctxtop.engine.analysis.tools import ToolAudit
+from ctxtop.engine.models.window import WHAT_IF
+from ctxtop.engine.sessions.ledger import Ledger
+from ctxtop.engine.sessions.limits import trigger_points
+from ctxtop.engine.sessions.model import Message, SessionState
+from ctxtop.engine.sessions.prompt_parts import logged_prompt
+from ctxtop.engine.sessions.request_history import SequenceView
+from ctxtop.engine.sessions.sample import ContextTokens, context_tokens
+from ctxtop.engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
+from ctxtop.engine.tokens.encoding import Encoding
 
 
 @dataclass(frozen=True, slots=True)

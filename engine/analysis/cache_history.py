@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.analysis.cache_sim import CarriedEntry, HistorySeed, Totals, price, rule_vote
-from engine.models.registry import Prices
-from engine.sessions.model import SessionState, Usage
+from ctxtop.engine.analysis.cache_sim import CarriedEntry, HistorySeed, Totals, price, rule_vote
+from ctxtop.engine.models.registry import Prices
+from ctxtop.engine.sessions.model import SessionState, Usage
 
 PricesOf = Callable[[str | None], Prices | None]  # a response's model -> its prices
 # The newest tails the history hands on: the framing of the requests just before the live

@@ -17,21 +17,21 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 
-from engine.analysis.cache_sim import (
+from ctxtop.engine.analysis.cache_sim import (
     PARENT_KEY,
     TOLERANCE,
     Boundary,
     CarriedEntry,
     RequestShape,
 )
-from engine.analysis.placement import OnContext
-from engine.analysis.sections import content_kind, is_typed_user_message
-from engine.analysis.setup import Setup
-from engine.analysis.snapshot import Breakpoint
-from engine.models.registry import ModelInfo, Prices
-from engine.models.registry import lookup as model_info
-from engine.sessions.cache_clock import write_ttl
-from engine.sessions.model import Message, Response, SessionState, Usage
+from ctxtop.engine.analysis.placement import OnContext
+from ctxtop.engine.analysis.sections import content_kind, is_typed_user_message
+from ctxtop.engine.analysis.setup import Setup
+from ctxtop.engine.analysis.snapshot import Breakpoint
+from ctxtop.engine.models.registry import ModelInfo, Prices
+from ctxtop.engine.models.registry import lookup as model_info
+from ctxtop.engine.sessions.cache_clock import write_ttl
+from ctxtop.engine.sessions.model import Message, Response, SessionState, Usage
 
 SYSTEM_KEY = "system"
 LOOKBACK = 20  # earlier prompts a request is checked against (Anthropic looks 20 blocks back)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.analysis.cache_shapes import first_prompt_key
-from engine.analysis.cache_sim import (
+from ctxtop.engine.analysis.cache_shapes import first_prompt_key
+from ctxtop.engine.analysis.cache_sim import (
     PARENT_KEY,
     SharedEvidence,
     rule_vote,
 )
-from engine.sessions.cache_clock import epoch_seconds, write_ttl
-from engine.sessions.model import SessionState
+from ctxtop.engine.sessions.cache_clock import epoch_seconds, write_ttl
+from ctxtop.engine.sessions.model import SessionState
 
 
 def shared_evidence(conversations: Sequence[SessionState]) -> tuple[SharedEvidence, ...]:

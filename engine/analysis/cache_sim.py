@@ -29,10 +29,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from engine.analysis.cache_tails import RunningMedian
-from engine.analysis.snapshot import CacheRequest, CacheSummary
-from engine.models.registry import ModelInfo, Prices
-from engine.sessions.cache_clock import LONG_TTL, epoch_seconds
+from ctxtop.engine.analysis.cache_tails import RunningMedian
+from ctxtop.engine.analysis.snapshot import CacheRequest, CacheSummary
+from ctxtop.engine.models.registry import ModelInfo, Prices
+from ctxtop.engine.sessions.cache_clock import LONG_TTL, epoch_seconds
 
 TOLERANCE = 0.05
 # The key of the prefix a parent conversation's last request left cached, for a sub-agent that

@@ -6,9 +6,9 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from engine.analysis.snapshot import Forecast
-from engine.tokens.short import short_tokens
-from engine.words import plural
+from ctxtop.engine.analysis.snapshot import Forecast
+from ctxtop.engine.tokens.short import short_tokens
+from ctxtop.engine.words import plural
 
 # The growth rate is taken over this many of the latest requests (since the last compaction).
 RECENT = 10

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.sessions.model import Message, Response, SessionState
+from ctxtop.engine.sessions.model import Message, Response, SessionState
 
 
 @dataclass(slots=True)

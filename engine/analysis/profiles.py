@@ -12,9 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine.errors import InputError
-from engine.paths import config_dir
-from engine.yaml_text import parse_yaml, read_yaml_file
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.paths import config_dir
+from ctxtop.engine.yaml_text import parse_yaml, read_yaml_file
 
 # Which session content a section holds (see engine/analysis/sections.py).
 CONTENTS = (
@@ -207,7 +207,7 @@ def user_profiles_dir() -> Path:
 
 
 def bundled_names() -> list[str]:
-    folder = resources.files("engine.analysis").joinpath("profiles")
+    folder = resources.files("ctxtop.engine.analysis").joinpath("profiles")
     return sorted(item.name[:-5] for item in folder.iterdir() if item.name.endswith(".yaml"))
 
 
@@ -245,5 +245,7 @@ def _load(name: str, user_file: Path | None) -> Profile:
         return parse_profile(read_yaml_file(user_file), str(user_file))
     if name not in bundled_names():
         raise InputError(name, f"no such profile (known: {', '.join(available_profiles())})")
-    text = resources.files("engine.analysis").joinpath("profiles", f"{name}.yaml").read_text()
+    text = (
+        resources.files("ctxtop.engine.analysis").joinpath("profiles", f"{name}.yaml").read_text()
+    )
     return parse_profile(parse_yaml(text, f"engine/analysis/profiles/{name}.yaml"), "bundled")

@@ -14,13 +14,13 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.analysis.profiles import Profile, SectionSpec
-from engine.analysis.sections import content_names, is_typed_user_message
-from engine.analysis.snapshot import Analysis, Breakpoint
-from engine.editing.placeholder import cleared_by_ctxtop
-from engine.sessions.ledger import Ledger, encoding_for
-from engine.sessions.model import Block, Message, SessionState, ToolCall
-from engine.sessions.tokenizer_factor import TokenizerFactor
+from ctxtop.engine.analysis.profiles import Profile, SectionSpec
+from ctxtop.engine.analysis.sections import content_names, is_typed_user_message
+from ctxtop.engine.analysis.snapshot import Analysis, Breakpoint
+from ctxtop.engine.editing.placeholder import cleared_by_ctxtop
+from ctxtop.engine.sessions.ledger import Ledger, encoding_for
+from ctxtop.engine.sessions.model import Block, Message, SessionState, ToolCall
+from ctxtop.engine.sessions.tokenizer_factor import TokenizerFactor
 
 SNIPPET = 60
 SECTION, ROUND, MESSAGE = "section", "round", "message"

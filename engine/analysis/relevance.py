@@ -12,10 +12,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from engine.analysis.sections import is_typed_user_message
-from engine.analysis.snapshot import Relevance
-from engine.sessions.model import Block, Message, SessionState
-from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
+from ctxtop.engine.analysis.sections import is_typed_user_message
+from ctxtop.engine.analysis.snapshot import Relevance
+from ctxtop.engine.sessions.model import Block, Message, SessionState
+from ctxtop.engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
 
 RECENT_USER_MESSAGES = 3
 RECENT_ASSISTANT_MESSAGES = 10

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.analysis.profiles import Profile, SectionSpec
-from engine.analysis.sections import is_typed_user_message
-from engine.analysis.snapshot import PromptNode, Pruned, RenderedElement
-from engine.render.element_report import ElementRow, build_report
-from engine.render.elements import (
+from ctxtop.engine.analysis.profiles import Profile, SectionSpec
+from ctxtop.engine.analysis.sections import is_typed_user_message
+from ctxtop.engine.analysis.snapshot import PromptNode, Pruned, RenderedElement
+from ctxtop.engine.render.element_report import ElementRow, build_report
+from ctxtop.engine.render.elements import (
     MAX_PRIORITY,
     Child,
     Element,
@@ -30,13 +30,13 @@ from engine.render.elements import (
     system,
     user,
 )
-from engine.render.elements import token_limit as limit_element
-from engine.render.elements import tool as tool_element
-from engine.render.materialized import Container, Counting, Node
-from engine.render.materialized import Message as RenderedMessage
-from engine.render.renderer import RenderResult, render
-from engine.render.tokenizers import get_tokenizer
-from engine.sessions.model import Message
+from ctxtop.engine.render.elements import token_limit as limit_element
+from ctxtop.engine.render.elements import tool as tool_element
+from ctxtop.engine.render.materialized import Container, Counting, Node
+from ctxtop.engine.render.materialized import Message as RenderedMessage
+from ctxtop.engine.render.renderer import RenderResult, render
+from ctxtop.engine.render.tokenizers import get_tokenizer
+from ctxtop.engine.sessions.model import Message
 
 # The order the parts have in the prompt (prompt-tsx keeps the order it is given).
 PROMPT_ORDER = (

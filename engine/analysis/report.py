@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from engine.analysis.analyze import Analyzer
-from engine.analysis.forecast import forecast_text
-from engine.analysis.profiles import load_profile
-from engine.analysis.setup import setup_for
-from engine.analysis.snapshot import Analysis
-from engine.config import Thresholds
-from engine.sessions.adapter import Adapter
-from engine.sessions.ledger import encoding_for
-from engine.words import plural
+from ctxtop.engine.analysis.analyze import Analyzer
+from ctxtop.engine.analysis.forecast import forecast_text
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.setup import setup_for
+from ctxtop.engine.analysis.snapshot import Analysis
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.sessions.adapter import Adapter
+from ctxtop.engine.sessions.ledger import encoding_for
+from ctxtop.engine.words import plural
 
 
 def analyze_session(

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.analysis.profiles import Profile
-from engine.sessions.model import Message
+from ctxtop.engine.analysis.profiles import Profile
+from ctxtop.engine.sessions.model import Message
 
 CONVERSATION = "conversation"
 

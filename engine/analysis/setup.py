@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from engine.analysis.profiles import CacheSpec, Profile
-from engine.config import Thresholds as Triggers
-from engine.models.registry import ModelInfo
-from engine.models.registry import lookup as model_info
-from engine.models.window import WHAT_IF
-from engine.sessions.limits import AutocompactRule, WindowRule, autocompact_point, session_window
-from engine.sessions.model import SessionState
+from ctxtop.engine.analysis.profiles import CacheSpec, Profile
+from ctxtop.engine.config import Thresholds as Triggers
+from ctxtop.engine.models.registry import ModelInfo
+from ctxtop.engine.models.registry import lookup as model_info
+from ctxtop.engine.models.window import WHAT_IF
+from ctxtop.engine.sessions.limits import (
+    AutocompactRule,
+    WindowRule,
+    autocompact_point,
+    session_window,
+)
+from ctxtop.engine.sessions.model import SessionState
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from engine.analysis.json_audit import compact_json
-from engine.analysis.snapshot import LargeResult, ToolStat
-from engine.sessions.model import Block, Message, SessionState
-from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
-from engine.tokens.encoding import Encoding
+from ctxtop.engine.analysis.json_audit import compact_json
+from ctxtop.engine.analysis.snapshot import LargeResult, ToolStat
+from ctxtop.engine.sessions.model import Block, Message, SessionState
+from ctxtop.engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
+from ctxtop.engine.tokens.encoding import Encoding
 
 LARGEST = 3
 

@@ -7,7 +7,7 @@ from argparse import ArgumentParser, Namespace
 from collections.abc import Callable
 from typing import Any
 
-from engine.tokens.amount import positive_amount
+from ctxtop.engine.tokens.amount import positive_amount
 
 
 def count_arg(text: str) -> int:

@@ -17,21 +17,21 @@ import argparse
 import json
 from typing import Any
 
-from engine.agents.strategies import simulate_file
-from engine.cli.arguments import add_count_option, add_fork_outputs, fork_command, tokens_arg
-from engine.cli.cmd_edit import context_line, counted_as, written_lines
-from engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
-from engine.config import load_settings
-from engine.editing.preview import pays_off_after
-from engine.forks.compact import (
+from ctxtop.engine.agents.strategies import simulate_file
+from ctxtop.engine.cli.arguments import add_count_option, add_fork_outputs, fork_command, tokens_arg
+from ctxtop.engine.cli.cmd_edit import context_line, counted_as, written_lines
+from ctxtop.engine.compaction.cut_table import cut_headline, cut_lines, requests_by_turn
+from ctxtop.engine.config import load_settings
+from ctxtop.engine.editing.preview import pays_off_after
+from ctxtop.engine.forks.compact import (
     DEFAULT_KEEP_ROUNDS,
     SUMMARIZERS,
     CompactDetails,
     compact_session,
     write_compact,
 )
-from engine.forks.transaction import Outcome
-from engine.safety.terminal import printable
+from ctxtop.engine.forks.transaction import Outcome
+from ctxtop.engine.safety.terminal import printable
 
 
 def masked_note(count: int, summarizer: str) -> str:
@@ -69,8 +69,8 @@ def _text(outcome: Outcome[CompactDetails]) -> str:
 
 def run_live(args: argparse.Namespace) -> int:
     """``--live``: the same compaction, applied by the proxy to the running agent's requests."""
-    from engine.cli.cmd_live import applied_lines
-    from engine.live.apply_plan import apply_compact
+    from ctxtop.engine.cli.cmd_live import applied_lines
+    from ctxtop.engine.live.apply_plan import apply_compact
 
     plan, outcome, path = apply_compact(
         args.session,

@@ -9,18 +9,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from engine.cli.cmd_report import json_text
-from engine.safety.terminal import printable
+from ctxtop.engine.cli.cmd_report import json_text
+from ctxtop.engine.safety.terminal import printable
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.agents.session_reader import SessionReader, read_all
-    from engine.analysis.report import analyze_session
-    from engine.forks.compaction_output import history_json, history_lines
-    from engine.forks.compactions import inspect_compactions
-    from engine.forks.transaction import read_session_bytes
-    from engine.live.whole import outside_log, with_compaction_afters
-    from engine.sessions.sample import build_sample
+    from ctxtop.engine.agents.session_reader import SessionReader, read_all
+    from ctxtop.engine.analysis.report import analyze_session
+    from ctxtop.engine.forks.compaction_output import history_json, history_lines
+    from ctxtop.engine.forks.compactions import inspect_compactions
+    from ctxtop.engine.forks.transaction import read_session_bytes
+    from ctxtop.engine.live.whole import outside_log, with_compaction_afters
+    from ctxtop.engine.sessions.sample import build_sample
 
     path = Path(args.session)
     data = read_session_bytes(path)

@@ -8,13 +8,13 @@ from typing import Any
 
 import yaml
 
-from engine.config import SHOWN_UNKNOWN, config_path, load_settings, settings_yaml
-from engine.editing.atomic import write_new
-from engine.errors import InputError
-from engine.live.auto_live import load_auto_live
-from engine.proxy.settings import load_proxy_settings
-from engine.safety.terminal import one_line
-from engine.words import first_lines
+from ctxtop.engine.config import SHOWN_UNKNOWN, config_path, load_settings, settings_yaml
+from ctxtop.engine.editing.atomic import write_new
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.live.auto_live import load_auto_live
+from ctxtop.engine.proxy.settings import load_proxy_settings
+from ctxtop.engine.safety.terminal import one_line
+from ctxtop.engine.words import first_lines
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,11 +6,11 @@ import argparse
 import json
 from typing import Any
 
-from engine.errors import CtxtopError, InputError
-from engine.models.registry import lookup
-from engine.safety.input_limits import read_text
-from engine.tokens.chat import count_chat
-from engine.tokens.encoding import ALIASES, ENCODINGS, get_encoding
+from ctxtop.engine.errors import CtxtopError, InputError
+from ctxtop.engine.models.registry import lookup
+from ctxtop.engine.safety.input_limits import read_text
+from ctxtop.engine.tokens.chat import count_chat
+from ctxtop.engine.tokens.encoding import ALIASES, ENCODINGS, get_encoding
 
 
 def _messages(text: str, path: str) -> tuple[list[Any], list[Any]]:

@@ -23,8 +23,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.cli.arguments import add_count_option, add_fork_outputs, count_arg, fork_command
-from engine.editing.policy import (
+from ctxtop.engine.cli.arguments import add_count_option, add_fork_outputs, count_arg, fork_command
+from ctxtop.engine.editing.policy import (
     DEFAULT_EXCLUDE,
     DEFAULT_KEEP,
     DEFAULT_SKELETON_BUDGET,
@@ -35,14 +35,14 @@ from engine.editing.policy import (
     POLICIES,
     Policy,
 )
-from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
-from engine.editing.preview import pays_off_after
-from engine.editing.size_limit import Limit
-from engine.errors import CtxtopError
-from engine.forks.edit import EditDetails, edit_session, target_lines
-from engine.forks.transaction import Details, Outcome, Preview
-from engine.safety.terminal import printable
-from engine.words import plural
+from ctxtop.engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
+from ctxtop.engine.editing.preview import pays_off_after
+from ctxtop.engine.editing.size_limit import Limit
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.edit import EditDetails, edit_session, target_lines
+from ctxtop.engine.forks.transaction import Details, Outcome, Preview
+from ctxtop.engine.safety.terminal import printable
+from ctxtop.engine.words import plural
 
 
 def counted_as(preview: Preview[Details]) -> str:
@@ -164,8 +164,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_live(args: argparse.Namespace, policy: Policy) -> int:
     """``--live``: the same edit, applied by the proxy to the running agent's requests."""
-    from engine.cli.cmd_live import applied_lines
-    from engine.live.apply_plan import apply_edit
+    from ctxtop.engine.cli.cmd_live import applied_lines
+    from ctxtop.engine.live.apply_plan import apply_edit
 
     plan, outcome, path = apply_edit(args.session, policy)
     if args.json:

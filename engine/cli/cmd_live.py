@@ -9,11 +9,11 @@ import json
 import sys
 from typing import Any
 
-from engine.editing.preview import pays_off_after
-from engine.errors import CtxtopError
-from engine.live.live_status import live_status, not_proxied_warning
-from engine.proxy.live_plan import LivePlan, live_sessions, stop_plan
-from engine.safety.terminal import one_line
+from ctxtop.engine.editing.preview import pays_off_after
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.live.live_status import live_status, not_proxied_warning
+from ctxtop.engine.proxy.live_plan import LivePlan, live_sessions, stop_plan
+from ctxtop.engine.safety.terminal import one_line
 
 
 def plan_line(plan: LivePlan) -> str:

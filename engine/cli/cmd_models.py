@@ -7,8 +7,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from engine.models.registry import ModelInfo, Prices, default_registry
-from engine.models.window import Window
+from ctxtop.engine.models.registry import ModelInfo, Prices, default_registry
+from ctxtop.engine.models.window import Window
 
 SOURCES_NOTE = (
     "Windows and prices: the genai-prices dataset bundled with ctxtop (offline), unless your\n"
@@ -95,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     registry = default_registry()
     infos = [registry.lookup(args.model)] if args.model else registry.all_models()
     if args.session:
-        from engine.agents.agent_window import agent_window
-        from engine.agents.session_reader import read_session
+        from ctxtop.engine.agents.agent_window import agent_window
+        from ctxtop.engine.agents.session_reader import read_session
 
         state = read_session(args.session)
         model = args.model or state.model

@@ -11,13 +11,13 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-from engine.agents import proxied
-from engine.errors import CtxtopError
+from ctxtop.engine.agents import proxied
+from ctxtop.engine.errors import CtxtopError
 
 # The server (aiohttp) is imported when the proxy starts: `ctxtop --help` lists this command.
 if TYPE_CHECKING:
-    from engine.live.auto_live import AutoLive
-    from engine.proxy.settings import ProxySettings
+    from ctxtop.engine.live.auto_live import AutoLive
+    from ctxtop.engine.proxy.settings import ProxySettings
 
 
 def start_lines(port: int) -> list[str]:
@@ -39,7 +39,7 @@ def request_line(line: dict[str, Any]) -> str:
 
 
 def settings_from(args: argparse.Namespace) -> ProxySettings:
-    from engine.proxy.settings import load_proxy_settings, port_number
+    from ctxtop.engine.proxy.settings import load_proxy_settings, port_number
 
     settings = load_proxy_settings()
     if args.port is not None:
@@ -54,10 +54,10 @@ def say(line: str) -> None:
 async def serve(settings: ProxySettings, auto: AutoLive) -> None:
     import asyncio
 
-    from engine.live.auto_live import AutoLiveWatch
-    from engine.proxy.rewrite_live import LiveRewriter
-    from engine.proxy.server import ProxyServer
-    from engine.proxy.store import measurements_dir
+    from ctxtop.engine.live.auto_live import AutoLiveWatch
+    from ctxtop.engine.proxy.rewrite_live import LiveRewriter
+    from ctxtop.engine.proxy.server import ProxyServer
+    from ctxtop.engine.proxy.store import measurements_dir
 
     watch = AutoLiveWatch(auto, report=say)
 
@@ -97,8 +97,8 @@ async def serve(settings: ProxySettings, auto: AutoLive) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from engine.live.auto_live import load_auto_live
-    from engine.safety.terminal import one_line
+    from ctxtop.engine.live.auto_live import load_auto_live
+    from ctxtop.engine.safety.terminal import one_line
 
     settings = settings_from(args)
     for notice in settings.notices:  # unknown keys, plain http to another machine

@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any
 
-from engine.errors import CtxtopError
-from engine.safety.input_limits import input_limit, too_large
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.safety.input_limits import input_limit, too_large
 
 # Kept here (not imported from engine.render) so other commands do not load the renderer.
 MODES = ("exact", "prompt-tsx")
@@ -45,10 +45,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.render.collections_paused import collections_paused, left_to_exit
-    from engine.render.loader import TreeFormatError, load_document, parse_budget
-    from engine.render.output import dumps, result_json
-    from engine.render.renderer import render
+    from ctxtop.engine.render.collections_paused import collections_paused, left_to_exit
+    from ctxtop.engine.render.loader import TreeFormatError, load_document, parse_budget
+    from ctxtop.engine.render.output import dumps, result_json
+    from ctxtop.engine.render.renderer import render
 
     left_to_exit()  # the trees rendered here are not walked again as the process ends
     try:
@@ -61,10 +61,10 @@ def run(args: argparse.Namespace) -> int:
         return _run_jsonl(args.mode or "prompt-tsx", budget, args.tokenizer)
     if not args.tree:
         raise CtxtopError("give a tree file, or --jsonl to read cases from stdin")
-    from engine.render.count_memory import recall, remember
-    from engine.render.element_report import build_report, report_table
-    from engine.render.tokenizers import get_tokenizer
-    from engine.safety.input_limits import read_text
+    from ctxtop.engine.render.count_memory import recall, remember
+    from ctxtop.engine.render.element_report import build_report, report_table
+    from ctxtop.engine.render.tokenizers import get_tokenizer
+    from ctxtop.engine.safety.input_limits import read_text
 
     with collections_paused(age_on_exit=True):
         document = load_document(args.tree)
@@ -87,12 +87,12 @@ def run(args: argparse.Namespace) -> int:
 def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = None) -> int:
     """Oracle cases on stdin; a case's own budget/tokenizer win over the options, which win
     over the tree's."""
-    from engine.render.collections_paused import collected_between
-    from engine.render.count_memory import recall, remember, tree_identity
-    from engine.render.loader import TreeFormatError, document_from_data, parse_budget
-    from engine.render.output import dumps, result_json
-    from engine.render.renderer import render
-    from engine.render.tokenizers import BpeTokenizer, get_tokenizer
+    from ctxtop.engine.render.collections_paused import collected_between
+    from ctxtop.engine.render.count_memory import recall, remember, tree_identity
+    from ctxtop.engine.render.loader import TreeFormatError, document_from_data, parse_budget
+    from ctxtop.engine.render.output import dumps, result_json
+    from ctxtop.engine.render.renderer import render
+    from ctxtop.engine.render.tokenizers import BpeTokenizer, get_tokenizer
 
     write = sys.stdout.write
     # The generator writes each tree once per budget, on consecutive lines: parse it once.

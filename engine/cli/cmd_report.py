@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from engine.cli.arguments import tokens_arg
-from engine.safety.terminal import one_line, printable
-from engine.words import plural
+from ctxtop.engine.cli.arguments import tokens_arg
+from ctxtop.engine.safety.terminal import one_line, printable
+from ctxtop.engine.words import plural
 
 if TYPE_CHECKING:
-    from engine.analysis.snapshot import Analysis
-    from engine.proxy.measured_prompt import MeasuredPrompt
-    from engine.sessions.adapter import Adapter
+    from ctxtop.engine.analysis.snapshot import Analysis
+    from ctxtop.engine.proxy.measured_prompt import MeasuredPrompt
+    from ctxtop.engine.sessions.adapter import Adapter
 
 
 def json_text(value: Any) -> str:
@@ -148,11 +148,11 @@ def render_text(
         rest = max(breakdown["unattributed"] - logged, 0)
         lines.append(f"  {'not in the log':<24} {_fmt(rest):>10}")
     if report.get("measured"):
-        from engine.proxy.measured_analysis import measurement_text
+        from ctxtop.engine.proxy.measured_analysis import measurement_text
 
         lines.extend(measurement_text(report["measured"]))
     if analysis is not None:
-        from engine.analysis.report import analysis_text
+        from ctxtop.engine.analysis.report import analysis_text
 
         lines.extend(analysis_text(analysis))
     for skipped in report["skipped_lines"]:
@@ -183,14 +183,14 @@ def _counts(counts: dict[str, int]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that other commands don't pay for the session readers at start-up.
-    from engine.agents.session_reader import SessionReader, read_all
-    from engine.analysis.analyze import Analyzer
-    from engine.analysis.report import analyze_session
-    from engine.config import load_settings
-    from engine.live.whole import with_whole_context
-    from engine.sessions.cache_clock import cache_clock, clock_text
-    from engine.sessions.report_json import to_json
-    from engine.sessions.sample import build_sample
+    from ctxtop.engine.agents.session_reader import SessionReader, read_all
+    from ctxtop.engine.analysis.analyze import Analyzer
+    from ctxtop.engine.analysis.report import analyze_session
+    from ctxtop.engine.config import load_settings
+    from ctxtop.engine.live.whole import with_whole_context
+    from ctxtop.engine.sessions.cache_clock import cache_clock, clock_text
+    from ctxtop.engine.sessions.report_json import to_json
+    from ctxtop.engine.sessions.sample import build_sample
 
     reader = SessionReader(args.session)
     read_all(reader)
@@ -209,13 +209,13 @@ def run(args: argparse.Namespace) -> int:
     )
     measured = _measured(reader.adapter, sample.session_id)
     if measured is not None:  # the session went through ctxtop's proxy
-        from engine.proxy.measured_analysis import with_measurement
+        from ctxtop.engine.proxy.measured_analysis import with_measurement
 
         analysis = with_measurement(analysis, measured)
     sample = with_whole_context(sample, analysis)
     report = to_json(sample if args.breakdown else dataclasses.replace(sample, breakdown=None))
     if measured is not None:
-        from engine.proxy.measured_analysis import measurement_json
+        from ctxtop.engine.proxy.measured_analysis import measurement_json
 
         report["measured"] = measurement_json(measured)
     report["analysis"] = analysis.to_json()
@@ -233,12 +233,12 @@ def run(args: argparse.Namespace) -> int:
 def _measured(adapter: Adapter, session_id: str | None) -> MeasuredPrompt | None:
     """The proxy's latest measurement of the session, if it went through ctxtop's proxy. Without
     a measurements directory (the proxy never ran) the proxy's modules are not even imported."""
-    from engine.proxy.store import measurements_dir
+    from ctxtop.engine.proxy.store import measurements_dir
 
     if not measurements_dir().is_dir():
         return None
-    from engine.proxy.measured_prompt import latest_measurement
-    from engine.proxy.opening import session_opening
+    from ctxtop.engine.proxy.measured_prompt import latest_measurement
+    from ctxtop.engine.proxy.opening import session_opening
 
     return latest_measurement(session_id, session_opening(adapter.snapshot()))
 

@@ -11,13 +11,13 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from engine.cli.arguments import add_fork_outputs, count_arg, fork_command
-from engine.cli.cmd_edit import context_line, written_lines
-from engine.safety.terminal import printable
+from ctxtop.engine.cli.arguments import add_fork_outputs, count_arg, fork_command
+from ctxtop.engine.cli.cmd_edit import context_line, written_lines
+from ctxtop.engine.safety.terminal import printable
 
 if TYPE_CHECKING:
-    from engine.forks.restore import RestoreDetails
-    from engine.forks.transaction import Outcome
+    from ctxtop.engine.forks.restore import RestoreDetails
+    from ctxtop.engine.forks.transaction import Outcome
 
 
 def _text(outcome: Outcome[RestoreDetails]) -> str:
@@ -35,7 +35,7 @@ def _text(outcome: Outcome[RestoreDetails]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.forks.restore import restore_session
+    from ctxtop.engine.forks.restore import restore_session
 
     outcome = restore_session(args.session, args.compaction, args.items or (), dry_run=args.dry_run)
     if args.json:

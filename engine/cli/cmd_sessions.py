@@ -7,10 +7,10 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.agents import ADAPTERS
-from engine.agents.discovery import Found, discover
-from engine.errors import CtxtopError
-from engine.safety.terminal import one_line
+from ctxtop.engine.agents import ADAPTERS
+from ctxtop.engine.agents.discovery import Found, discover
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.safety.terminal import one_line
 
 # A listing reads only the end of big files: enough for the latest request and context.
 QUICK_LOOK_BYTES = 4 << 20
@@ -23,9 +23,9 @@ def _row(found: Found) -> dict[str, Any]:
         "modified": datetime.fromtimestamp(found.mtime, UTC).isoformat(timespec="seconds"),
         "size": found.size,
     }
-    from engine.agents.session_reader import SessionReader, read_all
-    from engine.live.whole import whole_context_quickly
-    from engine.sessions.sample import build_sample
+    from ctxtop.engine.agents.session_reader import SessionReader, read_all
+    from ctxtop.engine.live.whole import whole_context_quickly
+    from ctxtop.engine.sessions.sample import build_sample
 
     try:
         reader = SessionReader(found.path, tail_bytes=QUICK_LOOK_BYTES)
@@ -103,10 +103,10 @@ def watch(args: argparse.Namespace) -> int:
     import sys
     import time
 
-    from engine.config import load_settings
-    from engine.live.sessions_table import SessionsTable
-    from engine.live.sessions_text import clip_to_height, sort_rows, text_table
-    from engine.live.sessions_watch import watch_rows
+    from ctxtop.engine.config import load_settings
+    from ctxtop.engine.live.sessions_table import SessionsTable
+    from ctxtop.engine.live.sessions_text import clip_to_height, sort_rows, text_table
+    from ctxtop.engine.live.sessions_watch import watch_rows
 
     settings = load_settings()
     minutes = args.minutes or settings.active_minutes

@@ -7,10 +7,10 @@ import json
 import sys
 from typing import Any
 
-from engine.config import load_settings
-from engine.errors import CtxtopError, InputError
-from engine.safety.input_limits import STDIN, read_input
-from engine.safety.terminal import one_line
+from ctxtop.engine.config import load_settings
+from ctxtop.engine.errors import CtxtopError, InputError
+from ctxtop.engine.safety.input_limits import STDIN, read_input
+from ctxtop.engine.safety.terminal import one_line
 
 # Claude Code's status JSON is a few KB; more is not a status.
 STATUS_LIMIT = 1 << 20
@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     blanks the bar, its stderr goes to the debug log). So input that is not Claude Code's status
     JSON is an error (stderr, exit 2: no status bar runs it so), while a transcript that cannot
     be read is said on stderr and the bar still gets a line, from the JSON's own figures."""
-    from engine.statusline import NO_TRANSCRIPT, UNREADABLE, status_line
+    from ctxtop.engine.statusline import NO_TRANSCRIPT, UNREADABLE, status_line
 
     raw = read_input(STDIN, STATUS_LIMIT)  # over the limit, a device: one line, exit 2
     try:

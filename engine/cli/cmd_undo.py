@@ -15,9 +15,9 @@ import argparse
 import json
 from typing import Any
 
-from engine.agents import names_fork
-from engine.editing import action_log
-from engine.editing.undo import remove_temps_of_unlogged, undo
+from ctxtop.engine.agents import names_fork
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.editing.undo import remove_temps_of_unlogged, undo
 
 
 def _listed(entry: dict[str, Any]) -> str:

@@ -12,25 +12,25 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from engine import __version__
-from engine.errors import CtxtopError
-from engine.safety.terminal import one_line
+from ctxtop.engine import __version__
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.safety.terminal import one_line
 
 COMMANDS = (
-    "engine.cli.cmd_models",
-    "engine.cli.cmd_count",
-    "engine.cli.cmd_report",
-    "engine.cli.cmd_sessions",
-    "engine.cli.cmd_config",
-    "engine.cli.cmd_statusline",
-    "engine.cli.cmd_edit",
-    "engine.cli.cmd_undo",
-    "engine.cli.cmd_render",
-    "engine.cli.cmd_compact",
-    "engine.cli.cmd_compactions",
-    "engine.cli.cmd_restore",
-    "engine.cli.cmd_proxy",
-    "engine.cli.cmd_live",
+    "ctxtop.engine.cli.cmd_models",
+    "ctxtop.engine.cli.cmd_count",
+    "ctxtop.engine.cli.cmd_report",
+    "ctxtop.engine.cli.cmd_sessions",
+    "ctxtop.engine.cli.cmd_config",
+    "ctxtop.engine.cli.cmd_statusline",
+    "ctxtop.engine.cli.cmd_edit",
+    "ctxtop.engine.cli.cmd_undo",
+    "ctxtop.engine.cli.cmd_render",
+    "ctxtop.engine.cli.cmd_compact",
+    "ctxtop.engine.cli.cmd_compactions",
+    "ctxtop.engine.cli.cmd_restore",
+    "ctxtop.engine.cli.cmd_proxy",
+    "ctxtop.engine.cli.cmd_live",
 )
 COMMAND_NAMES = frozenset(name.rpartition(".cmd_")[2] for name in COMMANDS)
 

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.compaction.items import Cut, Item, Round
-from engine.words import plural
+from ctxtop.engine.compaction.items import Cut, Item, Round
+from ctxtop.engine.words import plural
 
 Count = Callable[[str], int]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from engine.compaction.items import Call, Item
-from engine.words import plural
+from ctxtop.engine.compaction.items import Call, Item
+from ctxtop.engine.words import plural
 
 PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "absolute_path", "target_file")
 COMMAND_KEYS = ("command", "cmd")

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.errors import CtxtopError
-from engine.words import plural
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.words import plural
 
 # request: a user turn (starts a round); message: any other conversational message;
 # tool_result: a message carrying tool results; standing: the system prompt, project rules,

@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.compaction.items import Cut
-from engine.compaction.prompt import (
+from ctxtop.engine.compaction.items import Cut
+from ctxtop.engine.compaction.prompt import (
     INSTRUCTION,
     anthropic_messages,
     openai_messages,
@@ -37,11 +37,11 @@ from engine.compaction.prompt import (
     tool_names,
     transcript,
 )
-from engine.compaction.structured import TITLES, earlier_transcript, pointer_line
-from engine.config import LLMSettings, config_path, url_problem
-from engine.models.registry import lookup as model_info
-from engine.safety.secrets import SecretMasker
-from engine.safety.terminal import without_controls
+from ctxtop.engine.compaction.structured import TITLES, earlier_transcript, pointer_line
+from ctxtop.engine.config import LLMSettings, config_path, url_problem
+from ctxtop.engine.models.registry import lookup as model_info
+from ctxtop.engine.safety.secrets import SecretMasker
+from ctxtop.engine.safety.terminal import without_controls
 
 Count = Callable[[str], int]
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}

@@ -7,8 +7,8 @@ import json
 import re
 from typing import Any
 
-from engine.compaction.items import Cut, Item
-from engine.compaction.structured import TITLES
+from ctxtop.engine.compaction.items import Cut, Item
+from ctxtop.engine.compaction.structured import TITLES
 
 RESULT_LIMIT = 2000  # characters of each tool result shown to the summariser
 

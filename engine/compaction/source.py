@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engine.compaction.items import Call, Cut, Item
-from engine.editing.placeholder import as_object as parse_input
-from engine.editing.writer import Writer
-from engine.sessions.model import SessionState
+from ctxtop.engine.compaction.items import Call, Cut, Item
+from ctxtop.engine.editing.placeholder import as_object as parse_input
+from ctxtop.engine.editing.writer import Writer
+from ctxtop.engine.sessions.model import SessionState
 
 OVERFLOW_SIGNS = (
     "prompt is too long",

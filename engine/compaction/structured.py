@@ -8,7 +8,7 @@ from collections import Counter as Tally
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.compaction.facts import (
+from ctxtop.engine.compaction.facts import (
     Facts,
     changed_paths,
     command_of,
@@ -20,9 +20,9 @@ from engine.compaction.facts import (
     programs,
     read_paths,
 )
-from engine.compaction.handoff import OPENING
-from engine.compaction.items import Call, Cut, Item
-from engine.words import plural
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.compaction.items import Call, Cut, Item
+from ctxtop.engine.words import plural
 
 Count = Callable[[str], int]
 

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.errors import CtxtopError
-from engine.files import append_line
-from engine.paths import data_dir
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.files import append_line
+from ctxtop.engine.paths import data_dir
 
 LOG_NAME = "actions.jsonl"
 FORK_KINDS = ("edit", "compact", "restore")  # actions that write a fork ``ctxtop undo`` can remove

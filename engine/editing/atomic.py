@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.editing import action_log
-from engine.errors import CtxtopError
-from engine.paths import is_plain_name
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.paths import is_plain_name
 
 # mkstemp's names: the prefix, 8 characters of [a-z0-9_], the suffix (ctxtop's before the pid).
 _TEMP_NAME = re.compile(r"\.ctxtop-(?:(?P<pid>[0-9]{1,10})-)?[a-z0-9_]{8}\.tmp")

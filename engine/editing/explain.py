@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from engine.editing.placeholder import MARK
-from engine.editing.policy import TOOL_USES, TURNS, Plan, Policy, last
-from engine.editing.turns import Scan, ToolUse
+from ctxtop.engine.editing.placeholder import MARK
+from ctxtop.engine.editing.policy import TOOL_USES, TURNS, Plan, Policy, last
+from ctxtop.engine.editing.turns import Scan, ToolUse
 
 PlanFor = Callable[[Policy], Plan]
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.editing.atomic import write_new
-from engine.editing.json_schema import schema_of
-from engine.errors import CtxtopError
-from engine.paths import data_dir
-from engine.safety.secrets import SecretMasker
+from ctxtop.engine.editing.atomic import write_new
+from ctxtop.engine.editing.json_schema import schema_of
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.paths import data_dir
+from ctxtop.engine.safety.secrets import SecretMasker
 
 OFFLOADED_MARK = "[ctxtop: large tool result moved to a file"
 SCHEMA_SHOWN_CHARS = 2000  # a longer schema is only named, not shown in the pointer

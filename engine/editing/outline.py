@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.editing.placeholder import MARK, file_path, how_to_get_back
-from engine.editing.size_limit import Limit
-from engine.editing.skeleton import language_for_path, skeleton
+from ctxtop.engine.editing.placeholder import MARK, file_path, how_to_get_back
+from ctxtop.engine.editing.size_limit import Limit
+from ctxtop.engine.editing.skeleton import language_for_path, skeleton
 
 _NUMBERED = re.compile(r" *(\d+)(?:→|\t)(.*)")
 _READ_NAMES = re.compile(r"read|^view|^cat$", re.IGNORECASE)

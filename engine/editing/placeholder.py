@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.editing.offload import OFFLOADED_MARK
-from engine.editing.rerun import safe_to_rerun, shell_command
-from engine.editing.truncate import TRUNCATED_MARK
+from ctxtop.engine.editing.offload import OFFLOADED_MARK
+from ctxtop.engine.editing.rerun import safe_to_rerun, shell_command
+from ctxtop.engine.editing.truncate import TRUNCATED_MARK
 
 MARK = "[ctxtop: old tool result cleared"  # also heads a skeleton (engine/editing/outline.py)
 

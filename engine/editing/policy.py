@@ -9,20 +9,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.editing.offload import Offloader
-from engine.editing.outline import outline_result
-from engine.editing.placeholder import (
+from ctxtop.engine.editing.offload import Offloader
+from ctxtop.engine.editing.outline import outline_result
+from ctxtop.engine.editing.placeholder import (
     MARK,
     clear_input,
     cleared_by_ctxtop,
     how_to_get_back,
     placeholder,
 )
-from engine.editing.pools import DEFAULT_FILL, Target
-from engine.editing.size_limit import Limit
-from engine.editing.truncate import truncate
-from engine.editing.turns import Scan, ToolUse
-from engine.errors import CtxtopError
+from ctxtop.engine.editing.pools import DEFAULT_FILL, Target
+from ctxtop.engine.editing.size_limit import Limit
+from ctxtop.engine.editing.truncate import truncate
+from ctxtop.engine.editing.turns import Scan, ToolUse
+from ctxtop.engine.errors import CtxtopError
 
 DEFAULT_EXCLUDE = ("*memory*",)  # memory tools are never touched unless asked
 ORDERS = ("oldest", "largest", "relevance")

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.errors import CtxtopError
-from engine.tokens.amount import positive_amount
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.tokens.amount import positive_amount
 
 MANDATORY_PRIORITY = 0.7
 FILL_MODES = ("minimal", "fillHalf", "double", "fill")

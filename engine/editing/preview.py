@@ -12,18 +12,18 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from engine.models.registry import PER_MILLION, Prices
+from ctxtop.engine.models.registry import PER_MILLION, Prices
 
 # The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
-from engine.models.registry import lookup as model_info
+from ctxtop.engine.models.registry import lookup as model_info
 
 # The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
-from engine.sessions.cache_clock import writes_for_an_hour
-from engine.sessions.ledger import Ledger, encoding_for
-from engine.sessions.model import SessionState
-from engine.sessions.sample import context_tokens
-from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
-from engine.words import plural
+from ctxtop.engine.sessions.cache_clock import writes_for_an_hour
+from ctxtop.engine.sessions.ledger import Ledger, encoding_for
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.sample import context_tokens
+from ctxtop.engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
+from ctxtop.engine.words import plural
 
 # The whole context as a caller already shows it (the dashboard's gauge): tokens, provenance.
 ShownContext = tuple[int, str]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engine.errors import CtxtopError
+from ctxtop.engine.errors import CtxtopError
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.editing import action_log
-from engine.editing.atomic import remove_stale_temps
-from engine.errors import CtxtopError
-from engine.sessions.fork_mark import marked_fork
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.editing.atomic import remove_stale_temps
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.sessions.fork_mark import marked_fork
 
 # The result files' names (engine.editing.offload.file_stem, then .json, .txt, .schema.json).
 _RESULT_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}-[0-9a-f]{10}(?:\.schema)?\.(?:json|txt)")

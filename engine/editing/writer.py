@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engine.editing.turns import Scan
-from engine.errors import InputError
-from engine.sessions.fork_mark import mark_last_line
+from ctxtop.engine.editing.turns import Scan
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.sessions.fork_mark import mark_last_line
 
 
 def text_id(value: Any) -> str | None:

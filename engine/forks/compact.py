@@ -11,17 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.agents import AGENTS, compacts_unread, summary_openings
-from engine.agents.agent_window import agent_window
-from engine.compaction.cut_table import RoundRow, item_tokens, round_table, turn_requests
-from engine.compaction.handoff import handoff_message
-from engine.compaction.items import Cut, Item, choose_cut
-from engine.compaction.source import Source
-from engine.compaction.structured import structured_summary
-from engine.config import LLMSettings
-from engine.editing.preview import ShownContext, priced_rewrite, sections, whole_context
-from engine.errors import CtxtopError, InputError
-from engine.forks.transaction import (
+from ctxtop.engine.agents import AGENTS, compacts_unread, summary_openings
+from ctxtop.engine.agents.agent_window import agent_window
+from ctxtop.engine.compaction.cut_table import RoundRow, item_tokens, round_table, turn_requests
+from ctxtop.engine.compaction.handoff import handoff_message
+from ctxtop.engine.compaction.items import Cut, Item, choose_cut
+from ctxtop.engine.compaction.source import Source
+from ctxtop.engine.compaction.structured import structured_summary
+from ctxtop.engine.config import LLMSettings
+from ctxtop.engine.editing.preview import ShownContext, priced_rewrite, sections, whole_context
+from ctxtop.engine.errors import CtxtopError, InputError
+from ctxtop.engine.forks.transaction import (
     COMPACTING,
     Loaded,
     NewFork,
@@ -33,12 +33,12 @@ from engine.forks.transaction import (
     unwritten,
     usage_estimates,
 )
-from engine.models.registry import lookup as model_info
-from engine.safety.secrets import SecretMasker
-from engine.sessions.cache_clock import writes_for_an_hour
-from engine.sessions.ledger import DEFAULT_ENCODING, Ledger, encoding_for
-from engine.sessions.model import SessionState
-from engine.tokens import get_encoding
+from ctxtop.engine.models.registry import lookup as model_info
+from ctxtop.engine.safety.secrets import SecretMasker
+from ctxtop.engine.sessions.cache_clock import writes_for_an_hour
+from ctxtop.engine.sessions.ledger import DEFAULT_ENCODING, Ledger, encoding_for
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.tokens import get_encoding
 
 SUMMARIZERS = ("structured", "llm")
 # Rounds kept verbatim by default: the working set of a task in progress (the last few tool
@@ -142,7 +142,7 @@ def summarise(
     where = str(source.path.resolve())
     args = (cut, budget, loaded.count, where, source.cwd(), source.model())
     if summarizer == "llm":
-        from engine.compaction.llm import LLMFailure, llm_summary
+        from ctxtop.engine.compaction.llm import LLMFailure, llm_summary
 
         try:
             settings = llm or LLMSettings()

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.forks.compactions import CompactionHistory, Entry, Inspection, Size
-from engine.tokens.short import provenance_mark
-from engine.words import plural
+from ctxtop.engine.forks.compactions import CompactionHistory, Entry, Inspection, Size
+from ctxtop.engine.tokens.short import provenance_mark
+from ctxtop.engine.words import plural
 
 FATES = {"kept": "kept", "summarised": "in summary", "dropped": "DROPPED"}
 

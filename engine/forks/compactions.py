@@ -27,19 +27,19 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from engine.agents import AGENTS
-from engine.agents.session_reader import SessionReader, read_session_data
-from engine.analysis.relevance import coverage, idf, terms
-from engine.compaction.facts import command_of, one_line, read_paths
-from engine.compaction.items import Call, Item
-from engine.editing.action_log import absolute, read_actions
-from engine.editing.placeholder import as_object as parse_input
-from engine.editing.writer import jsonl_records
-from engine.errors import InputError
-from engine.forks.transaction import read_session_bytes
-from engine.sessions.fork_mark import CTXTOP_TRIGGER
-from engine.sessions.ledger import encoding_for
-from engine.sessions.model import Compaction, Microcompaction, SessionState
+from ctxtop.engine.agents import AGENTS
+from ctxtop.engine.agents.session_reader import SessionReader, read_session_data
+from ctxtop.engine.analysis.relevance import coverage, idf, terms
+from ctxtop.engine.compaction.facts import command_of, one_line, read_paths
+from ctxtop.engine.compaction.items import Call, Item
+from ctxtop.engine.editing.action_log import absolute, read_actions
+from ctxtop.engine.editing.placeholder import as_object as parse_input
+from ctxtop.engine.editing.writer import jsonl_records
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.forks.transaction import read_session_bytes
+from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER
+from ctxtop.engine.sessions.ledger import encoding_for
+from ctxtop.engine.sessions.model import Compaction, Microcompaction, SessionState
 
 # A user message whose distinctive content the summary carries less than this share of is
 # flagged as a forgotten instruction; a tool result's subject likewise counts as mentioned.

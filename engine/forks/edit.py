@@ -10,15 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.agents import AGENTS
-from engine.agents.agent_window import agent_window
-from engine.analysis.relevance import RelevanceIndex
-from engine.analysis.sections import last_user_index
-from engine.editing.explain import NothingToClear, nothing_to_clear
-from engine.editing.offload import Offloader, default_directory
-from engine.editing.policy import Change, Plan, Policy, make_plan
-from engine.editing.pools import Candidate, Pools, keep_within
-from engine.editing.preview import (
+from ctxtop.engine.agents import AGENTS
+from ctxtop.engine.agents.agent_window import agent_window
+from ctxtop.engine.analysis.relevance import RelevanceIndex
+from ctxtop.engine.analysis.sections import last_user_index
+from ctxtop.engine.editing.explain import NothingToClear, nothing_to_clear
+from ctxtop.engine.editing.offload import Offloader, default_directory
+from ctxtop.engine.editing.policy import Change, Plan, Policy, make_plan
+from ctxtop.engine.editing.pools import Candidate, Pools, keep_within
+from ctxtop.engine.editing.preview import (
     SectionChange,
     ShownContext,
     cache_cost,
@@ -27,10 +27,10 @@ from engine.editing.preview import (
     sections,
     whole_context,
 )
-from engine.editing.turns import Scan
-from engine.editing.writer import Writer
-from engine.errors import InputError
-from engine.forks.transaction import (
+from ctxtop.engine.editing.turns import Scan
+from ctxtop.engine.editing.writer import Writer
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.forks.transaction import (
     EDITING,
     Loaded,
     NewFork,
@@ -42,9 +42,9 @@ from engine.forks.transaction import (
     unwritten,
     usage_estimates,
 )
-from engine.models.registry import lookup as model_info
-from engine.sessions.ledger import encoding_for
-from engine.sessions.model import SessionState
+from ctxtop.engine.models.registry import lookup as model_info
+from ctxtop.engine.sessions.ledger import encoding_for
+from ctxtop.engine.sessions.model import SessionState
 
 
 def relevance_scores(state: SessionState, every: bool = False) -> dict[str, float]:

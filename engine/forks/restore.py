@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.agents import AGENTS
-from engine.agents.session_reader import agent_of
-from engine.editing.preview import priced_rewrite, sections, whole_context
-from engine.errors import InputError
-from engine.forks.compactions import (
+from ctxtop.engine.agents import AGENTS
+from ctxtop.engine.agents.session_reader import agent_of
+from ctxtop.engine.editing.preview import priced_rewrite, sections, whole_context
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.forks.compactions import (
     CompactionHistory,
     Entry,
     Inspection,
@@ -29,7 +29,7 @@ from engine.forks.compactions import (
     line_starts,
     restore_refusal,
 )
-from engine.forks.transaction import (
+from ctxtop.engine.forks.transaction import (
     EDITING,
     Loaded,
     NewFork,
@@ -40,7 +40,7 @@ from engine.forks.transaction import (
     read_back,
     unwritten,
 )
-from engine.words import plural
+from ctxtop.engine.words import plural
 
 FORGOTTEN = "forgotten"  # ``--with forgotten``: every user message the summary does not carry
 HEADER = "[ctxtop restore]"

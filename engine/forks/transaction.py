@@ -19,21 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from engine.agents import compacts_unread, stored_session
-from engine.agents.session_reader import agent_of, read_session_data
-from engine.editing import action_log
-from engine.editing.atomic import write_new
-from engine.editing.offload import Offloader
-from engine.editing.preview import CacheCost, WholeContext, sections
-from engine.editing.writer import Writer
-from engine.errors import CtxtopError, InputError
-from engine.files import open_regular
-from engine.paths import data_dir
-from engine.sessions.fork_mark import marked_fork
-from engine.sessions.ledger import Ledger, encoding_for
-from engine.sessions.model import SessionState
-from engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
-from engine.tokens.encoding import Encoding
+from ctxtop.engine.agents import compacts_unread, stored_session
+from ctxtop.engine.agents.session_reader import agent_of, read_session_data
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.editing.atomic import write_new
+from ctxtop.engine.editing.offload import Offloader
+from ctxtop.engine.editing.preview import CacheCost, WholeContext, sections
+from ctxtop.engine.editing.writer import Writer
+from ctxtop.engine.errors import CtxtopError, InputError
+from ctxtop.engine.files import open_regular
+from ctxtop.engine.paths import data_dir
+from ctxtop.engine.sessions.fork_mark import marked_fork
+from ctxtop.engine.sessions.ledger import Ledger, encoding_for
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
+from ctxtop.engine.tokens.encoding import Encoding
 
 EDITING, COMPACTING = "editing", "compacting"
 

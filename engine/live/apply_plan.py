@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.agents.session_reader import read_session
-from engine.compaction.handoff import handoff_message
-from engine.compaction.items import Round
-from engine.editing.policy import Policy
-from engine.errors import CtxtopError
-from engine.forks.compact import CompactDetails, compact_session, preview_compact
-from engine.forks.edit import EditDetails, edit_session, preview_edit
-from engine.forks.transaction import (
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.compaction.handoff import handoff_message
+from ctxtop.engine.compaction.items import Round
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.compact import CompactDetails, compact_session, preview_compact
+from ctxtop.engine.forks.edit import EditDetails, edit_session, preview_edit
+from ctxtop.engine.forks.transaction import (
     COMPACTING,
     EDITING,
     Details,
@@ -25,7 +25,13 @@ from engine.forks.transaction import (
     load,
     unwritten,
 )
-from engine.proxy.live_plan import FIGURE_KINDS, CompactCut, LivePlan, round_digest, save_plan
+from ctxtop.engine.proxy.live_plan import (
+    FIGURE_KINDS,
+    CompactCut,
+    LivePlan,
+    round_digest,
+    save_plan,
+)
 
 FIGURES = tuple(FIGURE_KINDS)
 

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.config import config_path, read_config_data
-from engine.errors import CtxtopError, InputError
-from engine.tokens.short import provenance_mark
+from ctxtop.engine.config import config_path, read_config_data
+from ctxtop.engine.errors import CtxtopError, InputError
+from ctxtop.engine.tokens.short import provenance_mark
 
 if TYPE_CHECKING:
-    from engine.live.session import LiveSession
-    from engine.live.view import Gauge
+    from ctxtop.engine.live.session import LiveSession
+    from ctxtop.engine.live.view import Gauge
 
 ACTIONS = ("off", "edit", "compact")
 DEFAULT_AT = 0.85
@@ -102,8 +102,8 @@ def apply_auto(path: str | Path, session_id: str, auto: AutoLive) -> str:
     """Put the policy's default edit (keep the last 3 tool uses) or compaction (keep the last 3
     rounds) in force for the session, as a live plan; what was done, in a few words.
     ``CtxtopError`` when there is nothing to apply (e.g. no old tool result to clear)."""
-    from engine.editing.policy import Policy
-    from engine.live.apply_plan import apply_compact, apply_edit
+    from ctxtop.engine.editing.policy import Policy
+    from ctxtop.engine.live.apply_plan import apply_compact, apply_edit
 
     if auto.action == "edit":
         apply_edit(path, Policy(), session_id)
@@ -115,7 +115,7 @@ def apply_auto(path: str | Path, session_id: str, auto: AutoLive) -> str:
 def session_log(session_id: str) -> Path | None:
     """The log of the session the agent names ``session_id`` in its requests, among every
     agent's sessions: Claude Code's ``<id>.jsonl``, Codex's ``rollout-<time>-<id>.jsonl``."""
-    from engine.agents.discovery import discover
+    from ctxtop.engine.agents.discovery import discover
 
     for found in discover():
         stem = found.path.stem
@@ -187,7 +187,7 @@ class AutoLiveWatch:
 
     def look(self, session_id: str) -> bool:
         """Apply the policy to the session if it is due; True when a plan was applied."""
-        from engine.live.live_status import live_status
+        from ctxtop.engine.live.live_status import live_status
 
         gauge = self.gauge(session_id)
         if gauge is None:
@@ -212,7 +212,7 @@ class AutoLiveWatch:
     def gauge(self, session_id: str) -> Gauge | None:
         """The session's gauge as the dashboard has it, its fill and where its figure comes
         from (None: no log found, or not one ctxtop can read)."""
-        from engine.live.session import LiveSession
+        from ctxtop.engine.live.session import LiveSession
 
         live = self.sessions.get(session_id)
         if live is None:

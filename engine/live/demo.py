@@ -45,7 +45,7 @@ def opening(lines: list[bytes]) -> int:
 
 
 def demo_lines() -> list[bytes]:
-    data = resources.files("sample_sessions").joinpath(*DEMO_SESSION).read_bytes()
+    data = resources.files("ctxtop.sample_sessions").joinpath(*DEMO_SESSION).read_bytes()
     return data.splitlines(keepends=True)
 
 
@@ -64,7 +64,7 @@ def demo_companions(lines: list[bytes]) -> dict[int, list[tuple[PurePosixPath, b
     the first line that names them (the agent writes them before that line): each appears in
     the replay when the session would have it, so the dashboard shows the sub-agent then."""
     stem = DEMO_SESSION[-1].removesuffix(".jsonl")
-    folder = resources.files("sample_sessions").joinpath(*DEMO_SESSION[:-1], stem)
+    folder = resources.files("ctxtop.sample_sessions").joinpath(*DEMO_SESSION[:-1], stem)
     if not folder.is_dir():
         return {}
     by_line: dict[int, list[tuple[PurePosixPath, bytes]]] = {}

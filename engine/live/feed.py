@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.files import open_regular
-from engine.live.session import AnalysisChoice, LiveSession
-from engine.live.view import LiveView
-from engine.live.watch import wake_ups
+from ctxtop.engine.files import open_regular
+from ctxtop.engine.live.session import AnalysisChoice, LiveSession
+from ctxtop.engine.live.view import LiveView
+from ctxtop.engine.live.watch import wake_ups
 
 
 @dataclass(frozen=True, slots=True)

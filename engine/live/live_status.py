@@ -10,13 +10,13 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import CtxtopError
-from engine.files import open_regular
-from engine.proxy.live_plan import LivePlan, load_plan, plan_path
-from engine.proxy.settings import DEFAULT_PORT, load_proxy_settings
-from engine.proxy.store import measurement_path
-from engine.proxy.usage import reported_prompt
-from engine.tokens.short import provenance_mark
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.files import open_regular
+from ctxtop.engine.proxy.live_plan import LivePlan, load_plan, plan_path
+from ctxtop.engine.proxy.settings import DEFAULT_PORT, load_proxy_settings
+from ctxtop.engine.proxy.store import measurement_path
+from ctxtop.engine.proxy.usage import reported_prompt
+from ctxtop.engine.tokens.short import provenance_mark
 
 TAIL_BYTES = 64 * 1024  # the session's latest measurement lines are in its file's last bytes
 

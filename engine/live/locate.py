@@ -8,12 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.agents import AGENTS, detect, stored_session
-from engine.agents.discovery import Found, discover
-from engine.agents.session_reader import decode_line
-from engine.errors import InputError
-from engine.files import read_head
-from engine.sessions.adapter import DETECT_RECORDS
+from ctxtop.engine.agents import AGENTS, detect, stored_session
+from ctxtop.engine.agents.discovery import Found, discover
+from ctxtop.engine.agents.session_reader import decode_line
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.files import read_head
+from ctxtop.engine.sessions.adapter import DETECT_RECORDS
 
 NO_PLACE = "no default place: open such a log by name"
 

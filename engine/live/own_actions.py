@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.editing.action_log import FORK_KINDS, log_path, read_actions
-from engine.live.view import Event
-from engine.tokens.short import short_tokens
+from ctxtop.engine.editing.action_log import FORK_KINDS, log_path, read_actions
+from ctxtop.engine.live.view import Event
+from ctxtop.engine.tokens.short import short_tokens
 
 
 def _same_file(name: object, path: Path) -> bool:

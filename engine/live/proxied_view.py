@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from engine.live.view import CategoryRow, LiveView
-from engine.proxy.measured_analysis import measured_kinds, with_measurement
-from engine.proxy.measured_prompt import latest_measurement
+from ctxtop.engine.live.view import CategoryRow, LiveView
+from ctxtop.engine.proxy.measured_analysis import measured_kinds, with_measurement
+from ctxtop.engine.proxy.measured_prompt import latest_measurement
 
 
 def with_measured(view: LiveView, opening: str | None = None) -> LiveView:

@@ -12,17 +12,17 @@ from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 
-from engine.agents import profile_of, written
-from engine.agents.session_reader import SessionReader
-from engine.analysis.analyze import Analyzer
-from engine.analysis.profiles import load_profile
-from engine.analysis.prompt_outline import Outliner
-from engine.analysis.report import analyze_session
-from engine.config import Thresholds
-from engine.errors import CtxtopError
-from engine.live.own_actions import ActionWatch
-from engine.live.proxied_view import with_measured
-from engine.live.view import (
+from ctxtop.engine.agents import profile_of, written
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.analysis.analyze import Analyzer
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.prompt_outline import Outliner
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.live.own_actions import ActionWatch
+from ctxtop.engine.live.proxied_view import with_measured
+from ctxtop.engine.live.view import (
     CategoryRow,
     Event,
     Gauge,
@@ -31,18 +31,18 @@ from engine.live.view import (
     SubagentRow,
     ToolRow,
 )
-from engine.live.whole import (
+from ctxtop.engine.live.whole import (
     compaction_after,
     outside_log,
     whole_after_compaction,
 )
-from engine.proxy.opening import session_opening
-from engine.sessions.ledger import Ledger
-from engine.sessions.limits import trigger_points
-from engine.sessions.model import Compaction, Microcompaction
-from engine.sessions.sample import Sample, build_sample
-from engine.tokens.short import provenance_mark, short_tokens
-from engine.words import plural
+from ctxtop.engine.proxy.opening import session_opening
+from ctxtop.engine.sessions.ledger import Ledger
+from ctxtop.engine.sessions.limits import trigger_points
+from ctxtop.engine.sessions.model import Compaction, Microcompaction
+from ctxtop.engine.sessions.sample import Sample, build_sample
+from ctxtop.engine.tokens.short import provenance_mark, short_tokens
+from ctxtop.engine.words import plural
 
 
 @dataclass(frozen=True, slots=True)

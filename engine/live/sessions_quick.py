@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.agents import stored_session
-from engine.agents.session_reader import SessionReader, read_all
-from engine.errors import CtxtopError
-from engine.files import open_regular
-from engine.live.sessions_row import QUICK, TAIL, SessionRow, quick_figures
+from ctxtop.engine.agents import stored_session
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.files import open_regular
+from ctxtop.engine.live.sessions_row import QUICK, TAIL, SessionRow, quick_figures
 
 QUICK_BYTES = 16 << 10
 QUICK_MAX_BYTES = 1 << 20

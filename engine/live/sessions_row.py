@@ -14,20 +14,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from engine.agents import written
-from engine.analysis.snapshot import Analysis
-from engine.sessions.adapter import Adapter
-from engine.sessions.ledger import Ledger, encoding_for
-from engine.sessions.limits import session_window
-from engine.sessions.model import SessionState
-from engine.sessions.sample import (
+from ctxtop.engine.agents import written
+from ctxtop.engine.analysis.snapshot import Analysis
+from ctxtop.engine.sessions.adapter import Adapter
+from ctxtop.engine.sessions.ledger import Ledger, encoding_for
+from ctxtop.engine.sessions.limits import session_window
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.sample import (
     Sample,
     SubagentSample,
     build_sample,
     context_tokens,
     fill_percent,
 )
-from engine.sessions.tokenizer_factor import learn
+from ctxtop.engine.sessions.tokenizer_factor import learn
 
 WORKING, WAITING, IDLE, ENDED, COMPACTING = (
     "working",
@@ -178,7 +178,7 @@ def quick_figures(adapter: Adapter, home: Path, figures: str) -> SessionRow:
     encoding = encoding_for(state)
     context = context_tokens(state, ledger, encoding, learn(state, ledger, encoding))
     if context.source == "compaction":
-        from engine.live.whole import whole_context_quickly
+        from ctxtop.engine.live.whole import whole_context_quickly
 
         sample = whole_context_quickly(adapter, build_sample(adapter, ledger))
         context = sample.context

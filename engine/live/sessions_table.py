@@ -26,21 +26,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.agents import AGENTS, store_changed, written
-from engine.agents.base import SessionFiles
-from engine.agents.discovery import Found, discover
-from engine.agents.session_reader import SessionReader
-from engine.analysis.analyze import Analyzer
-from engine.analysis.report import analyze_session
-from engine.config import Settings
-from engine.errors import CtxtopError
-from engine.live.session import LiveSession
-from engine.live.sessions_quick import quick_row
-from engine.live.sessions_row import SessionRow, at, session_figures, state_of
-from engine.live.sessions_text import sort_rows
-from engine.live.whole import with_whole_context
-from engine.sessions.adapter import COMPANION_RESCAN
-from engine.sessions.sample import build_sample
+from ctxtop.engine.agents import AGENTS, store_changed, written
+from ctxtop.engine.agents.base import SessionFiles
+from ctxtop.engine.agents.discovery import Found, discover
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.analysis.analyze import Analyzer
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.config import Settings
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.live.sessions_quick import quick_row
+from ctxtop.engine.live.sessions_row import SessionRow, at, session_figures, state_of
+from ctxtop.engine.live.sessions_text import sort_rows
+from ctxtop.engine.live.whole import with_whole_context
+from ctxtop.engine.sessions.adapter import COMPANION_RESCAN
+from ctxtop.engine.sessions.sample import build_sample
 
 DEFAULT_ACTIVE_MINUTES = 30
 # Without a viewer saying which rows it shows (``show``): the first rows in the default order.

@@ -10,11 +10,11 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.config import Thresholds
-from engine.live.sessions_row import FULL, STATE_LABEL, TAIL, SessionRow
-from engine.safety.terminal import one_line
-from engine.sessions.limits import OK, fill_level, trigger_points
-from engine.tokens.short import provenance_mark, short_tokens
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.live.sessions_row import FULL, STATE_LABEL, TAIL, SessionRow
+from ctxtop.engine.safety.terminal import one_line
+from ctxtop.engine.sessions.limits import OK, fill_level, trigger_points
+from ctxtop.engine.tokens.short import provenance_mark, short_tokens
 
 BAR_WIDTH = 5
 # After a figure read from the newest bytes of a bigger file (``SessionRow.figures`` "tail").

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.live.sessions_row import SessionRow
-from engine.live.sessions_table import SessionsTable
+from ctxtop.engine.live.sessions_row import SessionRow
+from ctxtop.engine.live.sessions_table import SessionsTable
 
 TICK_SECONDS = 1.0  # how often states (idle, quiet) are looked at without a change
 # Rows are yielded at least this often, so "last activity" moves on (in steps of 10 s).

@@ -11,13 +11,13 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.agents import profile_of
-from engine.analysis.prompt_outline import Outline
-from engine.analysis.snapshot import Analysis
-from engine.models.window import Window, unknown_window_note
-from engine.proxy.measured_prompt import MeasuredPrompt
-from engine.sessions.limits import TriggerPoints, fill_level
-from engine.sessions.sample import Sample, fill_percent
+from ctxtop.engine.agents import profile_of
+from ctxtop.engine.analysis.prompt_outline import Outline
+from ctxtop.engine.analysis.snapshot import Analysis
+from ctxtop.engine.models.window import Window, unknown_window_note
+from ctxtop.engine.proxy.measured_prompt import MeasuredPrompt
+from ctxtop.engine.sessions.limits import TriggerPoints, fill_level
+from ctxtop.engine.sessions.sample import Sample, fill_percent
 
 
 @dataclass(frozen=True, slots=True)

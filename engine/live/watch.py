@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.agents.session_reader import SessionReader
+from ctxtop.engine.agents.session_reader import SessionReader
 
 
 def _watched_dirs(reader: SessionReader) -> tuple[Path, ...]:

@@ -7,17 +7,17 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from engine.errors import CtxtopError
-from engine.sessions.model import Compaction
-from engine.sessions.sample import Sample, build_sample
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.sessions.model import Compaction
+from ctxtop.engine.sessions.sample import Sample, build_sample
 
 # The context figures the log reported (the last request's prompt), whose part beyond the log's
 # messages is the part the log does not show.
 REPORTED = ("reported", "calibrated")
 
 if TYPE_CHECKING:  # the statusline's common case needs neither module
-    from engine.analysis.snapshot import Analysis
-    from engine.sessions.adapter import Adapter
+    from ctxtop.engine.analysis.snapshot import Analysis
+    from ctxtop.engine.sessions.adapter import Adapter
 
 
 def outside_log(
@@ -101,7 +101,7 @@ def whole_context_quickly(adapter: Adapter, sample: Sample) -> Sample:
     counts it); any other sample is returned as it is, at no cost."""
     if sample.context.source != "compaction":
         return sample
-    from engine.analysis.report import analyze_session  # the analysis: only when needed
+    from ctxtop.engine.analysis.report import analyze_session  # the analysis: only when needed
 
     try:
         analysis = analyze_session(adapter)

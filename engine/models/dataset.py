@@ -25,8 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from engine.files import replace_file
-from engine.paths import cache_dir
+from ctxtop.engine.files import replace_file
+from ctxtop.engine.paths import cache_dir
 
 # Claude Code writes "[1m]" after the id of the 1M-window variant; the dataset names the model.
 _VARIANT_SUFFIXES = ("[1m]",)

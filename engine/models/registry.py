@@ -20,10 +20,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine.errors import CtxtopError
-from engine.models import dataset
-from engine.paths import config_dir
-from engine.yaml_text import parse_yaml, read_yaml_file
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.models import dataset
+from ctxtop.engine.paths import config_dir
+from ctxtop.engine.yaml_text import parse_yaml, read_yaml_file
 
 USER_FILE_NAME = "models.yaml"
 PER_MILLION = 1_000_000
@@ -276,7 +276,7 @@ class Registry:
 def load_registry(user_file: Path | None = None) -> Registry:
     """The dataset and ctxtop's facts with the user's file (if any) taking precedence."""
     registry = Registry()
-    bundled = resources.files("engine.models").joinpath("models.yaml").read_text("utf-8")
+    bundled = resources.files("ctxtop.engine.models").joinpath("models.yaml").read_text("utf-8")
     registry.add_document(parse_yaml(bundled, "engine/models/models.yaml"), BUNDLED)
     path = user_file if user_file is not None else config_dir() / USER_FILE_NAME
     if path.is_file():

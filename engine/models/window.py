@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.models.registry import lookup as model_info
+from ctxtop.engine.models.registry import lookup as model_info
 
 LOGGED = "logged"
 CLI = "cli"

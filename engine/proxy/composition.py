@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.proxy import measure_anthropic, measure_gemini, measure_openai
-from engine.proxy.tally import Tally, TextCounts
+from ctxtop.engine.proxy import measure_anthropic, measure_gemini, measure_openai
+from ctxtop.engine.proxy.tally import Tally, TextCounts
 
 
 def measure(protocol: str, body: Any, counts: TextCounts | None = None) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import aiohttp
 from aiohttp import web
 
-from engine.proxy.routes import Route
-from engine.proxy.shapes import error_body
-from engine.proxy.usage import UsageScanner
+from ctxtop.engine.proxy.routes import Route
+from ctxtop.engine.proxy.shapes import error_body
+from ctxtop.engine.proxy.usage import UsageScanner
 
 # Headers that belong to one connection, not to the message (RFC 9110 7.6.1), the ones aiohttp
 # sets itself from the body it sends, and ``Expect``: the proxy answers the agent's

@@ -24,11 +24,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import CtxtopError, InputError
-from engine.files import read_bounded, replace_file
-from engine.paths import data_dir, is_plain_name
-from engine.proxy.tally import digest
-from engine.safety.terminal import one_line
+from ctxtop.engine.errors import CtxtopError, InputError
+from ctxtop.engine.files import read_bounded, replace_file
+from ctxtop.engine.paths import data_dir, is_plain_name
+from ctxtop.engine.proxy.tally import digest
+from ctxtop.engine.safety.terminal import one_line
 
 VERSION = 2  # 1: compactions found their rounds by counting, not by content (ignored now)
 KINDS = ("edit", "compact")

@@ -7,7 +7,7 @@ import base64
 import struct
 from typing import Any
 
-from engine.proxy.tally import Tally, _json
+from ctxtop.engine.proxy.tally import Tally, _json
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.proxy.opening import gemini_opening
-from engine.proxy.tally import Tally, _json
+from ctxtop.engine.proxy.opening import gemini_opening
+from ctxtop.engine.proxy.tally import Tally, _json
 
 
 def _part(tally: Tally, role: str, part: Any) -> None:

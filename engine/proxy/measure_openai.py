@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.proxy.tally import Tally, _json
+from ctxtop.engine.proxy.tally import Tally, _json
 
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")

@@ -16,8 +16,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from engine.analysis.snapshot import Analysis, Section
-from engine.proxy.measured_prompt import MeasuredPrompt
+from ctxtop.engine.analysis.snapshot import Analysis, Section
+from ctxtop.engine.proxy.measured_prompt import MeasuredPrompt
 
 # The proxy's kinds of message parts as the dashboard's "Context by kind" names them.
 KIND_NAMES = {

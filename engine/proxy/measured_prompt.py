@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from engine.files import open_regular
-from engine.proxy.store import measurement_path
-from engine.proxy.usage import reported_prompt
+from ctxtop.engine.files import open_regular
+from ctxtop.engine.proxy.store import measurement_path
+from ctxtop.engine.proxy.usage import reported_prompt
 
 TAIL_BYTES = 512 * 1024  # the last lines only: a long session's file is never read whole
 

@@ -22,9 +22,9 @@ import queue
 import threading
 from typing import Any
 
-from engine.proxy.sent import Sent
-from engine.proxy.store import append_measurement
-from engine.proxy.tally import TextCounts
+from ctxtop.engine.proxy.sent import Sent
+from ctxtop.engine.proxy.store import append_measurement
+from ctxtop.engine.proxy.tally import TextCounts
 
 SLOTS = 16  # requests handed to the measuring thread and not measured yet, at most
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine.agents import AGENTS
-from engine.proxy.tally import digest
-from engine.sessions.model import Message, SessionState
+from ctxtop.engine.agents import AGENTS
+from ctxtop.engine.proxy.tally import digest
+from ctxtop.engine.sessions.model import Message, SessionState
 
 OPENING = 2  # user messages: the session context and the first prompt
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.proxy.live_plan import CompactCut, LivePlan
-from engine.proxy.rewrite_common import (
+from ctxtop.engine.proxy.live_plan import CompactCut, LivePlan
+from ctxtop.engine.proxy.rewrite_common import (
     Entry,
     compaction_boundary,
     pairs_intact,

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from engine.proxy.live_plan import CompactCut, round_digest
+from ctxtop.engine.proxy.live_plan import CompactCut, round_digest
 
 EMPTY_ROUND = round_digest([], [])  # a response with no text and no call (thinking only)
 

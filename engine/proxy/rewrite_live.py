@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.proxy import rewrite_anthropic, rewrite_openai
-from engine.proxy.live_plan import CompactCut, LivePlan, PlanCache
-from engine.proxy.rewrite_common import decode, encode
+from ctxtop.engine.proxy import rewrite_anthropic, rewrite_openai
+from ctxtop.engine.proxy.live_plan import CompactCut, LivePlan, PlanCache
+from ctxtop.engine.proxy.rewrite_common import decode, encode
 
 Edit = Callable[[dict[str, Any], LivePlan], bool]
 Compact = Callable[[dict[str, Any], CompactCut], bool]

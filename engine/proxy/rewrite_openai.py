@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents import proxied
-from engine.editing.writer import dumps
-from engine.proxy.live_plan import CompactCut, LivePlan
-from engine.proxy.rewrite_common import (
+from ctxtop.engine.agents import proxied
+from ctxtop.engine.editing.writer import dumps
+from ctxtop.engine.proxy.live_plan import CompactCut, LivePlan
+from ctxtop.engine.proxy.rewrite_common import (
     Entry,
     compaction_boundary,
     pairs_intact,

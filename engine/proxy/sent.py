@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.proxy.composition import measure
-from engine.proxy.content_coding import decoded
-from engine.proxy.rewrite_common import decode
-from engine.proxy.routes import Route
-from engine.proxy.session_id import session_headers, session_id
-from engine.proxy.tally import TextCounts
+from ctxtop.engine.proxy.composition import measure
+from ctxtop.engine.proxy.content_coding import decoded
+from ctxtop.engine.proxy.rewrite_common import decode
+from ctxtop.engine.proxy.routes import Route
+from ctxtop.engine.proxy.session_id import session_headers, session_id
+from ctxtop.engine.proxy.tally import TextCounts
 
 
 @dataclass

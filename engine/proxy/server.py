@@ -16,17 +16,17 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from engine.proxy.connections import ConnectionGuard, descriptor_room
-from engine.proxy.content_coding import encoded
-from engine.proxy.forward import Exchange, error_response, forward
-from engine.proxy.loopback import is_loopback
-from engine.proxy.measurer import Measurer
-from engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
-from engine.proxy.rewrite_common import decode
-from engine.proxy.routes import Route, mismatch, route_of
-from engine.proxy.sent import Sent
-from engine.proxy.session_id import header_session_id, session_id
-from engine.proxy.settings import ProxySettings
+from ctxtop.engine.proxy.connections import ConnectionGuard, descriptor_room
+from ctxtop.engine.proxy.content_coding import encoded
+from ctxtop.engine.proxy.forward import Exchange, error_response, forward
+from ctxtop.engine.proxy.loopback import is_loopback
+from ctxtop.engine.proxy.measurer import Measurer
+from ctxtop.engine.proxy.rewrite import RewriteHook, Rewriter, rewritten
+from ctxtop.engine.proxy.rewrite_common import decode
+from ctxtop.engine.proxy.routes import Route, mismatch, route_of
+from ctxtop.engine.proxy.sent import Sent
+from ctxtop.engine.proxy.session_id import header_session_id, session_id
+from ctxtop.engine.proxy.settings import ProxySettings
 
 HOST = "127.0.0.1"
 METHODS = ("GET", "POST", "HEAD")

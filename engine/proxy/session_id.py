@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.agents import proxied
-from engine.paths import is_plain_name
+from ctxtop.engine.agents import proxied
+from ctxtop.engine.paths import is_plain_name
 
 _HEADERS = tuple(
     dict.fromkeys(

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine.config import SHOWN_UNKNOWN, config_path, read_config_data, url_problem
-from engine.errors import CtxtopError, InputError
-from engine.proxy.loopback import is_loopback_host
-from engine.words import first_lines
+from ctxtop.engine.config import SHOWN_UNKNOWN, config_path, read_config_data, url_problem
+from ctxtop.engine.errors import CtxtopError, InputError
+from ctxtop.engine.proxy.loopback import is_loopback_host
+from ctxtop.engine.words import first_lines
 
 DEFAULT_PORT = 8787
 DEFAULT_UPSTREAMS = {

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.files import append_line, open_regular, replace_file
-from engine.paths import data_dir, is_plain_name
+from ctxtop.engine.files import append_line, open_regular, replace_file
+from ctxtop.engine.paths import data_dir, is_plain_name
 
 UNKNOWN = "unknown"
 MB = 1024 * 1024

@@ -14,14 +14,14 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.tokens.chat import (
+from ctxtop.engine.tokens.chat import (
     MESSAGE_BASE_TOKENS,
     TOKENS_PER_TOOL,
     TOOL_SCHEMA_FACTOR,
     TOOLS_BASE_TOKENS,
     image_tokens,
 )
-from engine.tokens.encoding import Encoding, get_encoding
+from ctxtop.engine.tokens.encoding import Encoding, get_encoding
 
 ENCODING = "o200k_base"
 MEMO_CHARS = 64 * 1024 * 1024  # texts remembered, at most (memory only, never written)

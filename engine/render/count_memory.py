@@ -15,8 +15,8 @@ import marshal
 from array import array
 from typing import Any
 
-from engine.render.tokenizers import BpeTokenizer, Tokenizer
-from engine.tokens.cache import default_disk_cache
+from ctxtop.engine.render.tokenizers import BpeTokenizer, Tokenizer
+from ctxtop.engine.tokens.cache import default_disk_cache
 
 _FORMAT = b"render-counts-2"
 _DIGEST = 16  # bytes of a text digest (BpeTokenizer.text_digest)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engine.render.elements import ROLE_NAMES
-from engine.render.materialized import (
+from ctxtop.engine.render.elements import ROLE_NAMES
+from ctxtop.engine.render.materialized import (
     BREAKPOINT,
     IMAGE,
     Branch,
@@ -24,8 +24,8 @@ from engine.render.materialized import (
     Message,
     Node,
 )
-from engine.render.renderer import ID_KINDS, RenderResult
-from engine.render.tokenizers import get_tokenizer
+from ctxtop.engine.render.renderer import ID_KINDS, RenderResult
+from ctxtop.engine.render.tokenizers import get_tokenizer
 
 
 @dataclass

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from engine.render.elements import JsRegex
+from ctxtop.engine.render.elements import JsRegex
 
 JS_SPACE = "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 _NON_SPACE_RUN = re.compile(f"[^{JS_SPACE}]+")

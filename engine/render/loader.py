@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import InputError
-from engine.render.elements import (
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.render.elements import (
     ELEMENT_KINDS,
     INTRINSIC_KINDS,
     MAX_PRIORITY,
@@ -21,10 +21,10 @@ from engine.render.elements import (
     Sizing,
     ToolCall,
 )
-from engine.render.jstext import WHITESPACE_RUN, js_number, js_regex
-from engine.render.textfit import text_below_budget
-from engine.safety.input_limits import read_text
-from engine.tokens.amount import token_amount
+from ctxtop.engine.render.jstext import WHITESPACE_RUN, js_number, js_regex
+from ctxtop.engine.render.textfit import text_below_budget
+from ctxtop.engine.safety.input_limits import read_text
+from ctxtop.engine.tokens.amount import token_amount
 
 BASE_PROPS = {
     "priority": "priority",
@@ -129,7 +129,7 @@ def load_document(path: str) -> TreeDocument:
     text = read_text(path)
     data: Any
     if path.endswith((".yaml", ".yml")):
-        from engine.yaml_text import parse_yaml
+        from ctxtop.engine.yaml_text import parse_yaml
 
         data = parse_yaml(text, path)
     else:

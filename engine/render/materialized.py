@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.render.jstext import is_blank
-from engine.render.tokenizers import Tokenizer, bare_message_tokens
+from ctxtop.engine.render.jstext import is_blank
+from ctxtop.engine.render.tokenizers import Tokenizer, bare_message_tokens
 
 TEXT, IMAGE, DOCUMENT, OPAQUE, BREAKPOINT, CONTAINER, MESSAGE = range(7)
 NO_BREAK, ALWAYS_BREAK, BREAK_IF_NOT_TEXT_SIBLING = 0, 1, 2

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.render.jstext import js_truthy
+from ctxtop.engine.render.jstext import js_truthy
 
 TEXT, IMAGE, OPAQUE, DOCUMENT = 1, 0, 2, 4
 ROLE_NAMES = ("system", "user", "assistant", "tool")

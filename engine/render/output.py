@@ -10,8 +10,8 @@ import json
 import math
 from typing import Any
 
-from engine.render.openai_form import ROLE_NAMES, drop_undefined, to_openai_message
-from engine.render.renderer import LIBRARY, RenderResult
+from ctxtop.engine.render.openai_form import ROLE_NAMES, drop_undefined, to_openai_message
+from ctxtop.engine.render.renderer import LIBRARY, RenderResult
 
 TEXT, IMAGE, OPAQUE, BREAKPOINT, DOCUMENT = 1, 0, 2, 3, 4
 

@@ -14,9 +14,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from engine.render.elements import MAX_PRIORITY, MESSAGE_ROLES, Child, Element, Sizing
-from engine.render.jstext import WHITESPACE_RUN, js_number
-from engine.render.materialized import (
+from ctxtop.engine.render.elements import MAX_PRIORITY, MESSAGE_ROLES, Child, Element, Sizing
+from ctxtop.engine.render.jstext import WHITESPACE_RUN, js_number
+from ctxtop.engine.render.materialized import (
     ALWAYS_BREAK,
     BREAK_IF_NOT_TEXT_SIBLING,
     FLAG_CHUNK,
@@ -33,8 +33,8 @@ from engine.render.materialized import (
     OpaquePart,
     TextPart,
 )
-from engine.render.textfit import RegexCursor, Steps, cursor_for, fit_steps, run_interleaved
-from engine.render.tokenizers import Tokenizer, bare_message_tokens
+from ctxtop.engine.render.textfit import RegexCursor, Steps, cursor_for, fit_steps, run_interleaved
+from ctxtop.engine.render.tokenizers import Tokenizer, bare_message_tokens
 
 INF = math.inf
 CTOR_NAMES = {

@@ -13,7 +13,7 @@ import heapq
 from bisect import bisect_left
 from collections.abc import Iterator
 
-from engine.render.materialized import (
+from ctxtop.engine.render.materialized import (
     BREAKPOINT,
     CONTAINER,
     FLAG_CHUNK,

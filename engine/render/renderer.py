@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.render.collections_paused import collections_paused
-from engine.render.elements import MAX_PRIORITY, Child, Sizing
-from engine.render.loader import TreeDocument, assign_missing_ids
-from engine.render.materialized import (
+from ctxtop.engine.render.collections_paused import collections_paused
+from ctxtop.engine.render.elements import MAX_PRIORITY, Child, Sizing
+from ctxtop.engine.render.loader import TreeDocument, assign_missing_ids
+from ctxtop.engine.render.materialized import (
     BREAK_IF_NOT_TEXT_SIBLING,
     CONTAINER,
     DOCUMENT,
@@ -28,9 +28,9 @@ from engine.render.materialized import (
     TextPart,
     messages_of,
 )
-from engine.render.phase import RenderError, RenderPhase, RenderPhaseResult, materialize
-from engine.render.prune import BudgetExceededError, NoLowestNodeError, Pruner
-from engine.render.tokenizers import Tokenizer, get_tokenizer
+from ctxtop.engine.render.phase import RenderError, RenderPhase, RenderPhaseResult, materialize
+from ctxtop.engine.render.prune import BudgetExceededError, NoLowestNodeError, Pruner
+from ctxtop.engine.render.tokenizers import Tokenizer, get_tokenizer
 
 MODES = ("exact", "prompt-tsx")
 LIBRARY = "@vscode/prompt-tsx@0.4.0-alpha.9"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Generator, Sequence
 
-from engine.render.elements import JsRegex
+from ctxtop.engine.render.elements import JsRegex
 
 Counter = Callable[[str], int]
 Steps = Generator[None, None, str]

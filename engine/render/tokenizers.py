@@ -11,9 +11,9 @@ from __future__ import annotations
 from hashlib import blake2b
 from typing import Any, Protocol
 
-from engine.errors import CtxtopError
-from engine.render.jstext import js_truthy, word_count
-from engine.render.openai_form import to_openai_message
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.render.jstext import js_truthy, word_count
+from ctxtop.engine.render.openai_form import to_openai_message
 
 TEXT, IMAGE, OPAQUE, BREAKPOINT, DOCUMENT = 1, 0, 2, 3, 4  # Raw.ChatCompletionContentPartKind
 TOKENIZERS = ("words", "o200k", "cl100k")
@@ -108,7 +108,7 @@ class BpeTokenizer:
         found = self.known.get(key)
         if found is None:
             if self._encoding is None:
-                from engine.tokens.encoding import get_encoding
+                from ctxtop.engine.tokens.encoding import get_encoding
 
                 self._encoding = get_encoding(self.name)
             found = self._encoding.count(text)

@@ -12,8 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from engine.errors import CtxtopError, InputError
-from engine.files import open_regular
+from ctxtop.engine.errors import CtxtopError, InputError
+from ctxtop.engine.files import open_regular
 
 LIMIT_VARIABLE = "CTXTOP_MAX_INPUT_MB"
 DEFAULT_LIMIT_MB = 64

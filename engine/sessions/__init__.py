@@ -13,22 +13,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engine.sessions.model import SessionState
-    from engine.sessions.report_json import build_report
-    from engine.sessions.sample import context_tokens
+    from ctxtop.engine.sessions.model import SessionState
+    from ctxtop.engine.sessions.report_json import build_report
+    from ctxtop.engine.sessions.sample import context_tokens
 
 # Loaded on first use: importing a submodule (e.g. the adapters, for a CLI parser) stays cheap.
 _HOMES = {
-    "SessionState": "engine.sessions.model",
-    "build_report": "engine.sessions.report_json",
-    "context_tokens": "engine.sessions.sample",
+    "SessionState": "ctxtop.engine.sessions.model",
+    "build_report": "ctxtop.engine.sessions.report_json",
+    "context_tokens": "ctxtop.engine.sessions.sample",
 }
 
 
 def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
-        raise AttributeError(f"module 'engine.sessions' has no attribute {name!r}")
+        raise AttributeError(f"module 'ctxtop.engine.sessions' has no attribute {name!r}")
     return getattr(importlib.import_module(home), name)
 
 

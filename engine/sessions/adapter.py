@@ -84,8 +84,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engine.sessions.model import SessionState
-from engine.sessions.tail import ByteSource, LineTailer
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.tail import ByteSource, LineTailer
 
 DETECT_RECORDS = 20
 # How often (seconds) an adapter lists its companions' directories again while following a live

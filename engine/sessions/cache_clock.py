@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from engine.models.registry import Prices
-from engine.models.registry import lookup as model_info
-from engine.sessions.model import SessionState
-from engine.sessions.responses import Usage
+from ctxtop.engine.models.registry import Prices
+from ctxtop.engine.models.registry import lookup as model_info
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.responses import Usage
 
 CTXTOP = "ctxtop"
 CLAUDE_CODE = "Claude Code"

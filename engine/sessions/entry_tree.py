@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.sessions.model import Message
+from ctxtop.engine.sessions.model import Message
 
 Rewrite = Callable[[list[Message]], list[Message]]
 Effect = Message | Rewrite

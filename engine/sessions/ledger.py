@@ -18,13 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from engine.models.registry import lookup
-from engine.sessions import model
-from engine.sessions.model import Block, Message, SessionState, ToolCall
-from engine.sessions.tool_calls import ArchivedTotal
-from engine.tokens import get_encoding
-from engine.tokens.cache import CachedCounter, default_disk_cache
-from engine.tokens.encoding import LARGE_TEXT, Encoding
+from ctxtop.engine.models.registry import lookup
+from ctxtop.engine.sessions import model
+from ctxtop.engine.sessions.model import Block, Message, SessionState, ToolCall
+from ctxtop.engine.sessions.tool_calls import ArchivedTotal
+from ctxtop.engine.tokens import get_encoding
+from ctxtop.engine.tokens.cache import CachedCounter, default_disk_cache
+from ctxtop.engine.tokens.encoding import LARGE_TEXT, Encoding
 
 DEFAULT_ENCODING = "o200k_base"
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.config import Thresholds
-from engine.models.window import Window, resolve_window
-from engine.sessions.model import SessionState
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.models.window import Window, resolve_window
+from ctxtop.engine.sessions.model import SessionState
 
 # The agent's own window for a model when its log states none (``Adapter.cli_window``).
 WindowRule = Callable[[str | None], int | None]

@@ -15,14 +15,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from engine.sessions import responses as _responses
-from engine.sessions.prompt_parts import AgentCounts, AgentShares, PromptParts
-from engine.sessions.request_history import RequestHistory
-from engine.sessions.responses import Response, Responses, Usage
-from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL, ChangeLog, ToolCall, ToolCalls
+from ctxtop.engine.sessions import responses as _responses
+from ctxtop.engine.sessions.prompt_parts import AgentCounts, AgentShares, PromptParts
+from ctxtop.engine.sessions.request_history import RequestHistory
+from ctxtop.engine.sessions.responses import Response, Responses, Usage
+from ctxtop.engine.sessions.tool_calls import RESULTS_WITHOUT_CALL, ChangeLog, ToolCall, ToolCalls
 
 if TYPE_CHECKING:
-    from engine.sessions.tokenizer_factor import TokenizerFactor
+    from ctxtop.engine.sessions.tokenizer_factor import TokenizerFactor
 
 # (defined beside the session's other calls and responses, read from here too)
 __all__ = ["Response", "Responses", "ToolCall", "Usage"]

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.tokens.chat import tool_definitions_tokens
-from engine.tokens.encoding import Encoding
+from ctxtop.engine.tokens.chat import tool_definitions_tokens
+from ctxtop.engine.tokens.encoding import Encoding
 
 
 @dataclass(frozen=True, slots=True, eq=False)

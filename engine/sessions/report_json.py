@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.models.window import unknown_window_note
-from engine.sessions.adapter import Adapter
-from engine.sessions.ledger import ToolTotal
-from engine.sessions.model import Compaction, Microcompaction, Usage
-from engine.sessions.sample import Breakdown, LastRequest, Sample, SubagentSample, build_sample
+from ctxtop.engine.models.window import unknown_window_note
+from ctxtop.engine.sessions.adapter import Adapter
+from ctxtop.engine.sessions.ledger import ToolTotal
+from ctxtop.engine.sessions.model import Compaction, Microcompaction, Usage
+from ctxtop.engine.sessions.sample import (
+    Breakdown,
+    LastRequest,
+    Sample,
+    SubagentSample,
+    build_sample,
+)
 
 
 def build_report(adapter: Adapter, *, breakdown: bool = False) -> dict[str, Any]:

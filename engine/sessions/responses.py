@@ -20,7 +20,7 @@ from itertools import chain, islice, starmap
 from operator import attrgetter
 from typing import cast
 
-from engine.sessions.columns import KeyedRows, TextColumn
+from ctxtop.engine.sessions.columns import KeyedRows, TextColumn
 
 # Archiving on (tests switch it off to compare a read without it).
 ARCHIVE = True

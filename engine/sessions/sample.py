@@ -30,13 +30,13 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.models.window import Window
-from engine.safety.terminal import one_line
-from engine.sessions.adapter import Adapter
-from engine.sessions.cache_clock import CachedPrefix, cached_prefix
-from engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
-from engine.sessions.limits import autocompact_point, session_window
-from engine.sessions.model import (
+from ctxtop.engine.models.window import Window
+from ctxtop.engine.safety.terminal import one_line
+from ctxtop.engine.sessions.adapter import Adapter
+from ctxtop.engine.sessions.cache_clock import CachedPrefix, cached_prefix
+from ctxtop.engine.sessions.ledger import CategoryTotal, Ledger, ToolTotal, encoding_for
+from ctxtop.engine.sessions.limits import autocompact_point, session_window
+from ctxtop.engine.sessions.model import (
     Compaction,
     Microcompaction,
     SessionState,
@@ -44,14 +44,14 @@ from engine.sessions.model import (
     Truncation,
     Usage,
 )
-from engine.sessions.prompt_parts import PromptShare, logged_prompt
-from engine.sessions.tokenizer_factor import (
+from ctxtop.engine.sessions.prompt_parts import PromptShare, logged_prompt
+from ctxtop.engine.sessions.tokenizer_factor import (
     TokenizerFactor,
     last_answer_index,
     learn,
     tool_calls,
 )
-from engine.tokens.encoding import Encoding
+from ctxtop.engine.tokens.encoding import Encoding
 
 # An output figure below this share of the answer's tokenizer count is a placeholder.
 PLACEHOLDER_SHARE = 0.5

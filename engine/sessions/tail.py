@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from engine.files import open_regular
+from ctxtop.engine.files import open_regular
 
 CHUNK = 1 << 20
 # With a byte limit, a read also stops after this many lines: a slice of tiny lines would

@@ -38,10 +38,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.sessions.ledger import Ledger
-from engine.sessions.model import Message, SessionState
-from engine.sessions.prompt_parts import logged_tokens
-from engine.tokens.encoding import Encoding
+from ctxtop.engine.sessions.ledger import Ledger
+from ctxtop.engine.sessions.model import Message, SessionState
+from ctxtop.engine.sessions.prompt_parts import logged_tokens
+from ctxtop.engine.tokens.encoding import Encoding
 
 # The weight (tokenizer tokens) of the starting guess (1, or a whole prompt's ratio): a context
 # that grew by a few thousand tokens says little about the ratio (the reminders and framing the

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass
 from typing import Any
 
-from engine.sessions.columns import KeyedRows, TextColumn
+from ctxtop.engine.sessions.columns import KeyedRows, TextColumn
 
 _ERROR, _PERSISTED, _GONE = 1, 2, 4  # an archived row's flags
 # The row of tool results whose call the log does not hold (a file that starts mid-session, a

@@ -1,5 +1,5 @@
 """Tokenizer layer: offline BPE encodings, chat counting rules and caches."""
 
-from engine.tokens.encoding import ENCODINGS, Encoding, char_estimate, get_encoding
+from ctxtop.engine.tokens.encoding import ENCODINGS, Encoding, char_estimate, get_encoding
 
 __all__ = ["ENCODINGS", "Encoding", "char_estimate", "get_encoding"]

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import CtxtopError
+from ctxtop.engine.errors import CtxtopError
 
 # sha256 of the uncompressed rank files, as pinned in tiktoken_ext/openai_public.py.
 EXPECTED_SHA256 = {

@@ -15,8 +15,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.paths import cache_dir
-from engine.tokens.encoding import Encoding, get_encoding
+from ctxtop.engine.paths import cache_dir
+from ctxtop.engine.tokens.encoding import Encoding, get_encoding
 
 LRU_ENTRIES = 5000
 # Encoding a short text is cheaper than a disk look-up (about 5 us either way at 64 chars on

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine.errors import CtxtopError
-from engine.tokens.bpe_source import load_rank_file, parse_ranks, ranks_in_line_order
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.tokens.bpe_source import load_rank_file, parse_ranks, ranks_in_line_order
 
 ENCODINGS = ("o200k_base", "cl100k_base")
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions.report_json import build_report
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.sessions.report_json import build_report
 
 DATA = Path(__file__).parent / "data"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents import AGENTS
+from ctxtop.engine.agents import AGENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS_DIR = ROOT / "engine" / "agents"
@@ -35,7 +35,7 @@ def naming_an_agent(source: str, ids: set[str], folders: set[str]) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module is not None:
             modules = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
         for module in modules:
-            parts = module.split(".")
+            parts = module.removeprefix("ctxtop.").split(".")
             if parts[:2] == ["engine", "agents"] and len(parts) > 2 and parts[2] in folders:
                 found.append(f"{node.lineno}: import {module}")
     return found
@@ -44,7 +44,7 @@ def naming_an_agent(source: str, ids: set[str], folders: set[str]) -> list[str]:
 def test_every_registered_agent_is_a_folder_with_its_plugin() -> None:
     assert len(FOLDERS) == len(AGENTS)
     for agent in AGENTS.values():
-        folder = agent.reader.__module__.split(".")[2]
+        folder = agent.reader.__module__.removeprefix("ctxtop.").split(".")[2]
         assert folder in FOLDERS, agent.name
         assert agent.name not in {other.name for other in AGENTS.values() if other is not agent}
 
@@ -66,9 +66,9 @@ def test_no_code_outside_the_agent_folders_names_an_agent() -> None:
     [
         'agent = state.agent if state else "codex"',
         'if state.agent == "gemini-cli": pass',
-        "from engine.agents.codex.writer import is_codex",
-        "from engine.agents import claude_code",
-        "import engine.agents.copilot_cli.reader",
+        "from ctxtop.engine.agents.codex.writer import is_codex",
+        "from ctxtop.engine.agents import claude_code",
+        "import ctxtop.engine.agents.copilot_cli.reader",
     ],
 )
 def test_the_scan_sees_an_agent_named(line: str) -> None:
@@ -76,5 +76,5 @@ def test_the_scan_sees_an_agent_named(line: str) -> None:
 
 
 def test_the_scan_lets_the_registry_be_asked() -> None:
-    line = "from engine.agents import AGENTS, proxied\nplugin = AGENTS.get(state.agent)"
+    line = "from ctxtop.engine.agents import AGENTS, proxied\nplugin = AGENTS.get(state.agent)"
     assert naming_an_agent(line, set(AGENTS), set(FOLDERS)) == []

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents.claude_code.rules import claude_autocompact_at, claude_settings
-from engine.agents.session_reader import SessionReader, read_all
-from engine.models.registry import lookup
-from engine.sessions.sample import Sample, build_sample
+from ctxtop.engine.agents.claude_code.rules import claude_autocompact_at, claude_settings
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.models.registry import lookup
+from ctxtop.engine.sessions.sample import Sample, build_sample
 
 SAMPLE = (
     Path(__file__).resolve().parents[2]

@@ -12,18 +12,18 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from opencode_db import load_sample
 
-from engine.agents import AGENTS, detect, stored_session
-from engine.agents.session_reader import agent_of, read_session
-from engine.analysis.profiles import load_profile
-from engine.cli.main import main
-from engine.editing.policy import Policy
-from engine.errors import InputError
-from engine.forks.compact import compact_session
-from engine.forks.edit import edit_session
-from engine.live.sessions_table import agent_roots
-from engine.sessions.adapter import DETECT_RECORDS, NOT_MINE
-from tests.opencode_db import load_sample
+from ctxtop.engine.agents import AGENTS, detect, stored_session
+from ctxtop.engine.agents.session_reader import agent_of, read_session
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.live.sessions_table import agent_roots
+from ctxtop.engine.sessions.adapter import DETECT_RECORDS, NOT_MINE
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"

@@ -10,16 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from engine.agents.discovery import discover
-from engine.agents.opencode import place
-from engine.agents.opencode.reader import OpenCodeAdapter
-from engine.agents.session_reader import SessionReader, read_session
-from engine.cli.main import main
-from engine.errors import InputError
-from engine.live.locate import choose
-from engine.live.sessions_table import SessionsTable
-from tests.opencode_db import (
+from opencode_db import (
     SESSION,
     SUBAGENT,
     load_sample,
@@ -29,6 +20,15 @@ from tests.opencode_db import (
     session_path,
     writer,
 )
+
+from ctxtop.engine.agents.discovery import discover
+from ctxtop.engine.agents.opencode import place
+from ctxtop.engine.agents.opencode.reader import OpenCodeAdapter
+from ctxtop.engine.agents.session_reader import SessionReader, read_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.live.locate import choose
+from ctxtop.engine.live.sessions_table import SessionsTable
 
 
 @pytest.fixture

@@ -10,20 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opencode_db import SESSION, load_sample, sample_rows
 
-from engine.agents import names_fork
-from engine.agents.opencode.export import new_session_id, opencode_id
-from engine.agents.opencode.writer import OpenCodeWriter
-from engine.agents.session_reader import read_session
-from engine.compaction.handoff import OPENING
-from engine.editing.placeholder import MARK
-from engine.editing.policy import Policy
-from engine.editing.undo import undo
-from engine.forks.compact import compact_session
-from engine.forks.edit import edit_session
-from engine.forks.transaction import read_session_bytes
-from engine.paths import data_dir
-from tests.opencode_db import SESSION, load_sample, sample_rows
+from ctxtop.engine.agents import names_fork
+from ctxtop.engine.agents.opencode.export import new_session_id, opencode_id
+from ctxtop.engine.agents.opencode.writer import OpenCodeWriter
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.editing.placeholder import MARK
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.editing.undo import undo
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.forks.transaction import read_session_bytes
+from ctxtop.engine.paths import data_dir
 
 
 @pytest.fixture

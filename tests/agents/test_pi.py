@@ -15,10 +15,10 @@ import pytest
 from agent_samples import answered, followed_and_fresh, rows, totals
 from sessions_home import report_json
 
-from engine.agents.pi.reader import PiAdapter
-from engine.agents.session_reader import read_session
-from engine.forks.compact import compact_session
-from engine.forks.restore import HEADER, restore_session
+from ctxtop.engine.agents.pi.reader import PiAdapter
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.restore import HEADER, restore_session
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_DIR = ROOT / "sample_sessions" / "pi"

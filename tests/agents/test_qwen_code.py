@@ -17,12 +17,12 @@ import pytest
 from agent_samples import DATA, answered, followed_and_fresh, rows, totals
 from sessions_home import report_json
 
-from engine.agents.qwen_code.reader import QwenCodeAdapter
-from engine.agents.session_reader import read_session
-from engine.cli.main import main
-from engine.compaction.handoff import OPENING
-from engine.forks.compact import compact_session
-from engine.forks.restore import HEADER, restore_session
+from ctxtop.engine.agents.qwen_code.reader import QwenCodeAdapter
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.restore import HEADER, restore_session
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN_HOME = ROOT / "sample_sessions" / "qwen-code"

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents import AGENTS
-from engine.agents.session_reader import SessionReader, read_session, read_session_data
-from engine.agents.strategies import simulate
-from engine.agents.vscode_copilot.mutation_log import MutationError, MutationLog
-from engine.cli.main import main
+from ctxtop.engine.agents import AGENTS
+from ctxtop.engine.agents.session_reader import SessionReader, read_session, read_session_data
+from ctxtop.engine.agents.strategies import simulate
+from ctxtop.engine.agents.vscode_copilot.mutation_log import MutationError, MutationLog
+from ctxtop.engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = ROOT / "sample_sessions/vscode-copilot-chat/User/workspaceStorage"

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.cli.main import main
-from engine.live.view import LiveView
-from engine.sessions.model import Message
-from engine.tokens import get_encoding
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.live.view import LiveView
+from ctxtop.engine.sessions.model import Message
+from ctxtop.engine.tokens import get_encoding
 
 ROOT = Path(__file__).resolve().parents[2]
 CALC_MAIN = next((ROOT / "tests/sessions/data/generated/claude-code/calc-main").glob("*.jsonl"))
@@ -33,7 +33,7 @@ def check_clock(view: LiveView, cold: dict[str, Any]) -> None:
     """Takes the cache clock out of a cold report and checks that the dashboard's view gives the
     same one (these logs' caches are long cold: the seconds between the two reads change
     nothing)."""
-    from engine.sessions.cache_clock import cache_clock
+    from ctxtop.engine.sessions.cache_clock import cache_clock
 
     cold_clock = cold.pop("cache_clock", None)
     clock = cache_clock(view.sample.cache_prefix, time.time(), view.sample.model)
@@ -51,7 +51,7 @@ def before_compaction(path: Path, folder: Path) -> Path:
     """A copy of the session's log up to its first compaction (that line excluded): the
     requests before it are the live context there, which the cache simulation simulates (in
     the whole log they are history, taken from the log's own figures)."""
-    from engine.agents.session_reader import read_session
+    from ctxtop.engine.agents.session_reader import read_session
 
     line = read_session(path).compactions[0].line
     copy = folder / path.name

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.tokens import get_encoding
+from ctxtop.engine.tokens import get_encoding
 
 ENC = get_encoding("o200k_base")
 SYSTEM = 6_000  # the system prompt and tool definitions the log does not hold

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from analysis_expect import AGENT_LOOP, CALC_MAIN, CODEX, report_json, run_report
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.analysis.analyze import Analyzer
-from engine.analysis.report import analyze_session
-from engine.cli.main import main
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.analysis.analyze import Analyzer
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.cli.main import main
 
 
 def test_report_json_uses_the_documented_names() -> None:

@@ -18,7 +18,7 @@ from analysis_expect import (
     section,
 )
 
-from engine.agents.session_reader import read_session
+from ctxtop.engine.agents.session_reader import read_session
 
 
 def claude_usage_after_boundary(path: Path) -> tuple[str, int]:

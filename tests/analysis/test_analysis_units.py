@@ -7,21 +7,21 @@ import math
 
 import pytest
 
-from engine.analysis.accuracy import RequestPoint, accuracy
-from engine.analysis.forecast import forecast
-from engine.analysis.json_audit import compact_json
-from engine.analysis.profiles import CacheSpec, Profile, SectionSpec
-from engine.analysis.relevance import Scorer, TermCache, terms
-from engine.analysis.render_tree import (
+from ctxtop.engine.analysis.accuracy import RequestPoint, accuracy
+from ctxtop.engine.analysis.forecast import forecast
+from ctxtop.engine.analysis.json_audit import compact_json
+from ctxtop.engine.analysis.profiles import CacheSpec, Profile, SectionSpec
+from ctxtop.engine.analysis.relevance import Scorer, TermCache, terms
+from ctxtop.engine.analysis.render_tree import (
     PromptTree,
     Rendered,
     build_tree,
     prompt_nodes,
     render_tree,
 )
-from engine.analysis.sections import content_names
-from engine.sessions.model import Block, Message
-from engine.sessions.tokenizer_factor import PRIOR_WEIGHT
+from ctxtop.engine.analysis.sections import content_names
+from ctxtop.engine.sessions.model import Block, Message
+from ctxtop.engine.sessions.tokenizer_factor import PRIOR_WEIGHT
 
 
 def message(number: int, role: str, kind: str = "message") -> Message:

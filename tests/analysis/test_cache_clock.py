@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from engine.agents.claude_code.rules import claude_cache_ttl, read_settings
-from engine.agents.session_reader import SessionReader, read_all
-from engine.models.registry import lookup
-from engine.sessions.cache_clock import (
+from ctxtop.engine.agents.claude_code.rules import claude_cache_ttl, read_settings
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.models.registry import lookup
+from ctxtop.engine.sessions.cache_clock import (
     CLAUDE_CODE,
     CachedPrefix,
     action_timing,
@@ -26,7 +26,7 @@ from engine.sessions.cache_clock import (
     countdown,
     state_text,
 )
-from engine.sessions.sample import build_sample
+from ctxtop.engine.sessions.sample import build_sample
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECTS = ROOT / "sample_sessions/claude-code/projects"
@@ -171,7 +171,7 @@ def ctxtop(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProce
         "TZ": "UTC",
     }
     return subprocess.run(
-        [sys.executable, "-m", "tui", *args],
+        [sys.executable, "-m", "ctxtop", *args],
         input=stdin,
         capture_output=True,
         text=True,

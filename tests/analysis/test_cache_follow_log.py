@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.analysis.cache_sim import (
+from ctxtop.engine.analysis.cache_sim import (
     Boundary,
     CacheSimulator,
     RequestShape,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from analysis_expect import CALC_MAIN
 
-from engine.agents.session_reader import SessionReader
-from engine.analysis.analyze import Analyzer
-from engine.analysis.cache_sim import CacheSimulator
-from engine.analysis.report import analyze_session
-from engine.models.registry import lookup
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.analysis.analyze import Analyzer
+from ctxtop.engine.analysis.cache_sim import CacheSimulator
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.models.registry import lookup
 
 OLD, NEW = "claude-opus-4-8", "claude-sonnet-4-5"
 

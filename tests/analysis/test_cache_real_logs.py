@@ -13,12 +13,12 @@ from typing import NamedTuple
 
 from analysis_expect import ROOT
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.analysis.analyze import Analyzer
-from engine.analysis.profiles import load_profile
-from engine.analysis.setup import setup_for
-from engine.config import Thresholds
-from engine.sessions.ledger import encoding_for
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.analysis.analyze import Analyzer
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.setup import setup_for
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.sessions.ledger import encoding_for
 
 DATA = ROOT / "tests/analysis/data/cache_real/marot-spotter"
 

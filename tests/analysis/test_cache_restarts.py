@@ -7,9 +7,9 @@ from pathlib import Path
 
 from analysis_expect import CALC_MAIN, before_compaction, report_json
 
-from engine.agents.session_reader import read_session
-from engine.analysis.cache_shapes import new_system_restarts
-from engine.sessions.model import SessionState
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.analysis.cache_shapes import new_system_restarts
+from ctxtop.engine.sessions.model import SessionState
 
 EDITS = ("Edit", "Write")
 

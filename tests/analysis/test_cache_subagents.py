@@ -6,13 +6,13 @@ import json
 
 from analysis_expect import ROOT
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.analysis.analyze import Analyzer
-from engine.analysis.profiles import load_profile
-from engine.analysis.setup import setup_for
-from engine.config import Thresholds
-from engine.sessions.ledger import encoding_for
-from engine.sessions.model import SessionState
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.analysis.analyze import Analyzer
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.setup import setup_for
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.sessions.ledger import encoding_for
+from ctxtop.engine.sessions.model import SessionState
 
 LEGACY = ROOT / "tests/sessions/data/generated/claude-code/calc-legacy-2-0-77"
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from analysis_expect import ENC, ROOT, count, report_json, section
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.analysis.profiles import load_profile
-from engine.analysis.prompt_outline import prompt_outline
-from engine.analysis.report import analyze_session
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.prompt_outline import prompt_outline
+from ctxtop.engine.analysis.report import analyze_session
 
 REAL = ROOT / "tests" / "sessions" / "data" / "real" / "claude-code"
 SESSIONS = sorted((REAL / "public-d-kimuson-claude-code-viewer").glob("*.jsonl")) + sorted(

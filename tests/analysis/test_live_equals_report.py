@@ -19,8 +19,8 @@ import pytest
 from analysis_expect import ROOT, check_clock, report_json
 from session_copies import COMPACTED, copies
 
-from engine.live.session import LiveSession
-from engine.sessions.report_json import to_json
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.sessions.report_json import to_json
 
 CHUNK = 7
 SAMPLES = sorted((ROOT / "sample_sessions").rglob("*.jsonl"))

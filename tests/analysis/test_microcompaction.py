@@ -20,16 +20,16 @@ import pytest
 from analysis_expect import check_clock, report_json, section
 from microcompact_log import ENC, MARKER, SYSTEM, TRIGGER, Written, write_session
 
-from engine.agents.claude_code.writer import ClaudeCodeWriter
-from engine.agents.session_reader import SessionReader, read_session
-from engine.analysis.profiles import load_profile
-from engine.analysis.prompt_outline import prompt_outline
-from engine.analysis.report import analyze_session
-from engine.cli.main import main
-from engine.live.session import LiveSession
-from engine.sessions import model
-from engine.sessions.report_json import to_json
-from engine.tokens.short import short_tokens
+from ctxtop.engine.agents.claude_code.writer import ClaudeCodeWriter
+from ctxtop.engine.agents.session_reader import SessionReader, read_session
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.prompt_outline import prompt_outline
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.sessions import model
+from ctxtop.engine.sessions.report_json import to_json
+from ctxtop.engine.tokens.short import short_tokens
 
 CONTENT_SECTIONS = ("system", "instructions", "attachments", "messages")
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from analysis_expect import ROOT, report_json
 
-from engine.agents import AGENTS
-from engine.agents.session_reader import SessionReader, read_all
-from engine.analysis.profiles import load_profile
-from engine.analysis.prompt_outline import prompt_outline
-from engine.analysis.report import analyze_session
-from engine.live.session import AnalysisChoice, LiveSession
+from ctxtop.engine.agents import AGENTS
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.prompt_outline import prompt_outline
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.live.session import AnalysisChoice, LiveSession
 
 SAMPLES = sorted(
     path

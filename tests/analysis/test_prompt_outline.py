@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.analysis.profiles import load_profile
-from engine.analysis.prompt_outline import Outline, prompt_outline
-from engine.analysis.report import analyze_session
-from engine.analysis.snapshot import Analysis
-from engine.live.demo import demo_lines
-from engine.sessions.model import SessionState
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.prompt_outline import Outline, prompt_outline
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.analysis.snapshot import Analysis
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.sessions.model import SessionState
 
 
 def outline_of(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import __version__
-from engine.config import config_path
+from ctxtop.engine import __version__
+from ctxtop.engine.config import config_path
 
 
 def ctxtop(
@@ -20,7 +20,7 @@ def ctxtop(
 ) -> subprocess.CompletedProcess[str]:
     """Run the installed ``ctxtop`` script (or ``python -m tui``) from an unrelated directory."""
     script = Path(sys.executable).parent / "ctxtop"
-    command = [sys.executable, "-m", "tui"] if module or not script.exists() else [str(script)]
+    command = [sys.executable, "-m", "ctxtop"] if module or not script.exists() else [str(script)]
     with tempfile.TemporaryDirectory() as elsewhere:
         return subprocess.run(
             [*command, *args],
@@ -227,7 +227,7 @@ def test_edit_live_on_a_session_no_proxy_saw_says_nothing_is_applied_yet(
     ctxtop's proxy, nor that no proxy was running."""
     import socket
 
-    from engine.cli.main import main
+    from ctxtop.engine.cli.main import main
 
     session = tmp_path / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
     sample = Path(__file__).resolve().parents[2] / "sample_sessions/claude-code/projects"

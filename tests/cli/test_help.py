@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.cli.main import COMMAND_NAMES, main
-from engine.config import Settings
-from tui.screens.budget import parse_tokens
+from ctxtop.engine.cli.main import COMMAND_NAMES, main
+from ctxtop.engine.config import Settings
+from ctxtop.tui.screens.budget import parse_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = (

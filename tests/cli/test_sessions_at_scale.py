@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from sessions_home import cost_of, report_json
 
-import engine.live.sessions_quick as sessions_quick
-import engine.sessions.tail as tail
-from engine.live.demo import demo_lines
-from engine.live.sessions_quick import HEAD_BYTES, QUICK_BYTES
-from engine.live.sessions_row import FULL, QUICK, TAIL
-from engine.live.sessions_table import SHOWN_ROWS, SessionsTable
-from engine.live.sessions_text import NOT_READ, TAIL_MARK, cells
+import ctxtop.engine.live.sessions_quick as sessions_quick
+import ctxtop.engine.sessions.tail as tail
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.live.sessions_quick import HEAD_BYTES, QUICK_BYTES
+from ctxtop.engine.live.sessions_row import FULL, QUICK, TAIL
+from ctxtop.engine.live.sessions_table import SHOWN_ROWS, SessionsTable
+from ctxtop.engine.live.sessions_text import NOT_READ, TAIL_MARK, cells
 
 PROJECTS = ".claude/projects"
 

@@ -14,15 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from opencode_db import load_sample, session_path, writer
 from sessions_home import NEW_SESSION, cost_of, report_json, sample_home
 
-from engine.config import Settings, parse_settings
-from engine.errors import InputError
-from engine.live.demo import demo_lines
-from engine.live.sessions_row import COMPACTING, ENDED, IDLE, WAITING, WORKING
-from engine.live.sessions_table import SessionsTable
-from engine.live.sessions_watch import watch_rows
-from tests.opencode_db import load_sample, session_path, writer
+from ctxtop.engine.config import Settings, parse_settings
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.live.sessions_row import COMPACTING, ENDED, IDLE, WAITING, WORKING
+from ctxtop.engine.live.sessions_table import SessionsTable
+from ctxtop.engine.live.sessions_watch import watch_rows
 
 
 class Clock:
@@ -156,7 +156,7 @@ def _watch_json(home: Path) -> subprocess.Popen[str]:
     finally:
         monkeypatch.undo()
     return subprocess.Popen(
-        [sys.executable, "-m", "tui", "sessions", "--watch", "--json"],
+        [sys.executable, "-m", "ctxtop", "sessions", "--watch", "--json"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -247,7 +247,7 @@ def test_a_compaction_in_progress_shows_as_compacting(
 def test_each_agents_new_session_files_are_recognised(tmp_path: Path) -> None:
     """A file written where an agent keeps its sessions becomes a row when notified; files
     beside them that are not sessions of their own (sub-agents, tool outputs) do not."""
-    from engine.live.sessions_table import agent_roots
+    from ctxtop.engine.live.sessions_table import agent_roots
 
     roots = agent_roots({}, tmp_path)
     sessions = [
@@ -283,7 +283,7 @@ def test_watch_shows_log_text_but_never_sends_it_to_the_terminal(
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME"):
         env.pop(name, None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "tui", "sessions", "--watch"], env=env, stdout=subprocess.PIPE
+        [sys.executable, "-m", "ctxtop", "sessions", "--watch"], env=env, stdout=subprocess.PIPE
     )
     try:
         assert process.stdout is not None

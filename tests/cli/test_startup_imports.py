@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.main import COMMAND_NAMES, build_parser
+from ctxtop.engine.cli.main import COMMAND_NAMES, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = (
@@ -26,7 +26,7 @@ CODEX = sorted((ROOT / "sample_sessions/codex").rglob("rollout-*.jsonl"))[0]  # 
 # Runs tui.cli.main as the console script does, then writes the loaded modules to a file.
 PROBE = """
 import json, sys
-from tui.cli import main
+from ctxtop.tui.cli import main
 try:
     code = main(sys.argv[2:])
 except SystemExit as stop:  # --version exits from argparse
@@ -43,12 +43,12 @@ HEAVY = {
     "tree_sitter_language_pack": "skeletons (grammars)",
     "aiohttp": "the proxy's HTTP server and client",
     "asyncio": "the proxy and live mode",
-    "engine.proxy.server": "the proxy",
-    "engine.editing": "ctxtop edit and undo",
-    "engine.compaction": "ctxtop compact",
-    "engine.forks": "ctxtop edit and compact",
-    "engine.live.session": "the dashboard's session model",
-    "tui.app": "the dashboard",
+    "ctxtop.engine.proxy.server": "the proxy",
+    "ctxtop.engine.editing": "ctxtop edit and undo",
+    "ctxtop.engine.compaction": "ctxtop compact",
+    "ctxtop.engine.forks": "ctxtop edit and compact",
+    "ctxtop.engine.live.session": "the dashboard's session model",
+    "ctxtop.tui.app": "the dashboard",
 }
 
 
@@ -89,14 +89,16 @@ def test_report_does_not_import_what_it_does_not_use(
         assert "context by category" in done.stdout
     assert heavy_in(modules) == {}
     # Only the report's own command module, not every sub-command's.
-    assert {m for m in modules if m.startswith("engine.cli.cmd_")} == {"engine.cli.cmd_report"}
+    assert {m for m in modules if m.startswith("ctxtop.engine.cli.cmd_")} == {
+        "ctxtop.engine.cli.cmd_report"
+    }
 
 
 def test_version_imports_no_command(tmp_path: Path) -> None:
     done, modules = loaded(tmp_path, "--version")
     assert done.stdout.startswith("ctxtop ")
     assert heavy_in(modules) == {}
-    assert not {m for m in modules if m.startswith("engine.cli.cmd_")}
+    assert not {m for m in modules if m.startswith("ctxtop.engine.cli.cmd_")}
 
 
 def test_statusline_imports_no_analysis_when_the_log_reports_the_context(tmp_path: Path) -> None:
@@ -105,7 +107,7 @@ def test_statusline_imports_no_analysis_when_the_log_reports_the_context(tmp_pat
     done, modules = loaded(tmp_path, "statusline", stdin=json.dumps(status))
     assert done.stdout.startswith("ctx ")
     assert heavy_in(modules) == {}
-    assert not {m for m in modules if m.startswith("engine.analysis.")}
+    assert not {m for m in modules if m.startswith("ctxtop.engine.analysis.")}
 
 
 def test_help_still_lists_every_command(tmp_path: Path) -> None:
@@ -114,7 +116,7 @@ def test_help_still_lists_every_command(tmp_path: Path) -> None:
         assert name in done.stdout
     # Listing the proxy command does not start its HTTP stack (nor the dashboard's toolkit).
     heavy = heavy_in(modules)
-    for name in ("aiohttp", "asyncio", "engine.proxy.server", "textual", "tui.app"):
+    for name in ("aiohttp", "asyncio", "ctxtop.engine.proxy.server", "textual", "ctxtop.tui.app"):
         assert name not in heavy
 
 
@@ -126,9 +128,9 @@ def test_command_names_are_the_parsers_the_modules_add() -> None:
 
 
 def test_agents_writers_and_sources_load_when_asked_for() -> None:
-    from engine.agents import AGENTS
-    from engine.compaction.source import Source
-    from engine.editing.writer import Writer
+    from ctxtop.engine.agents import AGENTS
+    from ctxtop.engine.compaction.source import Source
+    from ctxtop.engine.editing.writer import Writer
 
     for agent in AGENTS.values():
         assert agent.can_edit == (agent.writer is not None)

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from chat_files import fork_messages, write_chat
 
-from engine.agents.codex.writer import CodexWriter
-from engine.agents.session_reader import read_session
-from engine.cli.main import main
-from engine.compaction.structured import TITLES
-from engine.editing import action_log
-from engine.errors import CtxtopError
-from engine.forks.compact import compact_session
+from ctxtop.engine.agents.codex.writer import CodexWriter
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.compaction.structured import TITLES
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.compact import compact_session
 
 ROOT = Path(__file__).resolve().parents[2]
 CALC_MAIN = (

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from chat_files import fork_messages, write_chat
 
-from engine.cli.main import main
-from engine.errors import CtxtopError
-from engine.forks.compact import compact_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.compact import compact_session
 
 REQUEST = "Find why the build fails and fix it."
 

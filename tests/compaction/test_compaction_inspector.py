@@ -22,10 +22,10 @@ from compaction_logs import (
     write_session,
 )
 
-from engine.agents.session_reader import read_session
-from engine.cli.main import main
-from engine.forks.compact import compact_session
-from engine.forks.compactions import (
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.compactions import (
     CARRIED_AT,
     CompactionHistory,
     Prefixes,
@@ -34,7 +34,7 @@ from engine.forks.compactions import (
     line_starts,
     points,
 )
-from engine.forks.transaction import read_session_bytes
+from ctxtop.engine.forks.transaction import read_session_bytes
 
 COPILOT = next((ROOT / "tests/sessions/data/generated/copilot-cli").rglob("events.jsonl"))
 

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.agents.openai_messages.source import OpenAIMessagesSource
-from engine.compaction.items import choose_cut
-from engine.compaction.prompt import anthropic_messages, openai_messages, transcript
+from ctxtop.engine.agents.openai_messages.source import OpenAIMessagesSource
+from ctxtop.engine.compaction.items import choose_cut
+from ctxtop.engine.compaction.prompt import anthropic_messages, openai_messages, transcript
 
 
 def conversation(tmp_path: Path, rounds: int) -> Any:

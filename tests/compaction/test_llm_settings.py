@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.compaction.llm import LLMFailure, endpoint
-from engine.config import LLMSettings, parse_settings
-from engine.errors import InputError
+from ctxtop.engine.compaction.llm import LLMFailure, endpoint
+from ctxtop.engine.config import LLMSettings, parse_settings
+from ctxtop.engine.errors import InputError
 
 
 def test_defaults_and_values() -> None:

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from llm_server import SummaryServer
 
-from engine.agents.session_reader import read_session
-from engine.cli.main import main
-from engine.config import LLMSettings, config_path
-from engine.editing import action_log
-from engine.forks.compact import compact_session
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.config import LLMSettings, config_path
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.forks.compact import compact_session
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents.strategies import copilot_jitter, schedule, simulate
-from engine.sessions.model import Message, SessionState, Usage
+from ctxtop.engine.agents.strategies import copilot_jitter, schedule, simulate
+from ctxtop.engine.sessions.model import Message, SessionState, Usage
 
 NOW = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
 WINDOW = 200_000

@@ -18,11 +18,11 @@ from compaction_logs import (
     write_session,
 )
 
-from engine.agents.session_reader import read_session, read_session_data
-from engine.cli.main import main
-from engine.editing import action_log
-from engine.forks.compactions import inspect_file
-from engine.forks.restore import HEADER, restore_session
+from ctxtop.engine.agents.session_reader import read_session, read_session_data
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.forks.compactions import inspect_file
+from ctxtop.engine.forks.restore import HEADER, restore_session
 
 GIT_LOG = "Bash ls -la && git status --short && git log --oneline -3"
 

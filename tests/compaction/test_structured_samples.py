@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from engine.forks.compact import compact_session
+from ctxtop.engine.forks.compact import compact_session
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = sorted(
@@ -168,7 +168,7 @@ def test_the_summarys_words_count_right() -> None:
 
 
 def test_pays_off_after_one_request_is_singular() -> None:
-    from engine.editing.preview import pays_off_after
+    from ctxtop.engine.editing.preview import pays_off_after
 
     assert pays_off_after(1) == "pays off after 1 request"
     assert pays_off_after(12) == "pays off after 12 requests"

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.cli.main import main
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = next((ROOT / "tests/sessions/data/real/codex").rglob("rollout-*.jsonl"))

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from engine.cli.main import main
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
 
 ONE_TURN = Path(__file__).resolve().parents[1] / "data/one_turn"
 CLAUDE = next((ONE_TURN / "claude-code").glob("*.jsonl"))

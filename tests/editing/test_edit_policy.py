@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
 
 
 def _turn(n: int, tool: str, size: int, result: bool = True) -> list[dict[str, Any]]:

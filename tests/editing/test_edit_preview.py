@@ -9,12 +9,12 @@ import math
 import shutil
 from pathlib import Path
 
-from engine.agents.session_reader import read_session
-from engine.cli.main import main
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
-from engine.models.registry import lookup
-from engine.tokens.encoding import get_encoding
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.models.registry import lookup
+from ctxtop.engine.tokens.encoding import get_encoding
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_sessions/openai-messages/agent-loop.jsonl"

@@ -9,16 +9,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from engine.agents.session_reader import SessionReader, read_all, read_session
-from engine.analysis.profiles import load_profile
-from engine.analysis.prompt_outline import prompt_outline
-from engine.analysis.report import analyze_session
-from engine.cli.main import main
-from engine.editing.placeholder import MARK, cleared_by_ctxtop
-from engine.editing.policy import Policy
-from engine.editing.truncate import truncate
-from engine.forks.edit import edit_session
-from engine.tokens.encoding import get_encoding
+from ctxtop.engine.agents.session_reader import SessionReader, read_all, read_session
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.analysis.prompt_outline import prompt_outline
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.placeholder import MARK, cleared_by_ctxtop
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.editing.truncate import truncate
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.tokens.encoding import get_encoding
 
 SOURCES = Path(__file__).parent / "skeleton_sources"
 PROJECT = "/home/dev/shop"

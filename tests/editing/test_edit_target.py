@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from engine.cli.main import main
-from engine.editing.pools import (
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.pools import (
     MANDATORY,
     OPTIONAL,
     Candidate,
@@ -22,9 +22,9 @@ from engine.editing.pools import (
     keep_within,
     optional_size,
 )
-from engine.errors import CtxtopError
-from tui.screens.budget import MODELS_OWN
-from tui.screens.budget import parse_tokens as budget_key_tokens
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.tui.screens.budget import MODELS_OWN
+from ctxtop.tui.screens.budget import parse_tokens as budget_key_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 # Claude Code 2.1.332, one prompt, 9 tool calls: two Reads of 37.5k and 34k tokens; 57,811

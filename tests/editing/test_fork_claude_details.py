@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.main import main
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = (

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.agents.codex.writer import CodexWriter, is_codex
+from ctxtop.engine.agents.codex.writer import CodexWriter, is_codex
 
 OLD = "01a20397-a65f-7be0-a82b-63e59b296bcb"
 NEW = "0b4e0c1f-2d8a-4a8e-9f5e-3d1c2b7a9e11"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents.session_reader import read_session
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
-from engine.sessions.ledger import encoding_for
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.sessions.ledger import encoding_for
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = [

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from engine.cli.main import main
-from engine.editing.policy import Policy
-from engine.forks.compact import compact_session
-from engine.forks.edit import edit_session
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.edit import edit_session
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 CLAUDE = SAMPLES / "claude-code/projects/-home-dev-demo-project"

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from conftest import Watch
 
-from engine.agents.openai_messages.writer import OpenAIMessagesWriter
-from engine.agents.session_reader import read_session, read_session_data
-from engine.editing import action_log
-from engine.editing.policy import Policy
-from engine.errors import InputError
-from engine.forks.compact import preview_compact
-from engine.forks.edit import edit_session, preview_edit, write_edit
-from engine.forks.transaction import COMPACTING, EDITING, Preview, commit, load, unwritten
+from ctxtop.engine.agents.openai_messages.writer import OpenAIMessagesWriter
+from ctxtop.engine.agents.session_reader import read_session, read_session_data
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.forks.compact import preview_compact
+from ctxtop.engine.forks.edit import edit_session, preview_edit, write_edit
+from ctxtop.engine.forks.transaction import COMPACTING, EDITING, Preview, commit, load, unwritten
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions/openai-messages/agent-loop.jsonl"
 # What differs between a preview and the outcome of writing it: where it went and its log id.

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Watch
 
-import engine.editing.writer as writer_module
-from engine.agents.session_reader import SessionReader
-from engine.editing.policy import Policy
-from engine.forks.compact import preview_compact
-from engine.forks.edit import preview_edit
-from engine.forks.transaction import COMPACTING, EDITING, load
-from engine.live.apply_plan import apply_compact, apply_edit
-from tests.conftest import Watch
+import ctxtop.engine.editing.writer as writer_module
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.compact import preview_compact
+from ctxtop.engine.forks.edit import preview_edit
+from ctxtop.engine.forks.transaction import COMPACTING, EDITING, load
+from ctxtop.engine.live.apply_plan import apply_compact, apply_edit
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = {  # a session of each agent ctxtop writes forks for

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.editing.skeleton import language_for_path, skeleton
-from engine.tokens.encoding import get_encoding
+from ctxtop.engine.editing.skeleton import language_for_path, skeleton
+from ctxtop.engine.tokens.encoding import get_encoding
 
 SOURCES = Path(__file__).parent / "skeleton_sources"
 COUNT = get_encoding("o200k_base").count

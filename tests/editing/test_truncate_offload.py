@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from engine.agents import names_fork
-from engine.cli.main import main
-from engine.editing.json_schema import schema_of
-from engine.editing.offload import OFFLOADED_MARK, Offloader
-from engine.editing.policy import Policy
-from engine.editing.size_limit import Limit
-from engine.editing.truncate import TRUNCATED_MARK, truncate
-from engine.editing.undo import undo
-from engine.errors import CtxtopError
-from engine.forks.edit import edit_session
-from engine.tokens.encoding import get_encoding
+from ctxtop.engine.agents import names_fork
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing.json_schema import schema_of
+from ctxtop.engine.editing.offload import OFFLOADED_MARK, Offloader
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.editing.size_limit import Limit
+from ctxtop.engine.editing.truncate import TRUNCATED_MARK, truncate
+from ctxtop.engine.editing.undo import undo
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.tokens.encoding import get_encoding
 
 COUNT = get_encoding("o200k_base").count
 BUILD_LOG = "".join(
@@ -208,7 +208,7 @@ def test_command_line_truncate_and_offload(tmp_path: Path, capsys: Any) -> None:
 
 
 def test_a_percentage_limit_is_of_the_prompt_budget(tmp_path: Path) -> None:
-    from engine.models.registry import lookup as model_info
+    from ctxtop.engine.models.registry import lookup as model_info
 
     info = model_info("gpt-4o")
     limit = (info.context_window - info.max_output) // 100  # 1 % of what a request may send

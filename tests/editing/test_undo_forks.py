@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from engine.cli.main import main
-from engine.editing import action_log
-from engine.editing.atomic import safe_name, write_new
-from engine.errors import CtxtopError
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.editing.atomic import safe_name, write_new
+from ctxtop.engine.errors import CtxtopError
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_sessions/openai-messages/agent-loop.jsonl"
@@ -76,7 +76,7 @@ def test_fork_names_are_safe_and_never_overwrite(tmp_path: Path) -> None:
 def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import engine.forks.transaction as fork_module
+    import ctxtop.engine.forks.transaction as fork_module
 
     source = tmp_path / "agent-loop.jsonl"
     shutil.copyfile(SAMPLE, source)
@@ -99,7 +99,7 @@ def test_an_agent_appending_meanwhile_is_reported_and_the_fork_can_be_undone(
 def test_an_agent_file_gone_meanwhile_is_reported_and_the_fork_is_logged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import engine.forks.transaction as fork_module
+    import ctxtop.engine.forks.transaction as fork_module
 
     source = tmp_path / "agent-loop.jsonl"
     shutil.copyfile(SAMPLE, source)

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.cli.main import main
+from ctxtop.engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = {
@@ -48,7 +48,7 @@ SUBPROCESS_MAIN = "import sys; from engine.cli.main import main; sys.exit(main(s
 # carries it across exec from the forked copy of the parent, so a big pytest process showed.
 MEASURED_MAIN = (
     "import sys\n"
-    "from engine.cli.main import main\n"
+    "from ctxtop.engine.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
     "status = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
     "print(f'peak-kb {status}', file=sys.stderr)\n"

@@ -97,7 +97,7 @@ BAD_URLS = ["http://[::1", "http://127.0.0.1:99999/v1", "file:///etc/passwd", "h
 
 @pytest.mark.parametrize("url", BAD_URLS)
 def test_a_bad_base_url_in_the_settings_file_is_named(url: str) -> None:
-    from engine.config import config_path
+    from ctxtop.engine.config import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)

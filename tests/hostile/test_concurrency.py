@@ -14,8 +14,8 @@ from pathlib import Path
 
 from cli_run import ROOT, SUBPROCESS_MAIN, run_cli
 
-from engine.agents.session_reader import read_session
-from engine.editing import action_log
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.editing import action_log
 
 # A Claude Code session of several rounds (so that compact has something to summarise).
 SAMPLE = (

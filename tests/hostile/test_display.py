@@ -30,11 +30,11 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Select
 from textual.widgets._toast import Toast
 
-from tui.app import CtxtopApp
-from tui.messages import NewerSession
-from tui.screens.compact_panel import CompactScreen
-from tui.screens.compaction_inspector import CompactionScreen
-from tui.screens.edit_panel import EditScreen
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.messages import NewerSession
+from ctxtop.tui.screens.compact_panel import CompactScreen
+from ctxtop.tui.screens.compaction_inspector import CompactionScreen
+from ctxtop.tui.screens.edit_panel import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/tui"))

@@ -28,9 +28,9 @@ from raw_server import (
     too_many_requests,
 )
 
-from engine.config import LLMSettings
-from engine.editing import action_log
-from engine.forks.compact import compact_session
+from ctxtop.engine.config import LLMSettings
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.forks.compact import compact_session
 
 sys.path.insert(0, str(ROOT / "tests/compaction"))
 from llm_server import SummaryServer

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_run import run_subprocess
 
-from engine.proxy.live_plan import VERSION, plan_path
+from ctxtop.engine.proxy.live_plan import VERSION, plan_path
 
 SESSION = "4d2f9a10-7c3e-4b8a-9e61-0a1b2c3d4e5f"
 ESCAPES = "\x1b]2;PWNED\x07\x1b[2J\u202e"

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from cli_run import SAMPLES, Ended
 
-from engine.live import locate
-from engine.live.locate import newest_sessions
-from tui.cli import main
+from ctxtop.engine.live import locate
+from ctxtop.engine.live.locate import newest_sessions
+from ctxtop.tui.cli import main
 
 
 def _dashboard(*argv: str) -> Ended:
@@ -68,7 +68,7 @@ def test_the_dashboard_says_it_passed_over_newer_junk(
     naming them, and shows the real session."""
     import asyncio
 
-    from tui.app import CtxtopApp
+    from ctxtop.tui.app import CtxtopApp
 
     project = tmp_path / "claude/projects/-work-demo"
     project.mkdir(parents=True)

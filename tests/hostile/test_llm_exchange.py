@@ -15,9 +15,9 @@ import pytest
 from cli_run import ROOT
 from raw_server import RawServer, chat_reply
 
-from engine.compaction.structured import TITLES
-from engine.config import LLMSettings
-from engine.forks.compact import compact_session
+from ctxtop.engine.compaction.structured import TITLES
+from ctxtop.engine.config import LLMSettings
+from ctxtop.engine.forks.compact import compact_session
 
 sys.path.insert(0, str(ROOT / "tests/compaction"))
 from llm_server import SUMMARY

@@ -21,8 +21,8 @@ from raw_server import RawServer, read_request
 sys.path.insert(0, str(ROOT / "tests/proxy"))
 from proxy_upstream import proxy_to
 
-from engine.proxy import content_coding, server
-from engine.proxy.rewrite_live import LiveRewriter
+from ctxtop.engine.proxy import content_coding, server
+from ctxtop.engine.proxy.rewrite_live import LiveRewriter
 
 ANSWER = b'{"usage":{"input_tokens":3,"output_tokens":1}}'
 BODY = b'{"model":"m","messages":[{"role":"user","content":"hi"}]}'

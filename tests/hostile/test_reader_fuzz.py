@@ -15,8 +15,8 @@ from cli_run import SAMPLES, assert_clean_end, run_cli
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from engine.agents.session_reader import read_session
-from engine.sessions.report_json import build_report
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.sessions.report_json import build_report
 
 FUZZ = settings(
     max_examples=100,
@@ -56,7 +56,7 @@ def test_the_first_lines_cut_at_every_byte(tmp_path: Path, name: str) -> None:
 
 
 def state_adapter(path: Path) -> Any:
-    from engine.agents.session_reader import SessionReader, read_all
+    from ctxtop.engine.agents.session_reader import SessionReader, read_all
 
     reader = SessionReader(path)
     read_all(reader)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_run import SAMPLES, assert_clean_end, run_subprocess
 
-from engine.agents.session_reader import SessionReader
+from ctxtop.engine.agents.session_reader import SessionReader
 
 LINE_BYTES = 50 * 1024 * 1024
 # The stated bound for reading a log with one 50 MB line: the interpreter with ctxtop's modules

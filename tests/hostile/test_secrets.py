@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from cli_run import ROOT, run_cli, run_offload_edit, run_subprocess
 
-from engine.config import LLMSettings
-from engine.forks.compact import compact_session
-from engine.safety.secrets import PATTERNS, SecretMasker, mask_secrets
+from ctxtop.engine.config import LLMSettings
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.safety.secrets import PATTERNS, SecretMasker, mask_secrets
 
 sys.path.insert(0, str(ROOT / "tests/compaction"))
 from llm_server import SummaryServer

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from cli_run import ROOT, SAMPLES, Ended, run_cli, run_subprocess
 
-from engine.errors import InputError
-from engine.yaml_text import MAX_ALIAS_NODES, load_yaml, read_yaml_file
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.yaml_text import MAX_ALIAS_NODES, load_yaml, read_yaml_file
 
 MEMORY = 1 << 30
 
@@ -104,7 +104,7 @@ def test_named_pipes_and_bombs_among_the_users_files_are_refused(isolated_dirs: 
     fifo_theme = _fifo(config / "themes" / "pipe.yaml")
     (config / "themes" / "bomb.yaml").write_text(alias_bomb("name"))
     code = (
-        "from themes.loader import all_themes\n"
+        "from ctxtop.themes.loader import all_themes\n"
         "themes, errors = all_themes()\n"
         "print(len(themes)); print('\\n'.join(errors))\n"
     )

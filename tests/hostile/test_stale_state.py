@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cli_run import SAMPLES
 
-from tui.app import CtxtopApp
+from ctxtop.tui.app import CtxtopApp
 
 
 def header_text(app: CtxtopApp) -> str:

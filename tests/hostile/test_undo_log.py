@@ -20,9 +20,9 @@ import pytest
 from cli_run import ROOT, SAMPLES, run_cli, run_offload_edit
 from test_secrets import _leaky_session
 
-from engine.editing import action_log
-from engine.forks.compact import compact_session
-from engine.sessions.fork_mark import marked_fork
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.sessions.fork_mark import marked_fork
 
 
 def _one_line_refusal(ended_err: str, code: int) -> None:
@@ -172,7 +172,7 @@ def test_a_fork_rewritten_since_is_kept_even_with_force(tmp_path: Path) -> None:
 # The child kills itself at one point of the write, as a SIGKILL (or power loss) would.
 KILLED_AT = {
     "log-line": (
-        "from engine.editing import action_log\n"
+        "from ctxtop.engine.editing import action_log\n"
         "record = action_log.record\n"
         "def dying(kind, *a, **k):\n"
         "    if kind in ('edit', 'compact'):\n"
@@ -181,7 +181,7 @@ KILLED_AT = {
         "action_log.record = dying\n"
     ),
     "rename": (
-        "from engine.editing import atomic\n"
+        "from ctxtop.engine.editing import atomic\n"
         "publish = atomic._publish\n"
         "def dying(temp, target):\n"
         "    if Path(target).parent == Path(sys.argv[2]).resolve().parent:\n"
@@ -196,7 +196,7 @@ def _killed(point: str, *argv: str) -> None:
     code = (
         "import os, signal, sys\nfrom pathlib import Path\n"
         + KILLED_AT[point]
-        + "from engine.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+        + "from ctxtop.engine.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, *argv], cwd=ROOT, env=dict(os.environ),

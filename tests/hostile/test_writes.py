@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from cli_run import SAMPLES, run_cli, run_offload_edit, run_subprocess
 
-from engine.editing import action_log, atomic
-from engine.editing.atomic import write_new
-from engine.errors import CtxtopError
+from ctxtop.engine.editing import action_log, atomic
+from ctxtop.engine.editing.atomic import write_new
+from ctxtop.engine.errors import CtxtopError
 
 SAMPLE = SAMPLES["openai-messages"]
 
@@ -227,7 +227,7 @@ def test_a_cwd_from_the_log_cannot_inject_into_the_resume_command(tmp_path: Path
 def test_config_init_does_not_write_through_a_dangling_symlink(tmp_path: Path) -> None:
     """A dangling symlink where the settings file goes: ``exists()`` says no, and a plain write
     would create the link's target wherever it points."""
-    from engine.config import config_path
+    from ctxtop.engine.config import config_path
 
     target = tmp_path / "elsewhere" / "planted.yaml"
     target.parent.mkdir()

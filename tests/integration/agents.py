@@ -20,14 +20,14 @@ from typing import Any
 from agent_install import npm_cli
 from model_server import ModelServer
 
-from engine.agents import names_fork
-from engine.agents.session_reader import read_session
-from engine.compaction.handoff import OPENING
-from engine.editing.undo import undo
-from engine.forks.compact import compact_session
-from engine.forks.restore import restore_session
-from engine.sessions.fork_mark import marked_fork
-from engine.sessions.sample import context_tokens
+from ctxtop.engine.agents import names_fork
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.editing.undo import undo
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.restore import restore_session
+from ctxtop.engine.sessions.fork_mark import marked_fork
+from ctxtop.engine.sessions.sample import context_tokens
 
 CLAUDE_CODE_VERSION = "2.1.332"
 CODEX_VERSION = "0.171.0"

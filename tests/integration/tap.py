@@ -9,8 +9,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
-from engine.proxy.server import ProxyServer, RunningProxy
-from engine.proxy.settings import ProxySettings
+from ctxtop.engine.proxy.server import ProxyServer, RunningProxy
+from ctxtop.engine.proxy.settings import ProxySettings
 
 
 @contextmanager

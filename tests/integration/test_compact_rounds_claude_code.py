@@ -27,8 +27,8 @@ from one_turn import (
     file_name,
 )
 
-from engine.compaction.handoff import OPENING
-from engine.forks.compact import compact_session
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.forks.compact import compact_session
 
 # Tool calls, one a model response; the final answer is round 10. Response 9 says what it does
 # before its call: two assistant lines of one message.id, one round, kept whole.

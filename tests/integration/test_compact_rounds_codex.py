@@ -27,8 +27,8 @@ from one_turn import (
     project_files,
 )
 
-from engine.compaction.handoff import OPENING
-from engine.forks.compact import compact_session
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.forks.compact import compact_session
 
 ROUNDS = 8  # exec_command calls, one a model response; the final answer is round 9
 NEXT = "Which marker line did the last file hold?"

@@ -16,10 +16,10 @@ from measurement_lines import read_measurements
 from model_server import ModelServer, _input_tokens
 from tap import ctxtop_proxy
 
-from engine.agents.opencode import place
-from engine.agents.opencode.rows import address
-from engine.agents.session_reader import SessionReader
-from engine.live.session import LiveSession
+from ctxtop.engine.agents.opencode import place
+from ctxtop.engine.agents.opencode.rows import address
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.live.session import LiveSession
 
 OPENCODE_VERSION = "1.18.33"
 SCRIPT = [

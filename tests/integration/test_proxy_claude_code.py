@@ -14,7 +14,7 @@ from model_server import ModelServer
 from one_turn import FINAL, PROMPT, claude_script, project_files
 from tap import Tap, ctxtop_proxy
 
-from engine.live.session import LiveSession
+from ctxtop.engine.live.session import LiveSession
 
 ROUNDS = 4  # Bash, Bash, Bash, Read, then the answer
 

@@ -13,8 +13,8 @@ from measurement_lines import read_measurements
 from one_turn import FINAL, PROMPT, codex_replies, project_files
 from tap import Tap, ctxtop_proxy
 
-from engine.live.session import LiveSession
-from engine.tokens.encoding import get_encoding
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.tokens.encoding import get_encoding
 
 ROUNDS = 3
 

@@ -27,8 +27,8 @@ from agents import (
     claude_main_request,
 )
 
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
 
 # The git log line in the last tool result of each sample (the commit ids differ).
 CLEARED_LINES = {

@@ -19,8 +19,8 @@ from agents import (
     codex_home,
 )
 
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
 
 
 def test_codex_resumes_the_fork_with_placeholders(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from agents import CODEX_VERSION, ROOT, codex_home
 
-from engine.compaction.handoff import OPENING
-from engine.forks.compact import compact_session
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.forks.compact import compact_session
 
 SAMPLE = next((ROOT / "sample_sessions/codex/sessions").rglob("rollout-*01a21f76-*.jsonl"))
 # Resuming the rollout itself sends these; ctxtop's summary carries neither: the opening of

@@ -25,9 +25,9 @@ from agents import (
     claude_main_request,
 )
 
-from engine.agents.session_reader import read_session
-from engine.compaction.handoff import OPENING
-from engine.forks.compact import compact_session
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.forks.compact import compact_session
 
 KEPT_REQUEST = "What have we changed so far? Keep it short."
 # Only in the dropped history: a re-attached file's body, and the agent's own earlier summary's

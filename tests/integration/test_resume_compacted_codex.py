@@ -20,8 +20,8 @@ from agents import (
     codex_home,
 )
 
-from engine.compaction.handoff import OPENING
-from engine.forks.compact import compact_session
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.forks.compact import compact_session
 
 
 def test_codex_resumes_the_compacted_session_from_the_summary(tmp_path: Path) -> None:

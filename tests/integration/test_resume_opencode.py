@@ -22,16 +22,16 @@ from agents import assert_fork_estimated, assert_undo_removes_the_resumed_fork
 from model_server import ModelServer
 from test_opencode_live import environment, opencode_project
 
-from engine.agents.opencode import place
-from engine.agents.opencode.rows import address
-from engine.agents.session_reader import read_session
-from engine.compaction.handoff import OPENING
-from engine.editing.policy import Policy
-from engine.forks.compact import compact_session
-from engine.forks.edit import edit_session
-from engine.forks.transaction import read_session_bytes
-from engine.sessions.fork_mark import FORK_KEY
-from engine.sessions.sample import context_tokens
+from ctxtop.engine.agents.opencode import place
+from ctxtop.engine.agents.opencode.rows import address
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.forks.transaction import read_session_bytes
+from ctxtop.engine.sessions.fork_mark import FORK_KEY
+from ctxtop.engine.sessions.sample import context_tokens
 
 BIG_LINE = "zebra-{}-unique-line-of-big-txt"
 CLEARED = BIG_LINE.format(17)

@@ -31,9 +31,9 @@ from agents import (
 )
 from model_server import ModelServer
 
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
-from engine.forks.restore import HEADER
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.forks.restore import HEADER
 
 PI_VERSION = "0.73.1"
 ROOT = Path(__file__).resolve().parents[2]

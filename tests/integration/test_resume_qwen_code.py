@@ -33,10 +33,10 @@ from agents import (
 )
 from model_server import ModelServer
 
-from engine.agents.qwen_code.reader import SNAPSHOT_TAG
-from engine.editing.policy import Policy
-from engine.forks.edit import edit_session
-from engine.forks.restore import HEADER
+from ctxtop.engine.agents.qwen_code.reader import SNAPSHOT_TAG
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.forks.restore import HEADER
 
 QWEN_VERSION = "0.24.4"
 NODE_VERSION = "22.23.5"

@@ -26,7 +26,7 @@ from agents import (
     codex_home,
 )
 
-from engine.forks.restore import HEADER, restore_session
+from ctxtop.engine.forks.restore import HEADER, restore_session
 
 PROMPT = "What did we do before the summary?"
 # Claude Code's summary, and what only the history before the compaction holds.

@@ -8,10 +8,10 @@ import re
 import time
 from pathlib import Path
 
-from engine.agents.session_reader import SessionReader
-from engine.live.demo import DemoReplay, demo_lines
-from engine.sessions.cache_clock import cache_clock
-from engine.sessions.sample import build_sample
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.live.demo import DemoReplay, demo_lines
+from ctxtop.engine.sessions.cache_clock import cache_clock
+from ctxtop.engine.sessions.sample import build_sample
 
 RECORD_TIME = re.compile(rb'"timestamp":"([^"]*)"')
 

@@ -9,11 +9,12 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from engine.live.demo import demo_lines
-from engine.live.feed import Feed, FeedEvent, Sampled, Stale
-from engine.live.session import LiveSession
-from engine.live.view import LiveView
-from tests.opencode_db import load_sample, writer
+from opencode_db import load_sample, writer
+
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.live.feed import Feed, FeedEvent, Sampled, Stale
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.live.view import LiveView
 
 
 def _append(path: Path, start: int, count: int) -> None:
@@ -68,7 +69,7 @@ def test_the_engine_feed_hands_samples_and_staleness_to_a_callback(tmp_path: Pat
         session.unlink()
         stale = _wait(events, lambda event: isinstance(event, Stale) and bool(event.reason))
         assert isinstance(stale, Stale) and stale.reason == "file gone"
-    assert all(type(event).__module__ == "engine.live.feed" for event in events)
+    assert all(type(event).__module__ == "ctxtop.engine.live.feed" for event in events)
 
 
 def test_a_feed_follows_a_session_in_an_opencode_database(tmp_path: Path) -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from session_copies import COMPACTED, copies
 
-from engine.analysis.profiles import load_profile
-from engine.config import Thresholds
-from engine.live.session import LiveSession, build_view
-from engine.sessions.sample import build_sample
+from ctxtop.engine.analysis.profiles import load_profile
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.live.session import LiveSession, build_view
+from ctxtop.engine.sessions.sample import build_sample
 
 
 def module_sizes() -> dict[str, int]:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from genai_prices import data_snapshot
 
-from engine.errors import CtxtopError
-from engine.models.registry import load_registry
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.models.registry import load_registry
 
 
 def genai_answer(model: str) -> Any:
@@ -167,7 +167,7 @@ def test_a_bad_window_in_the_user_file_is_reported(tmp_path: Path) -> None:
 
 LOOK_UP = """
 import json, sys
-from engine.models.registry import lookup
+from ctxtop.engine.models.registry import lookup
 info = lookup(sys.argv[1])
 price = info.prices.input if info.prices else None
 loaded = "genai_prices.data" in sys.modules

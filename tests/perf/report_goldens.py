@@ -42,7 +42,7 @@ def golden_path(session: Path) -> Path:
 
 def report_of(session: Path, *options: str) -> Any:
     """The parsed output of `ctxtop report --json` on the file (its path relative to the repo)."""
-    from engine.cli.main import main
+    from ctxtop.engine.cli.main import main
 
     out = io.StringIO()
     cwd = Path.cwd()

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 import statistics
 
-from engine.analysis.cache_sim import Boundary, CacheSimulator, RequestShape
-from engine.analysis.cache_tails import RunningMedian
+from ctxtop.engine.analysis.cache_sim import Boundary, CacheSimulator, RequestShape
+from ctxtop.engine.analysis.cache_tails import RunningMedian
 
 COMPARISONS = [0]
 

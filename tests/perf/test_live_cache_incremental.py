@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from session_copies import COMPACTED, copies
 
-from engine.agents.session_reader import SessionReader
-from engine.analysis import cache_shapes
-from engine.analysis.analyze import Analyzer
-from engine.analysis.cache_sim import CacheSimulator
-from engine.analysis.report import analyze_session
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.analysis import cache_shapes
+from ctxtop.engine.analysis.analyze import Analyzer
+from ctxtop.engine.analysis.cache_sim import CacheSimulator
+from ctxtop.engine.analysis.report import analyze_session
 
 APPENDS = 12
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from session_copies import COMPACTED, copies
 
-from engine.analysis.forecast import RECENT
-from engine.live.session import LiveSession
-from engine.sessions.model import Response, SessionState, ToolCall
+from ctxtop.engine.analysis.forecast import RECENT
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.sessions.model import Response, SessionState, ToolCall
 
 APPENDS = 12
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from session_copies import COMPACTED, copies
 
-from engine.live.session import LiveSession
+from ctxtop.engine.live.session import LiveSession
 
 CHUNK = 40
 

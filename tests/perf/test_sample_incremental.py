@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from session_copies import COMPACTED, copies
 
-from engine.live import session
-from engine.live.session import LiveSession
-from engine.live.view import Event
-from engine.live.whole import outside_log
-from engine.sessions import sample
-from engine.sessions.ledger import Ledger
-from engine.sessions.model import Compaction, SessionState
+from ctxtop.engine.live import session
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.live.view import Event
+from ctxtop.engine.live.whole import outside_log
+from ctxtop.engine.sessions import sample
+from ctxtop.engine.sessions.ledger import Ledger
+from ctxtop.engine.sessions.model import Compaction, SessionState
 
 APPENDS = 12
 

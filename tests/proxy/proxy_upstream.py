@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from engine.proxy.server import ProxyServer, RunningProxy
-from engine.proxy.settings import ProxySettings
+from ctxtop.engine.proxy.server import ProxyServer, RunningProxy
+from ctxtop.engine.proxy.settings import ProxySettings
 
 USAGE_START = {
     "input_tokens": 1200,

@@ -26,14 +26,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from model_server import ModelServer
 from test_live_dashboard import BODY, PLACEHOLDER, SESSION, SESSION_LOG, send
 
-from engine.cli.main import main
-from engine.config import config_path
-from engine.live.auto_live import FORGET_SECONDS, AutoLive, AutoLiveWatch, session_log
-from engine.proxy.live_plan import plan_path
-from engine.proxy.rewrite_live import LiveRewriter
-from engine.proxy.server import ProxyServer
-from engine.proxy.settings import ProxySettings
-from engine.tokens import get_encoding
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.config import config_path
+from ctxtop.engine.live.auto_live import FORGET_SECONDS, AutoLive, AutoLiveWatch, session_log
+from ctxtop.engine.proxy.live_plan import plan_path
+from ctxtop.engine.proxy.rewrite_live import LiveRewriter
+from ctxtop.engine.proxy.server import ProxyServer
+from ctxtop.engine.proxy.settings import ProxySettings
+from ctxtop.engine.tokens import get_encoding
 
 ENC = get_encoding("o200k_base")
 
@@ -99,7 +99,7 @@ def test_ctxtop_proxy_applies_the_policy_once_the_fill_passes_it(
     with ModelServer() as model:
         env = dict(os.environ, CTXTOP_PROXY_ANTHROPIC_URL=f"http://127.0.0.1:{model.port}")
         process = subprocess.Popen(
-            [sys.executable, "-m", "tui", "proxy", "--port", "0"],
+            [sys.executable, "-m", "ctxtop", "proxy", "--port", "0"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
         lines: queue.Queue[str] = queue.Queue()

@@ -13,7 +13,7 @@ import pytest
 from proxy_upstream import upstream
 from test_forwarding import KEY, SESSION, anthropic_body, post
 
-from engine.proxy.settings import DEFAULT_UPSTREAMS, load_proxy_settings
+from ctxtop.engine.proxy.settings import DEFAULT_UPSTREAMS, load_proxy_settings
 
 
 def write_config(root: Path, text: str) -> Path:
@@ -44,7 +44,7 @@ def test_settings_file_then_environment(
 
 def run_ctxtop(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tui", *args],
+        [sys.executable, "-m", "ctxtop", *args],
         capture_output=True, text=True, timeout=60, check=False, env=env,
     )  # fmt: skip
 
@@ -63,7 +63,7 @@ def test_the_command_prints_how_to_start_agents_and_a_line_per_request(
     with upstream() as up:
         env = dict(os.environ, CTXTOP_PROXY_ANTHROPIC_URL=up.url, CTXTOP_PROXY_PORT="0")
         process = subprocess.Popen(
-            [sys.executable, "-m", "tui", "proxy"],
+            [sys.executable, "-m", "ctxtop", "proxy"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
         try:

@@ -100,7 +100,7 @@ def test_hundreds_of_stalled_connections_do_not_lock_a_client_out(isolated_dirs:
         err_path = isolated_dirs / "proxy.err"
         with err_path.open("w") as err:
             process = subprocess.Popen(
-                [sys.executable, "-m", "tui", "proxy"], stdout=subprocess.PIPE, stderr=err,
+                [sys.executable, "-m", "ctxtop", "proxy"], stdout=subprocess.PIPE, stderr=err,
                 text=True, env=dict(os.environ), preexec_fn=low_file_limit,
             )  # fmt: skip
         try:

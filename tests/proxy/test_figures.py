@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from engine.proxy import usage as usage_module
-from engine.proxy.composition import measure
-from engine.proxy.usage import JSON_KEEP_LIMIT, UsageScanner
-from engine.tokens.encoding import get_encoding
+from ctxtop.engine.proxy import usage as usage_module
+from ctxtop.engine.proxy.composition import measure
+from ctxtop.engine.proxy.usage import JSON_KEEP_LIMIT, UsageScanner
+from ctxtop.engine.tokens.encoding import get_encoding
 
 
 def png(width: int, height: int) -> str:

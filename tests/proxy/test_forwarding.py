@@ -13,7 +13,7 @@ from pathlib import Path
 from measurement_lines import read_measurements
 from proxy_upstream import proxy_to, proxy_to_each, sse_events, upstream
 
-from engine.proxy.store import measurement_path
+from ctxtop.engine.proxy.store import measurement_path
 
 SESSION = "0f6c2d1e-4b7a-4c1e-9a55-5d9e3c2b1a00"
 KEY = "sk-ant-api03-test-key-that-must-never-be-stored-0123456789"

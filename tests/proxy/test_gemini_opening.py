@@ -14,7 +14,7 @@ from typing import Any
 from proxy_upstream import proxy_to, upstream
 from test_forwarding import post, wait_for_lines
 
-from engine.live.session import LiveSession
+from ctxtop.engine.live.session import LiveSession
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = (
@@ -71,7 +71,7 @@ def request_body(first_prompt: str | None = None) -> bytes:
 
 def report() -> dict[str, Any]:
     run = subprocess.run(
-        [sys.executable, "-m", "tui", "report", "--json", str(SESSION)],
+        [sys.executable, "-m", "ctxtop", "report", "--json", str(SESSION)],
         capture_output=True,
         text=True,
         check=True,

@@ -16,8 +16,8 @@ import pytest
 from proxy_upstream import proxy_to, upstream
 from test_forwarding import anthropic_body
 
-from engine.proxy.server import ProxyServer
-from engine.proxy.settings import ProxySettings
+from ctxtop.engine.proxy.server import ProxyServer
+from ctxtop.engine.proxy.settings import ProxySettings
 
 
 def raw_request(port: int, request: bytes) -> bytes:

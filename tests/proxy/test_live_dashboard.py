@@ -24,14 +24,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
 from dashboard_support import frozen_clock, synchronous, wait_until
 from model_server import ModelServer
 
-from engine.config import config_path
-from engine.errors import InputError
-from engine.live.auto_live import AutoArming, AutoLive, load_auto_live, parse_auto_live
-from engine.proxy.live_plan import live_sessions, plan_path
-from engine.proxy.rewrite_live import LiveRewriter
-from engine.proxy.server import ProxyServer
-from engine.proxy.settings import ProxySettings
-from tui.app import CtxtopApp
+from ctxtop.engine.config import config_path
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.live.auto_live import AutoArming, AutoLive, load_auto_live, parse_auto_live
+from ctxtop.engine.proxy.live_plan import live_sessions, plan_path
+from ctxtop.engine.proxy.rewrite_live import LiveRewriter
+from ctxtop.engine.proxy.server import ProxyServer
+from ctxtop.engine.proxy.settings import ProxySettings
+from ctxtop.tui.app import CtxtopApp
 
 DATA = Path(__file__).resolve().parent / "data" / "live" / "claude-code"
 SESSION_LOG = next(DATA.glob("*-*-*.jsonl"))

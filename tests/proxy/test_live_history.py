@@ -16,9 +16,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from engine.live.apply_plan import compact_plan
-from engine.proxy.live_plan import LivePlan, save_plan
-from engine.proxy.rewrite_live import LiveRewriter, rewrite_body
+from ctxtop.engine.live.apply_plan import compact_plan
+from ctxtop.engine.proxy.live_plan import LivePlan, save_plan
+from ctxtop.engine.proxy.rewrite_live import LiveRewriter, rewrite_body
 
 DATA = Path(__file__).resolve().parent / "data" / "live" / "claude-code"
 REAL_LOG = next(DATA.glob("*-*-*.jsonl"))

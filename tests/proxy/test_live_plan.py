@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.cmd_live import plan_line
-from engine.editing.policy import Policy
-from engine.errors import CtxtopError
-from engine.live.apply_plan import compact_plan, edit_plan
-from engine.live.live_status import live_status
-from engine.proxy.live_plan import (
+from ctxtop.engine.cli.cmd_live import plan_line
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.live.apply_plan import compact_plan, edit_plan
+from ctxtop.engine.live.live_status import live_status
+from ctxtop.engine.proxy.live_plan import (
     LivePlan,
     live_sessions,
     plan_path,
@@ -22,7 +22,7 @@ from engine.proxy.live_plan import (
     save_plan,
     stop_plan,
 )
-from engine.proxy.rewrite_live import LiveRewriter
+from ctxtop.engine.proxy.rewrite_live import LiveRewriter
 
 DATA = Path(__file__).resolve().parent / "data" / "live"
 CLAUDE_LOG = next((DATA / "claude-code").glob("*-*-*.jsonl"))

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from engine.editing.policy import Policy
-from engine.live.apply_plan import compact_plan, edit_plan
-from engine.proxy.live_plan import LivePlan
-from engine.proxy.rewrite_anthropic import entry
-from engine.proxy.rewrite_common import pairs_intact
-from engine.proxy.rewrite_live import rewrite_body
-from engine.proxy.rewrite_openai import response_entry
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.live.apply_plan import compact_plan, edit_plan
+from ctxtop.engine.proxy.live_plan import LivePlan
+from ctxtop.engine.proxy.rewrite_anthropic import entry
+from ctxtop.engine.proxy.rewrite_common import pairs_intact
+from ctxtop.engine.proxy.rewrite_live import rewrite_body
+from ctxtop.engine.proxy.rewrite_openai import response_entry
 
 DATA = Path(__file__).resolve().parent / "data" / "live"
 CLAUDE_LOG = next((DATA / "claude-code").glob("*-*-*.jsonl"))

@@ -10,8 +10,8 @@ import urllib.request
 
 from proxy_upstream import USAGE_START, proxy_to, upstream
 
-from engine.live.live_status import live_status
-from engine.proxy.measured_prompt import latest_measurement
+from ctxtop.engine.live.live_status import live_status
+from ctxtop.engine.proxy.measured_prompt import latest_measurement
 
 SESSION = "5f0c7e55-9d0b-4e43-9a1e-3c8d2f1b6a70"
 

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.live.session import LiveSession
-from engine.proxy.composition import measure
-from engine.proxy.store import append_measurement
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.proxy.composition import measure
+from ctxtop.engine.proxy.store import append_measurement
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION_ID = "b7f51370-d8c8-469b-95e6-e7046fb8d0f3"
@@ -57,7 +57,7 @@ def measured_request() -> None:
 
 def report(*options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tui", "report", str(SESSION), *options],
+        [sys.executable, "-m", "ctxtop", "report", str(SESSION), *options],
         capture_output=True,
         text=True,
         check=True,

@@ -11,7 +11,7 @@ from measurement_lines import read_measurements
 from proxy_upstream import proxy_to, sse_events, upstream
 from test_forwarding import SESSION, anthropic_body, post, wait_for_lines
 
-from engine.proxy.measurer import SLOTS
+from ctxtop.engine.proxy.measurer import SLOTS
 
 
 def test_a_burst_larger_than_the_queue_is_measured_whole(isolated_dirs: Path) -> None:

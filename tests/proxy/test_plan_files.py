@@ -16,10 +16,10 @@ import pytest
 from proxy_upstream import Upstream, upstream
 from test_forwarding import SESSION, anthropic_body, post
 
-from engine.proxy.live_plan import PLAN_LIMIT, VERSION, plan_path
-from engine.proxy.rewrite_live import LiveRewriter
-from engine.proxy.server import ProxyServer, RunningProxy
-from engine.proxy.settings import ProxySettings
+from ctxtop.engine.proxy.live_plan import PLAN_LIMIT, VERSION, plan_path
+from ctxtop.engine.proxy.rewrite_live import LiveRewriter
+from ctxtop.engine.proxy.server import ProxyServer, RunningProxy
+from ctxtop.engine.proxy.settings import ProxySettings
 
 
 def fifo(path: Path) -> None:

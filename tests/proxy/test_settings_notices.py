@@ -15,7 +15,7 @@ import pytest
 import yaml
 from test_command import run_ctxtop, write_config
 
-from engine.proxy.settings import DEFAULT_UPSTREAMS, load_proxy_settings
+from ctxtop.engine.proxy.settings import DEFAULT_UPSTREAMS, load_proxy_settings
 
 UNENCRYPTED = "is plain http to another machine"
 
@@ -23,7 +23,7 @@ UNENCRYPTED = "is plain http to another machine"
 def test_an_unknown_proxy_key_is_named_when_the_proxy_starts(isolated_dirs: Path) -> None:
     path = write_config(isolated_dirs, "proxy:\n  host: 0.0.0.0\n  port: 0\n")
     process = subprocess.Popen(
-        [sys.executable, "-m", "tui", "proxy"],
+        [sys.executable, "-m", "ctxtop", "proxy"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
     )  # fmt: skip
     try:

@@ -13,8 +13,8 @@ from measurement_lines import read_measurements
 from proxy_upstream import proxy_to, upstream
 from test_forwarding import anthropic_body, post
 
-from engine.proxy import store
-from engine.proxy.store import (
+from ctxtop.engine.proxy import store
+from ctxtop.engine.proxy.store import (
     MAX_FILES,
     append_measurement,
     measurement_path,

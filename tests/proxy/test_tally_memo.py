@@ -3,8 +3,8 @@ measured whole, with the same figures as when everything fits."""
 
 from __future__ import annotations
 
-from engine.proxy.composition import measure
-from engine.proxy.tally import TextCounts
+from ctxtop.engine.proxy.composition import measure
+from ctxtop.engine.proxy.tally import TextCounts
 
 
 def body(turns: int) -> dict[str, object]:

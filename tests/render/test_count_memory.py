@@ -12,9 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TREE = ROOT / "tests/render/examples/03-flex.json"
 PROBE = """
 import sys
-from engine.cli.main import main
+from ctxtop.engine.cli.main import main
 code = main(sys.argv[1:])
-import engine.tokens.encoding as encoding
+import ctxtop.engine.tokens.encoding as encoding
 print("ENCODERS", sorted(encoding._loaded), file=sys.stderr)
 sys.exit(code)
 """

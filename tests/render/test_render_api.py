@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.render.elements import (
+from ctxtop.engine.render.elements import (
     Child,
     Sizing,
     ToolCall,
@@ -23,9 +23,9 @@ from engine.render.elements import (
     tool,
     user,
 )
-from engine.render.loader import document_from_data
-from engine.render.output import result_json
-from engine.render.renderer import render
+from ctxtop.engine.render.loader import document_from_data
+from ctxtop.engine.render.output import result_json
+from ctxtop.engine.render.renderer import render
 
 EXAMPLES = Path(__file__).parent / "examples"
 

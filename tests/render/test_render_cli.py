@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.main import main
+from ctxtop.engine.cli.main import main
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE / "examples"
@@ -168,8 +168,8 @@ def test_bad_tree_file_is_one_line_naming_file_and_line(
 
 
 def test_cli_choices_match_the_renderer() -> None:
-    from engine.cli import cmd_render
-    from engine.render.renderer import MODES
-    from engine.render.tokenizers import TOKENIZERS
+    from ctxtop.engine.cli import cmd_render
+    from ctxtop.engine.render.renderer import MODES
+    from ctxtop.engine.render.tokenizers import TOKENIZERS
 
     assert cmd_render.MODES == MODES and cmd_render.TOKENIZERS == TOKENIZERS

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.main import main
+from ctxtop.engine.cli.main import main
 
 EDGE = Path(__file__).parent / "edge"
 

@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.render.loader import document_from_data
-from engine.render.output import result_json
-from engine.render.renderer import render
-from engine.render.tokenizers import get_tokenizer
+from ctxtop.engine.render.loader import document_from_data
+from ctxtop.engine.render.output import result_json
+from ctxtop.engine.render.renderer import render
+from ctxtop.engine.render.tokenizers import get_tokenizer
 
 EXAMPLES = Path(__file__).parent / "examples"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.render.loader import document_from_data, parse_budget
-from engine.render.output import js_value, result_json
-from engine.render.renderer import render
+from ctxtop.engine.render.loader import document_from_data, parse_budget
+from ctxtop.engine.render.output import js_value, result_json
+from ctxtop.engine.render.renderer import render
 
 EXAMPLES = Path(__file__).parent / "examples"
 CASES = [

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from engine.cli.main import main
+from ctxtop.engine.cli.main import main
 
 GOLDEN = Path(__file__).parent / "golden"
 GROUPS = sorted(p.name.removesuffix(".cases.jsonl.gz") for p in GOLDEN.glob("*.cases.jsonl.gz"))

@@ -15,14 +15,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.render import renderer
-from engine.render.element_report import build_report
-from engine.render.loader import document_from_data
-from engine.render.materialized import Branch, Message, Node
-from engine.render.openai_form import to_openai_message
-from engine.render.output import result_json
-from engine.render.renderer import RenderResult, render
-from engine.render.tokenizers import get_tokenizer
+from ctxtop.engine.render import renderer
+from ctxtop.engine.render.element_report import build_report
+from ctxtop.engine.render.loader import document_from_data
+from ctxtop.engine.render.materialized import Branch, Message, Node
+from ctxtop.engine.render.openai_form import to_openai_message
+from ctxtop.engine.render.output import result_json
+from ctxtop.engine.render.renderer import RenderResult, render
+from ctxtop.engine.render.tokenizers import get_tokenizer
 
 VOCAB = ["alpha", "beta", "gamma", "code", "file", "x", "{", "}", "fn()", "token", "é"]
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.render.element_report import RenderReport, build_report
-from engine.render.elements import text_chunk, token_limit, user
-from engine.render.loader import document_from_data
-from engine.render.renderer import render
+from ctxtop.engine.render.element_report import RenderReport, build_report
+from ctxtop.engine.render.elements import text_chunk, token_limit, user
+from ctxtop.engine.render.loader import document_from_data
+from ctxtop.engine.render.renderer import render
 
 EXAMPLES = Path(__file__).parent / "examples"
 

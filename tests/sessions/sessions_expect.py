@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.cli.main import main
-from engine.tokens import get_encoding
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.tokens import get_encoding
 
 ENC = get_encoding("o200k_base")
 CONVERSATION = {"user", "assistant", "attachment", "system"}

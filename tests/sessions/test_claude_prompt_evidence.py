@@ -13,10 +13,10 @@ from typing import Any
 
 from sessions_expect import ENC, claude_active_chain, records, report
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.cli.main import main
-from engine.live.session import LiveSession
-from engine.sessions.report_json import build_report
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.sessions.report_json import build_report
 
 SESSION = "5e55c0de-0000-4000-8000-00000000c0de"
 AT = "2026-11-28T00:00:00.000Z"

@@ -20,15 +20,15 @@ import pytest
 from conftest import Watch
 from session_copies import COMPACTED, copies
 
-from engine.agents import session_reader
-from engine.agents.claude_code import history
-from engine.agents.claude_code.reader import ClaudeCodeAdapter
-from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions import model
-from engine.sessions.columns import Hashes
-from engine.sessions.model import Message, SessionState
-from engine.sessions.report_json import build_report
-from engine.sessions.tail import ByteSource
+from ctxtop.engine.agents import session_reader
+from ctxtop.engine.agents.claude_code import history
+from ctxtop.engine.agents.claude_code.reader import ClaudeCodeAdapter
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.sessions import model
+from ctxtop.engine.sessions.columns import Hashes
+from ctxtop.engine.sessions.model import Message, SessionState
+from ctxtop.engine.sessions.report_json import build_report
+from ctxtop.engine.sessions.tail import ByteSource
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = sorted(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from engine.sessions.columns import KeyedRows, TextColumn
+from ctxtop.engine.sessions.columns import KeyedRows, TextColumn
 
 
 def test_texts_come_back_as_they_went_in() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from conftest import Watch
 
-from engine.cli.main import main
-from engine.tokens.encoding import LARGE_TEXT
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.tokens.encoding import LARGE_TEXT
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions/openai-messages/agent-loop.jsonl"
 

@@ -15,19 +15,19 @@ from typing import Any
 
 import pytest
 
-from engine.agents.strategies import simulate_file
-from engine.cli.main import main
-from engine.config import Thresholds
-from engine.editing.pools import Target
-from engine.forks.compact import compactable
-from engine.forks.transaction import COMPACTING, load
-from engine.live.session import AnalysisChoice, LiveSession
-from engine.live.sessions_row import SessionRow, session_figures
-from engine.live.sessions_text import level
-from engine.live.view import LiveView
-from engine.sessions.limits import CRITICAL, WARNING
-from engine.statusline import status_line
-from engine.tokens.short import short_tokens
+from ctxtop.engine.agents.strategies import simulate_file
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.editing.pools import Target
+from ctxtop.engine.forks.compact import compactable
+from ctxtop.engine.forks.transaction import COMPACTING, load
+from ctxtop.engine.live.session import AnalysisChoice, LiveSession
+from ctxtop.engine.live.sessions_row import SessionRow, session_figures
+from ctxtop.engine.live.sessions_text import level
+from ctxtop.engine.live.view import LiveView
+from ctxtop.engine.sessions.limits import CRITICAL, WARNING
+from ctxtop.engine.statusline import status_line
+from ctxtop.engine.tokens.short import short_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_sessions"

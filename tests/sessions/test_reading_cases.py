@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions.model import SessionState
-from engine.sessions.report_json import build_report
-from engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.report_json import build_report
+from ctxtop.engine.sessions.tool_calls import RESULTS_WITHOUT_CALL
 
 DATA = Path(__file__).parent / "data"
 CLAUDE = next((DATA / "real" / "claude-code" / "generated-cli-2.1.330").rglob("b7f51370-*.jsonl"))

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from test_sessions_tail import EVERY_JSONL
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.cli.main import main
-from engine.sessions.model import MAX_TYPES, OTHER_TYPES
-from engine.sessions.report_json import build_report
-from engine.tokens import get_encoding
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.sessions.model import MAX_TYPES, OTHER_TYPES
+from ctxtop.engine.sessions.report_json import build_report
+from ctxtop.engine.tokens import get_encoding
 
 DATA = Path(__file__).parent / "data"
 CLAUDE = next((DATA / "real" / "claude-code" / "generated-cli-2.1.330").rglob("b7f51370-*.jsonl"))

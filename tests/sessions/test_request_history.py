@@ -6,7 +6,7 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
-from engine.sessions.model import SessionState, Usage
+from ctxtop.engine.sessions.model import SessionState, Usage
 
 
 def _state(requests: int) -> SessionState:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from session_copies import COMPACTED, copies
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions import responses as columns
-from engine.sessions.model import Compaction, SessionState, Truncation, Usage
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.sessions import responses as columns
+from ctxtop.engine.sessions.model import Compaction, SessionState, Truncation, Usage
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = sorted(

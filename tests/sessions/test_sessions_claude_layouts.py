@@ -21,7 +21,7 @@ from sessions_expect import (
     result_text,
 )
 
-from engine.cli.main import main
+from ctxtop.engine.cli.main import main
 
 DATA = Path(__file__).parent / "data" / "real" / "claude-code"
 PROJECT = DATA / "generated-cli-2.1.330" / "projects" / "-home-dev-demo-project"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.agents.session_reader import read_session
+from ctxtop.engine.agents.session_reader import read_session
 
 DATA = Path(__file__).parent / "data"
 GENERATED = DATA / "generated" / "claude-code"

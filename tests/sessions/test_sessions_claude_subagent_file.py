@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sessions_expect import claude_responses, prompt_total, records, report
 
-from engine.cli.main import main
+from ctxtop.engine.cli.main import main
 
 DATA = Path(__file__).parent / "data"
 REAL = (

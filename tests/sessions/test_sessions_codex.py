@@ -20,10 +20,10 @@ import test_sessions_tail as tail
 from sessions_expect import ENC, records, report
 from test_sessions_tail import _report
 
-from engine.agents.discovery import discover
-from engine.agents.session_reader import SessionReader
-from engine.cli.main import main
-from engine.live.sessions_table import SessionsTable
+from ctxtop.engine.agents.discovery import discover
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.live.sessions_table import SessionsTable
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = (

@@ -9,11 +9,11 @@ from typing import Any
 
 from sessions_expect import records, report
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.config import Thresholds
-from engine.live.session import build_view
-from engine.sessions.sample import build_sample
-from engine.tokens.short import short_tokens
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.live.session import build_view
+from ctxtop.engine.sessions.sample import build_sample
+from ctxtop.engine.tokens.short import short_tokens
 
 REAL = (
     Path(__file__).parent

@@ -17,13 +17,13 @@ from sessions_expect import ENC, records, report
 from test_sessions_tail import _append
 from test_sessions_tail import _report as _reader_report
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.cli.main import main
-from engine.config import Thresholds
-from engine.live.locate import where
-from engine.live.session import build_view
-from engine.sessions.sample import build_sample
-from engine.tokens.short import short_tokens
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.live.locate import where
+from ctxtop.engine.live.session import build_view
+from ctxtop.engine.sessions.sample import build_sample
+from ctxtop.engine.tokens.short import short_tokens
 
 SESSION_ID = "244e876e-1a43-4419-88f6-972d1b6e8877"
 COPILOT_HOME = Path(__file__).parent / "data" / "generated" / "copilot-cli"

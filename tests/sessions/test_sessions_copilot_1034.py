@@ -10,9 +10,9 @@ from typing import Any
 
 from sessions_expect import records
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions.model import SessionState
-from engine.tokens import get_encoding
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.tokens import get_encoding
 
 ENC = get_encoding("o200k_base")
 SESSION_ID = "d626a928-f7de-43dd-88fa-13f5e5230d71"
@@ -170,9 +170,9 @@ def test_a_compaction_forgets_the_clis_count_of_the_context_before_it(tmp_path: 
 def test_the_sessions_table_marks_the_clis_count_as_logged() -> None:
     """The table marks a figure as the gauge does: ≡ for the agent's logged count, not the
     bare figure of a reported one."""
-    from engine.live.sessions_row import session_figures
-    from engine.live.sessions_text import cells
-    from engine.sessions.sample import build_sample
+    from ctxtop.engine.live.sessions_row import session_figures
+    from ctxtop.engine.live.sessions_text import cells
+    from ctxtop.engine.sessions.sample import build_sample
 
     reader = SessionReader(EVENTS)
     read_all(reader)

@@ -17,9 +17,9 @@ from sessions_expect import ENC, records, report
 from test_sessions_tail import _append
 from test_sessions_tail import _report as _reader_report
 
-from engine.agents.session_reader import SessionReader
-from engine.cli.main import main
-from engine.live.locate import where
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.live.locate import where
 
 GEMINI_HOME = Path(__file__).parent / "data" / "generated" / "gemini-cli"
 CHATS = GEMINI_HOME / "tmp" / "calc-gemini" / "chats"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from sessions_expect import ENC, report
 
-from engine.cli.main import main
-from engine.sessions.tokenizer_factor import PRIOR_WEIGHT
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.sessions.tokenizer_factor import PRIOR_WEIGHT
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions" / "openai-messages"
 WITH_USAGE = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))

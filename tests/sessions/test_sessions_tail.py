@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from sessions_expect import ENC, claude_responses, records, result_text
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.cli.main import main
-from engine.live.watch import wake_ups
-from engine.sessions.model import SessionState
-from engine.sessions.report_json import build_report
-from engine.sessions.tokenizer_factor import LEARNT_OVER
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.live.watch import wake_ups
+from ctxtop.engine.sessions.model import SessionState
+from ctxtop.engine.sessions.report_json import build_report
+from ctxtop.engine.sessions.tokenizer_factor import LEARNT_OVER
 
 DATA = Path(__file__).parent / "data" / "real" / "claude-code"
 PROJECT = DATA / "generated-cli-2.1.330" / "projects" / "-home-dev-demo-project"
@@ -323,7 +323,7 @@ def test_a_file_rewritten_in_place_and_grown_is_read_again(tmp_path: Path) -> No
 def test_reading_a_big_file_in_slices_loses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.agents import session_reader as reader_module
+    from ctxtop.engine.agents import session_reader as reader_module
 
     target, data = _session_copy(tmp_path)
     target.write_bytes(data)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from sessions_expect import prompt_total, records, report
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions.ledger import Ledger, encoding_for
-from engine.sessions.tokenizer_factor import inherited, learn
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.sessions.ledger import Ledger, encoding_for
+from ctxtop.engine.sessions.tokenizer_factor import inherited, learn
 
 DATA = Path(__file__).parent / "subagent_factor"
 PARENT = DATA / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"

@@ -12,10 +12,10 @@ from typing import Any
 
 from sessions_expect import ENC, prompt_total, records, report, result_text
 
-from engine.agents.session_reader import SessionReader
-from engine.analysis.accuracy import RequestPoint, accuracy
-from engine.sessions.sample import context_tokens
-from engine.sessions.tokenizer_factor import factor_from
+from ctxtop.engine.agents.session_reader import SessionReader
+from ctxtop.engine.analysis.accuracy import RequestPoint, accuracy
+from ctxtop.engine.sessions.sample import context_tokens
+from ctxtop.engine.sessions.tokenizer_factor import factor_from
 
 REAL = Path(__file__).parent / "data" / "real" / "claude-code"
 # Claude Code 2.1.38 (real API): parallel tool calls, one record per call, results between.

@@ -16,11 +16,11 @@ import pytest
 from conftest import Watch
 from session_copies import COMPACTED, copies
 
-from engine.agents.session_reader import SessionReader, read_all, read_session_data
-from engine.cli.main import main
-from engine.sessions import model
-from engine.sessions.ledger import Ledger, ToolTotal, encoding_for
-from engine.sessions.model import SessionState
+from ctxtop.engine.agents.session_reader import SessionReader, read_all, read_session_data
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.sessions import model
+from ctxtop.engine.sessions.ledger import Ledger, ToolTotal, encoding_for
+from ctxtop.engine.sessions.model import SessionState
 
 BUDGET = 12_000  # characters; one copy of the sample holds about 4,000 of results
 

@@ -11,9 +11,9 @@ import pytest
 from sessions_expect import claude_responses, records
 from test_sessions_tail import EVERY_JSONL
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.sessions.report_json import build_report
-from engine.sessions.tail import QUIET_LINE_SECONDS
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.sessions.report_json import build_report
+from ctxtop.engine.sessions.tail import QUIET_LINE_SECONDS
 
 DATA = Path(__file__).parent / "data" / "real"
 CLAUDE = (
@@ -177,7 +177,7 @@ def test_a_held_line_that_is_not_whole_is_decoded_once_per_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A big line cut short is not decoded again on every poll while it stays as it is."""
-    from engine.sessions import tail
+    from ctxtop.engine.sessions import tail
 
     decoded: list[int] = []
 

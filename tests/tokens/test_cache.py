@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.tokens import get_encoding
-from engine.tokens.cache import CachedCounter, DiskCache, LRUCache, content_digest
+from ctxtop.engine.tokens import get_encoding
+from ctxtop.engine.tokens.cache import CachedCounter, DiskCache, LRUCache, content_digest
 
 LONG = "def handler(event):\n    return process(event)\n" * 20
 

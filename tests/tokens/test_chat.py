@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import math
 
-from engine.tokens import get_encoding
-from engine.tokens.chat import (
+from ctxtop.engine.tokens import get_encoding
+from ctxtop.engine.tokens.chat import (
     anthropic_image_tokens,
     count_chat,
     message_tokens,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import CtxtopError
-from engine.tokens import bpe_source, get_encoding
-from engine.tokens.encoding import char_estimate
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.tokens import bpe_source, get_encoding
+from ctxtop.engine.tokens.encoding import char_estimate
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,7 @@ def refuse(*args, **kwargs):
     raise OSError("network blocked by test")
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from engine.tokens import get_encoding
+from ctxtop.engine.tokens import get_encoding
 for name in ("o200k_base", "cl100k_base"):
     enc = get_encoding(name)
     print(name, enc.count("function foo() { return x + y; }"), enc.origin.split()[0])

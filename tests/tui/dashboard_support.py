@@ -12,7 +12,7 @@ from typing import Any, ParamSpec
 
 from textual.pilot import Pilot
 
-from engine.live.demo import demo_companions, demo_lines
+from ctxtop.engine.live.demo import demo_companions, demo_lines
 
 # 42 s after the demo sample's last record (2026-11-22T14:04:41Z): "agent wrote 42 s ago" in
 # every time zone, for a file written then; the header's clock shows it in UTC.

@@ -14,17 +14,17 @@ from dashboard_support import event_texts, frozen_clock, synchronous, wait_until
 from rich.text import Text
 from textual.message import Message
 
-from engine.agents.session_reader import SessionReader, read_all
-from engine.analysis.profiles import available_profiles
-from engine.analysis.report import analyze_session
-from engine.config import Settings
-from engine.editing import action_log
-from engine.live.demo import demo_lines
-from tui import format as fmt
-from tui.app import CtxtopApp
-from tui.components.prompt_tree import PRUNED_MARK
-from tui.format import mark
-from tui.messages import SessionUpdated, ViewApplied
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
+from ctxtop.engine.analysis.profiles import available_profiles
+from ctxtop.engine.analysis.report import analyze_session
+from ctxtop.engine.config import Settings
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.tui import format as fmt
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.components.prompt_tree import PRUNED_MARK
+from ctxtop.tui.format import mark
+from ctxtop.tui.messages import SessionUpdated, ViewApplied
 
 
 def struck(label: object) -> bool:

@@ -12,8 +12,8 @@ from dashboard_support import FROZEN, synchronous, wait_until, write_lines
 from textual.containers import Vertical
 from textual.widgets import Input
 
-from engine.live.demo import demo_lines
-from tui.app import CtxtopApp
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.tui.app import CtxtopApp
 
 
 class Clock:

@@ -24,14 +24,14 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
 
-from engine.forks.transaction import Details, Outcome
-from engine.live.demo import demo_lines, opening
-from tui import format as fmt
-from tui.app import CtxtopApp
-from tui.launch import build_app
-from tui.screens.compact_panel import CompactScreen
-from tui.screens.edit_panel import EditScreen
-from tui.screens.help import HelpScreen
+from ctxtop.engine.forks.transaction import Details, Outcome
+from ctxtop.engine.live.demo import demo_lines, opening
+from ctxtop.tui import format as fmt
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.launch import build_app
+from ctxtop.tui.screens.compact_panel import CompactScreen
+from ctxtop.tui.screens.edit_panel import EditScreen
+from ctxtop.tui.screens.help import HelpScreen
 
 
 def whole_sample(tmp_path: Path, count: int | None = None) -> Path:

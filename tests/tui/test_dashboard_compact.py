@@ -20,12 +20,12 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Button, Select, Static
 
-from engine.cli.main import main
-from engine.config import LLMSettings, Settings
-from engine.editing import action_log
-from tui import format as fmt
-from tui.app import CtxtopApp
-from tui.screens.compact_panel import CompactScreen
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.config import LLMSettings, Settings
+from ctxtop.engine.editing import action_log
+from ctxtop.tui import format as fmt
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.screens.compact_panel import CompactScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 CALC_MAIN = (

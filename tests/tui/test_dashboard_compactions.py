@@ -11,13 +11,13 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 from textual.widgets._toast import Toast
 
-from engine.agents.session_reader import read_session
-from engine.editing import action_log
-from engine.forks.restore import HEADER
-from engine.live.demo import demo_lines
-from tui.app import CtxtopApp
-from tui.components.events import EventLog
-from tui.screens.compaction_inspector import CompactionScreen
+from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.forks.restore import HEADER
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.components.events import EventLog
+from ctxtop.tui.screens.compaction_inspector import CompactionScreen
 
 
 @synchronous

@@ -9,8 +9,8 @@ from pathlib import Path
 from dashboard_support import frozen_clock, screen_lines, synchronous, wait_until
 from textual.widgets import Static
 
-from tui.app import CtxtopApp
-from tui.screens.edit_panel import EditScreen
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.screens.edit_panel import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 # ctxtop's estimates of this session's parts add up to 1.5k more than the agent's count.

@@ -24,17 +24,17 @@ from dashboard_support import (
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, Static
 
-from engine.cli.main import main
-from engine.editing import action_log
-from engine.editing.policy import Policy
-from engine.editing.pools import Target
-from engine.forks.edit import edit_session
-from engine.live.demo import demo_lines
-from tui import format as fmt
-from tui.app import CtxtopApp
-from tui.launch import build_app
-from tui.screens import edit_panel as edit_screen
-from tui.screens.edit_panel import EditScreen
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.editing import action_log
+from ctxtop.engine.editing.policy import Policy
+from ctxtop.engine.editing.pools import Target
+from ctxtop.engine.forks.edit import edit_session
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.tui import format as fmt
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.launch import build_app
+from ctxtop.tui.screens import edit_panel as edit_screen
+from ctxtop.tui.screens.edit_panel import EditScreen
 
 ONE_TURN = (  # one prompt, 12 tool calls, by the real Claude Code CLI (its PROVENANCE.md)
     Path(__file__).resolve().parents[2]

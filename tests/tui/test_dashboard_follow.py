@@ -9,8 +9,8 @@ import pytest
 from dashboard_support import synchronous, wait_until, write_lines
 from textual.binding import Binding
 
-from engine.live.locate import choose, searched
-from tui.app import CtxtopApp
+from ctxtop.engine.live.locate import choose, searched
+from ctxtop.tui.app import CtxtopApp
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from pathlib import Path
 from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
 from textual.widgets import Static
 
-from engine.live.session import LiveSession
-from engine.proxy.composition import measure
-from engine.proxy.store import append_measurement
-from tui.app import CtxtopApp
-from tui.screens.measured import MeasuredScreen
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.proxy.composition import measure
+from ctxtop.engine.proxy.store import append_measurement
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.screens.measured import MeasuredScreen
 
 REPORTED = 30_000  # the prompt size the API reported for the measured request
 

@@ -8,14 +8,14 @@ from pathlib import Path
 from dashboard_support import COMPACTION_LINE, frozen_clock, synchronous, wait_until, write_lines
 from textual.message import Message
 
-from engine.config import Settings
-from engine.live.demo import demo_lines
-from engine.live.session import LiveSession
-from tui.app import CtxtopApp
-from tui.components.events import EventLog
-from tui.components.tools_panel import ToolsTable
-from tui.launch import build_app
-from tui.messages import LoadProgress, SessionUpdated, ViewApplied
+from ctxtop.engine.config import Settings
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.components.events import EventLog
+from ctxtop.tui.components.tools_panel import ToolsTable
+from ctxtop.tui.launch import build_app
+from ctxtop.tui.messages import LoadProgress, SessionUpdated, ViewApplied
 
 
 def make_app(path: Path) -> CtxtopApp:

@@ -20,7 +20,7 @@ import pytest
 from dashboard_support import write_lines
 from test_dashboard_tmux import ctxtop_in_tmux, wait_for_screen
 
-from engine.live.session import LiveSession
+from ctxtop.engine.live.session import LiveSession
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

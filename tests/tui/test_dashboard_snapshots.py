@@ -21,12 +21,12 @@ from dashboard_support import LAST_RECORD, frozen_clock, wait_until, write_compa
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from engine.config import Settings
-from engine.forks.compact import compact_session
-from engine.live.demo import demo_lines
-from engine.live.session import LiveSession
-from engine.live.view import LiveView
-from tui.app import CtxtopApp
+from ctxtop.engine.config import Settings
+from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.live.view import LiveView
+from ctxtop.tui.app import CtxtopApp
 
 
 @contextmanager

@@ -20,18 +20,18 @@ from dashboard_support import synchronous, wait_until, write_companions
 from sessions_home import NEW_SESSION, sample_home
 from textual.message import Message
 
-from engine.agents import session_reader
-from engine.agents.discovery import discover
-from engine.config import Settings
-from engine.live import locate, sessions_table
-from engine.live import session as live_session
-from engine.live.demo import demo_lines
-from engine.sessions.tail import Batch, LineTailer
-from engine.tokens import encoding
-from tui.app import CtxtopApp
-from tui.launch import build_app
-from tui.messages import ViewApplied
-from tui.screens.sessions import SessionsScreen
+from ctxtop.engine.agents import session_reader
+from ctxtop.engine.agents.discovery import discover
+from ctxtop.engine.config import Settings
+from ctxtop.engine.live import locate, sessions_table
+from ctxtop.engine.live import session as live_session
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.sessions.tail import Batch, LineTailer
+from ctxtop.engine.tokens import encoding
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.launch import build_app
+from ctxtop.tui.messages import ViewApplied
+from ctxtop.tui.screens.sessions import SessionsScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -212,13 +212,13 @@ def test_opening_the_dashboard_imports_only_what_the_first_screen_needs() -> Non
     )
     later = {
         "aiohttp",
-        "engine.proxy.server",
-        "engine.live.apply_plan",
-        "engine.live.sessions_table",
-        "tui.screens.edit_panel",
-        "tui.screens.compact_panel",
-        "tui.screens.sessions",
-        "tui.screens.fork_panel",
+        "ctxtop.engine.proxy.server",
+        "ctxtop.engine.live.apply_plan",
+        "ctxtop.engine.live.sessions_table",
+        "ctxtop.tui.screens.edit_panel",
+        "ctxtop.tui.screens.compact_panel",
+        "ctxtop.tui.screens.sessions",
+        "ctxtop.tui.screens.fork_panel",
     }
     assert loaded & later == set()
-    assert "textual.app" in loaded and "engine.live.session" in loaded
+    assert "textual.app" in loaded and "ctxtop.engine.live.session" in loaded

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from dashboard_support import frozen_clock, synchronous, wait_until
 
-from tui.app import CtxtopApp
-from tui.components.events import EventLog
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.components.events import EventLog
 
 EVENTS = (
     Path(__file__).parents[1]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from dashboard_support import frozen_clock, screen_lines, synchronous, wait_until
 
-from engine.live.demo import demo_lines
-from tui.app import CtxtopApp
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.tui.app import CtxtopApp
 
 NOTE = "window unknown, assuming 200k"
 
@@ -32,7 +32,10 @@ def session_with_model(tmp_path: Path, model: str) -> Path:
 
 def report(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tui", "report", *args], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "ctxtop", "report", *args],
+        capture_output=True,
+        text=True,
+        check=True,
     )
 
 

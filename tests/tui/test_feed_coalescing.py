@@ -10,10 +10,10 @@ from typing import TypeVar
 from dashboard_support import write_lines
 from textual.message import Message
 
-from engine.live.session import LiveSession
-from engine.live.view import LiveView
-from tui.live_feed import Feed
-from tui.messages import FeedProblem, SessionUpdated
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.live.view import LiveView
+from ctxtop.tui.live_feed import Feed
+from ctxtop.tui.messages import FeedProblem, SessionUpdated
 
 
 def test_a_burst_of_samples_is_one_message_carrying_the_newest(tmp_path: Path) -> None:

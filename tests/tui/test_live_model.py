@@ -10,27 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import Settings, Thresholds, config_path, load_settings
-from engine.errors import CtxtopError
-from engine.live.demo import DEMO_SESSION, DemoReplay, demo_lines
-from engine.live.locate import choose, searched
-from engine.live.session import LiveSession
-from engine.live.view import Gauge
-from engine.sessions.limits import CRITICAL, OK, WARNING
-from engine.sessions.report_json import build_report
-from themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
+from ctxtop.engine.config import Settings, Thresholds, config_path, load_settings
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.live.demo import DEMO_SESSION, DemoReplay, demo_lines
+from ctxtop.engine.live.locate import choose, searched
+from ctxtop.engine.live.session import LiveSession
+from ctxtop.engine.live.view import Gauge
+from ctxtop.engine.sessions.limits import CRITICAL, OK, WARNING
+from ctxtop.engine.sessions.report_json import build_report
+from ctxtop.themes.loader import BUNDLED, ThemeFileError, all_themes, load_theme_text
 
 
 def test_view_matches_ctxtop_report() -> None:
     # The sample in place, with its sub-agent's file beside it.
-    session = Path(str(resources.files("sample_sessions").joinpath(*DEMO_SESSION)))
+    session = Path(str(resources.files("ctxtop.sample_sessions").joinpath(*DEMO_SESSION)))
     live = LiveSession(session)
     assert live.poll()
     view = live.view()
     assert view is not None
     report = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "tui", "report", "--json", str(session)],
+            [sys.executable, "-m", "ctxtop", "report", "--json", str(session)],
             capture_output=True,
             text=True,
             check=True,

@@ -34,12 +34,12 @@ from dashboard_support import (
 )
 from textual.widgets import Static
 
-from engine.cli.main import main
-from engine.live.demo import demo_lines
-from engine.models.registry import lookup
-from tui import format as fmt
-from tui.app import CtxtopApp
-from tui.screens.edit_panel import EditScreen
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.models.registry import lookup
+from ctxtop.tui import format as fmt
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.screens.edit_panel import EditScreen
 
 
 def _report(path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> Any:

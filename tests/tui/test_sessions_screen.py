@@ -13,15 +13,15 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
-from engine.agents.discovery import discover
-from engine.config import Settings
-from engine.live.demo import demo_lines
-from engine.live.locate import newest_sessions
-from engine.live.sessions_row import SessionRow
-from engine.live.sessions_text import sort_rows
-from tui.app import CtxtopApp
-from tui.screens.help import HelpScreen
-from tui.screens.sessions import SessionsScreen
+from ctxtop.engine.agents.discovery import discover
+from ctxtop.engine.config import Settings
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.live.locate import newest_sessions
+from ctxtop.engine.live.sessions_row import SessionRow
+from ctxtop.engine.live.sessions_text import sort_rows
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.screens.help import HelpScreen
+from ctxtop.tui.screens.sessions import SessionsScreen
 
 
 def shown_keys(screen: SessionsScreen) -> list[str]:
@@ -148,7 +148,7 @@ async def test_one_active_session_opens_the_dashboard(
     """The sessions screen comes first only when more than one session was active lately."""
     from argparse import Namespace
 
-    from tui.launch import build_app
+    from ctxtop.tui.launch import build_app
 
     home = tmp_path / "home"
     session = home / NEW_SESSION
@@ -217,8 +217,8 @@ async def test_the_header_and_the_table_give_one_last_write_time(
     import os
     from datetime import UTC, datetime
 
-    from engine.live.sessions_table import SessionsTable
-    from engine.live.sessions_text import cells
+    from ctxtop.engine.live.sessions_table import SessionsTable
+    from ctxtop.engine.live.sessions_text import cells
 
     home = sample_home(tmp_path / "home", monkeypatch)
     new = home / NEW_SESSION

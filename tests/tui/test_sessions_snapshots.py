@@ -15,9 +15,9 @@ from dashboard_support import FROZEN, frozen_clock, wait_until
 from sessions_home import sample_home
 from textual.pilot import Pilot
 
-from engine.config import Settings
-from engine.live.locate import newest_sessions
-from tui.app import CtxtopApp
+from ctxtop.engine.config import Settings
+from ctxtop.engine.live.locate import newest_sessions
+from ctxtop.tui.app import CtxtopApp
 
 # Written 20 s before the frozen clock: the rest were written 10 minutes before it (idle).
 RECENT = ("codex", ".copilot")

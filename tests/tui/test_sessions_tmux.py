@@ -12,8 +12,8 @@ import pytest
 from sessions_home import NEW_SESSION, report_json, sample_home
 from test_dashboard_tmux import capture, ctxtop_in_tmux, wait_for_screen
 
-from engine.agents.discovery import discover
-from engine.live.demo import demo_lines
+from ctxtop.engine.agents.discovery import discover
+from ctxtop.engine.live.demo import demo_lines
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 # The size from the terminal itself: a LINES/COLUMNS the test process had (tmux's server keeps

@@ -13,10 +13,10 @@ from typing import Any
 
 from dashboard_support import write_lines
 
-from engine.cli.main import main
-from engine.config import config_path
-from engine.live.demo import demo_lines
-from engine.tokens.short import provenance_mark
+from ctxtop.engine.cli.main import main
+from ctxtop.engine.config import config_path
+from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.tokens.short import provenance_mark
 
 
 def ctxtop(
@@ -26,7 +26,11 @@ def ctxtop(
     if config_dir is not None:
         env["CTXTOP_CONFIG_DIR"] = str(config_dir)
     return subprocess.run(
-        [sys.executable, "-m", "tui", *args], input=stdin, capture_output=True, text=True, env=env
+        [sys.executable, "-m", "ctxtop", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
     )
 
 

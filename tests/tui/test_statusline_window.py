@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.tokens.short import short_tokens
+from ctxtop.engine.tokens.short import short_tokens
 
 SAMPLE = (
     Path(__file__).resolve().parents[2]
@@ -24,7 +24,11 @@ def ctxtop(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProce
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "DISABLE_"))}
     env["HOME"] = str(home)
     return subprocess.run(
-        [sys.executable, "-m", "tui", *args], input=stdin, capture_output=True, text=True, env=env
+        [sys.executable, "-m", "ctxtop", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
     )
 
 

@@ -11,10 +11,10 @@ from typing import Any
 from dashboard_support import frozen_clock, result_labels, screen_lines, synchronous, wait_until
 from textual.pilot import Pilot
 
-from engine.analysis.prompt_outline import ROUND
-from tui.app import CtxtopApp
-from tui.screens.compact_panel import CompactScreen
-from tui.screens.edit_panel import EditScreen
+from ctxtop.engine.analysis.prompt_outline import ROUND
+from ctxtop.tui.app import CtxtopApp
+from ctxtop.tui.screens.compact_panel import CompactScreen
+from ctxtop.tui.screens.edit_panel import EditScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_TURN = ROOT / "tests/data/one_turn/claude-code/b6a9545e-0d9d-4547-a30b-76c3b71a6ebd.jsonl"

@@ -8,7 +8,7 @@ from pathlib import Path
 from dashboard_support import frozen_clock, synchronous, wait_until, write_lines
 from textual.widgets import Static
 
-from tui.app import CtxtopApp
+from ctxtop.tui.app import CtxtopApp
 
 # Types no Claude Code release wrote: a format change ctxtop has not caught up with.
 NEW_TYPES = [("context-ledger", 2), ("prompt-budget", 1)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from engine.live.view import CategoryRow
-from tui import format as fmt
+from ctxtop.engine.live.view import CategoryRow
+from ctxtop.tui import format as fmt
 
 NAME_WIDTH = 15
 FIGURE_WIDTH = 8

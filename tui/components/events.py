@@ -13,9 +13,9 @@ from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
 
-from engine.live.view import Event
-from tui import format as fmt
-from tui.components.fit import fit_columns
+from ctxtop.engine.live.view import Event
+from ctxtop.tui import format as fmt
+from ctxtop.tui.components.fit import fit_columns
 
 OPENS = ("compaction", "microcompaction")  # rows ``enter`` opens the compaction view of
 STYLES = {

@@ -10,9 +10,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from engine.analysis.forecast import forecast_text
-from engine.live.view import LiveView
-from tui import format as fmt
+from ctxtop.engine.analysis.forecast import forecast_text
+from ctxtop.engine.live.view import LiveView
+from ctxtop.tui import format as fmt
 
 BARS = "▁▂▃▄▅▆▇█"
 

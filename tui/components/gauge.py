@@ -12,10 +12,10 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from engine.live.view import Gauge
-from engine.models.window import WHAT_IF
-from engine.sessions.cache_clock import CachedPrefix, cache_clock, state_text, usd
-from tui import format as fmt
+from ctxtop.engine.live.view import Gauge
+from ctxtop.engine.models.window import WHAT_IF
+from ctxtop.engine.sessions.cache_clock import CachedPrefix, cache_clock, state_text, usd
+from ctxtop.tui import format as fmt
 
 # How the figure was come by, in the summary line.
 SOURCE_WORDS = {"compaction": "after compaction"}

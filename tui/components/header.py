@@ -13,8 +13,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from engine.live.view import LiveView
-from tui import format as fmt
+from ctxtop.engine.live.view import LiveView
+from ctxtop.tui import format as fmt
 
 MODEL_WIDTH = 40  # a log's model name can be anything; the state after it must stay in view
 SEPARATOR = " · "

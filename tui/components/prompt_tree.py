@@ -25,9 +25,9 @@ from textual.containers import Vertical
 from textual.widgets import Input, Tree
 from textual.widgets.tree import TreeNode
 
-from engine.analysis.prompt_outline import ROUND, SECTION, Outline, OutlineNode
-from tui import format as fmt
-from tui.format import CLEARED_MARK
+from ctxtop.engine.analysis.prompt_outline import ROUND, SECTION, Outline, OutlineNode
+from ctxtop.tui import format as fmt
+from ctxtop.tui.format import CLEARED_MARK
 
 BREAKPOINT_MARK = "⚑"  # a cache breakpoint follows this node
 PRUNED_MARK = "✂"  # pruned at this budget (also struck through)

@@ -11,8 +11,8 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
-from engine.analysis.snapshot import Analysis, Section
-from tui import format as fmt
+from ctxtop.engine.analysis.snapshot import Analysis, Section
+from ctxtop.tui import format as fmt
 
 LABEL_WIDTH = 12  # at least
 MIN_BAR = 5

@@ -6,9 +6,9 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
-from engine.live.view import SubagentRow
-from tui import format as fmt
-from tui.components.fit import ellipsis, fit_columns
+from ctxtop.engine.live.view import SubagentRow
+from ctxtop.tui import format as fmt
+from ctxtop.tui.components.fit import ellipsis, fit_columns
 
 
 class SubagentsTable(DataTable[Text]):

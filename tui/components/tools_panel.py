@@ -6,9 +6,9 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
-from engine.live.view import ToolRow
-from tui import format as fmt
-from tui.components.fit import ellipsis, fit_columns
+from ctxtop.engine.live.view import ToolRow
+from ctxtop.tui import format as fmt
+from ctxtop.tui.components.fit import ellipsis, fit_columns
 
 SORTS = ("tokens", "calls", "name")
 NAME_WIDTH = 32  # an MCP tool name (mcp__server__tool) fits

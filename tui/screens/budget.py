@@ -11,9 +11,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from engine.tokens.amount import positive_amount
-from tui import format as fmt
-from tui.components.count_input import CountInput
+from ctxtop.engine.tokens.amount import positive_amount
+from ctxtop.tui import format as fmt
+from ctxtop.tui.components.count_input import CountInput
 
 # What the screen returns: a token count, or MODELS_OWN for the model's own window.
 MODELS_OWN = 0

@@ -30,26 +30,26 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Button, Input, Select, Static
 
-from engine.agents.strategies import schedule, simulate
-from engine.compaction.cut_table import cut_lines, requests_by_turn
-from engine.compaction.items import Cut
-from engine.config import LLMSettings
-from engine.editing.preview import pays_off_after
-from engine.errors import CtxtopError
-from engine.forks.compact import (
+from ctxtop.engine.agents.strategies import schedule, simulate
+from ctxtop.engine.compaction.cut_table import cut_lines, requests_by_turn
+from ctxtop.engine.compaction.items import Cut
+from ctxtop.engine.config import LLMSettings
+from ctxtop.engine.editing.preview import pays_off_after
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.compact import (
     DEFAULT_KEEP_ROUNDS,
     SUMMARIZERS,
     CompactDetails,
     preview_compact,
     write_compact,
 )
-from engine.forks.transaction import COMPACTING, Outcome, Preview, unwritten
-from engine.live.apply_plan import apply_compact
-from engine.proxy.live_plan import LivePlan
-from engine.words import plural
-from tui import format as fmt
-from tui.components.count_input import CountInput
-from tui.screens.fork_panel import ForkPanel, Sample, context_text
+from ctxtop.engine.forks.transaction import COMPACTING, Outcome, Preview, unwritten
+from ctxtop.engine.live.apply_plan import apply_compact
+from ctxtop.engine.proxy.live_plan import LivePlan
+from ctxtop.engine.words import plural
+from ctxtop.tui import format as fmt
+from ctxtop.tui.components.count_input import CountInput
+from ctxtop.tui.screens.fork_panel import ForkPanel, Sample, context_text
 
 TICK = 0.5  # seconds between updates of the waiting line
 

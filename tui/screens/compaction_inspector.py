@@ -18,14 +18,14 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from engine.errors import CtxtopError
-from engine.forks.compaction_output import inspection_lines
-from engine.forks.compactions import CompactionHistory, inspect_file
-from engine.forks.restore import FORGOTTEN, RestoreDetails, restore_session
-from engine.forks.transaction import Outcome
-from engine.sessions.model import Compaction
-from engine.tokens.short import short_tokens
-from tui import format as fmt
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.compaction_output import inspection_lines
+from ctxtop.engine.forks.compactions import CompactionHistory, inspect_file
+from ctxtop.engine.forks.restore import FORGOTTEN, RestoreDetails, restore_session
+from ctxtop.engine.forks.transaction import Outcome
+from ctxtop.engine.sessions.model import Compaction
+from ctxtop.engine.tokens.short import short_tokens
+from ctxtop.tui import format as fmt
 
 
 def compaction_view(history: CompactionHistory, line: int) -> Text:

@@ -18,18 +18,18 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Select, Static
 
-from engine.editing.explain import Suggestion
-from engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
-from engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
-from engine.editing.preview import pays_off_after
-from engine.errors import CtxtopError
-from engine.forks.edit import EditDetails, preview_edit, target_lines, write_edit
-from engine.forks.transaction import Outcome, Preview, unwritten
-from engine.live.apply_plan import apply_edit
-from engine.proxy.live_plan import LivePlan
-from tui import format as fmt
-from tui.components.count_input import CountInput
-from tui.screens.fork_panel import ForkPanel, context_text
+from ctxtop.engine.editing.explain import Suggestion
+from ctxtop.engine.editing.policy import DEFAULT_KEEP, MODES, ORDERS, TOOL_USES, TURNS, Policy
+from ctxtop.engine.editing.pools import DEFAULT_FILL, FILL_MODES, Target
+from ctxtop.engine.editing.preview import pays_off_after
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.edit import EditDetails, preview_edit, target_lines, write_edit
+from ctxtop.engine.forks.transaction import Outcome, Preview, unwritten
+from ctxtop.engine.live.apply_plan import apply_edit
+from ctxtop.engine.proxy.live_plan import LivePlan
+from ctxtop.tui import format as fmt
+from ctxtop.tui.components.count_input import CountInput
+from ctxtop.tui.screens.fork_panel import ForkPanel, context_text
 
 CHANGES_SHOWN = 8
 INVALID = "invalid"  # a target field that is not a target

@@ -17,16 +17,16 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Label, Select
 
-from engine.errors import CtxtopError
-from engine.forks.transaction import EDITING, Details, Loaded, Outcome, Preview, load
-from engine.live.session import UNATTRIBUTED
-from engine.proxy.live_plan import LivePlan
-from engine.sessions.cache_clock import CachedPrefix, action_timing, cache_clock
-from engine.words import plural
-from tui import format as fmt
-from tui.components.sections_panel import TOKENIZER_DIFFERENCE
-from tui.format import CLEARED_MARK
-from tui.messages import CutPreviewed, LiveChanged
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.forks.transaction import EDITING, Details, Loaded, Outcome, Preview, load
+from ctxtop.engine.live.session import UNATTRIBUTED
+from ctxtop.engine.proxy.live_plan import LivePlan
+from ctxtop.engine.sessions.cache_clock import CachedPrefix, action_timing, cache_clock
+from ctxtop.engine.words import plural
+from ctxtop.tui import format as fmt
+from ctxtop.tui.components.sections_panel import TOKENIZER_DIFFERENCE
+from ctxtop.tui.format import CLEARED_MARK
+from ctxtop.tui.messages import CutPreviewed, LiveChanged
 
 SHORT_SCREEN = 30  # lines: below this the panels' boxes get less room
 D = TypeVar("D", bound=Details)  # the details of the kind of fork a panel previews

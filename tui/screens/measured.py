@@ -12,11 +12,11 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from engine.agents import proxied
-from engine.errors import CtxtopError
-from engine.proxy.measured_prompt import MeasuredPrompt
-from engine.proxy.settings import DEFAULT_PORT, load_proxy_settings
-from tui import format as fmt
+from ctxtop.engine.agents import proxied
+from ctxtop.engine.errors import CtxtopError
+from ctxtop.engine.proxy.measured_prompt import MeasuredPrompt
+from ctxtop.engine.proxy.settings import DEFAULT_PORT, load_proxy_settings
+from ctxtop.tui import format as fmt
 
 NAME_WIDTH = 28
 

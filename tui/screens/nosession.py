@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Center, Middle
 from textual.widgets import Static
 
-from tui import format as fmt
+from ctxtop.tui import format as fmt
 
 
 def no_session_text(places: list[str]) -> Text:

@@ -23,10 +23,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from engine.config import Thresholds
-from engine.live.sessions_row import COMPACTING, ENDED, IDLE, WAITING, WORKING, SessionRow
-from engine.live.sessions_table import SessionsTable
-from engine.live.sessions_text import (
+from ctxtop.engine.config import Thresholds
+from ctxtop.engine.live.sessions_row import COMPACTING, ENDED, IDLE, WAITING, WORKING, SessionRow
+from ctxtop.engine.live.sessions_table import SessionsTable
+from ctxtop.engine.live.sessions_text import (
     COLUMN_KEYS,
     COLUMNS,
     DEFAULT_SORT,
@@ -39,7 +39,7 @@ from engine.live.sessions_text import (
     level,
     sort_rows,
 )
-from engine.live.sessions_watch import watch_rows
+from ctxtop.engine.live.sessions_watch import watch_rows
 
 STATE_STYLE = {
     WORKING: "success",
@@ -312,7 +312,7 @@ class SessionsScreen(Screen[None]):
         self.dismiss()
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen, binding_keys
+        from ctxtop.tui.screens.help import HelpScreen, binding_keys
 
         keys = binding_keys(self.BINDINGS, KEY_TITLES)
         keys.append(("ctrl+p", "Command palette: every action by name"))

@@ -1,5 +1,5 @@
 """claude_code: everything ctxtop knows of this agent (see engine/agents/base.py)."""
 
-from engine.agents.claude_code.plugin import PLUGIN
+from ctxtop.engine.agents.claude_code.plugin import PLUGIN
 
 __all__ = ["PLUGIN"]

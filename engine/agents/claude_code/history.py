@@ -23,12 +23,12 @@ from typing import Annotated, Any
 
 import msgspec
 
-from engine.agents.claude_code.subagent import SUBAGENT_TOOLS
-from engine.sessions.adapter import MAX_TOKENS
-from engine.sessions.columns import Hashes
-from engine.sessions.fork_mark import USAGE_KEY
-from engine.sessions.model import Usage
-from engine.sessions.tail import ByteSource
+from ctxtop.engine.agents.claude_code.subagent import SUBAGENT_TOOLS
+from ctxtop.engine.sessions.adapter import MAX_TOKENS
+from ctxtop.engine.sessions.columns import Hashes
+from ctxtop.engine.sessions.fork_mark import USAGE_KEY
+from ctxtop.engine.sessions.model import Usage
+from ctxtop.engine.sessions.tail import ByteSource
 
 BOUNDARY = b'"compact_boundary"'
 ASSISTANT = b'"type":"assistant"'

@@ -16,8 +16,8 @@ import dataclasses
 from collections.abc import Mapping, Set
 from typing import Any, Protocol
 
-from engine.sessions.adapter import token_count
-from engine.sessions.model import Block, Message, Microcompaction, SessionState
+from ctxtop.engine.sessions.adapter import token_count
+from ctxtop.engine.sessions.model import Block, Message, Microcompaction, SessionState
 
 SUBTYPE = "microcompact_boundary"
 # What Claude Code sends in place of a cleared tool result (2.1.332: ``bln``/``d1i``).

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.agents.base import Agent, ProxyUse, SessionFiles
-from engine.agents.claude_code.reader import ClaudeCodeAdapter
-from engine.agents.claude_code.rules import RULE
+from ctxtop.engine.agents.base import Agent, ProxyUse, SessionFiles
+from ctxtop.engine.agents.claude_code.reader import ClaudeCodeAdapter
+from ctxtop.engine.agents.claude_code.rules import RULE
 
 
 def _subagent_file(path: Path) -> bool:
@@ -45,8 +45,8 @@ def _session_in_body(body: Any) -> str | None:
 
 PLUGIN = Agent(
     ClaudeCodeAdapter,
-    "engine.agents.claude_code.writer:ClaudeCodeWriter",
-    "engine.agents.claude_code.source:ClaudeCodeSource",
+    "ctxtop.engine.agents.claude_code.writer:ClaudeCodeWriter",
+    "ctxtop.engine.agents.claude_code.source:ClaudeCodeSource",
     RULE,
     sessions=SessionFiles(
         "CLAUDE_CONFIG_DIR", "~/.claude", ("projects/*/*.jsonl",), _subagent_file

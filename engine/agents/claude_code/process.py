@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.sessions.model import SessionState
+from ctxtop.engine.sessions.model import SessionState
 
 TASK_NOTIFICATION = "<task-notification>"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.sessions.prompt_parts import PromptParts
+from ctxtop.engine.sessions.prompt_parts import PromptParts
 
 SHAPE = "api-request-shape"
 REQUEST = "api-request"

@@ -28,18 +28,18 @@ from typing import Any
 
 import msgspec
 
-from engine.agents.claude_code import history as lean
-from engine.agents.claude_code import microcompact, prompt_log, record_types
-from engine.agents.claude_code import subagent as claude_subagent
-from engine.agents.claude_code.process import ProcessStarts
-from engine.agents.claude_code.rules import (
+from ctxtop.engine.agents.claude_code import history as lean
+from ctxtop.engine.agents.claude_code import microcompact, prompt_log, record_types
+from ctxtop.engine.agents.claude_code import subagent as claude_subagent
+from ctxtop.engine.agents.claude_code.process import ProcessStarts
+from ctxtop.engine.agents.claude_code.rules import (
     claude_autocompact_at,
     claude_cache_ttl,
     claude_cli_window,
     claude_settings,
 )
-from engine.files import read_head
-from engine.sessions.adapter import (
+from ctxtop.engine.files import read_head
+from ctxtop.engine.sessions.adapter import (
     CERTAIN,
     LIKELY,
     MAX_TOKENS,
@@ -48,12 +48,12 @@ from engine.sessions.adapter import (
     logs_tokens,
     token_count,
 )
-from engine.sessions.fork_mark import (
+from ctxtop.engine.sessions.fork_mark import (
     COMPACTION_KEY,
     CTXTOP_TRIGGER,
     usage_is_ctxtops,
 )
-from engine.sessions.model import (
+from ctxtop.engine.sessions.model import (
     Block,
     Compaction,
     Message,
@@ -62,7 +62,7 @@ from engine.sessions.model import (
     SessionState,
     Usage,
 )
-from engine.sessions.tail import ByteSource
+from ctxtop.engine.sessions.tail import ByteSource
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
 _MESSAGE_TYPES = {"user", "assistant", "attachment"}

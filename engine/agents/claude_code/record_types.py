@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.sessions.model import SessionState
+from ctxtop.engine.sessions.model import SessionState
 
 # Read: the conversation, titles, queued prompts (process starts) and recorded requests.
 READ = frozenset(

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.agents.base import AutoCompact, AutoCompactRule
-from engine.files import open_regular
+from ctxtop.engine.agents.base import AutoCompact, AutoCompactRule
+from ctxtop.engine.files import open_regular
 
 AUTOCOMPACT_OUTPUT_RESERVE_CAP = 20_000  # kfo
 AUTOCOMPACT_BUFFER = 13_000  # $Ue
@@ -210,7 +210,7 @@ def claude_cli_window(model: str | None, env: Mapping[str, str]) -> int | None:
     ``ik``): 200,000 under ``CLAUDE_CODE_DISABLE_1M_CONTEXT`` for a larger window;
     ``CLAUDE_CODE_MAX_CONTEXT_TOKENS`` for a model it does not recognise (here: one no source of
     ctxtop knows either). None: the model's own window."""
-    from engine.models.registry import lookup as model_info
+    from ctxtop.engine.models.registry import lookup as model_info
 
     info = model_info(model)
     if env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT") and info.context_window > WITHOUT_1M_WINDOW:
@@ -229,7 +229,7 @@ def claude_autocompact_at(
 ) -> int | None:
     """The prompt size at which Claude Code compacts on its own (None when it is off); see the
     module's doc for the rule."""
-    from engine.models.registry import lookup as model_info
+    from ctxtop.engine.models.registry import lookup as model_info
 
     if env_flag(env, "DISABLE_AUTO_COMPACT") or env_flag(env, "DISABLE_COMPACT"):
         return None

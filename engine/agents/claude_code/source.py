@@ -15,13 +15,13 @@ import json
 import uuid
 from typing import Any
 
-from engine.agents.claude_code import microcompact
-from engine.agents.claude_code.writer import ClaudeCodeWriter, written_usage
-from engine.compaction.items import Cut, Item
-from engine.compaction.placeholders import file_placeholder, image_placeholder
-from engine.compaction.source import Source, is_overflow_text, now_iso, shifted, text_of
-from engine.editing.writer import jsonl_bytes
-from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER, ESTIMATED, USAGE_KEY
+from ctxtop.engine.agents.claude_code import microcompact
+from ctxtop.engine.agents.claude_code.writer import ClaudeCodeWriter, written_usage
+from ctxtop.engine.compaction.items import Cut, Item
+from ctxtop.engine.compaction.placeholders import file_placeholder, image_placeholder
+from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso, shifted, text_of
+from ctxtop.engine.editing.writer import jsonl_bytes
+from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER, ESTIMATED, USAGE_KEY
 
 # Attachments that carry standing context (rules, memory, tool and skill listings, the
 # environment): Claude Code itself re-attaches these after a compaction.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.files import open_regular, read_head
+from ctxtop.engine.files import open_regular, read_head
 
 # Claude Code's compaction runs as a sub-agent whose transcript is ``agent-acompact-<id>.jsonl``;
 # its first prompt is the conversation being summarised, which says nothing about what it is.

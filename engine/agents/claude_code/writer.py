@@ -15,11 +15,11 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.agents.claude_code import microcompact
-from engine.compaction.source import shifted
-from engine.editing.turns import Scan, ToolUse, result_text
-from engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
-from engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
+from ctxtop.engine.agents.claude_code import microcompact
+from ctxtop.engine.compaction.source import shifted
+from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
+from ctxtop.engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
+from ctxtop.engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
 
 # In a line whose usage ctxtop wrote (the fork's lines are written by ``dumps``): the lines
 # without it are left as rendered, not decoded again.

@@ -1,5 +1,5 @@
 """codex: everything ctxtop knows of this agent (see engine/agents/base.py)."""
 
-from engine.agents.codex.plugin import PLUGIN
+from ctxtop.engine.agents.codex.plugin import PLUGIN
 
 __all__ = ["PLUGIN"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.agents.base import Agent, ProxyUse, SessionFiles
-from engine.agents.codex.reader import CodexAdapter, _is_spawned
-from engine.agents.codex.rules import RULE
+from ctxtop.engine.agents.base import Agent, ProxyUse, SessionFiles
+from ctxtop.engine.agents.codex.reader import CodexAdapter, _is_spawned
+from ctxtop.engine.agents.codex.rules import RULE
 
 # How the context Codex injects as user messages begins (instructions, not the user's words).
 INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
@@ -14,8 +14,8 @@ SUMMARY_OPENING = "Another language model started to solve this problem"
 
 PLUGIN = Agent(
     CodexAdapter,
-    "engine.agents.codex.writer:CodexWriter",
-    "engine.agents.codex.source:CodexSource",
+    "ctxtop.engine.agents.codex.writer:CodexWriter",
+    "ctxtop.engine.agents.codex.source:CodexSource",
     RULE,
     # Not the rollouts of spawned sub-agents: they show under their parent, and a dashboard
     # following the newest session must not jump to one.
@@ -27,7 +27,7 @@ PLUGIN = Agent(
         listed=_is_spawned.sessions,
     ),
     fork_name=r"rollout-[0-9T:-]{1,40}-{id}\.jsonl",
-    compacts_unread="engine.agents.codex.writer:is_codex",
+    compacts_unread="ctxtop.engine.agents.codex.writer:is_codex",
     summary_openings=(SUMMARY_OPENING,),
     proxy=ProxyUse(
         "Codex",

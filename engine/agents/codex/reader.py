@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.files import open_regular, read_head
-from engine.sessions.adapter import (
+from ctxtop.engine.files import open_regular, read_head
+from ctxtop.engine.sessions.adapter import (
     CERTAIN,
     LIKELY,
     MAX_TOTAL_TOKENS,
@@ -33,8 +33,8 @@ from engine.sessions.adapter import (
     logs_tokens,
     token_count,
 )
-from engine.sessions.fork_mark import CTXTOP_TRIGGER, ctxtop_compaction_after
-from engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
+from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER, ctxtop_compaction_after
+from ctxtop.engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
 
 ROLLOUT_TYPES = {
     "session_meta",

@@ -8,8 +8,8 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from engine.agents.base import AutoCompact, AutoCompactRule
-from engine.files import open_regular
+from ctxtop.engine.agents.base import AutoCompact, AutoCompactRule
+from ctxtop.engine.files import open_regular
 
 DEFAULT_SHARE = 0.90
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from engine.agents.codex.plugin import SUMMARY_OPENING
-from engine.agents.codex.writer import CodexWriter
-from engine.compaction.handoff import OPENING
-from engine.compaction.items import Cut, Item
-from engine.compaction.placeholders import image_placeholder
-from engine.compaction.source import Source, is_overflow_text, now_iso, text_of
-from engine.editing.writer import jsonl_bytes
-from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
+from ctxtop.engine.agents.codex.plugin import SUMMARY_OPENING
+from ctxtop.engine.agents.codex.writer import CodexWriter
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.compaction.items import Cut, Item
+from ctxtop.engine.compaction.placeholders import image_placeholder
+from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso, text_of
+from ctxtop.engine.editing.writer import jsonl_bytes
+from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")

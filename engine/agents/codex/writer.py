@@ -13,9 +13,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.agents.codex.plugin import INJECTED as _INJECTED
-from engine.editing.turns import Scan, ToolUse, result_text
-from engine.editing.writer import (
+from ctxtop.engine.agents.codex.plugin import INJECTED as _INJECTED
+from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
+from ctxtop.engine.editing.writer import (
     Writer,
     dumps,
     jsonl_bytes,

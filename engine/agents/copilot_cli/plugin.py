@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.agents.base import Agent, SessionFiles
-from engine.agents.copilot_cli.reader import CopilotCliAdapter
+from ctxtop.engine.agents.base import Agent, SessionFiles
+from ctxtop.engine.agents.copilot_cli.reader import CopilotCliAdapter
 
 PLUGIN = Agent(
     CopilotCliAdapter,

@@ -42,9 +42,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
-from engine.sessions.model import Block, Compaction, Message, SessionState, Truncation, Usage
-from engine.sessions.prompt_parts import AgentCounts
+from ctxtop.engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
+from ctxtop.engine.sessions.model import Block, Compaction, Message, SessionState, Truncation, Usage
+from ctxtop.engine.sessions.prompt_parts import AgentCounts
 
 PRODUCER = "copilot-agent"
 # Event types only Copilot CLI writes (copilot-sdk session-events.ts).

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.agents.base import Agent, ProxyUse, SessionFiles
-from engine.agents.gemini_cli.reader import GeminiCliAdapter
+from ctxtop.engine.agents.base import Agent, ProxyUse, SessionFiles
+from ctxtop.engine.agents.gemini_cli.reader import GeminiCliAdapter
 
 
 def _converted(path: Path) -> bool:

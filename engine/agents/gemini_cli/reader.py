@@ -31,10 +31,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.files import read_head
-from engine.paths import is_plain_name
-from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, logs_tokens, token_count
-from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
+from ctxtop.engine.files import read_head
+from ctxtop.engine.paths import is_plain_name
+from ctxtop.engine.sessions.adapter import (
+    CERTAIN,
+    LIKELY,
+    NOT_MINE,
+    Adapter,
+    logs_tokens,
+    token_count,
+)
+from ctxtop.engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 
 _MESSAGE_TYPES = {"user", "gemini", "info", "error", "warning"}
 # What the model is sent; info/error/warning records are for the user's screen only.

@@ -19,9 +19,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, logs_tokens, token_count
-from engine.sessions.fork_mark import marked_tokens, usage_is_ctxtops
-from engine.sessions.model import Block, ForkEstimate, Message, Role, Usage
+from ctxtop.engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, logs_tokens, token_count
+from ctxtop.engine.sessions.fork_mark import marked_tokens, usage_is_ctxtops
+from ctxtop.engine.sessions.model import Block, ForkEstimate, Message, Role, Usage
 
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
 

@@ -7,12 +7,12 @@ import copy
 import json
 from typing import Any
 
-from engine.agents.openai_messages.writer import OpenAIMessagesWriter
-from engine.compaction.handoff import OPENING
-from engine.compaction.items import Cut, Item
-from engine.compaction.placeholders import file_placeholder, image_placeholder
-from engine.compaction.source import Source, is_overflow_text, text_of
-from engine.editing.writer import list_of
+from ctxtop.engine.agents.openai_messages.writer import OpenAIMessagesWriter
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.compaction.items import Cut, Item
+from ctxtop.engine.compaction.placeholders import file_placeholder, image_placeholder
+from ctxtop.engine.compaction.source import Source, is_overflow_text, text_of
+from ctxtop.engine.editing.writer import list_of
 
 _IMAGE_PARTS = ("image_url", "input_image", "image")
 _FILE_PARTS = ("file", "input_file")

@@ -16,10 +16,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from engine.agents.openai_messages.reader import is_message, is_request_usage, message_id_of
-from engine.editing.turns import Scan, ToolUse, result_text
-from engine.editing.writer import Writer, dumps, jsonl_records, list_of, text_id
-from engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, marked
+from ctxtop.engine.agents.openai_messages.reader import is_message, is_request_usage, message_id_of
+from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
+from ctxtop.engine.editing.writer import Writer, dumps, jsonl_records, list_of, text_id
+from ctxtop.engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, marked
 
 
 class OpenAIMessagesWriter(Writer):

@@ -1,5 +1,5 @@
 """OpenCode: everything ctxtop knows of this agent (see engine/agents/base.py)."""
 
-from engine.agents.opencode.plugin import PLUGIN
+from ctxtop.engine.agents.opencode.plugin import PLUGIN
 
 __all__ = ["PLUGIN"]

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.agents.opencode.rows import connect, split_address, stamp
-from engine.files import read_head
+from ctxtop.engine.agents.opencode.rows import connect, split_address, stamp
+from ctxtop.engine.files import read_head
 
 OUTPUT_TOKEN_MAX = 32_000
 COMPACTION_BUFFER = 20_000

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from engine.agents.base import Agent, ProxyUse, SessionFiles
-from engine.agents.opencode.reader import OpenCodeAdapter
+from ctxtop.engine.agents.base import Agent, ProxyUse, SessionFiles
+from ctxtop.engine.agents.opencode.reader import OpenCodeAdapter
 
 PLUGIN = Agent(
     OpenCodeAdapter,
     # A fork is an export file for `opencode import` in ctxtop's data directory (writer.py).
-    "engine.agents.opencode.writer:OpenCodeWriter",
-    "engine.agents.opencode.source:OpenCodeSource",
+    "ctxtop.engine.agents.opencode.writer:OpenCodeWriter",
+    "ctxtop.engine.agents.opencode.source:OpenCodeSource",
     # Sessions are rows of its database, named <database>/<session id> (rows.address).
     sessions=SessionFiles(
         "XDG_DATA_HOME",

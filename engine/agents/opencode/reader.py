@@ -28,13 +28,20 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.agents.opencode import place
-from engine.agents.opencode.export import export_rows, is_export
-from engine.agents.opencode.rows import RowTailer, address, split_address
-from engine.sessions.adapter import CERTAIN, NOT_MINE, Adapter, token_count
-from engine.sessions.fork_mark import marked_tokens
-from engine.sessions.model import Block, Compaction, ForkEstimate, Message, SessionState, Usage
-from engine.sessions.tail import LineTailer
+from ctxtop.engine.agents.opencode import place
+from ctxtop.engine.agents.opencode.export import export_rows, is_export
+from ctxtop.engine.agents.opencode.rows import RowTailer, address, split_address
+from ctxtop.engine.sessions.adapter import CERTAIN, NOT_MINE, Adapter, token_count
+from ctxtop.engine.sessions.fork_mark import marked_tokens
+from ctxtop.engine.sessions.model import (
+    Block,
+    Compaction,
+    ForkEstimate,
+    Message,
+    SessionState,
+    Usage,
+)
+from ctxtop.engine.sessions.tail import LineTailer
 
 # What OpenCode sends for the user message of a compaction (message-v2.ts toModelMessages),
 # and for a tool output its pruning cleared (``state.time.compacted``).

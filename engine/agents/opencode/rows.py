@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.sessions.tail import Batch, LineTailer
+from ctxtop.engine.sessions.tail import Batch, LineTailer
 
 # A row whose ``time_updated`` is this many milliseconds before the newest seen is asked for
 # again (clocks of two OpenCode processes writing one file need not agree to the millisecond).

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from engine.agents.opencode.export import StoredMessage
-from engine.agents.opencode.reader import COMPACTION_PROMPT, tool_output
-from engine.agents.opencode.writer import OpenCodeWriter
-from engine.compaction.items import Cut, Item
-from engine.compaction.source import Source
+from ctxtop.engine.agents.opencode.export import StoredMessage
+from ctxtop.engine.agents.opencode.reader import COMPACTION_PROMPT, tool_output
+from ctxtop.engine.agents.opencode.writer import OpenCodeWriter
+from ctxtop.engine.compaction.items import Cut, Item
+from ctxtop.engine.compaction.source import Source
 
 
 def _texts(message: StoredMessage) -> list[dict[str, Any]]:

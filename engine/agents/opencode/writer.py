@@ -19,19 +19,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.agents.opencode.export import (
+from ctxtop.engine.agents.opencode.export import (
     AscendingIds,
     StoredMessage,
     StoredSession,
     new_session_id,
     session_info,
 )
-from engine.agents.opencode.reader import tool_output
-from engine.agents.opencode.rows import split_address
-from engine.editing.turns import Scan, ToolUse
-from engine.editing.writer import Writer, dumps
-from engine.paths import data_dir
-from engine.sessions.fork_mark import fork_marker
+from ctxtop.engine.agents.opencode.reader import tool_output
+from ctxtop.engine.agents.opencode.rows import split_address
+from ctxtop.engine.editing.turns import Scan, ToolUse
+from ctxtop.engine.editing.writer import Writer, dumps
+from ctxtop.engine.paths import data_dir
+from ctxtop.engine.sessions.fork_mark import fork_marker
 
 
 def _real_prompt(parts: dict[str, dict[str, Any]]) -> bool:

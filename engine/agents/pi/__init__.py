@@ -1,5 +1,5 @@
 """Pi (@mariozechner/pi-coding-agent): its JSONL session trees (see engine/agents/base.py)."""
 
-from engine.agents.pi.plugin import PLUGIN
+from ctxtop.engine.agents.pi.plugin import PLUGIN
 
 __all__ = ["PLUGIN"]

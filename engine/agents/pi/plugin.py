@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from engine.agents.base import Agent, SessionFiles
-from engine.agents.pi.reader import PiAdapter
-from engine.agents.pi.rules import RULE
+from ctxtop.engine.agents.base import Agent, SessionFiles
+from ctxtop.engine.agents.pi.reader import PiAdapter
+from ctxtop.engine.agents.pi.rules import RULE
 
 PLUGIN = Agent(
     PiAdapter,
-    "engine.agents.pi.writer:PiWriter",
-    "engine.agents.pi.source:PiSource",
+    "ctxtop.engine.agents.pi.writer:PiWriter",
+    "ctxtop.engine.agents.pi.source:PiSource",
     auto_compact=RULE,
     # PI_CODING_AGENT_SESSION_DIR, or sessionDir in its settings.json, puts them flat elsewhere:
     # listed by the reader's own rule; the live table watches the default place.

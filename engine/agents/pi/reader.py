@@ -25,11 +25,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.agents.pi.settings import agent_dir, compaction_settings, session_dir_setting
-from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, logs_tokens, token_count
-from engine.sessions.entry_tree import Effect, EntryTree, Rewrite
-from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
-from engine.sessions.model import Block, Compaction, Message, Usage
+from ctxtop.engine.agents.pi.settings import agent_dir, compaction_settings, session_dir_setting
+from ctxtop.engine.sessions.adapter import (
+    CERTAIN,
+    LIKELY,
+    NOT_MINE,
+    Adapter,
+    logs_tokens,
+    token_count,
+)
+from ctxtop.engine.sessions.entry_tree import Effect, EntryTree, Rewrite
+from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
+from ctxtop.engine.sessions.model import Block, Compaction, Message, Usage
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 _TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from engine.agents.base import AutoCompact, AutoCompactRule
-from engine.agents.pi.settings import global_compaction
+from ctxtop.engine.agents.base import AutoCompact, AutoCompactRule
+from ctxtop.engine.agents.pi.settings import global_compaction
 
 
 def _strategy(window: int, model: str | None, env: Mapping[str, str], home: Path) -> AutoCompact:

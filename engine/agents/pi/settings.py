@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.files import read_json_object
+from ctxtop.engine.files import read_json_object
 
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 # DEFAULT_COMPACTION_SETTINGS in dist/core/compaction/compaction.js.

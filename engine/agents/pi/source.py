@@ -16,11 +16,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from engine.agents.pi.writer import PiWriter, entry_path, new_entry_id, sent_entries
-from engine.compaction.items import Cut, Item
-from engine.compaction.source import Source, is_overflow_text, now_iso, text_of
-from engine.editing.writer import jsonl_bytes, list_of
-from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
+from ctxtop.engine.agents.pi.writer import PiWriter, entry_path, new_entry_id, sent_entries
+from ctxtop.engine.compaction.items import Cut, Item
+from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso, text_of
+from ctxtop.engine.editing.writer import jsonl_bytes, list_of
+from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 # Pi's tools that read and change files (``extractFileOpsFromMessage``), by their path argument.
 _READS = ("read",)

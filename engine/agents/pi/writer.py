@@ -14,9 +14,9 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.compaction.source import shifted
-from engine.editing.turns import Scan, ToolUse, result_text
-from engine.editing.writer import Writer, jsonl_bytes, jsonl_records, list_of, text_id
+from ctxtop.engine.compaction.source import shifted
+from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
+from ctxtop.engine.editing.writer import Writer, jsonl_bytes, jsonl_records, list_of, text_id
 
 # Entries that put a message on the context (``buildSessionContext``'s ``appendMessage``).
 SENT = ("message", "custom_message", "branch_summary")

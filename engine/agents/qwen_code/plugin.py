@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from engine.agents.base import Agent, SessionFiles
-from engine.agents.qwen_code.reader import QwenCodeAdapter
-from engine.agents.qwen_code.rules import RULE
+from ctxtop.engine.agents.base import Agent, SessionFiles
+from ctxtop.engine.agents.qwen_code.reader import QwenCodeAdapter
+from ctxtop.engine.agents.qwen_code.rules import RULE
 
 PLUGIN = Agent(
     QwenCodeAdapter,
-    "engine.agents.qwen_code.writer:QwenCodeWriter",
-    "engine.agents.qwen_code.source:QwenCodeSource",
+    "ctxtop.engine.agents.qwen_code.writer:QwenCodeWriter",
+    "ctxtop.engine.agents.qwen_code.source:QwenCodeSource",
     auto_compact=RULE,
     # QWEN_RUNTIME_DIR, when set, holds them instead (the reader's own rule lists them there).
     sessions=SessionFiles(

@@ -29,14 +29,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.agents.gemini_cli.reader import blocks_from_parts
-from engine.agents.qwen_code.settings import compress_at, runtime_dir, threshold
-from engine.files import read_json_object
-from engine.paths import is_plain_name
-from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, logs_tokens, token_count
-from engine.sessions.entry_tree import Effect, EntryTree
-from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
-from engine.sessions.model import Compaction, Message, Role, SessionState, Usage
+from ctxtop.engine.agents.gemini_cli.reader import blocks_from_parts
+from ctxtop.engine.agents.qwen_code.settings import compress_at, runtime_dir, threshold
+from ctxtop.engine.files import read_json_object
+from ctxtop.engine.paths import is_plain_name
+from ctxtop.engine.sessions.adapter import (
+    CERTAIN,
+    LIKELY,
+    NOT_MINE,
+    Adapter,
+    logs_tokens,
+    token_count,
+)
+from ctxtop.engine.sessions.entry_tree import Effect, EntryTree
+from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
+from ctxtop.engine.sessions.model import Compaction, Message, Role, SessionState, Usage
 
 _RECORD_TYPES = ("user", "assistant", "tool_result", "system")
 _USAGE_KEYS = ("promptTokenCount", "candidatesTokenCount", "totalTokenCount")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from engine.agents.base import AutoCompact, AutoCompactRule
-from engine.agents.qwen_code.settings import compress_at, qwen_dir, threshold
+from ctxtop.engine.agents.base import AutoCompact, AutoCompactRule
+from ctxtop.engine.agents.qwen_code.settings import compress_at, qwen_dir, threshold
 
 
 def _strategy(window: int, model: str | None, env: Mapping[str, str], home: Path) -> AutoCompact:

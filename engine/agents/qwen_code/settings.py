@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from engine.files import read_json_object
+from ctxtop.engine.files import read_json_object
 
 DEFAULT_PCT = 0.85
 SUMMARY_RESERVE = 20_000  # COMPACT_MAX_OUTPUT_TOKENS

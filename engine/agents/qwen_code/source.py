@@ -13,14 +13,14 @@ import copy
 import uuid
 from typing import Any
 
-from engine.agents.gemini_cli.reader import response_text
-from engine.agents.qwen_code.reader import SNAPSHOT_TAG
-from engine.agents.qwen_code.writer import COMPRESSION, QwenCodeWriter, chain, history
-from engine.compaction.handoff import OPENING
-from engine.compaction.items import Cut, Item
-from engine.compaction.source import Source, now_iso
-from engine.editing.writer import jsonl_bytes, list_of
-from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
+from ctxtop.engine.agents.gemini_cli.reader import response_text
+from ctxtop.engine.agents.qwen_code.reader import SNAPSHOT_TAG
+from ctxtop.engine.agents.qwen_code.writer import COMPRESSION, QwenCodeWriter, chain, history
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.compaction.items import Cut, Item
+from ctxtop.engine.compaction.source import Source, now_iso
+from ctxtop.engine.editing.writer import jsonl_bytes, list_of
+from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 _SUMMARIES = (SNAPSHOT_TAG, OPENING)
 # The model's turn between the summary and a kept user turn (ctxtop's words).

@@ -15,11 +15,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from engine.agents.gemini_cli.reader import response_text
-from engine.agents.qwen_code.reader import SNAPSHOT_TAG
-from engine.compaction.handoff import OPENING
-from engine.editing.turns import Scan, ToolUse
-from engine.editing.writer import (
+from ctxtop.engine.agents.gemini_cli.reader import response_text
+from ctxtop.engine.agents.qwen_code.reader import SNAPSHOT_TAG
+from ctxtop.engine.compaction.handoff import OPENING
+from ctxtop.engine.editing.turns import Scan, ToolUse
+from ctxtop.engine.editing.writer import (
     Writer,
     dumps,
     jsonl_bytes,
@@ -28,7 +28,7 @@ from engine.editing.writer import (
     renamed_and_replaced,
     text_id,
 )
-from engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
+from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 _OFF_CHAIN = "custom_title"  # written beside the chain, not on it
 _UNSENT = "realtime_message"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.agents.base import Agent, SessionFiles
-from engine.agents.vscode_copilot.places import CONFIG_DEFAULT, CONFIG_VARIABLE, PATTERNS
-from engine.agents.vscode_copilot.reader import VSCodeCopilotAdapter
+from ctxtop.engine.agents.base import Agent, SessionFiles
+from ctxtop.engine.agents.vscode_copilot.places import CONFIG_DEFAULT, CONFIG_VARIABLE, PATTERNS
+from ctxtop.engine.agents.vscode_copilot.reader import VSCodeCopilotAdapter
 
 # No fork writer: VS Code cannot run here, so no test could show it resuming a fork ctxtop wrote.
 # No proxy: Copilot Chat sends its own models' requests to GitHub's Copilot API; only the

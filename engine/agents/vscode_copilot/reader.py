@@ -33,15 +33,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from engine.agents.vscode_copilot.mutation_log import (
+from ctxtop.engine.agents.vscode_copilot.mutation_log import (
     MutationError,
     MutationLog,
     is_mutation,
 )
-from engine.agents.vscode_copilot.places import session_files
-from engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
-from engine.sessions.model import Block, Compaction, Message, SessionState, Usage
-from engine.sessions.prompt_parts import AgentShares, PromptShare
+from ctxtop.engine.agents.vscode_copilot.places import session_files
+from ctxtop.engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter, token_count
+from ctxtop.engine.sessions.model import Block, Compaction, Message, SessionState, Usage
+from ctxtop.engine.sessions.prompt_parts import AgentShares, PromptShare
 
 _MODEL_PREFIX = "copilot/"
 
@@ -409,7 +409,7 @@ class VSCodeCopilotAdapter(Adapter):
         conversation's warm-cache fraction of the budget (0.78–0.82; 0.90 with a cold cache:
         ``policies`` says which applies now)."""
         # (imported here: the policies module reads sessions through the agents' registry)
-        from engine.agents.strategies import copilot_jitter
+        from ctxtop.engine.agents.strategies import copilot_jitter
 
         key = self.state.session_id or str(self.state.path)
         return int(context_window * copilot_jitter(key))

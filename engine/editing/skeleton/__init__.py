@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from engine.editing.skeleton.cost import by_cost, text_tree
-from engine.editing.skeleton.fill import fill
-from engine.editing.skeleton.languages import Language, language_for_path
-from engine.editing.skeleton.overlay import Region, indentation_regions, syntax_regions
+from ctxtop.engine.editing.skeleton.cost import by_cost, text_tree
+from ctxtop.engine.editing.skeleton.fill import fill
+from ctxtop.engine.editing.skeleton.languages import Language, language_for_path
+from ctxtop.engine.editing.skeleton.overlay import Region, indentation_regions, syntax_regions
 
 __all__ = ["Language", "Skeleton", "language_for_path", "regions", "skeleton"]
 

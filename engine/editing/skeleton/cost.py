@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.editing.skeleton.overlay import Region
+from ctxtop.engine.editing.skeleton.overlay import Region
 
 BODY_COST = 50  # below the 100 of one scope step: a nearer scope still wins
 COMMENT_COST = 0.5

@@ -12,7 +12,7 @@ import bisect
 import re
 from collections.abc import Sequence
 
-from engine.editing.skeleton.cost import TextNode
+from ctxtop.engine.editing.skeleton.cost import TextNode
 
 ELLIPSIS = "..."
 _INDENT = re.compile(r"[ \t]*")

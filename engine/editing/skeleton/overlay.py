@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.editing.skeleton.languages import Language
+from ctxtop.engine.editing.skeleton.languages import Language
 
 # Possessive blanks: two greedy runs of them around an optional ";" backtracked quadratically
 # on a long blank run not followed by a newline (20 KB: 9 s).
