@@ -213,6 +213,8 @@ class VSCodeCopilotAdapter(Adapter):
         at = bisect_left(self._call_times, call.millis)
         self._call_times.insert(at, call.millis)
         self._calls.insert(at, call)
+        if self._rebuild:  # (a cold read: the first call already starts the state over)
+            return
         turn = self._turn_at(call.millis)
         if turn is None:
             return
