@@ -91,6 +91,8 @@ class CtxtopApp(LiveApplyApp):
     #tree, #categories, #subagents { display: none; }
     .roomy #panels { grid-size: 2 3; grid-columns: 1fr 1fr; grid-rows: 11 1fr 1fr; }
     .roomy #sections { row-span: 1; }
+    /* The agent's own split of the prompt takes the sections panel's first lines. */
+    .roomy #panels.agent-split { grid-rows: 14 1fr 1fr; }
     .roomy #tree { display: block; row-span: 2; }
     .roomy #subagents { display: block; }
     .tree-view #history, .tree-view #sections, .tree-view #tools, .tree-view #events {
@@ -205,6 +207,7 @@ class CtxtopApp(LiveApplyApp):
         # Kept by reference: ``query_one`` looks at the active screen, which may be a modal.
         self.header = SessionHeader(id="header")
         self.dashboard = Vertical(id="dashboard")
+        self.panels = Container(id="panels")
         self.gauge = ContextGauge(self.clock, id="gauge")
         self.history = FillHistory(id="history")
         self.sections = SectionsPanel(id="sections")
@@ -221,7 +224,7 @@ class CtxtopApp(LiveApplyApp):
         with self.dashboard:
             yield self.gauge
             yield self.history
-            with Container(id="panels"):  # grid order: see CSS
+            with self.panels:  # grid order: see CSS
                 yield self.sections
                 yield self.prompt_tree
                 yield self.tools
@@ -367,7 +370,10 @@ class CtxtopApp(LiveApplyApp):
         self.gauge.show_cache(view.sample.cache_prefix, view.model)
         self.history.show(view)
         self.categories.show(view.categories)
-        self.sections.show(view.analysis, view.analysis_error, view.foreign_profile is not None)
+        self.sections.show(
+            view.analysis, view.analysis_error, view.foreign_profile is not None, view.agent_split
+        )
+        self.panels.set_class(bool(view.agent_split), "agent-split")
         self.sections.mark_lagging(lagging)
         pruned = len(view.analysis.pruned) if view.analysis is not None else 0
         self.prompt_tree.show(view.outline, pruned)

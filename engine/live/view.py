@@ -17,6 +17,7 @@ from ctxtop.engine.analysis.snapshot import Analysis
 from ctxtop.engine.models.window import Window, unknown_window_note
 from ctxtop.engine.proxy.measured_prompt import MeasuredPrompt
 from ctxtop.engine.sessions.limits import TriggerPoints, fill_level
+from ctxtop.engine.sessions.prompt_parts import AgentPart
 from ctxtop.engine.sessions.sample import Sample, fill_percent
 
 
@@ -145,6 +146,13 @@ class LiveView:
     def unknown_records(self) -> str | None:
         """The notice of records of types ctxtop does not know (None: there are none)."""
         return self.sample.record_types.notice
+
+    @property
+    def agent_split(self) -> tuple[AgentPart, ...]:
+        """The agent's own split of the last prompt (VS Code Copilot Chat's
+        ``promptTokenDetails``), shown beside the profile's sections; empty: none logged."""
+        last = self.sample.last_request
+        return last.agent_split if last is not None else ()
 
     @property
     def what_if(self) -> int | None:

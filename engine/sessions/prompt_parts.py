@@ -74,6 +74,25 @@ class PromptShare:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentPart:
+    """A part of the last prompt as the agent split it: its share, and that share of the
+    reported prompt in tokens (the report's and the dashboard's one figure)."""
+
+    category: str
+    label: str
+    percent: float
+    tokens: int
+
+
+def agent_parts(shares: tuple[PromptShare, ...], prompt: int) -> tuple[AgentPart, ...]:
+    """``shares`` of a prompt of ``prompt`` tokens, each as tokens too."""
+    return tuple(
+        AgentPart(share.category, share.label, share.percent, round(prompt * share.percent / 100))
+        for share in shares
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class AgentShares:
     """The agent's own split of the prompt of the response ``response_key``."""
 

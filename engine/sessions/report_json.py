@@ -157,17 +157,17 @@ def _parts_json(sample: Sample) -> dict[str, Any]:
 def _agent_shares(last: LastRequest) -> dict[str, Any]:
     """The agent's own split of the prompt (only for a log that has one): each part's share as
     the agent counted it, and that share of the reported prompt in tokens."""
-    if not last.agent_shares:
+    split = last.agent_split
+    if not split:
         return {}
-    prompt = last.usage.input_tokens_total
     parts = [
         {
-            "category": share.category,
-            "label": share.label,
-            "percent_of_prompt": share.percent,
-            "tokens": round(prompt * share.percent / 100),
+            "category": part.category,
+            "label": part.label,
+            "percent_of_prompt": part.percent,
+            "tokens": part.tokens,
         }
-        for share in last.agent_shares
+        for part in split
     ]
     return {"agent_prompt_breakdown": parts}
 

@@ -44,7 +44,7 @@ from ctxtop.engine.sessions.model import (
     Truncation,
     Usage,
 )
-from ctxtop.engine.sessions.prompt_parts import PromptShare, logged_prompt
+from ctxtop.engine.sessions.prompt_parts import AgentPart, PromptShare, agent_parts, logged_prompt
 from ctxtop.engine.sessions.tokenizer_factor import (
     TokenizerFactor,
     last_answer_index,
@@ -146,6 +146,12 @@ class LastRequest:
     timestamp: str | None
     # The agent's own split of this prompt by part, when it logged one (VS Code Copilot Chat).
     agent_shares: tuple[PromptShare, ...] = ()
+
+    @property
+    def agent_split(self) -> tuple[AgentPart, ...]:
+        """The agent's own split of this prompt, each part in tokens of the reported prompt
+        (empty: the agent logged none)."""
+        return agent_parts(self.agent_shares, self.usage.input_tokens_total)
 
 
 @dataclass(frozen=True, slots=True)

@@ -298,7 +298,63 @@ def lines() -> list[dict]:
     return out
 
 
+def entry(ts: int, kind: str, name: str, span: str, attrs: dict, **more: object) -> dict:
+    """A line of the Copilot Chat debug log (``IDebugLogEntry`` in the extension's
+    ``chatDebugFileLoggerService.ts``)."""
+    dur, status = more.pop("dur", 0), more.pop("status", "ok")
+    head = {"ts": ts, "dur": dur, "sid": SESSION, "type": kind, "name": name, "spanId": span}
+    return {**head, **more, "status": status, "attrs": attrs}
+
+
+def call(ts: int, span: str, tokens: tuple[int, int, int], **attrs: object) -> dict:
+    """An ``llm_request``: one model call (its span's ``gen_ai.usage.*`` as the file writes
+    them: ``inputTokens`` the whole prompt, cached part included, ``cachedTokens`` that part)."""
+    prompt, output, cached = tokens
+    usage = {"inputTokens": prompt, "outputTokens": output, "cachedTokens": cached}
+    return entry(
+        ts,
+        "llm_request",
+        "chat:gpt-4.1",
+        span,
+        {"model": "gpt-4.1", **usage, "ttft": 700, **attrs},
+        dur=1800,
+        parentSpanId="a1b2c3d4e5f60718",
+    )
+
+
+def debug_log() -> list[dict]:
+    """The session's ``debug-logs/<session>/main.jsonl``: each model call of the two answered
+    turns (the last one of each the turn's own ``promptTokens``), the undone turn's call
+    cancelled (no usage), tool calls and the session's first lines between them."""
+    versions = {"copilotVersion": "0.38.2", "vscodeVersion": "1.110.0"}
+    start = entry(1_795_000_009_000, "session_start", "session_start", "session-start", versions)
+    return [
+        {"v": 1, **start},
+        entry(1_795_000_010_000, "user_message", "user_message", "e1", {"content": "Why …"}),
+        call(1_795_000_010_100, "c1a", (15_020, 31, 0), maxTokens=16_384),
+        entry(1_795_000_012_000, "tool_call", "read_file", "t1", {"args": "{}"}, dur=40),
+        call(1_795_000_012_100, "c1b", (21_406, 26, 14_848), maxTokens=16_384),
+        entry(1_795_000_060_000, "user_message", "user_message", "e2", {"content": "Delete …"}),
+        entry(
+            1_795_000_060_100,
+            "llm_request",
+            "chat:gpt-4.1",
+            "c2",
+            {"model": "gpt-4.1", "error": "Canceled"},
+            status="error",
+        ),
+        entry(1_795_000_120_000, "user_message", "user_message", "e3", {"content": "Add …"}),
+        call(1_795_000_120_100, "c3a", (21_980, 40, 21_248), maxTokens=16_384),
+        entry(1_795_000_123_000, "tool_call", "insert_edit_into_file", "t3", {"args": "{}"}),
+        call(1_795_000_123_100, "c3b", (24_118, 26, 21_888), maxTokens=16_384),
+    ]
+
+
 def main() -> None:
+    # Beside the sample, not in its place (``GitHub.copilot-chat/debug-logs/<session>/``): the
+    # tests put it there; the suffix keeps it out of the sample sessions' listings.
+    log = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in debug_log())
+    (HERE / "debug-log.main.jsonl.sample").write_text(log, encoding="utf-8")
     target = WORKSPACE / "chatSessions" / f"{SESSION}.jsonl"
     target.parent.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines())

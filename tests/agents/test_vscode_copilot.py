@@ -264,3 +264,79 @@ def test_the_text_report_shows_vscodes_split_under_the_last_request() -> None:
     lines = out.getvalue().splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("last req"))
     assert lines[at + 4] == "  agent's split: Tool Results              54.1%  ~13,048"
+
+
+DEBUG_LOG = ROOT / "sample_sessions/vscode-copilot-chat/debug-log.main.jsonl.sample"
+SESSION_ID = SAMPLE.stem
+
+
+def session_with_debug_log(tmp_path: Path, storage: str = "GitHub.copilot-chat") -> Path:
+    """The sample session in a VS Code user directory of its own; its debug log where Copilot
+    Chat writes it (``storage``: the workspace's, or ``globalStorage/...`` with no workspace
+    storage)."""
+    user = tmp_path / "User"
+    shutil.copytree(ROOT / "sample_sessions/vscode-copilot-chat/User", user)
+    session = tmp_path / SAMPLE.relative_to(WORKSPACE.parent.parent)
+    base = session.parent.parent / storage
+    log = base / "debug-logs" / SESSION_ID / "main.jsonl"
+    log.parent.mkdir(parents=True)
+    shutil.copy(DEBUG_LOG, log)
+    return session
+
+
+def test_the_debug_log_s_model_calls_are_the_requests_with_their_cache_reads(
+    tmp_path: Path,
+) -> None:
+    """Two turns of two model calls each: four requests, each call's cache reads apart from
+    its uncached input (the log's ``inputTokens`` holds both); without the debug log, the two
+    turns' own figures and no cache reads."""
+    without = read_session(SAMPLE)
+    assert list(without.responses) == ["request_1", "request_3"]
+    assert (without.totals.input_tokens, without.totals.cache_read_tokens) == (45_524, 0)
+    state = read_session(session_with_debug_log(tmp_path))
+    # The cancelled call (no usage) is no request.
+    assert list(state.responses) == ["c1a", "c1b", "c3a", "c3b"]
+    prompts = [(15_020, 0), (21_406, 14_848), (21_980, 21_248), (24_118, 21_888)]
+    assert [
+        (r.usage.input_tokens_total, r.usage.cache_read_tokens) for r in state.responses.values()
+    ] == prompts
+    totals = state.totals
+    assert (totals.input_tokens, totals.cache_read_tokens, totals.output_tokens) == (
+        sum(p - c for p, c in prompts),
+        14_848 + 21_248 + 21_888,
+        31 + 26 + 40 + 26,
+    )
+    # The turn's last prompt is its last call's: the same figure VS Code logged for the turn,
+    # and VS Code's split of it goes with that call.
+    last = state.last_response
+    assert last is not None and last.key == "c3b"
+    assert last.usage.input_tokens_total == without.last_response.usage.input_tokens_total  # type: ignore[union-attr]
+    assert state.agent_shares is not None and state.agent_shares.response_key == "c3b"
+
+
+def test_the_debug_log_in_global_storage_is_found_too(tmp_path: Path) -> None:
+    session = session_with_debug_log(tmp_path, "../../globalStorage/github.copilot-chat")
+    assert len(read_session(session).responses) == 4
+
+
+def test_a_debug_log_read_live_gives_the_cold_reads_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turns' own figures first (no debug log yet), then the calls as Copilot Chat flushes
+    them: never both counted, and the figures a cold read gives at the end."""
+    monkeypatch.setattr("ctxtop.engine.sessions.adapter.COMPANION_RESCAN", 0.0)
+    session = session_with_debug_log(tmp_path)
+    log = session.parent.parent / "GitHub.copilot-chat/debug-logs" / SESSION_ID / "main.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.unlink()  # (file logging turned on in the middle of the session)
+    reader = SessionReader(session)
+    reader.poll(as_it_stands=True)
+    assert reader.state is not None
+    assert list(reader.state.responses) == ["request_1", "request_3"]
+    for end in (5, len(lines)):  # turn 1's calls, then the rest
+        log.write_bytes(b"".join(lines[:end]))
+        reader.poll(as_it_stands=True)
+    live, cold = reader.state, read_session(session)
+    assert list(live.responses) == list(cold.responses) == ["c1a", "c1b", "c3a", "c3b"]
+    assert live.totals == cold.totals
+    assert live.agent_shares == cold.agent_shares

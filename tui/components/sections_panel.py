@@ -1,7 +1,9 @@
 """Sections of the prompt by layout profile: each one's tokens against its flex budget, as bars.
 
 A figure's mark says where it comes from (``≈`` tokenizer estimate, ``*`` inferred, ``~``
-calibrated); a section over its budget is drawn in the critical colour.
+calibrated); a section over its budget is drawn in the critical colour. Below them, when the
+agent logged its own split of the last prompt (VS Code Copilot Chat), that split: each part's
+share of the prompt as the agent counted it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ctxtop.engine.analysis.snapshot import Analysis, Section
+from ctxtop.engine.sessions.prompt_parts import AgentPart
 from ctxtop.tui import format as fmt
 
 LABEL_WIDTH = 12  # at least
@@ -26,6 +29,8 @@ EXTRA = (NOT_LOGGED, DIFFERENCE)  # rows the panel adds: no budget of their own
 SHOWN_DIFFERENCE = 100  # tokens: less is within the rounding of the sections' figures
 # The agent's count less ctxtop's estimates of the parts (signed): the panels' name for it too.
 TOKENIZER_DIFFERENCE = "tokenizer difference"
+# Before the agent's own split of the last prompt (the report's text says it on each row).
+AGENT_SPLIT = "agent's split:"
 
 
 def shown_sections(analysis: Analysis) -> list[Section]:
@@ -60,6 +65,22 @@ def wrapped(label: str, width: int) -> list[str]:
     return [*lines, label]
 
 
+def split_lines(split: tuple[AgentPart, ...], width: int) -> list[str]:
+    """The agent's split in as few lines of ``width`` as whole parts allow (first, so that it
+    is on screen however few rows the panel has): "agent's split: Messages 555 (2.3%) · …"."""
+    lines: list[str] = []
+    line = AGENT_SPLIT
+    for number, part in enumerate(split):
+        label = fmt.shown(part.label or part.category)
+        item = f"{label} {fmt.tokens(part.tokens)} ({part.percent:g}%)"
+        joined = f"{line} {item}" if not number else f"{line} · {item}"
+        if len(joined) > width and number:
+            lines.append(line)
+            joined = f"  {item}"
+        line = joined
+    return [*lines, line] if split else []
+
+
 def signed(section: Section) -> str:
     """A section's figure; the difference row's with its sign."""
     if section.name != DIFFERENCE:
@@ -88,15 +109,25 @@ class SectionsPanel(Static):
         self.border_title = "Sections"
         self.analysis: Analysis | None = None
         self.problem: str | None = None
+        self.agent_split: tuple[AgentPart, ...] = ()
         self.budget_text = ""
 
     def show(
-        self, analysis: Analysis | None, problem: str | None = None, foreign: bool = False
+        self,
+        analysis: Analysis | None,
+        problem: str | None = None,
+        foreign: bool = False,
+        agent_split: tuple[AgentPart, ...] = (),
     ) -> None:
-        """``foreign``: the profile is not the one of the agent that wrote the session."""
-        if analysis is self.analysis and problem == self.problem:
+        """``foreign``: the profile is not the one of the agent that wrote the session;
+        ``agent_split``: the agent's own split of the last prompt (empty: it logged none)."""
+        if (
+            analysis is self.analysis
+            and problem == self.problem
+            and agent_split == self.agent_split
+        ):
             return
-        self.analysis, self.problem = analysis, problem
+        self.analysis, self.problem, self.agent_split = analysis, problem, agent_split
         if analysis is not None:
             profile = fmt.in_markup(analysis.profile)
             self.border_title = f"Sections · {profile} profile" + (
@@ -140,7 +171,10 @@ class SectionsPanel(Static):
         over = self.get_component_rich_style("sections--over")
         spare = self.get_component_rich_style("sections--spare")
         empty = self.get_component_rich_style("sections--budget")
-        lines = []
+        lines = [
+            Text(line, style=spare, no_wrap=True, overflow="ellipsis")
+            for line in split_lines(self.agent_split, self.content_size.width)
+        ]
         for section in sections:
             # A label longer than its column goes on under it (a profile's own labels, e.g.
             # Codex's, can be long): never cut.

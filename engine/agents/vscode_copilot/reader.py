@@ -18,7 +18,9 @@ extension's (``IResultMetadata`` in ``src/extension/prompt/common/conversation.t
 - ``inputState.selectedModel.metadata.maxInputTokens`` is the selected model's prompt budget.
 
 One usage figure per turn is all the log has: a turn of several model calls is one request here
-(its last prompt and its output); no cache figures are logged.
+(its last prompt and its output); no cache figures are logged. When Copilot Chat's debug log of
+the session is there (debug_log.py), its model calls are the requests instead, each with its
+cache reads: a turn's calls are those that started from its timestamp to the next turn's.
 
 Feeding only replays the log (cost proportional to the line); the requests a line touched are
 turned into the session model when the state is next asked for (``snapshot``), so a response
@@ -27,12 +29,14 @@ streamed in a hundred small pushes is read once."""
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ctxtop.engine.agents.vscode_copilot.debug_log import ModelCall, debug_log_file, model_call
 from ctxtop.engine.agents.vscode_copilot.mutation_log import (
     MutationError,
     MutationLog,
@@ -116,6 +120,11 @@ class VSCodeCopilotAdapter(Adapter):
         self._meta_dirty = False
         self._compactions: set[str] = set()
         self._cwd_looked = False
+        # The debug log's model calls, by start time (``_call_times`` their times, for bisect).
+        self._calls: list[ModelCall] = []
+        self._call_times: list[int] = []
+        self._call_keys: set[str] = set()
+        self._companions: list[Path] = []
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -185,6 +194,61 @@ class VSCodeCopilotAdapter(Adapter):
     def _dirty(self, index: int) -> None:
         if self._dirty_from is None or index < self._dirty_from:
             self._dirty_from = index
+
+    # -- the debug log -----------------------------------------------------------------------
+
+    def companions(self) -> list[Path]:
+        session_id = self.state.session_id
+        if session_id is None or self._companions or not self._companion_scan_due():
+            return self._companions
+        found = debug_log_file(self.path, session_id)
+        self._companions = [found] if found is not None else []
+        return self._companions
+
+    def feed_companion(self, path: Path, record: Any, line: int) -> None:
+        call = model_call(record)
+        if call is None or call.key in self._call_keys:
+            return
+        self._call_keys.add(call.key)
+        at = bisect_left(self._call_times, call.millis)
+        self._call_times.insert(at, call.millis)
+        self._calls.insert(at, call)
+        if self._rebuild:  # (a cold read: the first call already starts the state over)
+            return
+        turn = self._turn_at(call.millis)
+        if turn is None:
+            return
+        rid = _rid(self._requests()[turn], turn)
+        if len(self._calls) == 1 or rid in self.state.responses:
+            self._rebuild = True  # the turns' own figures recorded so far give way to the calls
+        else:
+            self._dirty(turn)
+
+    def _turn_at(self, millis: int) -> int | None:
+        """The turn a call starting at ``millis`` belongs to (None: no turn yet)."""
+        turn = None
+        for index, request in enumerate(self._requests()):
+            stamp = request.get("timestamp") if isinstance(request, dict) else None
+            if turn is None or (isinstance(stamp, int | float) and stamp <= millis):
+                turn = index
+        return turn
+
+    def _calls_of(self, index: int) -> list[ModelCall]:
+        """The debug log's calls of turn ``index``: from its timestamp (the first turn's: all
+        before it too) to the next turn's."""
+        if not self._calls:
+            return []
+        requests = self._requests()
+
+        def stamp(at: int) -> float:
+            value = requests[at].get("timestamp") if isinstance(requests[at], dict) else None
+            return value if isinstance(value, int | float) else float("-inf")
+
+        start = bisect_left(self._call_times, stamp(index)) if index else 0
+        end = len(self._calls)
+        if index + 1 < len(requests):
+            end = bisect_left(self._call_times, stamp(index + 1))
+        return self._calls[start:end]
 
     def _requests(self) -> list[Any]:
         doc = self._log.doc
@@ -256,8 +320,7 @@ class VSCodeCopilotAdapter(Adapter):
 
     def _request(self, request: Mapping[str, Any], index: int, line: int) -> None:
         state = self.state
-        rid = request.get("requestId")
-        rid = rid if isinstance(rid, str) and rid else f"request-{index}"
+        rid = _rid(request, index)
         timestamp = _iso(request.get("timestamp"))
         state.touch(timestamp)
         message = request.get("message")
@@ -382,6 +445,47 @@ class VSCodeCopilotAdapter(Adapter):
         line: int,
         timestamp: str | None,
     ) -> None:
+        model = metadata.get("resolvedModel") or request.get("modelId")
+        model = model.removeprefix(_MODEL_PREFIX) if isinstance(model, str) and model else None
+        line = self._usage_lines.get(index, line)
+        calls = self._calls_of(index)
+        if calls:
+            self._record_calls(calls, model, replies, line)
+            rid = calls[-1].key  # (the turn's last prompt is its last call's)
+        else:
+            self._record_turn(rid, request, metadata, model, replies, line, timestamp)
+        shares = _shares(request.get("promptTokenDetails"))
+        if shares and rid in self.state.responses:
+            self.state.agent_shares = AgentShares(rid, shares)
+
+    def _record_calls(
+        self, calls: list[ModelCall], model: str | None, replies: list[Message], line: int
+    ) -> None:
+        """Each model call of a turn a request; the turn's answers those of its calls in order
+        (the last answer the last call's when the log has fewer rounds than calls)."""
+        answers = [message for message in replies if message.role == "assistant"]
+        for number, call in enumerate(calls):
+            if answers:
+                answers[min(number, len(answers) - 1)].response_key = call.key
+            self.state.record_response(
+                call.key,
+                call.usage,
+                model=model or call.model,
+                line=line,
+                timestamp=_iso(call.millis),
+            )
+
+    def _record_turn(
+        self,
+        rid: str,
+        request: Mapping[str, Any],
+        metadata: Mapping[str, Any],
+        model: str | None,
+        replies: list[Message],
+        line: int,
+        timestamp: str | None,
+    ) -> None:
+        """The turn one request: its last prompt and its output."""
         prompt = request.get("promptTokens", metadata.get("promptTokens"))
         output = request.get("completionTokens", metadata.get("outputTokens"))
         if prompt is None and output is None:
@@ -390,17 +494,11 @@ class VSCodeCopilotAdapter(Adapter):
         if prompt_tokens is None or output_tokens is None:
             self.state.skip(line, f"request {rid} with malformed token counts")
             return
-        model = metadata.get("resolvedModel") or request.get("modelId")
-        model = model.removeprefix(_MODEL_PREFIX) if isinstance(model, str) and model else None
         usage = Usage(input_tokens=prompt_tokens, output_tokens=output_tokens)
         answer = next((m for m in reversed(replies) if m.role == "assistant"), None)
         if answer is not None:
             answer.response_key = rid
-        line = self._usage_lines.get(index, line)
         self.state.record_response(rid, usage, model=model, line=line, timestamp=timestamp)
-        shares = _shares(request.get("promptTokenDetails"))
-        if shares:
-            self.state.agent_shares = AgentShares(rid, shares)
 
     # -- agent facts ---------------------------------------------------------------------------
 
@@ -417,6 +515,11 @@ class VSCodeCopilotAdapter(Adapter):
     @classmethod
     def discover(cls, env: Mapping[str, str], home: Path) -> Iterator[Path]:
         return session_files(env, home)
+
+
+def _rid(request: Any, index: int) -> str:
+    rid = request.get("requestId") if isinstance(request, dict) else None
+    return rid if isinstance(rid, str) and rid else f"request-{index}"
 
 
 def _shares(details: Any) -> tuple[PromptShare, ...]:
