@@ -139,7 +139,7 @@ class Analyzer:
         for value in tokens:
             cumulative.append(cumulative[-1] + value)
         on_context = find_on_context(state, context, tokens)
-        factor = learn(state, self.ledger, encoding)
+        factor = learn(state, self.ledger, encoding, fit_calls=False)
         shown = factor.spread(tokens)
         logged = logged_prompt(state.prompt_parts, state.agent_counts, encoding)
         if logged is not None and logged.counted:

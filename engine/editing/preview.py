@@ -62,7 +62,7 @@ def sections(
     ledger = ledger or Ledger()
     encoding = encoding_for(state)
     if factor is None:
-        factor = learn(state, ledger, encoding)
+        factor = learn(state, ledger, encoding, fit_calls=False)
     categories = ledger.categories(state, encoding)
     tokens = factor.spread([entry.tokens for entry in categories])
     by_name = {entry.name: count for entry, count in zip(categories, tokens, strict=True)}

@@ -157,7 +157,11 @@ class Loaded:
         figures are counted with it too."""
         if self._factor is None:
             state = self.state
-            self._factor = NONE if state is None else learn(state, self.ledger, encoding_for(state))
+            self._factor = (
+                NONE
+                if state is None
+                else learn(state, self.ledger, encoding_for(state), fit_calls=False)
+            )
         return self._factor
 
     def sections(self) -> tuple[dict[str, int], int]:

@@ -176,7 +176,9 @@ def quick_figures(adapter: Adapter, home: Path, figures: str) -> SessionRow:
     state = adapter.snapshot()
     ledger = Ledger()
     encoding = encoding_for(state)
-    context = context_tokens(state, ledger, encoding, learn(state, ledger, encoding))
+    context = context_tokens(
+        state, ledger, encoding, learn(state, ledger, encoding, fit_calls=False)
+    )
     if context.source == "compaction":
         from ctxtop.engine.live.whole import whole_context_quickly
 

@@ -101,7 +101,7 @@ def context_tokens(
         estimate = ledger.messages(context, encoding)
         return ContextTokens(estimate, "estimated", None, estimate)
     if factor is None:
-        factor = learn(state, ledger, encoding)
+        factor = learn(state, ledger, encoding, fit_calls=False)
     # After the last request's answer: what was added since (tool results, a new prompt),
     # including results logged between the records of that one answer (parallel tool calls).
     after = context[start:]
@@ -355,7 +355,8 @@ def build_sample(
     ledger = ledger or Ledger()
     encoding = encoding_for(state)
     window = session_window(state, adapter.cli_window)
-    factor = learn(state, ledger, encoding)
+    # The calls told from the content only for sub-agents to start from.
+    factor = learn(state, ledger, encoding, fit_calls=bool(state.subagents))
     context = context_tokens(state, ledger, encoding, factor)
     skipped = list(ledger.copies(state, "skipped", state.skipped, dataclasses.replace))
     for child in state.subagents.values():

@@ -153,19 +153,26 @@ def learn(
     ledger: Ledger,
     encoding: Encoding,
     parent: TokenizerFactor | None = None,
+    *,
+    fit_calls: bool = True,
 ) -> TokenizerFactor:
     """The factor of ``state``'s current context, from its newest requests since the last
     compaction or truncation. Until a request follows that rewrite, the factor of the context
     before it (as the system prompt's size is inferred from it, engine/analysis/analyze.py).
     ``parent``: a sub-agent's parent's factor, its starting guess until its own requests
-    teach it (None: the one its own file's state holds, if any)."""
+    teach it (None: the one its own file's state holds, if any). ``fit_calls``: also tell the
+    calls from the content (``call_fit``), for sub-agents to start from; without it the factor's
+    figures are the same, and no tool call is counted."""
     system = logged_tokens(state.prompt_parts, encoding)
     parent = parent or state.parent_factor
     prior = NONE if parent is None else inherited(parent)
-    now = _learn(state, state.context, state.last_rewrite_line, ledger, encoding, system, prior)
+    fit = fit_calls or prior.content is not None
+    now = _learn(
+        state, state.context, state.last_rewrite_line, ledger, encoding, system, prior, fit
+    )
     kept = state.context_before_rewrite
     if now is None and kept is not None:
-        now = _learn(state, kept[0], kept[1], ledger, encoding, system, prior)
+        now = _learn(state, kept[0], kept[1], ledger, encoding, system, prior, fit)
     return now if now is not None and now.learned else prior
 
 
@@ -186,6 +193,7 @@ def _learn(
     encoding: Encoding,
     system: int | None,
     prior: TokenizerFactor = NONE,
+    fit: bool = True,
 ) -> TokenizerFactor | None:
     """The factor over ``context``'s newest requests (those logged from line ``since``), back
     until it grew by ``LEARNT_OVER`` tokenizer tokens; None: no request on it. ``system``: the
@@ -217,11 +225,14 @@ def _learn(
         if index >= first:
             continue
         added = context[index:first]
-        tokens, made = ledger.messages(added, encoding), tool_calls(added)
-        grew = responses[first_key].usage.input_tokens_total
-        grew -= responses[key].usage.input_tokens_total
-        if _plausible(grew, tokens):
-            growths.append((grew, tokens, made))
+        tokens = ledger.messages(added, encoding)
+        made = 0
+        if fit:
+            made = tool_calls(added)
+            grew = responses[first_key].usage.input_tokens_total
+            grew -= responses[key].usage.input_tokens_total
+            if _plausible(grew, tokens):
+                growths.append((grew, tokens, made))
         counted += tokens
         calls += made
         first_key, first = key, index
