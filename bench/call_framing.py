@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import math
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,9 +26,7 @@ from calibration_accuracy import session_files  # noqa: E402
 from ctxtop.engine.agents.session_reader import SessionReader, read_all  # noqa: E402
 from ctxtop.engine.sessions.ledger import Ledger, encoding_for  # noqa: E402
 from ctxtop.engine.sessions.model import SessionState  # noqa: E402
-from ctxtop.engine.sessions.tokenizer_factor import HIGHEST, LOWEST  # noqa: E402
-
-Growth = tuple[int, int, int]  # reported, counted, tool calls
+from ctxtop.engine.sessions.tokenizer_factor import HIGHEST, LOWEST, Growth, call_fit  # noqa: E402
 
 
 def growths(state: SessionState, ledger: Ledger) -> list[Growth]:
@@ -55,19 +51,6 @@ def growths(state: SessionState, ledger: Ledger) -> list[Growth]:
     return out
 
 
-def fit(rows: Sequence[Growth]) -> tuple[float, float] | None:
-    """``factor``, ``per_call`` by weighted least squares (None: the calls do not vary)."""
-    a = b = c = d = e = 0.0
-    for reported, counted, calls in rows:
-        weight = 1 / math.sqrt(reported)
-        x, y, z = counted * weight, calls * weight, reported * weight
-        a, b, c, d, e = a + x * x, b + x * y, c + y * y, d + x * z, e + y * z
-    det = a * c - b * b
-    if abs(det) < 1e-9 * max(a * c, 1):
-        return None
-    return (d * c - b * e) / det, (a * e - b * d) / det
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", type=Path)
@@ -87,7 +70,7 @@ def main() -> None:
             if not rows:
                 continue
             ratio = sum(row[0] for row in rows) / sum(row[1] for row in rows)
-            fitted = fit(rows) if len(rows) >= 4 else None
+            fitted = call_fit(rows) if len(rows) >= 4 else None
             figures = f"{fitted[0]:7.3f} {fitted[1]:9.1f}" if fitted else f"{'':7} {'':9}"
             label = f"{path.name[:30]} {name}"
             model = (part.model or "?").removeprefix("claude-")[:18]

@@ -106,6 +106,12 @@ class Compaction:
             return "estimated"
         return "inferred" if after != self.post_tokens else "reported"
 
+    def settle(self, prompt: int) -> None:
+        """Its "after" from the first request that follows it: that request's whole prompt,
+        as the API reported it (for agents that log no figure of their own)."""
+        self.post_tokens = prompt
+        self.post_source = "request"
+
 
 @dataclass(slots=True)
 class Microcompaction:

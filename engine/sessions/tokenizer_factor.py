@@ -296,10 +296,9 @@ def _from_parent(
     )
 
 
-def _fit_per_call(growths: Sequence[Growth]) -> float | None:
-    """The per-call tokens of ``reported = content * counted + per_call * calls``, by least
-    squares weighted by 1/sqrt of each growth (None: the calls do not vary, or the fit is out
-    of bounds)."""
+def call_fit(growths: Sequence[Growth]) -> tuple[float, float] | None:
+    """``content`` and ``per_call`` of ``reported = content * counted + per_call * calls``, by
+    least squares weighted by 1/sqrt of each growth (None: the calls do not vary)."""
     a = b = c = d = e = 0.0
     for reported, counted, calls in growths:
         weight = 1 / math.sqrt(reported)
@@ -308,7 +307,15 @@ def _fit_per_call(growths: Sequence[Growth]) -> float | None:
     det = a * c - b * b
     if abs(det) < 1e-9 * max(a * c, 1):
         return None
-    per_call = (a * e - b * d) / det
+    return (d * c - b * e) / det, (a * e - b * d) / det
+
+
+def _fit_per_call(growths: Sequence[Growth]) -> float | None:
+    """The per-call tokens ``call_fit`` finds, within bounds (None: not told apart)."""
+    fitted = call_fit(growths)
+    if fitted is None:
+        return None
+    per_call = fitted[1]
     return per_call if 0 <= per_call <= PER_CALL_MOST else None
 
 

@@ -357,9 +357,7 @@ class _Thread:
         state.record_response(key, usage, model=state.model, line=line, timestamp=timestamp)
         self.since_compaction = key
         if self.awaiting_after is not None:
-            # The first request after a compaction: its prompt is the new history, reported.
-            self.awaiting_after.post_tokens = usage.input_tokens_total
-            self.awaiting_after.post_source = "request"
+            self.awaiting_after.settle(usage.input_tokens_total)
             self.awaiting_after = None
 
     # -- context ---------------------------------------------------------------------------

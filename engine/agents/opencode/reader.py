@@ -176,11 +176,8 @@ class _Window:
         index = self.position.get(message_id)
         if index is not None:
             state.context[index].response_key = message_id
-        awaiting = self.awaiting_after
-        if awaiting is not None:
-            # The first request after a compaction: its prompt is the new history, reported.
-            awaiting.post_tokens = usage.input_tokens_total
-            awaiting.post_source = "request"
+        if self.awaiting_after is not None:
+            self.awaiting_after.settle(usage.input_tokens_total)
             self.awaiting_after = None
 
     def _compacted(

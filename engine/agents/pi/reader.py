@@ -228,9 +228,7 @@ class PiAdapter(Adapter):
         message.response_key = entry_id
         state.record_response(entry_id, usage, model=model, line=line, timestamp=timestamp)
         if self._awaiting_after is not None:
-            # The first call after a compaction: its prompt is the new context, reported.
-            self._awaiting_after.post_tokens = usage.input_tokens_total
-            self._awaiting_after.post_source = "request"
+            self._awaiting_after.settle(usage.input_tokens_total)
             self._awaiting_after = None
         return message
 

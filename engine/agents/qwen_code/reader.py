@@ -211,9 +211,7 @@ class _Chat:
         message.response_key = key
         state.record_response(key, usage, model=model, line=line, timestamp=timestamp)
         if self.awaiting_after is not None:
-            # The first call after a compression: its prompt is the new history, reported.
-            self.awaiting_after.post_tokens = usage.input_tokens_total
-            self.awaiting_after.post_source = "request"
+            self.awaiting_after.settle(usage.input_tokens_total)
             self.awaiting_after = None
 
     # -- system records ------------------------------------------------------------------------
