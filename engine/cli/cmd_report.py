@@ -98,7 +98,7 @@ def render_text(
         for part in last.get("agent_prompt_breakdown", ()):  # the agent's own split of it
             lines.append(
                 f"  agent's split: {part['label']:<24} {part['percent_of_prompt']:>5}%"
-                f"  ~{_fmt(part['tokens'])}"
+                f"  {_fmt(part['tokens'])}*"
             )
     if clock is not None:
         lines.append(f"clock      {clock}")

@@ -166,6 +166,7 @@ def _agent_shares(last: LastRequest) -> dict[str, Any]:
             "label": part.label,
             "percent_of_prompt": part.percent,
             "tokens": part.tokens,
+            "provenance": "inferred",  # the agent's share of the reported prompt
         }
         for part in split
     ]

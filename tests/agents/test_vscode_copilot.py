@@ -222,6 +222,7 @@ def test_vscodes_own_split_of_the_prompt_is_in_the_report() -> None:
         "label": "Tool Results",
         "percent_of_prompt": 54.1,
         "tokens": round(24_118 * 0.541),
+        "provenance": "inferred",
     }
     assert list(split) == ["System Instructions", "Tool Definitions", "Messages", "Tool Results"]
 
@@ -263,7 +264,7 @@ def test_the_text_report_shows_vscodes_split_under_the_last_request() -> None:
         assert main(["report", str(SAMPLE)]) == 0
     lines = out.getvalue().splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("last req"))
-    assert lines[at + 4] == "  agent's split: Tool Results              54.1%  ~13,048"
+    assert lines[at + 4] == "  agent's split: Tool Results              54.1%  13,048*"
 
 
 DEBUG_LOG = ROOT / "sample_sessions/vscode-copilot-chat/debug-log.main.jsonl.sample"

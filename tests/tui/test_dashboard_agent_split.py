@@ -57,9 +57,9 @@ async def test_vscode_s_own_split_is_shown_under_the_copilot_profile_s_sections(
         "Tool Results",
     ]
     for part in report:
-        shown = f"{part['label']} {fmt.tokens(part['tokens'])} ({part['percent_of_prompt']:g}%)"
+        shown = f"{part['label']} {fmt.tokens(part['tokens'])}* ({part['percent_of_prompt']:g}%)"
         assert shown in text
-    assert "Tool Results 13.0k (54.1%)" in text  # 54.1 % of the 24,118-token prompt: 13,048
+    assert "Tool Results 13.0k* (54.1%)" in text  # 54.1 % of the 24,118-token prompt: 13,048
     # Beside the profile's sections, not instead of them: the panel grows by the split's lines,
     # so the sections shown without it (all but "free space" at this size) are still there.
     for section in ("system prompt and tool definitions", "history", "kept free for model output"):

@@ -67,12 +67,13 @@ def wrapped(label: str, width: int) -> list[str]:
 
 def split_lines(split: tuple[AgentPart, ...], width: int) -> list[str]:
     """The agent's split in as few lines of ``width`` as whole parts allow (first, so that it
-    is on screen however few rows the panel has): "agent's split: Messages 555 (2.3%) · …"."""
+    is on screen however few rows the panel has): "agent's split: Messages 555* (2.3%) · …"
+    (``*``: the agent's share of the reported prompt, inferred)."""
     lines: list[str] = []
     line = AGENT_SPLIT
     for number, part in enumerate(split):
         label = fmt.shown(part.label or part.category)
-        item = f"{label} {fmt.tokens(part.tokens)} ({part.percent:g}%)"
+        item = f"{label} {fmt.tokens(part.tokens)}* ({part.percent:g}%)"  # *: inferred
         joined = f"{line} {item}" if not number else f"{line} · {item}"
         if len(joined) > width and number:
             lines.append(line)
