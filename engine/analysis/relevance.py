@@ -98,8 +98,13 @@ _STOP = frozenset(
 
 def terms(text: str) -> Counter[str]:
     """Lower-cased word and identifier terms of a text (parts of snake/camel case kept whole)."""
-    found = (match.lower() for match in _TERM.findall(text))
-    return Counter(term for term in found if term not in _STOP)
+    if text.isascii():  # (lowering first finds the same terms: 4x less work on big texts)
+        counts = Counter(_TERM.findall(text.lower()))
+    else:  # (a non-ASCII letter may lower to an ASCII one: "K" (Kelvin) to "k")
+        counts = Counter(match.lower() for match in _TERM.findall(text))
+    for stop in _STOP.intersection(counts):
+        del counts[stop]
+    return counts
 
 
 class TermCache:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 
 import pytest
 
@@ -124,6 +125,14 @@ def test_relevance_ranks_the_result_about_the_recent_topic_higher() -> None:
     scores = Scorer().scores(cache, ["parser", "weather"], terms("fix the config parser bug"))
     assert scores["parser"] > 0.2
     assert scores["weather"] == 0.0
+
+
+def test_relevance_terms_are_the_words_as_written_in_any_script() -> None:
+    """Words are matched in the text as written and lower-cased after: a letter outside ASCII
+    that lower-cases to an ASCII one (the Kelvin sign to "k") is not part of a word."""
+    assert terms("Parse_Config THE parser 42 7 \u212aelvin") == Counter(
+        {"parse_config": 1, "parser": 1, "42": 1, "elvin": 1}
+    )
 
 
 def test_relevance_after_a_new_turn_is_what_a_cold_read_scores() -> None:
