@@ -14,6 +14,9 @@ For each file it prints, ``--runs`` times (all runs, then the best):
   (CLAUDE_CONFIG_DIR/projects/P/ID.jsonl, a hard link: its native build skips symlinks), timed
   the same way, interleaved with ctxtop's runs so both see the same load; the ratio is ccusage's
   time over ctxtop's (>= 1: ctxtop as fast or faster);
+- ctxtop's fixed costs, which do not depend on the file (CPU seconds in fresh processes with
+  empty dirs: Python's start with the reader's imports, the report's other imports, building the
+  o200k tokenizer, loading genai-prices' dataset), beside ccusage's best whole run;
 - the decode floor (msgspec decoding every line into Python values, nothing else) and ctxtop's
   own read of the file (``read_all``: what the open costs before the report is built), each in a
   process of its own, in CPU seconds, and the read's ratio to the floor.
@@ -89,12 +92,17 @@ def compile_bytecode(scratch: Path) -> None:
     ctxtop_report(SAMPLE, Path(tempfile.mkdtemp(dir=scratch)))
 
 
-def ctxtop_report(session: Path, home: Path) -> Run:
-    """One `ctxtop report --json` with ctxtop's config, cache and data dirs under ``home``."""
+def cold_env(home: Path) -> dict[str, str]:
+    """The environment with ctxtop's config, cache and data dirs under ``home``."""
     env = dict(os.environ)
     for name in ("CONFIG", "CACHE", "DATA"):
         env[f"CTXTOP_{name}_DIR"] = str(home / name.lower())
-    return timed([str(CTXTOP), "report", "--json", str(session)], env)
+    return env
+
+
+def ctxtop_report(session: Path, home: Path) -> Run:
+    """One `ctxtop report --json` with ctxtop's config, cache and data dirs under ``home``."""
+    return timed([str(CTXTOP), "report", "--json", str(session)], cold_env(home))
 
 
 def cold_ctxtop(session: Path, scratch: Path) -> Run:
@@ -159,6 +167,9 @@ def measure(what: str, path: Path) -> None:
 
     from ctxtop.engine.agents.session_reader import SessionReader, read_all
 
+    if what == "fixed":
+        print(" ".join(f"{seconds:.3f}" for seconds in fixed_costs()))
+        return
     decode = msgspec.json.Decoder().decode
     started = process_time()
     if what == "floor":
@@ -170,6 +181,48 @@ def measure(what: str, path: Path) -> None:
     else:
         read_all(SessionReader(path))
     print(process_time() - started)
+
+
+def fixed_costs() -> tuple[float, float, float]:
+    """(In a fresh process, after the reader's imports) CPU seconds of what a cold report
+    costs whatever the file: the rest of the report's imports, the o200k tokenizer, the
+    genai-prices dataset (models' windows and prices)."""
+    started = process_time()
+    from ctxtop.engine.analysis import analyze, report  # noqa: F401
+    from ctxtop.engine.cli import cmd_report  # noqa: F401
+    from ctxtop.engine.sessions import report_json, sample  # noqa: F401
+
+    imported = process_time()
+    from ctxtop.engine.tokens.encoding import get_encoding
+
+    get_encoding("o200k_base")
+    tokenizer = process_time()
+    from ctxtop.engine.models import dataset
+
+    dataset.find("claude-sonnet-4-5")
+    return imported - started, tokenizer - imported, process_time() - tokenizer
+
+
+def fixed_line(scratch: Path, ccusage_best: float | None) -> str:
+    """The fixed costs of a cold report (empty ctxtop dirs) beside the peer's whole run."""
+    home = Path(tempfile.mkdtemp(dir=scratch))
+    try:
+        env = cold_env(home)
+        reader = "import msgspec, ctxtop.engine.agents.session_reader"
+        start = timed([sys.executable, "-c", reader], env).cpu
+        command = [sys.executable, __file__, "--measure", "fixed", "-"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    finally:
+        shutil.rmtree(home)
+    imports, tokenizer, prices = (float(x) for x in done.stdout.split())
+    total = start + imports + tokenizer + prices
+    line = (
+        f"  ctxtop fixed   cpu s  {total:.2f} (start and reader {start:.2f}, other imports"
+        f" {imports:.2f}, o200k {tokenizer:.2f}, prices {prices:.2f}: before any line is read)"
+    )
+    if ccusage_best is not None:
+        line += f"; ccusage's best whole run {ccusage_best:.2f}"
+    return line
 
 
 def read_costs(session: Path) -> tuple[float, float]:
@@ -218,6 +271,7 @@ def report(kind: str, size: int, scratch: Path, runs: int, ccusage: Path | None)
         best = min(r.seconds for r in peers) / min(r.seconds for r in mine)
         print(f"  ratio ccusage/ctxtop wall {' '.join(f'{r:.2f}' for r in ratios)}", end="")
         print(f" (best/best {best:.2f}); cpu {' '.join(f'{r:.2f}' for r in cpu_ratios)}")
+    print(fixed_line(scratch, min(r.cpu for r in peers) if peers else None))
     floors, read = [f for f, _ in reads], [r for _, r in reads]
     print(f"  decode floor   cpu s  {each(floors, 2)}")
     print(f"  ctxtop read    cpu s  {each(read, 2)}")
