@@ -73,8 +73,10 @@ def decode_line(raw: bytes) -> tuple[Any, str | None]:
         return None, "invalid JSON: nested too deeply"
 
 
-# Objects allocated during one read past which they are frozen (see ``_gc_paused``).
-FREEZE_AFTER_OBJECTS = 200_000
+# Objects allocated during one read past which they are frozen (see ``_gc_paused``): the
+# collector's next pass over that many would stall the dashboard 10 ms or more (0.25 us an
+# object; a 100 MB log of one chain leaves 150,000).
+FREEZE_AFTER_OBJECTS = 50_000
 
 
 @contextlib.contextmanager
@@ -86,7 +88,7 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             # After a big read, the young generation holds the whole new state: the collector
-            # would scan it once per generation on the next allocations (about 0.2 s each for a
+            # would scan it once per generation on the next allocations (0.04-0.2 s each for a
             # 100 MB log, a stall of the dashboard). It holds no garbage cycles: freeze it.
             if gc.get_count()[0] > FREEZE_AFTER_OBJECTS:
                 gc.freeze()
