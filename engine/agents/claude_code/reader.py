@@ -326,6 +326,29 @@ def _is_tool_result(message: Message) -> bool:
     return bool(message.blocks) and message.blocks[0].kind == "tool_result"
 
 
+# The response a reader recorded last: it, its usage as the line logged it, as recorded.
+_Recorded = tuple[Response, Any, Usage]
+
+
+def _repeats(
+    state: SessionState, before: _Recorded | None, key: str, logged: Any, model: str | None
+) -> bool:
+    """Whether a response line is the next block of the response recorded last, with the same
+    figures (Claude Code writes one line per content block, §1.5): recording it again would
+    change nothing. (A response of no tokens is left to the full rule: it may be a copy.)"""
+    if before is None:
+        return False
+    response, usage, recorded = before
+    return (
+        response is state.last_response
+        and response.key == key
+        and response.usage is recorded
+        and bool(recorded.total)
+        and logged == usage
+        and (not model or (model == response.model and model == state.model))
+    )
+
+
 class _Window:
     """One context window (the main session or one sub-agent) and the logic to feed it."""
 
@@ -336,6 +359,7 @@ class _Window:
         # Response keys of the parent session: a sub-agent transcript replaying one of them
         # did not make that request itself.
         self.replayed = replayed
+        self._recorded: _Recorded | None = None  # (``_repeats``)
 
     def feed(self, record: Mapping[str, Any], line: int) -> None:
         kind = record.get("type")
@@ -440,20 +464,27 @@ class _Window:
             key = str(key)
         if key in self.replayed:
             return  # a parent response replayed in the sub-agent transcript
-        if not logs_tokens(raw.get("usage"), USAGE_KEYS):
+        logged = raw.get("usage")
+        name = model if isinstance(model, str) else None
+        state = self.state
+        if _repeats(state, self._recorded, key, logged, name):
+            message.response_key = key  # (its timestamp is touched already)
             return
-        usage = usage_from(raw.get("usage"))
+        if not logs_tokens(logged, USAGE_KEYS):
+            return
+        usage = usage_from(logged)
         if not usage.total and _copied(record.get("requestSessionId"), record.get("sessionId")):
             return
         message.response_key = key
-        self.state.record_response(
+        response = state.record_response(
             key,
             usage,
-            model=model if isinstance(model, str) else None,
+            model=name,
             line=line,
             timestamp=ts,
-            on_context=on_chain and self.state.context[-1] is message,
+            on_context=on_chain and state.context[-1] is message,
         )
+        self._recorded = (response, logged, usage)
 
 
 def _copied(request_session: Any, session: Any) -> bool:
@@ -532,8 +563,7 @@ class ClaudeCodeAdapter(Adapter):
         self._own_meta: dict[str, Any] = {}
         self._parent: claude_subagent.ParentSession | None = None
         self._history: lean.History | None = None  # a cold read's history (``plan_history``)
-        # The last response the lean reading recorded: (it, its usage as logged, as recorded).
-        self._lean_last: tuple[Response, lean.UsageLine | None, Usage] | None = None
+        self._lean_last: _Recorded | None = None  # the lean reading's (``_repeats``)
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -790,15 +820,7 @@ class ClaudeCodeAdapter(Adapter):
             key = message.id or record.requestId or record.uuid
             key = key if isinstance(key, str) else str(key)
             usage = message.usage
-            before = self._lean_last
-            if (
-                before is not None
-                and before[0] is state.last_response
-                and before[0].key == key
-                and before[0].usage is before[2]
-                and usage == before[1]
-                and (model is None or (model == before[0].model and model == state.model))
-            ):
+            if _repeats(state, self._lean_last, key, usage, model):
                 pass  # the same response's next block, the same figures (``touch`` done)
             elif key not in self._main.replayed and usage is not None and usage.logged():
                 recorded = usage.normalised()
