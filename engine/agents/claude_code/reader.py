@@ -236,9 +236,14 @@ class _Chain:
         """Add a message; returns whether it is now on the active chain (always, as newest)."""
         if uuid in self.nodes:
             return uuid in self.position
+        context = self.state.context
+        if not new_root and context and parent == context[-1].id and parent not in self.redirect:
+            # Most lines continue the newest message (as below, without resolving the parent).
+            self.nodes[uuid] = (parent, message)
+            self._append(uuid, message)
+            return True
         parent = None if new_root else self.resolve(parent)
         self.nodes[uuid] = (parent, message)
-        context = self.state.context
         if new_root:
             self.anchor = None
         if new_root or (parent is None and not context):
