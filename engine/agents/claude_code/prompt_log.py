@@ -29,6 +29,8 @@ SHAPE = "api-request-shape"
 REQUEST = "api-request"
 SNAPSHOT = "prompt_snapshot"
 SECTION_SEPARATOR = "\n\n"  # between the snapshot's systemPrompt sections, as sent
+# A request's own system prompt, as a key (the cache-control paths name "system" too).
+SYSTEM_KEY = b'"system":'
 
 
 def _system_texts(blocks: Any) -> tuple[str, ...] | None:
@@ -143,7 +145,7 @@ class PromptLog:
     def wants(self, raw: bytes) -> bool:
         """Whether an ``api-request`` line (raw) may change ``current``: it names a shape other
         than the current one, or carries its own system prompt (the rest is skipped unread)."""
-        if b'"system":' in raw:  # (a key; the cache-control paths name "system" too)
+        if SYSTEM_KEY in raw:
             return True
         digest = self.current_hash
         return b'"shapeHash"' in raw and (digest is None or digest.encode() not in raw)

@@ -592,16 +592,22 @@ class ClaudeCodeAdapter(Adapter):
     # -- main file -------------------------------------------------------------------------
 
     def ignores(self, raw: bytes) -> bool:
-        if raw.startswith(_IGNORED_PREFIXES):
-            # A recorded request that asked for the 1M-token window, or that names a system
-            # prompt and tools other than the last one's, is worth decoding.
-            if raw.startswith(_API_REQUEST) and (
-                LONG_CONTEXT_BETA in raw or self._main.prompt.wants(raw)
-            ):
-                return False
-            self.state.ignore_type(raw[9 : raw.index(b'"', 9)].decode())  # after {"type":"
-            return True
-        return False
+        if not raw.startswith(_IGNORED_PREFIXES):
+            return False
+        if raw.startswith(_API_REQUEST):
+            if LONG_CONTEXT_BETA in raw:
+                return False  # a request that asked for the 1M-token window
+            if self._main.prompt.wants(raw):
+                # It names a system prompt and tools other than the last one's: worth decoding,
+                # unless it names a shape where the log holds none (a redacted log): then it
+                # changes nothing, and is skipped uncounted, as it was counted when decoded.
+                return prompt_log.SYSTEM_KEY not in raw and not self._shapes_held()
+        self.state.ignore_type(raw[9 : raw.index(b'"', 9)].decode())  # after {"type":"
+        return True
+
+    def _shapes_held(self) -> bool:
+        """Whether a conversation's log (the main one, a sub-agent's) holds a request shape."""
+        return any(window.prompt.shapes for window in (self._main, *self._windows.values()))
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):
