@@ -27,7 +27,7 @@ from ctxtop.engine.agents.base import Agent
 from ctxtop.engine.errors import InputError
 from ctxtop.engine.files import open_regular, read_head
 from ctxtop.engine.sessions.adapter import DETECT_RECORDS, Adapter
-from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER, marked_tokens
+from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER, FORK_KEY, marked_tokens
 from ctxtop.engine.sessions.model import ForkEstimate, SessionState, SkippedLine
 from ctxtop.engine.sessions.tail import (
     CHUNK,
@@ -102,7 +102,8 @@ def feed_safely(adapter: Adapter, record: Any, line_no: int, path: Path | None =
     try:
         if path is None:
             adapter.feed(record, line_no)
-            _note_fork_mark(adapter.state, record, line_no)
+            if type(record) is not dict or FORK_KEY in record:  # (one test for most records)
+                _note_fork_mark(adapter.state, record, line_no)
         else:
             adapter.feed_companion(path, record, line_no)
     except MemoryError:

@@ -592,7 +592,8 @@ class ClaudeCodeAdapter(Adapter):
     # -- main file -------------------------------------------------------------------------
 
     def ignores(self, raw: bytes) -> bool:
-        if not raw.startswith(_IGNORED_PREFIXES):
+        # (A conversation line opens with "parentUuid": one test rules most lines out.)
+        if not raw.startswith(_TYPE_FIRST) or not raw.startswith(_IGNORED_PREFIXES):
             return False
         if raw.startswith(_API_REQUEST):
             if LONG_CONTEXT_BETA in raw:
@@ -607,7 +608,8 @@ class ClaudeCodeAdapter(Adapter):
 
     def _shapes_held(self) -> bool:
         """Whether a conversation's log (the main one, a sub-agent's) holds a request shape."""
-        return any(window.prompt.shapes for window in (self._main, *self._windows.values()))
+        windows = self._windows.values()
+        return bool(self._main.prompt.shapes) or any(window.prompt.shapes for window in windows)
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):
@@ -925,8 +927,9 @@ class ClaudeCodeAdapter(Adapter):
             state.agent_version = version
         if state.session_id is None and isinstance(record.get("sessionId"), str):
             state.session_id = record["sessionId"]
-        if isinstance(record.get("cwd"), str):
-            state.cwd = record["cwd"]
+        cwd = record.get("cwd")
+        if isinstance(cwd, str):
+            state.cwd = cwd
 
     def _note_task_prompts(self, record: Mapping[str, Any]) -> None:
         message = record.get("message")
