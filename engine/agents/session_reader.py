@@ -415,10 +415,12 @@ class SessionReader:
 
     def _plan_history(self, adapter: Adapter) -> None:
         self._plan = False
-        source = ByteSource(data=self._data) if self._data is not None else ByteSource(self.path)
-        with source:
-            adapter.plan_history(source)
+        adapter.plan_history(self._history_source)
         self._planned = adapter
+
+    def _history_source(self) -> ByteSource:
+        """The session's bytes as they are now (``Adapter.plan_history``)."""
+        return ByteSource(data=self._data) if self._data is not None else ByteSource(self.path)
 
     def _document_data(self) -> bytes | None:
         """The whole document when it changed since the last read, else None."""

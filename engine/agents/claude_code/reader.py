@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -130,13 +130,13 @@ def usage_from(raw: Any) -> Usage:
     thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
     creation = raw.get("cache_creation")
     long_lived = creation.get("ephemeral_1h_input_tokens") if isinstance(creation, dict) else 0
-    return Usage(
-        input_tokens=_tokens(raw.get("input_tokens")),
-        output_tokens=_tokens(raw.get("output_tokens")),
-        cache_read_tokens=_tokens(raw.get("cache_read_input_tokens")),
-        cache_write_tokens=_tokens(raw.get("cache_creation_input_tokens")),
-        reasoning_tokens=_tokens(thinking),
-        cache_write_1h_tokens=_tokens(long_lived),
+    return Usage(  # (in field order: input, output, cache read, cache write, reasoning, 1h)
+        _tokens(raw.get("input_tokens")),
+        _tokens(raw.get("output_tokens")),
+        _tokens(raw.get("cache_read_input_tokens")),
+        _tokens(raw.get("cache_creation_input_tokens")),
+        _tokens(thinking),
+        _tokens(long_lived),
     )
 
 
@@ -501,6 +501,15 @@ def _copied(request_session: Any, session: Any) -> bool:
     return isinstance(request_session, str) and request_session != session
 
 
+def _is_main_boundary(record: Mapping[str, Any]) -> bool:
+    """A ``compact_boundary`` line of the main chain (not a sub-agent's sidechain)."""
+    return (
+        record.get("subtype") == "compact_boundary"
+        and record.get("type") == "system"
+        and not record.get("isSidechain")
+    )
+
+
 def _is_snapshot(record: Mapping[str, Any]) -> bool:
     attachment = record.get("attachment")
     return (
@@ -540,6 +549,11 @@ def _session_id_of(line: bytes) -> Any:
     return record.get("sessionId") if isinstance(record, dict) else None
 
 
+# How far back from the end of a log its last compaction boundary is looked for before the
+# first read (a few windows of a 1M-token context); further back, it is looked for once the
+# first read meets a boundary (the lines before it read in full): one chain of 100 MB without
+# any is not searched through (0.05 s of its read).
+PLAN_WITHIN = 32 << 20
 # A line that opens with its type (metadata, ``api-request``: §1.3) of a kind the lean reading
 # does not take goes the full path without a lean decoding first.
 _TYPE_FIRST = b'{"type":"'
@@ -568,6 +582,7 @@ class ClaudeCodeAdapter(Adapter):
         self._own_meta: dict[str, Any] = {}
         self._parent: claude_subagent.ParentSession | None = None
         self._history: lean.History | None = None  # a cold read's history (``plan_history``)
+        self._open_history: Callable[[], ByteSource] | None = None  # (until it is planned)
         self._lean_last: _Recorded | None = None  # the lean reading's (``_repeats``)
 
     @classmethod
@@ -616,6 +631,8 @@ class ClaudeCodeAdapter(Adapter):
             self.state.skip(line, "not a JSON object")
             return
         record_types.note(self.state, record)
+        if self._open_history is not None and _is_main_boundary(record):
+            self._plan_history_now()
         history = self._history
         if history is not None and (history.active or history.seen):
             self._history_note(record, line)
@@ -645,10 +662,33 @@ class ClaudeCodeAdapter(Adapter):
 
     # -- a cold read's history (engine/agents/claude_code/history.py) ----------------------
 
-    def plan_history(self, source: ByteSource) -> None:
-        self._history = lean.plan(source)
+    def plan_history(self, open_source: Callable[[], ByteSource]) -> None:
+        with open_source() as source:
+            self._history = lean.plan(source, PLAN_WITHIN)
+        if self._history is None:  # (planned at the first compaction boundary read, if any)
+            self._open_history = open_source
+
+    def _plan_history_now(self) -> None:
+        """The main chain's first compaction boundary in the first read of a log whose end has
+        none: the history planned (``lean.plan``); the lines before it were read in full, their
+        uuids are noted as those of the history's lines read in full are (``_history_note``)."""
+        open_source, self._open_history = self._open_history, None
+        assert open_source is not None
+        try:
+            with open_source() as source:
+                history = lean.plan(source) or lean.History()  # (None only with ``within``)
+        except OSError:
+            history = lean.History()  # (the file is gone: every line is read in full)
+        if history.active and not self._own_subagent:
+            for uuid in self._main.chain.nodes:
+                if uuid not in history.preserved:
+                    history.seen.add(hash(uuid))
+        self._history = history
 
     def history_read(self) -> None:
+        if self._open_history is not None:  # no compaction in the first read
+            self._open_history = None
+            self._history = lean.History()  # (for what a session followed after it needs)
         history = self._history
         if history is None or history.split_uuid is None:
             return
