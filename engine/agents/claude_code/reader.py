@@ -501,15 +501,6 @@ def _copied(request_session: Any, session: Any) -> bool:
     return isinstance(request_session, str) and request_session != session
 
 
-def _is_main_boundary(record: Mapping[str, Any]) -> bool:
-    """A ``compact_boundary`` line of the main chain (not a sub-agent's sidechain)."""
-    return (
-        record.get("subtype") == "compact_boundary"
-        and record.get("type") == "system"
-        and not record.get("isSidechain")
-    )
-
-
 def _is_snapshot(record: Mapping[str, Any]) -> bool:
     attachment = record.get("attachment")
     return (
@@ -631,7 +622,12 @@ class ClaudeCodeAdapter(Adapter):
             self.state.skip(line, "not a JSON object")
             return
         record_types.note(self.state, record)
-        if self._open_history is not None and _is_main_boundary(record):
+        if (
+            self._open_history is not None
+            and record.get("subtype") == "compact_boundary"  # (of the main chain)
+            and record.get("type") == "system"
+            and not record.get("isSidechain")
+        ):
             self._plan_history_now()
         history = self._history
         if history is not None and (history.active or history.seen):
