@@ -142,10 +142,8 @@ class PromptLog:
         system = (self._prefix, *self._sections) if self._prefix else self._sections
         self.current = PromptParts(system, self._tools, SNAPSHOT, line)
 
-    def wants(self, raw: bytes) -> bool:
-        """Whether an ``api-request`` line (raw) may change ``current``: it names a shape other
-        than the current one, or carries its own system prompt (the rest is skipped unread)."""
-        if SYSTEM_KEY in raw:
-            return True
+    def names_other_shape(self, raw: bytes) -> bool:
+        """Whether an ``api-request`` line (raw) names a shape other than the current one (one
+        that carries its own system prompt, ``SYSTEM_KEY``, changes ``current`` too)."""
         digest = self.current_hash
         return b'"shapeHash"' in raw and (digest is None or digest.encode() not in raw)

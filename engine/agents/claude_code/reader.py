@@ -602,13 +602,12 @@ class ClaudeCodeAdapter(Adapter):
         if not raw.startswith(_TYPE_FIRST) or not raw.startswith(_IGNORED_PREFIXES):
             return False
         if raw.startswith(_API_REQUEST):
-            if LONG_CONTEXT_BETA in raw:
-                return False  # a request that asked for the 1M-token window
-            if self._main.prompt.wants(raw):
-                # It names a system prompt and tools other than the last one's: worth decoding,
-                # unless it names a shape where the log holds none (a redacted log): then it
+            if LONG_CONTEXT_BETA in raw or prompt_log.SYSTEM_KEY in raw:
+                return False  # it asked for the 1M-token window, or sent its own system prompt
+            if self._main.prompt.names_other_shape(raw):
+                # Worth decoding, unless the log holds no shape (a redacted log's): then it
                 # changes nothing, and is skipped uncounted, as it was counted when decoded.
-                return prompt_log.SYSTEM_KEY not in raw and not self._shapes_held()
+                return not self._shapes_held()
         self.state.ignore_type(raw[9 : raw.index(b'"', 9)].decode())  # after {"type":"
         return True
 
