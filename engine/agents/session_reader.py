@@ -354,7 +354,10 @@ class SessionReader:
         for line_no, raw in batch.lines:
             if adapter is not None and (adapter.ignores(raw) or adapter.feed_history(raw, line_no)):
                 continue
-            record, reason = decode_line(raw)
+            try:  # (most lines: msgspec's value at once, without ``decode_line``'s call)
+                record, reason = _fast_decode(raw), None
+            except (msgspec.DecodeError, ValueError, RecursionError):
+                record, reason = decode_line(raw)
             if reason is not None:
                 skipped = SkippedLine(path, line_no, reason)
                 if adapter is None:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from sessions_expect import ENC, claude_active_chain, records, report
 
-from ctxtop.engine.agents import session_reader
-from ctxtop.engine.agents.session_reader import SessionReader, decode_line, read_all
+from ctxtop.engine.agents.claude_code.reader import ClaudeCodeAdapter
+from ctxtop.engine.agents.session_reader import SessionReader, read_all
 from ctxtop.engine.cli.main import main
 from ctxtop.engine.live.session import LiveSession
 from ctxtop.engine.sessions.report_json import build_report
@@ -286,17 +286,18 @@ def test_a_redacted_logs_requests_are_skipped_unread(monkeypatch: pytest.MonkeyP
     so they change nothing and are not decoded; nor are they counted as left out (a request
     is a record ctxtop reads)."""
     path = SAMPLE_2_1_332 / "094e0cdb-c3f1-4079-bae2-c22a6095a2c4.jsonl"
-    decoded: list[bytes] = []
+    fed: list[Any] = []
+    real = ClaudeCodeAdapter.feed
 
-    def decode(raw: bytes) -> Any:
-        decoded.append(raw)
-        return decode_line(raw)
+    def feed(adapter: ClaudeCodeAdapter, record: Any, line: int) -> None:
+        fed.append(record.get("type"))
+        real(adapter, record, line)
 
-    monkeypatch.setattr(session_reader, "decode_line", decode)
+    monkeypatch.setattr(ClaudeCodeAdapter, "feed", feed)
     state = read_all(SessionReader(path))
     assert state.prompt_parts is None  # (nothing to take from a redacted log)
     requests = [raw for raw in path.read_bytes().splitlines() if raw.startswith(REQUEST)]
-    assert requests and not any(raw.startswith(REQUEST) for raw in decoded)
+    assert requests and "api-request" not in fed
     assert "api-request" not in state.ignored_types
     # A request carrying its own system prompt and tools is read.
     own = json.loads(requests[0])
@@ -304,7 +305,7 @@ def test_a_redacted_logs_requests_are_skipped_unread(monkeypatch: pytest.MonkeyP
     data = path.read_bytes() + json.dumps(own, separators=(",", ":")).encode()
     parts = read_all(SessionReader(path, data=data)).prompt_parts
     assert parts is not None and parts.system == (PREFIX,)
-    assert decoded[-1].startswith(REQUEST)
+    assert fed[-1] == "api-request"
 
 
 def test_a_followed_session_shows_what_a_cold_read_shows(tmp_path: Path) -> None:

@@ -270,13 +270,14 @@ class _Chain:
         return self.state.context[-1].id if self.state.context else None
 
     def _append(self, uuid: str, message: Message) -> None:
-        self.position[uuid] = len(self.state.context)
-        self.state.context.append(message)
+        context = self.state.context
+        self.position[uuid] = len(context)
+        context.append(message)
         for kept in self.redirect.get(uuid, ()):
             kept_message = self.nodes[kept][1]
             if kept_message is not None and kept not in self.position:
-                self.position[kept] = len(self.state.context)
-                self.state.context.append(kept_message)
+                self.position[kept] = len(context)
+                context.append(kept_message)
 
     def _replace(self, messages: list[Message], uuids: list[str], *, reset: bool = True) -> None:
         self.state.context[:] = messages
