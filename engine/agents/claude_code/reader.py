@@ -66,7 +66,7 @@ from ctxtop.engine.sessions.tail import ByteSource
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
 _MESSAGE_TYPES = {"user", "assistant", "attachment"}
-_PROMPT_RECORDS = {prompt_log.SHAPE, prompt_log.REQUEST, "attachment"}
+_PROMPT_RECORDS = {prompt_log.SHAPE, prompt_log.REQUEST}  # (and a snapshot attachment)
 # The history lines a cold read takes in its lean reading (history.py); others take the full path.
 _LEAN_KINDS = frozenset({"user", "assistant", "attachment", "system", "progress"})
 # Session-level records that may come before any conversation line (agent-log-formats.md §1.3).
@@ -374,12 +374,15 @@ class _Window:
         timestamp = record.get("timestamp")
         if not isinstance(timestamp, str):
             timestamp = None
-        if kind in _PROMPT_RECORDS and self.prompt.feed(record, line):
+        if kind == "attachment":
+            if _is_snapshot(record):  # the prompt sent (other attachments tell it nothing)
+                if self.prompt.feed(record, line):
+                    state.prompt_parts = self.prompt.current
+                if isinstance(uuid, str):  # a link of the chain, no message
+                    self.chain.add_transparent(uuid, record.get("parentUuid"))
+                return
+        elif kind in _PROMPT_RECORDS and self.prompt.feed(record, line):
             state.prompt_parts = self.prompt.current
-        if kind == "attachment" and _is_snapshot(record):
-            if isinstance(uuid, str):  # a link of the chain, no message
-                self.chain.add_transparent(uuid, record.get("parentUuid"))
-            return
         if kind not in _MESSAGE_TYPES and kind != "system":
             if kind == "progress" and isinstance(uuid, str):
                 self.chain.add_transparent(uuid, record.get("parentUuid"))
