@@ -27,7 +27,7 @@ from ctxtop.engine.agents.base import Agent
 from ctxtop.engine.errors import InputError
 from ctxtop.engine.files import open_regular, read_head
 from ctxtop.engine.sessions.adapter import DETECT_RECORDS, Adapter
-from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER, marked_tokens
+from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER, FORK_KEY, marked_tokens
 from ctxtop.engine.sessions.model import ForkEstimate, SessionState, SkippedLine
 from ctxtop.engine.sessions.tail import (
     CHUNK,
@@ -38,8 +38,10 @@ from ctxtop.engine.sessions.tail import (
     LineTailer,
 )
 
-# The first scan of a big file goes in slices of this many bytes (bounded memory for raw lines).
-BATCH_BYTES = 8 << 20
+# The first scan of a big file goes in slices of this many bytes (bounded memory for raw lines;
+# the memory of one slice's lines is used again for the next: 8 MB slices made the allocator
+# give it back and fault it in again, 5 % of a 100 MB read).
+BATCH_BYTES = 1 << 20
 # Before detection, at most this many decoded records are held waiting for a decision.
 MAX_UNDETECTED = 2000
 
@@ -73,8 +75,10 @@ def decode_line(raw: bytes) -> tuple[Any, str | None]:
         return None, "invalid JSON: nested too deeply"
 
 
-# Objects allocated during one read past which they are frozen (see ``_gc_paused``).
-FREEZE_AFTER_OBJECTS = 200_000
+# Objects allocated during one read past which they are frozen (see ``_gc_paused``): the
+# collector's next pass over that many would stall the dashboard 10 ms or more (0.25 us an
+# object; a 100 MB log of one chain leaves 150,000).
+FREEZE_AFTER_OBJECTS = 50_000
 
 
 @contextlib.contextmanager
@@ -86,7 +90,7 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             # After a big read, the young generation holds the whole new state: the collector
-            # would scan it once per generation on the next allocations (about 0.2 s each for a
+            # would scan it once per generation on the next allocations (0.04-0.2 s each for a
             # 100 MB log, a stall of the dashboard). It holds no garbage cycles: freeze it.
             if gc.get_count()[0] > FREEZE_AFTER_OBJECTS:
                 gc.freeze()
@@ -100,7 +104,8 @@ def feed_safely(adapter: Adapter, record: Any, line_no: int, path: Path | None =
     try:
         if path is None:
             adapter.feed(record, line_no)
-            _note_fork_mark(adapter.state, record, line_no)
+            if type(record) is not dict or FORK_KEY in record:  # (one test for most records)
+                _note_fork_mark(adapter.state, record, line_no)
         else:
             adapter.feed_companion(path, record, line_no)
     except MemoryError:
@@ -349,7 +354,10 @@ class SessionReader:
         for line_no, raw in batch.lines:
             if adapter is not None and (adapter.ignores(raw) or adapter.feed_history(raw, line_no)):
                 continue
-            record, reason = decode_line(raw)
+            try:  # (most lines: msgspec's value at once, without ``decode_line``'s call)
+                record, reason = _fast_decode(raw), None
+            except (msgspec.DecodeError, ValueError, RecursionError):
+                record, reason = decode_line(raw)
             if reason is not None:
                 skipped = SkippedLine(path, line_no, reason)
                 if adapter is None:
@@ -412,10 +420,12 @@ class SessionReader:
 
     def _plan_history(self, adapter: Adapter) -> None:
         self._plan = False
-        source = ByteSource(data=self._data) if self._data is not None else ByteSource(self.path)
-        with source:
-            adapter.plan_history(source)
+        adapter.plan_history(self._history_source)
         self._planned = adapter
+
+    def _history_source(self) -> ByteSource:
+        """The session's bytes as they are now (``Adapter.plan_history``)."""
+        return ByteSource(data=self._data) if self._data is not None else ByteSource(self.path)
 
     def _document_data(self) -> bytes | None:
         """The whole document when it changed since the last read, else None."""

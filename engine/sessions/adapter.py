@@ -110,7 +110,8 @@ def logs_tokens(raw: Any, names: Sequence[str]) -> bool:
     one that holds none (``"usage": {}``) was no API request, and must not become the last."""
     if type(raw) is not dict and not isinstance(raw, Mapping):  # (dict: no ABC check)
         return False
-    return any(raw.get(name) is not None for name in names)
+    # (the figures looked up in one pass, no generator: once per response line of a long log)
+    return list(map(raw.get, names)).count(None) < len(names)
 
 
 # Detection scores.
@@ -167,11 +168,13 @@ class Adapter(ABC):
     # start with a fresh adapter, without ``plan_history``.
     needs_full_read = False
 
-    def plan_history(self, source: ByteSource) -> None:
-        """Called once before a file is read from its start (``source``: its bytes as they are
-        now, to look back from the end): an adapter may decide there which of the first lines
-        are history the context no longer holds (before an agent's last compaction), which it
-        then takes in ``feed_history`` for their figures only. Default: none."""
+    def plan_history(self, open_source: Callable[[], ByteSource]) -> None:
+        """Called once before a file is read from its start: an adapter may decide, from the
+        file's bytes (``open_source()``: as they are then, to look back from the end; a context
+        manager), which of the first lines are history the context no longer holds (before an
+        agent's last compaction), which it then takes in ``feed_history`` for their figures
+        only. It may decide at once, or during the first read, once a line tells that there is
+        history to plan (the lines before it were fed in full). Default: none."""
         return None
 
     def feed_history(self, raw: bytes, line: int) -> bool:

@@ -257,12 +257,12 @@ class ByteSource:
         assert self._fd is not None
         return os.pread(self._fd, end - start, start)
 
-    def lines_back(self, pattern: bytes) -> Iterator[tuple[int, bytes]]:
+    def lines_back(self, pattern: bytes, stop: int = 0) -> Iterator[tuple[int, bytes]]:
         """(start offset, line without its newline) of each complete line holding ``pattern``,
-        the last one first."""
+        the last one first; ``stop``: look no further back than that offset."""
         position = self._newline_before(self.size) + 1  # what follows may be cut short
-        while position > 0:
-            start = max(position - self.STEP, 0)
+        while position > stop:
+            start = max(position - self.STEP, stop)
             # A match found here starts before ``position`` (it could not fit after it).
             found = self.read(start, position + len(pattern) - 1).rfind(pattern)
             if found < 0:

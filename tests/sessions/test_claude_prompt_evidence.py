@@ -11,8 +11,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sessions_expect import ENC, claude_active_chain, records, report
 
+from ctxtop.engine.agents.claude_code.reader import ClaudeCodeAdapter
 from ctxtop.engine.agents.session_reader import SessionReader, read_all
 from ctxtop.engine.cli.main import main
 from ctxtop.engine.live.session import LiveSession
@@ -251,6 +253,7 @@ def test_the_parts_add_up_to_a_request_that_sent_exactly_them(tmp_path: Path) ->
     assert got["analysis"]["residual_tokens"] == 0
 
 
+REQUEST = b'{"type":"api-request",'
 SAMPLE_2_1_332 = (
     Path(__file__).resolve().parents[2]
     / "sample_sessions"
@@ -276,6 +279,33 @@ def test_a_real_2_1_332_session_counts_what_its_attachments_render() -> None:
     counted = sum(count(text) for text in rendered) * factor
     assert abs(sections(got)["attachments"]["tokens"] - counted) <= len(attached)
     assert got["analysis"]["residual_tokens"] <= 0.06 * got["context_tokens"]["value"]
+
+
+def test_a_redacted_logs_requests_are_skipped_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real CLI's log with its shapes redacted: its requests name shapes it does not hold,
+    so they change nothing and are not decoded; nor are they counted as left out (a request
+    is a record ctxtop reads)."""
+    path = SAMPLE_2_1_332 / "094e0cdb-c3f1-4079-bae2-c22a6095a2c4.jsonl"
+    fed: list[Any] = []
+    real = ClaudeCodeAdapter.feed
+
+    def feed(adapter: ClaudeCodeAdapter, record: Any, line: int) -> None:
+        fed.append(record.get("type"))
+        real(adapter, record, line)
+
+    monkeypatch.setattr(ClaudeCodeAdapter, "feed", feed)
+    state = read_all(SessionReader(path))
+    assert state.prompt_parts is None  # (nothing to take from a redacted log)
+    requests = [raw for raw in path.read_bytes().splitlines() if raw.startswith(REQUEST)]
+    assert requests and "api-request" not in fed
+    assert "api-request" not in state.ignored_types
+    # A request carrying its own system prompt and tools is read.
+    own = json.loads(requests[0])
+    own["params"].update(system=[{"type": "text", "text": PREFIX}], tools=sent_tools())
+    data = path.read_bytes() + json.dumps(own, separators=(",", ":")).encode()
+    parts = read_all(SessionReader(path, data=data)).prompt_parts
+    assert parts is not None and parts.system == (PREFIX,)
+    assert fed[-1] == "api-request"
 
 
 def test_a_followed_session_shows_what_a_cold_read_shows(tmp_path: Path) -> None:

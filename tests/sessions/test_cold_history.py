@@ -22,6 +22,7 @@ from session_copies import COMPACTED, copies
 
 from ctxtop.engine.agents import session_reader
 from ctxtop.engine.agents.claude_code import history
+from ctxtop.engine.agents.claude_code import reader as claude_reader
 from ctxtop.engine.agents.claude_code.reader import ClaudeCodeAdapter
 from ctxtop.engine.agents.session_reader import SessionReader, read_all
 from ctxtop.engine.sessions import model
@@ -31,6 +32,10 @@ from ctxtop.engine.sessions.report_json import build_report
 from ctxtop.engine.sessions.tail import ByteSource
 
 ROOT = Path(__file__).resolve().parents[2]
+# A real 2.1.330 session of 100 KB without compaction.
+SAMPLE_NO_COMPACTION = next(
+    (ROOT / "tests/sessions/data/real/claude-code/generated-cli-2.1.330").rglob("60af219f-*.jsonl")
+)
 SESSIONS = sorted(
     path
     for folder in (ROOT / "sample_sessions" / "claude-code", ROOT / "tests" / "sessions" / "data")
@@ -117,6 +122,43 @@ def test_copies_with_compactions_read_the_same_cold(source: Path, count: int) ->
     assert _lean_lines(reader) > 0  # the history before the last compaction went the lean way
 
 
+@pytest.mark.parametrize("count", [1, 3])
+@pytest.mark.parametrize("source", COMPACTED, ids=lambda path: path.parent.name)
+def test_a_history_far_from_the_end_is_planned_at_its_first_boundary(
+    source: Path, count: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log whose end holds no compaction boundary (none in the last ``PLAN_WITHIN`` bytes,
+    lowered here): its history is planned when the first read meets one, the lines before it
+    read in full; the figures are a full read's, the history after it goes the lean way."""
+    monkeypatch.setattr(claude_reader, "PLAN_WITHIN", 100)
+    data = b"".join(copies(source, count))
+    full, cold = _both_ways(source, data)
+    assert cold == full
+    reader = SessionReader(source, data=data)
+    read_all(reader)
+    assert (_lean_lines(reader) > 0) == (count > 1)  # (one copy: its boundary is the split)
+
+
+def test_a_log_without_compaction_is_not_searched_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the first read, the reader looks for a compaction boundary only near the end of
+    the log (``PLAN_WITHIN``): a long chain without any is not read through twice."""
+    path = SAMPLE_NO_COMPACTION
+    monkeypatch.setattr(claude_reader, "PLAN_WITHIN", 4096)
+    monkeypatch.setattr(ByteSource, "STEP", 4096)
+    looked: list[int] = []
+    real = ByteSource.read
+
+    def read(source: ByteSource, start: int, end: int) -> bytes:
+        found = real(source, start, end)
+        looked.append(len(found))
+        return found
+
+    monkeypatch.setattr(ByteSource, "read", read)
+    full, cold = _both_ways(path)
+    assert cold == full
+    assert 0 < sum(looked) <= 3 * 4096 < path.stat().st_size // 4
+
+
 def test_a_compaction_with_no_request_after_it_reads_a_window_more(tmp_path: Path) -> None:
     """The context before the last compaction is still the figures' (no request since): the
     full path starts at the compaction before it."""
@@ -137,11 +179,15 @@ def test_a_compaction_with_no_request_after_it_reads_a_window_more(tmp_path: Pat
     assert [m.id for m in state.context_before_rewrite[0]] == [m.id for m in kept[0]]
 
 
+@pytest.mark.parametrize("far", [False, True], ids=["", "planned-late"])
 def test_a_rewind_across_the_compaction_reads_in_full(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, far: bool
 ) -> None:
     """A line hanging off the history (the agent resumed from before the compaction) needs the
-    history's chain: the reader reads the file again in full, to the same figures."""
+    history's chain: the reader reads the file again in full, to the same figures (also when
+    the history is planned at its first boundary, the lines before it read in full)."""
+    if far:
+        monkeypatch.setattr(claude_reader, "PLAN_WITHIN", 100)
     lines = copies(COMPACTED[0], 3)
     first = json.loads(next(line for line in lines if b'"type":"user"' in line))
     rewound = dict(first, uuid="0f0f0f0f-0000-4000-8000-000000000001", parentUuid=first["uuid"])

@@ -248,17 +248,19 @@ def _boundary(raw: bytes) -> tuple[str, set[str]] | None:
     return record["uuid"], kept
 
 
-def plan(source: ByteSource) -> History:
+def plan(source: ByteSource, within: int | None = None) -> History | None:
     """The history of the file in ``source``: the lines before its last compaction boundary
     that a response follows (before the next boundary: a compaction with no request after it
     leaves the context before it to the figures, so the full path starts a window earlier).
-    No such boundary: no history, all lines take the full path."""
+    No such boundary: no history, all lines take the full path. ``within``: look only that
+    many bytes back from the end; None when a bigger file has no such boundary there."""
     later = source.size
-    for start, raw in source.lines_back(BOUNDARY):
+    stop = 0 if within is None else max(source.size - within, 0)
+    for start, raw in source.lines_back(BOUNDARY, stop):
         found = _boundary(raw)
         if found is None:
             continue
         if source.contains(ASSISTANT, start + len(raw), later):
             return History(*found)
         later = start
-    return History()
+    return History() if stop == 0 else None

@@ -29,6 +29,8 @@ SHAPE = "api-request-shape"
 REQUEST = "api-request"
 SNAPSHOT = "prompt_snapshot"
 SECTION_SEPARATOR = "\n\n"  # between the snapshot's systemPrompt sections, as sent
+# A request's own system prompt, as a key (the cache-control paths name "system" too).
+SYSTEM_KEY = b'"system":'
 
 
 def _system_texts(blocks: Any) -> tuple[str, ...] | None:
@@ -140,10 +142,8 @@ class PromptLog:
         system = (self._prefix, *self._sections) if self._prefix else self._sections
         self.current = PromptParts(system, self._tools, SNAPSHOT, line)
 
-    def wants(self, raw: bytes) -> bool:
-        """Whether an ``api-request`` line (raw) may change ``current``: it names a shape other
-        than the current one, or carries its own system prompt (the rest is skipped unread)."""
-        if b'"system":' in raw:  # (a key; the cache-control paths name "system" too)
-            return True
+    def names_other_shape(self, raw: bytes) -> bool:
+        """Whether an ``api-request`` line (raw) names a shape other than the current one (one
+        that carries its own system prompt, ``SYSTEM_KEY``, changes ``current`` too)."""
         digest = self.current_hash
         return b'"shapeHash"' in raw and (digest is None or digest.encode() not in raw)

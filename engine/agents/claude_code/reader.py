@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -66,7 +66,7 @@ from ctxtop.engine.sessions.tail import ByteSource
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
 _MESSAGE_TYPES = {"user", "assistant", "attachment"}
-_PROMPT_RECORDS = {prompt_log.SHAPE, prompt_log.REQUEST, "attachment"}
+_PROMPT_RECORDS = {prompt_log.SHAPE, prompt_log.REQUEST}  # (and a snapshot attachment)
 # The history lines a cold read takes in its lean reading (history.py); others take the full path.
 _LEAN_KINDS = frozenset({"user", "assistant", "attachment", "system", "progress"})
 # Session-level records that may come before any conversation line (agent-log-formats.md §1.3).
@@ -130,13 +130,13 @@ def usage_from(raw: Any) -> Usage:
     thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
     creation = raw.get("cache_creation")
     long_lived = creation.get("ephemeral_1h_input_tokens") if isinstance(creation, dict) else 0
-    return Usage(
-        input_tokens=_tokens(raw.get("input_tokens")),
-        output_tokens=_tokens(raw.get("output_tokens")),
-        cache_read_tokens=_tokens(raw.get("cache_read_input_tokens")),
-        cache_write_tokens=_tokens(raw.get("cache_creation_input_tokens")),
-        reasoning_tokens=_tokens(thinking),
-        cache_write_1h_tokens=_tokens(long_lived),
+    return Usage(  # (in field order: input, output, cache read, cache write, reasoning, 1h)
+        _tokens(raw.get("input_tokens")),
+        _tokens(raw.get("output_tokens")),
+        _tokens(raw.get("cache_read_input_tokens")),
+        _tokens(raw.get("cache_creation_input_tokens")),
+        _tokens(thinking),
+        _tokens(long_lived),
     )
 
 
@@ -236,9 +236,14 @@ class _Chain:
         """Add a message; returns whether it is now on the active chain (always, as newest)."""
         if uuid in self.nodes:
             return uuid in self.position
+        context = self.state.context
+        if not new_root and context and parent == context[-1].id and parent not in self.redirect:
+            # Most lines continue the newest message (as below, without resolving the parent).
+            self.nodes[uuid] = (parent, message)
+            self._append(uuid, message)
+            return True
         parent = None if new_root else self.resolve(parent)
         self.nodes[uuid] = (parent, message)
-        context = self.state.context
         if new_root:
             self.anchor = None
         if new_root or (parent is None and not context):
@@ -265,13 +270,14 @@ class _Chain:
         return self.state.context[-1].id if self.state.context else None
 
     def _append(self, uuid: str, message: Message) -> None:
-        self.position[uuid] = len(self.state.context)
-        self.state.context.append(message)
+        context = self.state.context
+        self.position[uuid] = len(context)
+        context.append(message)
         for kept in self.redirect.get(uuid, ()):
             kept_message = self.nodes[kept][1]
             if kept_message is not None and kept not in self.position:
-                self.position[kept] = len(self.state.context)
-                self.state.context.append(kept_message)
+                self.position[kept] = len(context)
+                context.append(kept_message)
 
     def _replace(self, messages: list[Message], uuids: list[str], *, reset: bool = True) -> None:
         self.state.context[:] = messages
@@ -326,6 +332,29 @@ def _is_tool_result(message: Message) -> bool:
     return bool(message.blocks) and message.blocks[0].kind == "tool_result"
 
 
+# The response a reader recorded last: it, its usage as the line logged it, as recorded.
+_Recorded = tuple[Response, Any, Usage]
+
+
+def _repeats(
+    state: SessionState, before: _Recorded | None, key: str, logged: Any, model: str | None
+) -> bool:
+    """Whether a response line is the next block of the response recorded last, with the same
+    figures (Claude Code writes one line per content block, §1.5): recording it again would
+    change nothing. (A response of no tokens is left to the full rule: it may be a copy.)"""
+    if before is None:
+        return False
+    response, usage, recorded = before
+    return (
+        response is state.last_response
+        and response.key == key
+        and response.usage is recorded
+        and bool(recorded.total)
+        and logged == usage
+        and (not model or (model == response.model and model == state.model))
+    )
+
+
 class _Window:
     """One context window (the main session or one sub-agent) and the logic to feed it."""
 
@@ -336,6 +365,7 @@ class _Window:
         # Response keys of the parent session: a sub-agent transcript replaying one of them
         # did not make that request itself.
         self.replayed = replayed
+        self._recorded: _Recorded | None = None  # (``_repeats``)
 
     def feed(self, record: Mapping[str, Any], line: int) -> None:
         kind = record.get("type")
@@ -344,12 +374,15 @@ class _Window:
         timestamp = record.get("timestamp")
         if not isinstance(timestamp, str):
             timestamp = None
-        if kind in _PROMPT_RECORDS and self.prompt.feed(record, line):
+        if kind == "attachment":
+            if _is_snapshot(record):  # the prompt sent (other attachments tell it nothing)
+                if self.prompt.feed(record, line):
+                    state.prompt_parts = self.prompt.current
+                if isinstance(uuid, str):  # a link of the chain, no message
+                    self.chain.add_transparent(uuid, record.get("parentUuid"))
+                return
+        elif kind in _PROMPT_RECORDS and self.prompt.feed(record, line):
             state.prompt_parts = self.prompt.current
-        if kind == "attachment" and _is_snapshot(record):
-            if isinstance(uuid, str):  # a link of the chain, no message
-                self.chain.add_transparent(uuid, record.get("parentUuid"))
-            return
         if kind not in _MESSAGE_TYPES and kind != "system":
             if kind == "progress" and isinstance(uuid, str):
                 self.chain.add_transparent(uuid, record.get("parentUuid"))
@@ -440,20 +473,27 @@ class _Window:
             key = str(key)
         if key in self.replayed:
             return  # a parent response replayed in the sub-agent transcript
-        if not logs_tokens(raw.get("usage"), USAGE_KEYS):
+        logged = raw.get("usage")
+        name = model if isinstance(model, str) else None
+        state = self.state
+        if _repeats(state, self._recorded, key, logged, name):
+            message.response_key = key  # (its timestamp is touched already)
             return
-        usage = usage_from(raw.get("usage"))
+        if not logs_tokens(logged, USAGE_KEYS):
+            return
+        usage = usage_from(logged)
         if not usage.total and _copied(record.get("requestSessionId"), record.get("sessionId")):
             return
         message.response_key = key
-        self.state.record_response(
+        response = state.record_response(
             key,
             usage,
-            model=model if isinstance(model, str) else None,
+            model=name,
             line=line,
             timestamp=ts,
-            on_context=on_chain and self.state.context[-1] is message,
+            on_context=on_chain and state.context[-1] is message,
         )
+        self._recorded = (response, logged, usage)
 
 
 def _copied(request_session: Any, session: Any) -> bool:
@@ -504,6 +544,11 @@ def _session_id_of(line: bytes) -> Any:
     return record.get("sessionId") if isinstance(record, dict) else None
 
 
+# How far back from the end of a log its last compaction boundary is looked for before the
+# first read (a few windows of a 1M-token context); further back, it is looked for once the
+# first read meets a boundary (the lines before it read in full): one chain of 100 MB without
+# any is not searched through (0.05 s of its read).
+PLAN_WITHIN = 32 << 20
 # A line that opens with its type (metadata, ``api-request``: §1.3) of a kind the lean reading
 # does not take goes the full path without a lean decoding first.
 _TYPE_FIRST = b'{"type":"'
@@ -532,8 +577,8 @@ class ClaudeCodeAdapter(Adapter):
         self._own_meta: dict[str, Any] = {}
         self._parent: claude_subagent.ParentSession | None = None
         self._history: lean.History | None = None  # a cold read's history (``plan_history``)
-        # The last response the lean reading recorded: (it, its usage as logged, as recorded).
-        self._lean_last: tuple[Response, lean.UsageLine | None, Usage] | None = None
+        self._open_history: Callable[[], ByteSource] | None = None  # (until it is planned)
+        self._lean_last: _Recorded | None = None  # the lean reading's (``_repeats``)
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -557,22 +602,36 @@ class ClaudeCodeAdapter(Adapter):
     # -- main file -------------------------------------------------------------------------
 
     def ignores(self, raw: bytes) -> bool:
-        if raw.startswith(_IGNORED_PREFIXES):
-            # A recorded request that asked for the 1M-token window, or that names a system
-            # prompt and tools other than the last one's, is worth decoding.
-            if raw.startswith(_API_REQUEST) and (
-                LONG_CONTEXT_BETA in raw or self._main.prompt.wants(raw)
-            ):
-                return False
-            self.state.ignore_type(raw[9 : raw.index(b'"', 9)].decode())  # after {"type":"
-            return True
-        return False
+        # (A conversation line opens with "parentUuid": one test rules most lines out.)
+        if not raw.startswith(_TYPE_FIRST) or not raw.startswith(_IGNORED_PREFIXES):
+            return False
+        if raw.startswith(_API_REQUEST):
+            if LONG_CONTEXT_BETA in raw or prompt_log.SYSTEM_KEY in raw:
+                return False  # it asked for the 1M-token window, or sent its own system prompt
+            if self._main.prompt.names_other_shape(raw):
+                # Worth decoding, unless the log holds no shape (a redacted log's): then it
+                # changes nothing, and is skipped uncounted, as it was counted when decoded.
+                return not self._shapes_held()
+        self.state.ignore_type(raw[9 : raw.index(b'"', 9)].decode())  # after {"type":"
+        return True
+
+    def _shapes_held(self) -> bool:
+        """Whether a conversation's log (the main one, a sub-agent's) holds a request shape."""
+        windows = self._windows.values()
+        return bool(self._main.prompt.shapes) or any(window.prompt.shapes for window in windows)
 
     def feed(self, record: Any, line: int) -> None:
         if not isinstance(record, dict):
             self.state.skip(line, "not a JSON object")
             return
         record_types.note(self.state, record)
+        if (
+            self._open_history is not None
+            and record.get("subtype") == "compact_boundary"  # (of the main chain)
+            and record.get("type") == "system"
+            and not record.get("isSidechain")
+        ):
+            self._plan_history_now()
         history = self._history
         if history is not None and (history.active or history.seen):
             self._history_note(record, line)
@@ -602,10 +661,33 @@ class ClaudeCodeAdapter(Adapter):
 
     # -- a cold read's history (engine/agents/claude_code/history.py) ----------------------
 
-    def plan_history(self, source: ByteSource) -> None:
-        self._history = lean.plan(source)
+    def plan_history(self, open_source: Callable[[], ByteSource]) -> None:
+        with open_source() as source:
+            self._history = lean.plan(source, PLAN_WITHIN)
+        if self._history is None:  # (planned at the first compaction boundary read, if any)
+            self._open_history = open_source
+
+    def _plan_history_now(self) -> None:
+        """The main chain's first compaction boundary in the first read of a log whose end has
+        none: the history planned (``lean.plan``); the lines before it were read in full, their
+        uuids are noted as those of the history's lines read in full are (``_history_note``)."""
+        open_source, self._open_history = self._open_history, None
+        assert open_source is not None
+        try:
+            with open_source() as source:
+                history = lean.plan(source) or lean.History()  # (None only with ``within``)
+        except OSError:
+            history = lean.History()  # (the file is gone: every line is read in full)
+        if history.active and not self._own_subagent:
+            for uuid in self._main.chain.nodes:
+                if uuid not in history.preserved:
+                    history.seen.add(hash(uuid))
+        self._history = history
 
     def history_read(self) -> None:
+        if self._open_history is not None:  # no compaction in the first read
+            self._open_history = None
+            self._history = lean.History()  # (for what a session followed after it needs)
         history = self._history
         if history is None or history.split_uuid is None:
             return
@@ -790,15 +872,7 @@ class ClaudeCodeAdapter(Adapter):
             key = message.id or record.requestId or record.uuid
             key = key if isinstance(key, str) else str(key)
             usage = message.usage
-            before = self._lean_last
-            if (
-                before is not None
-                and before[0] is state.last_response
-                and before[0].key == key
-                and before[0].usage is before[2]
-                and usage == before[1]
-                and (model is None or (model == before[0].model and model == state.model))
-            ):
+            if _repeats(state, self._lean_last, key, usage, model):
                 pass  # the same response's next block, the same figures (``touch`` done)
             elif key not in self._main.replayed and usage is not None and usage.logged():
                 recorded = usage.normalised()
@@ -892,8 +966,9 @@ class ClaudeCodeAdapter(Adapter):
             state.agent_version = version
         if state.session_id is None and isinstance(record.get("sessionId"), str):
             state.session_id = record["sessionId"]
-        if isinstance(record.get("cwd"), str):
-            state.cwd = record["cwd"]
+        cwd = record.get("cwd")
+        if isinstance(cwd, str):
+            state.cwd = cwd
 
     def _note_task_prompts(self, record: Mapping[str, Any]) -> None:
         message = record.get("message")
