@@ -4,6 +4,7 @@ no module imports them under another name (where any other ``engine`` would coll
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import zipfile
@@ -13,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("engine", "tui", "themes", "sample_sessions")
+CODE_IMPORT = re.compile(r"(?:^|[;\n])\s*(?:from|import) ([\w.]+)")
 
 
 def test_first_party_code_is_imported_only_as_ctxtop() -> None:
@@ -25,6 +27,9 @@ def test_first_party_code_is_imported_only_as_ctxtop() -> None:
                     names = [node.module]
                 elif isinstance(node, ast.Import):
                     names = [alias.name for alias in node.names]
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    # Code run from a string (a child process's ``python -c``).
+                    names = CODE_IMPORT.findall(node.value)
                 stray += [
                     f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in FOLDERS
                 ]

@@ -42,7 +42,9 @@ def run_cli(*argv: str) -> Ended:
     return Ended(code, out.getvalue(), err.getvalue())
 
 
-SUBPROCESS_MAIN = "import sys; from engine.cli.main import main; sys.exit(main(sys.argv[1:]))"
+SUBPROCESS_MAIN = (
+    "import sys; from ctxtop.engine.cli.main import main; sys.exit(main(sys.argv[1:]))"
+)
 # The child reports its own peak memory, measured after ctxtop returned, on stderr's last line:
 # the high-water mark of its own address space (VmHWM). getrusage's ru_maxrss is not used: Linux
 # carries it across exec from the forked copy of the parent, so a big pytest process showed.
