@@ -34,7 +34,7 @@ BASE_PROPS = {
     "flexReserve": "flex_reserve",
 }
 BASE_NAMES = frozenset(BASE_PROPS)
-# Kinds with props of their own (_kind_props); the others have none.
+# Kinds with props of their own (TextChunk's read in _node, the others in _kind_props).
 KINDS_WITH_PROPS = frozenset(
     {
         "system",
@@ -175,7 +175,10 @@ class _IdCounter:
         self.seen: set[str] = set()
 
     def assign(self, given: Any, where: Where | str) -> str:
-        node_id = f"#{self.next}" if given is None else _js_string(given)
+        if given is None:
+            node_id = f"#{self.next}"
+        else:  # a string id as it is, without a call (once per element)
+            node_id = given if type(given) is str else _js_string(given)
         if node_id in self.seen:
             raise TreeFormatError(f'duplicate id "{node_id}" at {_path(where)}')
         self.seen.add(node_id)
@@ -200,20 +203,21 @@ def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
         # rendering recurses per level; a clear error instead of Python's recursion limit
         shown = _path(where)[:80]
         raise TreeFormatError(f"tree nested deeper than {MAX_DEPTH} levels at {shown}...")
-    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    if not isinstance(kind, str):
         raise TreeFormatError(f"invalid node at {_path(where)}: {json.dumps(raw)}")
-    kind = raw["type"]
     if kind == "text":
         return str(raw.get("text", ""))
-    if kind not in ELEMENT_KINDS and kind not in INTRINSIC_KINDS and kind != "fragment":
-        raise TreeFormatError(f'unknown node type "{kind}" at {_path(where)}')
     element = Element(kind)
     if kind in ELEMENT_KINDS:
         element.id = ids.assign(raw.get("id"), where)
         if not BASE_NAMES.isdisjoint(raw):  # most nodes set none of them
             for json_name, attr in BASE_PROPS.items():
-                if raw.get(json_name) is not None:
-                    setattr(element, attr, _base_prop(json_name, raw[json_name], where))
+                value = raw.get(json_name)
+                if value is not None:
+                    setattr(element, attr, _base_prop(json_name, value, where))
+    elif kind not in INTRINSIC_KINDS and kind != "fragment":
+        raise TreeFormatError(f'unknown node type "{kind}" at {_path(where)}')
     raw_children = raw.get("children")
     if raw_children:
         if not isinstance(raw_children, list):
@@ -223,7 +227,15 @@ def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
             child if isinstance(child, str) else _node(child, (where, kind, index), ids, inner)
             for index, child in enumerate(raw_children)
         ]
-    if kind in KINDS_WITH_PROPS:
+    if kind == "textchunk":  # the most common kind: its props here, not in _kind_props
+        text = raw.get("text")
+        if text is not None:
+            element.children = [text if type(text) is str else str(text)]
+        break_on = raw.get("breakOn")
+        props = element.props
+        props["break_on"] = None if break_on is None else _break_on(break_on, where)
+        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
+    elif kind in KINDS_WITH_PROPS:
         _kind_props(element, raw, where, ids, depth)
     return element
 
@@ -257,13 +269,6 @@ def _kind_props(
 ) -> None:
     kind = element.kind
     props = element.props
-    if kind == "textchunk":  # the most common kind, first
-        if raw.get("text") is not None:
-            element.children = [str(raw["text"])]
-        break_on = raw.get("breakOn")
-        props["break_on"] = None if break_on is None else _break_on(break_on, node)
-        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
-        return
     if kind in ("system", "user", "assistant", "tool") and "name" in raw:
         props["name"] = raw["name"]
     if kind == "assistant" and raw.get("toolCalls") is not None:

@@ -239,7 +239,10 @@ class RenderPhase:
                 self._render_pieces(sizing, todo, self._split(sizing, todo))
                 return
             # the usual element: the whole share, its children as they are
-            budget = _equal_share(sizing.remaining, 1)
+            remaining = sizing.remaining
+            # an integral share below 2**53 is its own floor (no float round trip to undo)
+            whole = type(remaining) is int and remaining <= MAX_PRIORITY
+            budget = remaining if whole else _equal_share(remaining, 1)
             if element.id is not None:
                 self.budgets[element.id] = budget
             consumption = self._render_piece(budget, node, element, path, element.children)
@@ -442,10 +445,17 @@ class RenderPhase:
         path: PathChain,
         output: list[Child],
     ) -> float:
-        pieces = _flatten(output)
-        used: float = 0
         kind = element.kind
         tokenizer = self.tokenizer
+        own_priority = MAX_PRIORITY if element.priority is None else element.priority
+        if kind == "textchunk" and len(output) == 1 and type(output[0]) is str:
+            # the usual TextChunk, one text: what _text_chunk_children makes of it
+            text = output[0]
+            node.children.append(RenderText(text, own_priority, node.child_index, True))
+            tokens = tokenizer.text_tokens(text)
+            return budget if tokens > budget else tokens  # SizingContext.consumed
+        pieces = _flatten(output)
+        used: float = 0
         if kind in ("system", "user", "assistant") or (self.exact and kind == "tool"):
             props = element.props
             if (
@@ -456,7 +466,6 @@ class RenderPhase:
                 used += tokenizer.message_tokens(_empty_message(element))
             else:  # _empty_message would hold the role alone
                 used += bare_message_tokens(tokenizer, MESSAGE_ROLES[kind])
-        own_priority = MAX_PRIORITY if element.priority is None else element.priority
         text_tokens = tokenizer.text_tokens
         if kind == "textchunk":
             for piece in pieces:

@@ -90,14 +90,6 @@ def lowest_child_priority(node: Node) -> float:
     return lowest
 
 
-def is_removable_whole(node: Node) -> bool:
-    if not isinstance(node, Branch):
-        return True
-    if node.kind == CONTAINER and node.flags & FLAG_CHUNK:  # type: ignore[attr-defined]
-        return True
-    return not node.children
-
-
 class Pruner:
     """Removes nodes from one materialized tree; counts every removal."""
 
@@ -196,10 +188,14 @@ class Pruner:
                     node = top
                     continue
                 raise BudgetExceededError(node)
-            if is_removable_whole(lowest):
+            # content, a Chunk or a container without children goes whole; else descend
+            if (
+                not isinstance(lowest, Branch)
+                or not lowest.children
+                or (lowest.kind == CONTAINER and lowest.flags & FLAG_CHUNK)  # type: ignore[attr-defined]
+            ):
                 self.remove_node(lowest, removed, "priority")
                 return
-            assert isinstance(lowest, Branch)
             node = lowest
 
     def _remove_lowest_legacy(self, root: Branch, removed: list[Node]) -> None:
@@ -228,7 +224,7 @@ class Pruner:
                 return
         else:
             try:
-                index = _index_of(children, node)
+                index = children.index(node)  # by identity: nodes define no __eq__
             except ValueError:
                 return
         del children[index]
@@ -356,13 +352,6 @@ def _root_of(node: Node) -> Node:
 
 def _seq(node: Node) -> float:
     return node.seq
-
-
-def _index_of(children: list[Node], node: Node) -> int:
-    for index, child in enumerate(children):
-        if child is node:
-            return index
-    raise ValueError
 
 
 def _keep_with_id(node: Node) -> int | None:
