@@ -28,7 +28,7 @@ from ctxtop.engine.render.materialized import (
     TextPart,
     messages_of,
 )
-from ctxtop.engine.render.phase import RenderError, RenderPhase, RenderPhaseResult, materialize
+from ctxtop.engine.render.phase import RenderError, RenderPhase, RenderPhaseResult
 from ctxtop.engine.render.prune import BudgetExceededError, NoLowestNodeError, Pruner
 from ctxtop.engine.render.tokenizers import Tokenizer, get_tokenizer
 
@@ -130,10 +130,9 @@ class _Run:
         result.budgets = phase.budgets
         result.consumed = phase.consumed
         result.expandable_calls = phase.expandable_calls
-        root = materialize(phase.root, None, keep_with_ids)
-        assert isinstance(root, Branch)
+        root = phase.root
         initial_ids = collect_ids(root)
-        result.initial_tree_factory = lambda: materialize(phase.root, None, dict(keep_with_ids))
+        result.initial_tree_factory = lambda: self._laid_out(children, budget)
         try:
             # (Also fills the messages' text caches, which the library's counting keeps.)
             original = [message.to_raw() for message in messages_of(root)]
@@ -168,6 +167,11 @@ class _Run:
         result.removals = [
             (node, why, _limit_label(limit)) for node, why, limit in self.pruner.events
         ]
+
+    def _laid_out(self, children: list[Child], budget: int) -> Node:
+        """The tree as the render phase lays it out, before any pruning or growth (laid out
+        again: pruning changes the tree in place; an Expandable's value is asked again)."""
+        return RenderPhase(self.tokenizer, self.counting.exact, {}).run(children, budget).root
 
     def _whole(
         self, root: Branch, budget: int, messages: list[dict[str, Any]], result: RenderResult
