@@ -293,3 +293,24 @@ def test_tool_calling_message_costs_what_format_md_says(
     openai = to_openai_message(message)
     expected = 3 + _format_md_count(openai)
     assert get_tokenizer("o200k").message_tokens(message) == expected
+
+
+@SETTINGS
+@given(
+    st.sampled_from([0, 1, 3, 4]),
+    st.lists(words, max_size=3),
+    st.one_of(st.none(), st.just(""), words, st.integers(0, 3)),
+    st.one_of(st.none(), st.just(""), words, st.integers(0, 3)),
+)
+def test_text_message_costs_what_format_md_says(
+    role: int, texts: list[str], name: Any, call_id: Any
+) -> None:
+    # System, user and tool messages of text parts are counted without building their OpenAI
+    # form; names and call ids of any JSON type, and a role past tool, must cost the same.
+    message: dict[str, Any] = {"role": role, "content": [{"type": 1, "text": t} for t in texts]}
+    if name is not None:
+        message["name"] = name
+    if call_id is not None:
+        message["toolCallId"] = call_id
+    expected = 3 + _format_md_count(to_openai_message(message))
+    assert get_tokenizer("o200k").message_tokens(message) == expected
