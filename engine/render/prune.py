@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left
 from collections.abc import Iterator
+from operator import attrgetter
 
 from ctxtop.engine.render.materialized import (
     BREAKPOINT,
@@ -29,6 +30,8 @@ from ctxtop.engine.render.materialized import (
     inside_message,
 )
 
+# A node's post-order number, for bisection and sorting (a C getter: called per probe).
+_seq = attrgetter("seq")
 # Levels this short are scanned, and searched child by child, rather than indexed.
 SHORT_LEVEL = 7
 
@@ -65,7 +68,11 @@ def has_cache_point(node: Node) -> bool:
         result = True
     elif node.kind == MESSAGE:
         assert isinstance(node, Branch)
-        result = any(child.kind == BREAKPOINT for child in node.children)
+        result = False
+        for child in node.children:  # a loop, not any(): once per message of every render
+            if child.kind == BREAKPOINT:
+                result = True
+                break
     elif node.kind == CONTAINER:
         assert isinstance(node, Branch)
         result = any(has_cache_point(child) for child in node.children)
@@ -348,10 +355,6 @@ def _root_of(node: Node) -> Node:
     while node.parent is not None:
         node = node.parent
     return node
-
-
-def _seq(node: Node) -> float:
-    return node.seq
 
 
 def _keep_with_id(node: Node) -> int | None:
