@@ -358,9 +358,11 @@ class RenderPhase:
                 cursor = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
                 text = element.props["text"]
                 fits[index] = fit_steps(self.count_text, budgets[index], cursor, text)
-        if not fits:  # nothing fitted (the common case)
+        if not fits:  # nothing fitted (the common case): most output their children
             return [
-                self._render_output(element, budgets[index], None)
+                element.children
+                if element.kind not in SPECIAL_OUTPUT
+                else self._render_output(element, budgets[index], None)
                 for index, (_, element, _) in enumerate(group)
             ]
         fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True))
@@ -450,7 +452,10 @@ class RenderPhase:
             children.append(TextPart(parent, text, own_priority, ALWAYS_BREAK))
             tokens = tokenizer.text_tokens(text)
             return budget if tokens > budget else tokens  # SizingContext.consumed
-        pieces = _flatten(output)
+        if len(output) == 1 and (isinstance(output[0], str) or output[0].kind != "fragment"):
+            pieces = output  # one child, not a fragment (a message's, a wrapper's): as it is
+        else:
+            pieces = _flatten(output)
         used: float = 0
         if kind in ("system", "user", "assistant") or (self.exact and kind == "tool"):
             props = element.props
