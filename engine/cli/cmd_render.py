@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
         document = load_document(args.tree)
         tokenizer = get_tokenizer(args.tokenizer or document.tokenizer or "words")
         tree_text = read_text(args.tree).encode("utf-8", "surrogatepass")
-        recall(tokenizer, tree_text)  # counts of an earlier render of this tree file
+        recall(tokenizer, tree_text, document.texts)  # an earlier render's counts
         result = render(document, budget, args.tokenizer, args.mode or "exact")
-        remember(tokenizer, tree_text)
+        remember(tokenizer, tree_text, document.texts)
         report = build_report(result)
         if args.json:
             shown = result_json(result, openai=args.openai)
@@ -113,12 +113,13 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
             chosen = case.get("tokenizer") or tokenizer
             counter = get_tokenizer(str(chosen or document.tokenizer or "words"))
             if isinstance(counter, BpeTokenizer):
-                recall(counter, cases.identity())  # counts of an earlier render of this tree
+                # counts of an earlier render of this tree
+                recall(counter, cases.identity(), document.texts)
             result = render(
                 document, budget if given is None else parse_budget(given), chosen, mode
             )
             if isinstance(counter, BpeTokenizer):
-                remember(counter, cases.identity())
+                remember(counter, cases.identity(), document.texts)
             out = result_json(result, openai=bool(case.get("openai")))
             if case.get("id") is not None:
                 out = {"id": case["id"], **out}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxtop.engine.errors import InputError
@@ -85,6 +85,9 @@ class TreeDocument:
     budget: int | None = None
     tokenizer: str | None = None
     description: str | None = None
+    # TextChunk texts and tool call ids and arguments, in load order: the texts whose counts
+    # count_memory keeps by their place in the tree (a tree loaded again lists the same ones).
+    texts: list[str] = field(default_factory=list)
 
 
 def parse_budget(value: Any) -> int:
@@ -110,9 +113,9 @@ def document_from_data(data: Any) -> TreeDocument:
         data = {"root": data}
     if not isinstance(data, dict) or not isinstance(data.get("root"), list):
         raise TreeFormatError('tree must be an array or an object with a "root" array')
-    counter = _IdCounter()
+    state = _LoadState()
     root = [
-        _node(child, (None, "root", index), counter, 0) for index, child in enumerate(data["root"])
+        _node(child, (None, "root", index), state, 0) for index, child in enumerate(data["root"])
     ]
     budget = data.get("budget")
     tokenizer = data.get("tokenizer")
@@ -121,6 +124,7 @@ def document_from_data(data: Any) -> TreeDocument:
         budget=None if budget is None else parse_budget(budget),
         tokenizer=None if tokenizer is None else str(tokenizer),
         description=data.get("description"),
+        texts=state.texts,
     )
 
 
@@ -149,7 +153,7 @@ def load_document(path: str) -> TreeDocument:
 
 def assign_missing_ids(children: list[Child]) -> None:
     """Gives elements built in Python without an id the oracle's ``#n`` (pre-order) id."""
-    counter = _IdCounter()
+    counter = _LoadState()
 
     def visit(child: Child) -> None:
         if isinstance(child, str):
@@ -169,10 +173,13 @@ def assign_missing_ids(children: list[Child]) -> None:
         visit(child)
 
 
-class _IdCounter:
+class _LoadState:
+    """What loading one document keeps: the ids given so far, the texts listed."""
+
     def __init__(self) -> None:
         self.next = 0
         self.seen: set[str] = set()
+        self.texts: list[str] = []  # TreeDocument.texts
 
     def assign(self, given: Any, where: Where | str) -> str:
         if given is None:
@@ -195,7 +202,7 @@ def _js_string(value: Any) -> str:
     return js_number(value) if isinstance(value, float) else str(value)
 
 
-def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
+def _node(raw: Any, where: Where, ids: _LoadState, depth: int) -> Child:
     """``depth``: how many elements enclose this one."""
     if isinstance(raw, str):
         return raw
@@ -230,7 +237,9 @@ def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
     if kind == "textchunk":  # the most common kind: its props here, not in _kind_props
         text = raw.get("text")
         if text is not None:
-            element.children = [text if type(text) is str else str(text)]
+            text = text if type(text) is str else str(text)
+            element.children = [text]
+            ids.texts.append(text)
         break_on = raw.get("breakOn")
         props = element.props
         props["break_on"] = None if break_on is None else _break_on(break_on, where)
@@ -265,7 +274,7 @@ def _base_prop(name: str, value: Any, node: Where) -> Any:
 
 
 def _kind_props(
-    element: Element, raw: dict[str, Any], node: Where, ids: _IdCounter, depth: int
+    element: Element, raw: dict[str, Any], node: Where, ids: _LoadState, depth: int
 ) -> None:
     kind = element.kind
     props = element.props
@@ -281,6 +290,12 @@ def _kind_props(
             )
             for call in raw["toolCalls"]
         ]
+        texts = ids.texts
+        for call in props["tool_calls"]:
+            if type(call.id) is str:
+                texts.append(call.id)
+            if type(call.arguments) is str:
+                texts.append(call.arguments)
     elif kind == "tool":
         props["tool_call_id"] = raw.get("toolCallId")
     elif kind == "tokenlimit":

@@ -8,6 +8,7 @@ library's Raw shape as plain dicts (see materialized.py ``to_raw_message``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from hashlib import blake2b
 from typing import Any, Protocol
 
@@ -93,10 +94,11 @@ class BpeTokenizer:
         self.name = name
         self._encoding: Any = None  # loaded on the first text no count is known for
         self._counts: dict[str, int] = {}
-        # Counts remembered from an earlier render of the same tree (by a digest of the text),
-        # and those this render worked out (see engine/render/count_memory.py).
+        # Counts remembered from an earlier render of the same tree by a digest of the text
+        # (those of the tree's listed texts are preset instead), and the texts this render had
+        # to encode (see engine/render/count_memory.py).
         self.known: dict[bytes, int] = {}
-        self.learned: dict[bytes, int] = {}
+        self.learned: dict[str, int] = {}
 
     @staticmethod
     def text_digest(text: str) -> bytes:
@@ -104,16 +106,26 @@ class BpeTokenizer:
         return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
     def _encode_count(self, text: str) -> int:
-        key = self.text_digest(text)
-        found = self.known.get(key)
+        found = self.known.get(self.text_digest(text)) if self.known else None
         if found is None:
             if self._encoding is None:
                 from ctxtop.engine.tokens.encoding import get_encoding
 
                 self._encoding = get_encoding(self.name)
-            found = self._encoding.count(text)
-        self.learned[key] = found
+            found = self.learned[text] = self._encoding.count(text)
         return int(found)
+
+    def preset(self, texts: list[str], counts: Sequence[int]) -> None:
+        """Counts known for ``texts`` (-1: not known), taken as if counted."""
+        table = self._counts
+        for text, count in zip(texts, counts, strict=True):
+            if count >= 0:
+                table[text] = count
+
+    def counts_of(self, texts: list[str]) -> list[int]:
+        """The counts of ``texts`` this process knows (-1 where none)."""
+        table = self._counts
+        return [table.get(text, -1) for text in texts]
 
     def text_tokens(self, text: str) -> int:
         if not text:
