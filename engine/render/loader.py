@@ -16,6 +16,7 @@ from ctxtop.engine.render.elements import (
     ELEMENT_KINDS,
     INTRINSIC_KINDS,
     MAX_PRIORITY,
+    MESSAGE_ROLES,
     Child,
     Element,
     Sizing,
@@ -278,34 +279,21 @@ def _kind_props(
 ) -> None:
     kind = element.kind
     props = element.props
-    if kind in ("system", "user", "assistant", "tool") and "name" in raw:
-        props["name"] = raw["name"]
-    if kind == "assistant" and raw.get("toolCalls") is not None:
-        props["tool_calls"] = [
-            ToolCall(
-                id=call.get("id"),
-                name=call.get("name"),
-                arguments=call.get("arguments", ""),
-                keep_with=None if call.get("keepWith") is None else str(call["keepWith"]),
-            )
-            for call in raw["toolCalls"]
-        ]
-        texts = ids.texts
-        for call in props["tool_calls"]:
-            if type(call.id) is str:
-                texts.append(call.id)
-            if type(call.arguments) is str:
-                texts.append(call.arguments)
-    elif kind == "tool":
-        props["tool_call_id"] = raw.get("toolCallId")
+    if kind in MESSAGE_ROLES:  # the most common kinds first: messages, then KeepWith
+        if "name" in raw:
+            props["name"] = raw["name"]
+        if kind == "tool":
+            props["tool_call_id"] = raw.get("toolCallId")
+        elif kind == "assistant" and raw.get("toolCalls") is not None:
+            _tool_calls(props, raw, ids)
+    elif kind == "keepwith":
+        props["group"] = str(raw.get("group"))
     elif kind == "tokenlimit":
         if raw.get("max") is not None and not _number(raw["max"]):
             raise TreeFormatError(f"max at {_path(node)} must be a number")
         props["max"] = raw.get("max")
     elif kind == "prioritizedlist":
         props["descending"] = bool(raw.get("descending"))
-    elif kind == "keepwith":
-        props["group"] = str(raw.get("group"))
     elif kind == "ifempty":
         alt = raw.get("alt")
         if alt is None:
@@ -342,6 +330,24 @@ def _kind_props(
     elif kind == "echo":
         props["label"] = raw.get("label", element.id)
         props["pad"] = raw.get("pad", "")
+
+
+def _tool_calls(props: dict[str, Any], raw: dict[str, Any], ids: _LoadState) -> None:
+    props["tool_calls"] = calls = [
+        ToolCall(
+            id=call.get("id"),
+            name=call.get("name"),
+            arguments=call.get("arguments", ""),
+            keep_with=None if call.get("keepWith") is None else str(call["keepWith"]),
+        )
+        for call in raw["toolCalls"]
+    ]
+    texts = ids.texts
+    for call in calls:
+        if type(call.id) is str:
+            texts.append(call.id)
+        if type(call.arguments) is str:
+            texts.append(call.arguments)
 
 
 def _break_on(value: Any, node: Where) -> Any:
