@@ -141,8 +141,7 @@ class _Run:
             return
         if not self.prune:
             self._whole(root, budget, original, result)
-            known = set(initial_ids)
-            result.absent = [node_id for node_id in phase.created_ids if node_id not in known]
+            result.absent = _absent(phase.created_ids, initial_ids)
             return
         try:
             removed = self._fit(root, budget, phase)
@@ -159,13 +158,14 @@ class _Run:
             return
         result.token_count = root.token_count(self.counting)
         final_ids = set(collect_ids(root))
-        initial_set = set(initial_ids)
         result.pruned = [node_id for node_id in initial_ids if node_id not in final_ids]
-        result.absent = [node_id for node_id in phase.created_ids if node_id not in initial_set]
+        result.absent = _absent(phase.created_ids, initial_ids)
         result.removed_count = removed
         result.final_tree = root
         result.removals = [
-            (node, why, _limit_label(limit)) for node, why, limit in self.pruner.events
+            # the label written out here: once per removal, tens of thousands
+            (node, why, None if limit is None else f"TokenLimit {limit:g}")
+            for node, why, limit in self.pruner.events
         ]
 
     def _laid_out(self, children: list[Child], budget: int) -> Node:
@@ -294,8 +294,12 @@ class _Run:
         return room
 
 
-def _limit_label(limit: float | None) -> str | None:
-    return None if limit is None else f"TokenLimit {limit:g}"
+def _absent(created: list[str], initial: list[str]) -> list[str]:
+    """Ids of elements rendered but not in the tree laid out (an IfEmpty's other branch)."""
+    if len(created) == len(initial):  # ids are unique and the tree's are all created ones
+        return []
+    known = set(initial)
+    return [node_id for node_id in created if node_id not in known]
 
 
 def collect_ids(root: Node) -> list[str]:
