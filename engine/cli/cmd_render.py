@@ -91,7 +91,7 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
     from ctxtop.engine.render.collections_paused import collected_between
     from ctxtop.engine.render.count_memory import recall, remember
     from ctxtop.engine.render.loader import TreeFormatError, parse_budget
-    from ctxtop.engine.render.output import dumps, result_json
+    from ctxtop.engine.render.output import json_line, result_json
     from ctxtop.engine.render.renderer import render
     from ctxtop.engine.render.tokenizers import BpeTokenizer, get_tokenizer
 
@@ -127,6 +127,6 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
             out = {"usageError": str(error)}
         except Exception as error:  # one bad case must not end a stream of thousands
             out = {"usageError": f"cannot render this case ({type(error).__name__}: {error})"}
-        write(dumps(out, normalized=True) + "\n")
+        write(json_line(out) + "\n")
     sys.stdout.flush()
     return 0
