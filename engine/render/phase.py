@@ -464,7 +464,8 @@ class RenderPhase:
                 or props.get("tool_calls") is not None
                 or props.get("tool_call_id")
             ):
-                used += tokenizer.message_tokens(_empty_message(element))
+                assert isinstance(node, Message)
+                used += tokenizer.message_tokens(_empty_message(element, node.tool_calls))
             else:  # _empty_message would hold the role alone
                 used += bare_message_tokens(tokenizer, MESSAGE_ROLES[kind])
         text_tokens = tokenizer.text_tokens
@@ -613,14 +614,14 @@ def _with_priority(element: Element, priority: float) -> Element:
     )
 
 
-def _empty_message(element: Element) -> dict[str, Any]:
+def _empty_message(element: Element, calls: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The message ``element`` makes, without content (``calls``: its message's tool calls)."""
     props = element.props
     message: dict[str, Any] = {"role": MESSAGE_ROLES[element.kind], "content": []}
     if props.get("name"):
         message["name"] = props["name"]
-    calls = props.get("tool_calls")
-    if calls is not None and element.kind == "assistant":
-        message["toolCalls"] = [tool_call_dict(call, {}) for call in calls]
+    if calls is not None:
+        message["toolCalls"] = calls
     if props.get("tool_call_id"):
         message["toolCallId"] = props["tool_call_id"]
     return message
