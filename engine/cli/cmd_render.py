@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
         document = load_document(args.tree)
         tokenizer = get_tokenizer(args.tokenizer or document.tokenizer or "words")
         tree_text = read_text(args.tree).encode("utf-8", "surrogatepass")
-        recall(tokenizer, tree_text)  # counts of an earlier render of this tree file
+        recall(tokenizer, tree_text, document.texts)  # an earlier render's counts
         result = render(document, budget, args.tokenizer, args.mode or "exact")
-        remember(tokenizer, tree_text)
+        remember(tokenizer, tree_text, document.texts)
         report = build_report(result)
         if args.json:
             shown = result_json(result, openai=args.openai)
@@ -87,18 +87,16 @@ def run(args: argparse.Namespace) -> int:
 def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = None) -> int:
     """Oracle cases on stdin; a case's own budget/tokenizer win over the options, which win
     over the tree's."""
+    from ctxtop.engine.render.cases import CaseReader
     from ctxtop.engine.render.collections_paused import collected_between
-    from ctxtop.engine.render.count_memory import recall, remember, tree_identity
-    from ctxtop.engine.render.loader import TreeFormatError, document_from_data, parse_budget
-    from ctxtop.engine.render.output import dumps, result_json
+    from ctxtop.engine.render.count_memory import recall, remember
+    from ctxtop.engine.render.loader import TreeFormatError, parse_budget
+    from ctxtop.engine.render.output import json_line, result_json
     from ctxtop.engine.render.renderer import render
     from ctxtop.engine.render.tokenizers import BpeTokenizer, get_tokenizer
 
     write = sys.stdout.write
-    # The generator writes each tree once per budget, on consecutive lines: parse it once.
-    last_tree: object = None
-    last_document = None
-    tree_text = b""
+    cases = CaseReader()
     limit = input_limit()
     # The limit counts characters here (a line of stdin's text stream), at most 4 bytes each.
     # no collection passes while a case is read, rendered and written (collected_between)
@@ -110,23 +108,18 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
             continue
         out: dict[str, Any]
         try:
-            case = json.loads(line)
-            tree = case["tree"] if isinstance(case, dict) else None
-            if last_document is None or tree != last_tree:
-                last_document, last_tree = document_from_data(tree), tree
-                tree_text = b""
-            document = last_document
+            case, document = cases.read(line)
             given = case.get("budget")
             chosen = case.get("tokenizer") or tokenizer
             counter = get_tokenizer(str(chosen or document.tokenizer or "words"))
             if isinstance(counter, BpeTokenizer):
-                tree_text = tree_text or tree_identity(tree)
-                recall(counter, tree_text)  # counts of an earlier render of this tree
+                # counts of an earlier render of this tree
+                recall(counter, cases.identity(), document.texts)
             result = render(
                 document, budget if given is None else parse_budget(given), chosen, mode
             )
             if isinstance(counter, BpeTokenizer):
-                remember(counter, tree_text)
+                remember(counter, cases.identity(), document.texts)
             out = result_json(result, openai=bool(case.get("openai")))
             if case.get("id") is not None:
                 out = {"id": case["id"], **out}
@@ -134,6 +127,6 @@ def _run_jsonl(mode: str, budget: int | None = None, tokenizer: str | None = Non
             out = {"usageError": str(error)}
         except Exception as error:  # one bad case must not end a stream of thousands
             out = {"usageError": f"cannot render this case ({type(error).__name__}: {error})"}
-        write(dumps(out, normalized=True) + "\n")
+        write(json_line(out) + "\n")
     sys.stdout.flush()
     return 0

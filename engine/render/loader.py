@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxtop.engine.errors import InputError
@@ -16,6 +16,7 @@ from ctxtop.engine.render.elements import (
     ELEMENT_KINDS,
     INTRINSIC_KINDS,
     MAX_PRIORITY,
+    MESSAGE_ROLES,
     Child,
     Element,
     Sizing,
@@ -34,7 +35,7 @@ BASE_PROPS = {
     "flexReserve": "flex_reserve",
 }
 BASE_NAMES = frozenset(BASE_PROPS)
-# Kinds with props of their own (_kind_props); the others have none.
+# Kinds with props of their own (TextChunk's read in _node, the others in _kind_props).
 KINDS_WITH_PROPS = frozenset(
     {
         "system",
@@ -85,6 +86,9 @@ class TreeDocument:
     budget: int | None = None
     tokenizer: str | None = None
     description: str | None = None
+    # TextChunk texts and tool call ids and arguments, in load order: the texts whose counts
+    # count_memory keeps by their place in the tree (a tree loaded again lists the same ones).
+    texts: list[str] = field(default_factory=list)
 
 
 def parse_budget(value: Any) -> int:
@@ -110,9 +114,9 @@ def document_from_data(data: Any) -> TreeDocument:
         data = {"root": data}
     if not isinstance(data, dict) or not isinstance(data.get("root"), list):
         raise TreeFormatError('tree must be an array or an object with a "root" array')
-    counter = _IdCounter()
+    state = _LoadState()
     root = [
-        _node(child, (None, "root", index), counter, 0) for index, child in enumerate(data["root"])
+        _node(child, (None, "root", index), state, 0) for index, child in enumerate(data["root"])
     ]
     budget = data.get("budget")
     tokenizer = data.get("tokenizer")
@@ -121,6 +125,7 @@ def document_from_data(data: Any) -> TreeDocument:
         budget=None if budget is None else parse_budget(budget),
         tokenizer=None if tokenizer is None else str(tokenizer),
         description=data.get("description"),
+        texts=state.texts,
     )
 
 
@@ -149,7 +154,7 @@ def load_document(path: str) -> TreeDocument:
 
 def assign_missing_ids(children: list[Child]) -> None:
     """Gives elements built in Python without an id the oracle's ``#n`` (pre-order) id."""
-    counter = _IdCounter()
+    counter = _LoadState()
 
     def visit(child: Child) -> None:
         if isinstance(child, str):
@@ -169,13 +174,19 @@ def assign_missing_ids(children: list[Child]) -> None:
         visit(child)
 
 
-class _IdCounter:
+class _LoadState:
+    """What loading one document keeps: the ids given so far, the texts listed."""
+
     def __init__(self) -> None:
         self.next = 0
         self.seen: set[str] = set()
+        self.texts: list[str] = []  # TreeDocument.texts
 
     def assign(self, given: Any, where: Where | str) -> str:
-        node_id = f"#{self.next}" if given is None else _js_string(given)
+        if given is None:
+            node_id = f"#{self.next}"
+        else:  # a string id as it is, without a call (once per element)
+            node_id = given if type(given) is str else _js_string(given)
         if node_id in self.seen:
             raise TreeFormatError(f'duplicate id "{node_id}" at {_path(where)}')
         self.seen.add(node_id)
@@ -192,7 +203,7 @@ def _js_string(value: Any) -> str:
     return js_number(value) if isinstance(value, float) else str(value)
 
 
-def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
+def _node(raw: Any, where: Where, ids: _LoadState, depth: int) -> Child:
     """``depth``: how many elements enclose this one."""
     if isinstance(raw, str):
         return raw
@@ -200,20 +211,21 @@ def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
         # rendering recurses per level; a clear error instead of Python's recursion limit
         shown = _path(where)[:80]
         raise TreeFormatError(f"tree nested deeper than {MAX_DEPTH} levels at {shown}...")
-    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    if not isinstance(kind, str):
         raise TreeFormatError(f"invalid node at {_path(where)}: {json.dumps(raw)}")
-    kind = raw["type"]
     if kind == "text":
         return str(raw.get("text", ""))
-    if kind not in ELEMENT_KINDS and kind not in INTRINSIC_KINDS and kind != "fragment":
-        raise TreeFormatError(f'unknown node type "{kind}" at {_path(where)}')
     element = Element(kind)
     if kind in ELEMENT_KINDS:
         element.id = ids.assign(raw.get("id"), where)
         if not BASE_NAMES.isdisjoint(raw):  # most nodes set none of them
             for json_name, attr in BASE_PROPS.items():
-                if raw.get(json_name) is not None:
-                    setattr(element, attr, _base_prop(json_name, raw[json_name], where))
+                value = raw.get(json_name)
+                if value is not None:
+                    setattr(element, attr, _base_prop(json_name, value, where))
+    elif kind not in INTRINSIC_KINDS and kind != "fragment":
+        raise TreeFormatError(f'unknown node type "{kind}" at {_path(where)}')
     raw_children = raw.get("children")
     if raw_children:
         if not isinstance(raw_children, list):
@@ -223,7 +235,17 @@ def _node(raw: Any, where: Where, ids: _IdCounter, depth: int) -> Child:
             child if isinstance(child, str) else _node(child, (where, kind, index), ids, inner)
             for index, child in enumerate(raw_children)
         ]
-    if kind in KINDS_WITH_PROPS:
+    if kind == "textchunk":  # the most common kind: its props here, not in _kind_props
+        text = raw.get("text")
+        if text is not None:
+            text = text if type(text) is str else str(text)
+            element.children = [text]
+            ids.texts.append(text)
+        break_on = raw.get("breakOn")
+        props = element.props
+        props["break_on"] = None if break_on is None else _break_on(break_on, where)
+        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
+    elif kind in KINDS_WITH_PROPS:
         _kind_props(element, raw, where, ids, depth)
     return element
 
@@ -253,39 +275,25 @@ def _base_prop(name: str, value: Any, node: Where) -> Any:
 
 
 def _kind_props(
-    element: Element, raw: dict[str, Any], node: Where, ids: _IdCounter, depth: int
+    element: Element, raw: dict[str, Any], node: Where, ids: _LoadState, depth: int
 ) -> None:
     kind = element.kind
     props = element.props
-    if kind == "textchunk":  # the most common kind, first
-        if raw.get("text") is not None:
-            element.children = [str(raw["text"])]
-        break_on = raw.get("breakOn")
-        props["break_on"] = None if break_on is None else _break_on(break_on, node)
-        props["break_on_whitespace"] = bool(raw.get("breakOnWhitespace"))
-        return
-    if kind in ("system", "user", "assistant", "tool") and "name" in raw:
-        props["name"] = raw["name"]
-    if kind == "assistant" and raw.get("toolCalls") is not None:
-        props["tool_calls"] = [
-            ToolCall(
-                id=call.get("id"),
-                name=call.get("name"),
-                arguments=call.get("arguments", ""),
-                keep_with=None if call.get("keepWith") is None else str(call["keepWith"]),
-            )
-            for call in raw["toolCalls"]
-        ]
-    elif kind == "tool":
-        props["tool_call_id"] = raw.get("toolCallId")
+    if kind in MESSAGE_ROLES:  # the most common kinds first: messages, then KeepWith
+        if "name" in raw:
+            props["name"] = raw["name"]
+        if kind == "tool":
+            props["tool_call_id"] = raw.get("toolCallId")
+        elif kind == "assistant" and raw.get("toolCalls") is not None:
+            _tool_calls(props, raw, ids)
+    elif kind == "keepwith":
+        props["group"] = str(raw.get("group"))
     elif kind == "tokenlimit":
         if raw.get("max") is not None and not _number(raw["max"]):
             raise TreeFormatError(f"max at {_path(node)} must be a number")
         props["max"] = raw.get("max")
     elif kind == "prioritizedlist":
         props["descending"] = bool(raw.get("descending"))
-    elif kind == "keepwith":
-        props["group"] = str(raw.get("group"))
     elif kind == "ifempty":
         alt = raw.get("alt")
         if alt is None:
@@ -322,6 +330,24 @@ def _kind_props(
     elif kind == "echo":
         props["label"] = raw.get("label", element.id)
         props["pad"] = raw.get("pad", "")
+
+
+def _tool_calls(props: dict[str, Any], raw: dict[str, Any], ids: _LoadState) -> None:
+    props["tool_calls"] = calls = [
+        ToolCall(
+            id=call.get("id"),
+            name=call.get("name"),
+            arguments=call.get("arguments", ""),
+            keep_with=None if call.get("keepWith") is None else str(call["keepWith"]),
+        )
+        for call in raw["toolCalls"]
+    ]
+    texts = ids.texts
+    for call in calls:
+        if type(call.id) is str:
+            texts.append(call.id)
+        if type(call.arguments) is str:
+            texts.append(call.arguments)
 
 
 def _break_on(value: Any, node: Where) -> Any:

@@ -225,16 +225,21 @@ class Container(Branch):
     def __init__(
         self, parent: Branch | None, node_id: int, name: str | None, priority: float, flags: int
     ) -> None:
-        Branch.__init__(self, CONTAINER, parent, node_id, priority)
+        # Node.__init__ and Branch's fields, not through Branch.__init__: ~10,000 each render
+        Node.__init__(self, CONTAINER, parent, priority)
+        self.node_id = node_id
+        self.children: list[Node] = []
         self.name = name
         self.flags = flags
         self.keep_with_id: int | None = None
         self._count_sum: float = 0
         self._base_sum: float = 0
+        # The sets of changed children are made with the sums (most containers are never
+        # summed, or only once): each is read only while its parts are not None.
         self._count_parts: dict[Node, float] | None = None
         self._base_parts: dict[Node, float] | None = None
-        self._count_dirty: set[Node] = set()
-        self._base_dirty: set[Node] = set()
+        self._count_dirty: set[Node]
+        self._base_dirty: set[Node]
 
     def child_changed(self, child: Node) -> None:
         self.mark_dirty(child)
@@ -255,14 +260,10 @@ class Container(Branch):
             self._base_dirty.discard(child)
 
     def swapped(self, old: Node, new: Node, exact: bool) -> None:
-        for parts, dirty in (
-            (self._count_parts, self._count_dirty),
-            (self._base_parts, self._base_dirty),
-        ):
-            if parts is not None and old in parts:
-                parts[new] = parts.pop(old)
-                dirty.discard(old)
-                dirty.add(new)
+        if self._count_parts is not None:
+            _moved(self._count_parts, self._count_dirty, old, new)
+        if self._base_parts is not None:
+            _moved(self._base_parts, self._base_dirty, old, new)
         if exact:
             self.on_chunks_change()  # exact mode: the enclosing message's text changed
             return
@@ -280,6 +281,7 @@ class Container(Branch):
         parts = self._count_parts
         if parts is None:
             parts = self._count_parts = {}
+            self._count_dirty = set()
             total: float = 0
             for child in self.children:
                 if isinstance(child, Branch):
@@ -308,6 +310,7 @@ class Container(Branch):
         parts = self._base_parts
         if parts is None:
             parts = self._base_parts = {}
+            self._base_dirty = set()
             total: float = 0
             for child in self.children:
                 if isinstance(child, Branch):
@@ -323,6 +326,14 @@ class Container(Branch):
                     parts[child] = value
             self._base_dirty.clear()
         return self._base_sum
+
+
+def _moved(parts: dict[Node, float], dirty: set[Node], old: Node, new: Node) -> None:
+    """``old``'s summand is ``new``'s now, to be counted again."""
+    if old in parts:
+        parts[new] = parts.pop(old)
+        dirty.discard(old)
+        dirty.add(new)
 
 
 class Message(Branch):
@@ -348,7 +359,10 @@ class Message(Branch):
         tool_call_id: Any,
         priority: float,
     ) -> None:
-        Branch.__init__(self, MESSAGE, parent, node_id, priority)
+        # Node.__init__ and Branch's fields, not through Branch.__init__: thousands each render
+        Node.__init__(self, MESSAGE, parent, priority)
+        self.node_id = node_id
+        self.children: list[Node] = []
         self.role = role
         self.name = name
         self.tool_calls = tool_calls

@@ -10,6 +10,8 @@ import json
 import math
 from typing import Any
 
+import msgspec
+
 from ctxtop.engine.render.openai_form import ROLE_NAMES, drop_undefined, to_openai_message
 from ctxtop.engine.render.renderer import LIBRARY, RenderResult
 
@@ -131,3 +133,39 @@ def dumps(value: Any, indent: int | None = None, normalized: bool = False) -> st
         indent=indent,
         separators=(",", ":") if indent is None else (",", ": "),
     )
+
+
+# What msgspec writes as json.dumps does (ensure_ascii off, compact): floats it writes otherwise
+# (1e-07 is 1e-7, NaN and Infinity null), and it refuses a lone surrogate.
+_SAME_TEXT = frozenset({str, int, bool, type(None)})
+_CONTAINERS = _SAME_TEXT | {dict, list}
+_KEYS = frozenset({str})
+
+
+def json_line(value: Any) -> str:
+    """``dumps(value, normalized=True)``, written by msgspec (a sixth of the time) when the
+    text is the same: nothing but strings, whole numbers, booleans and None, in lists and in
+    objects with string keys; anything else (a float first) by json.dumps."""
+    if _same_text(value):
+        try:
+            return msgspec.json.encode(value).decode()
+        except UnicodeEncodeError:
+            pass
+    return dumps(value, normalized=True)
+
+
+def _same_text(value: Any) -> bool:
+    if type(value) is dict:
+        if not set(map(type, value)) <= _KEYS:
+            return False
+        items: Any = value.values()
+    elif type(value) is list:
+        items = value
+    else:
+        return type(value) in _SAME_TEXT
+    kinds = set(map(type, items))  # the types of thousands of items without a Python loop
+    if kinds <= _SAME_TEXT:
+        return True
+    if not kinds <= _CONTAINERS:
+        return False
+    return all(_same_text(item) for item in items if type(item) is dict or type(item) is list)

@@ -4,7 +4,8 @@ Siblings are grouped by ``flexGrow`` (none first, then highest first). A group s
 after earlier groups and after the ``flexReserve`` of later groups, split by ``flexBasis``;
 TokenLimits whose share exceeds their ``max`` get exactly ``max``. An element's consumption
 (literal text, plus base message tokens for messages) is capped at its budget and reduces what later
-groups get. The result is a tree of ``RenderNode`` ready to materialize; nothing is pruned here.
+groups get. The result is the materialized tree (materialized.py), each node made as its element
+is placed; nothing is pruned here.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ctxtop.engine.render.materialized import (
     FLAG_LEGACY,
     FLAG_PASS_PRIORITY,
     NO_BREAK,
+    Branch,
     BreakpointPart,
     Container,
     DocumentPart,
@@ -123,52 +125,16 @@ class SizingContext:
         return left if left > 0 or left != left else 0
 
 
-class RenderText:
-    __slots__ = ("child_index", "line_break", "priority", "text")
-
-    def __init__(self, text: str, priority: float, child_index: int, line_break: bool) -> None:
-        self.text = text
-        self.priority = priority
-        self.child_index = child_index
-        self.line_break = line_break
-
-
-class RenderLeaf:
-    """An opaque part or a cache breakpoint placed by an element."""
-
-    __slots__ = ("child_index", "element", "priority")
-
-    def __init__(self, element: Element, priority: float, child_index: int) -> None:
-        self.element = element
-        self.priority = priority
-        self.child_index = child_index
-
-
-class RenderNode:
-    """One rendered element instance (the library's PromptTreeElement)."""
-
-    __slots__ = ("child_index", "children", "element", "flags", "json_id", "keep_with", "node_id")
-
-    def __init__(self, node_id: int, child_index: int, element: Element | None) -> None:
-        self.node_id = node_id
-        self.child_index = child_index
-        self.element = element
-        self.children: list[RenderNode | RenderText | RenderLeaf] = []
-        self.flags = 0
-        self.json_id: str | None = None
-        self.keep_with: int | None = None
-
-
 @dataclasses.dataclass
 class Growable:
-    node: RenderNode
+    node: Container
     element: Element
     initial_consume: float
 
 
 @dataclasses.dataclass
 class RenderPhaseResult:
-    root: RenderNode
+    root: Container
     budgets: dict[str, float]
     expandable_calls: list[dict[str, Any]]
     token_limits: list[tuple[Any, int]]
@@ -190,17 +156,58 @@ class RenderPhase:
         self.created_ids: list[str] = []
         self.consumed: dict[str, float] = {}  # element id -> what its render used of its budget
 
-    def new_node(self, child_index: int, element: Element | None) -> RenderNode:
-        node = RenderNode(self.next_node_id, child_index, element)
+    def new_node(self, element: Element, parent: Branch | None) -> Node:
+        """The node ``element`` is laid out as, a child of ``parent`` (its children come as it
+        renders): a message, an image or document part, or a container."""
+        node_id = self.next_node_id
         self.next_node_id += 1
-        return node
+        kind = element.kind
+        props = element.props
+        priority = MAX_PRIORITY if element.priority is None else element.priority
+        made: Node
+        if kind in MESSAGE_ROLES:
+            calls = props.get("tool_calls") if kind == "assistant" else None
+            made = Message(
+                parent,
+                node_id,
+                MESSAGE_ROLES[kind],
+                props.get("name"),
+                None if calls is None else [tool_call_dict(c, self.keep_with_ids) for c in calls],
+                props.get("tool_call_id") if kind == "tool" else None,
+                priority,
+            )
+        elif kind == "image":
+            src = props.get("src") or ""
+            made = ImagePart(parent, src, priority, props.get("detail"), props.get("mime_type"))
+        elif kind == "document":
+            made = DocumentPart(parent, props.get("data"), props.get("media_type"), priority)
+        else:
+            flags = KIND_FLAGS.get(kind, 0)
+            if element.pass_priority:
+                flags |= FLAG_PASS_PRIORITY
+                if element.priority is None:
+                    priority = 0
+            container = Container(parent, node_id, CTOR_NAMES.get(kind, kind), priority, flags)
+            if kind == "tokenlimit":
+                self.token_limits.append((props.get("max"), node_id))
+            elif kind == "keepwith":
+                group = props["group"]
+                container.keep_with_id = self.keep_with_ids.setdefault(
+                    group, len(self.keep_with_ids)
+                )
+            made = container
+        if element.id is not None:
+            made.json_id = element.id
+            self.created_ids.append(element.id)
+        return made
 
     def count_text(self, text: str) -> int:
         return self.tokenizer.text_tokens(text)
 
     def run(self, root_children: list[Child], budget: float) -> RenderPhaseResult:
         root_element = Element("root", list(root_children))
-        root = self.new_node(0, root_element)
+        root = self.new_node(root_element, None)
+        assert isinstance(root, Container)
         self._process_pieces(SizingContext(budget), [(root, root_element, ("root", None))])
         return RenderPhaseResult(
             root,
@@ -214,32 +221,20 @@ class RenderPhase:
 
     # -- flex allocation -------------------------------------------------------------------
     def _process_pieces(
-        self, sizing: SizingContext, todo: list[tuple[RenderNode, Element, PathChain]]
+        self, sizing: SizingContext, todo: list[tuple[Node, Element, PathChain]]
     ) -> None:
         if not todo:
             return
-        created = self.created_ids
-        for node, element, _ in todo:
-            kind = element.kind
-            if element.id is not None:
-                node.json_id = element.id
-                created.append(element.id)
-            flags = KIND_FLAGS.get(kind, 0)
-            if element.pass_priority:
-                flags |= FLAG_PASS_PRIORITY
-            node.flags = flags
-            if kind == "tokenlimit":
-                self.token_limits.append((element.props.get("max"), node.node_id))
-            elif kind == "keepwith":
-                group = element.props["group"]
-                node.keep_with = self.keep_with_ids.setdefault(group, len(self.keep_with_ids))
         if len(todo) == 1:  # one group, and nothing reserved by later ones
             node, element, path = todo[0]
             if element.flex_basis is not None or not _renders_children(element):
                 self._render_pieces(sizing, todo, self._split(sizing, todo))
                 return
             # the usual element: the whole share, its children as they are
-            budget = _equal_share(sizing.remaining, 1)
+            remaining = sizing.remaining
+            # an integral share below 2**53 is its own floor (no float round trip to undo)
+            whole = type(remaining) is int and remaining <= MAX_PRIORITY
+            budget = remaining if whole else _equal_share(remaining, 1)
             if element.id is not None:
                 self.budgets[element.id] = budget
             consumption = self._render_piece(budget, node, element, path, element.children)
@@ -247,7 +242,7 @@ class RenderPhase:
                 self.consumed[element.id] = consumption
             sizing.used += consumption
             return
-        groups: dict[float, list[tuple[RenderNode, Element, PathChain]]] = {}
+        groups: dict[float, list[tuple[Node, Element, PathChain]]] = {}
         for entry in todo:
             element = entry[1]
             key = INF if element.flex_grow is None else element.flex_grow
@@ -285,7 +280,7 @@ class RenderPhase:
     def _render_pieces(
         self,
         sizing: SizingContext,
-        group: list[tuple[RenderNode, Element, PathChain]],
+        group: list[tuple[Node, Element, PathChain]],
         budgets: list[float],
     ) -> None:
         """Renders one flex group with its budgets; what each used is taken from ``sizing``."""
@@ -298,13 +293,14 @@ class RenderPhase:
         for index, (node, element, path) in enumerate(group):
             consumption = self._render_piece(budgets[index], node, element, path, rendered[index])
             if element.kind == "expandable":
+                assert isinstance(node, Container)
                 self.growables.append(Growable(node, element, consumption))
             if element.id is not None:
                 consumed[element.id] = consumption
             sizing.used += consumption
 
     def _split(
-        self, sizing: SizingContext, group: list[tuple[RenderNode, Element, PathChain]]
+        self, sizing: SizingContext, group: list[tuple[Node, Element, PathChain]]
     ) -> list[float]:
         """Each element's budget: shares by flexBasis, TokenLimits capped at their max."""
         remaining = sizing.remaining
@@ -340,7 +336,7 @@ class RenderPhase:
         return budgets
 
     def _render_group(
-        self, group: list[tuple[RenderNode, Element, PathChain]], budgets: list[float]
+        self, group: list[tuple[Node, Element, PathChain]], budgets: list[float]
     ) -> list[list[Child]]:
         """prepare() of the whole group (text fitting interleaved as in JS), then render()."""
         fits: dict[int, Steps] = {}
@@ -362,9 +358,11 @@ class RenderPhase:
                 cursor = RegexCursor(WHITESPACE_RUN, "/\\s+/g")
                 text = element.props["text"]
                 fits[index] = fit_steps(self.count_text, budgets[index], cursor, text)
-        if not fits:  # nothing fitted (the common case)
+        if not fits:  # nothing fitted (the common case): most output their children
             return [
-                self._render_output(element, budgets[index], None)
+                element.children
+                if element.kind not in SPECIAL_OUTPUT
+                else self._render_output(element, budgets[index], None)
                 for index, (_, element, _) in enumerate(group)
             ]
         fitted = dict(zip(fits, run_interleaved(list(fits.values())), strict=True))
@@ -437,15 +435,28 @@ class RenderPhase:
     def _render_piece(
         self,
         budget: float,
-        node: RenderNode,
+        node: Node,
         element: Element,
         path: PathChain,
         output: list[Child],
     ) -> float:
-        pieces = _flatten(output)
-        used: float = 0
         kind = element.kind
         tokenizer = self.tokenizer
+        own_priority = MAX_PRIORITY if element.priority is None else element.priority
+        # an image or document part keeps no children (they are laid out, then dropped)
+        parent = node if isinstance(node, Branch) else None
+        children = [] if parent is None else parent.children
+        if kind == "textchunk" and len(output) == 1 and type(output[0]) is str:
+            # the usual TextChunk, one text: what _text_chunk_children makes of it
+            text = output[0]
+            children.append(TextPart(parent, text, own_priority, ALWAYS_BREAK))
+            tokens = tokenizer.text_tokens(text)
+            return budget if tokens > budget else tokens  # SizingContext.consumed
+        if len(output) == 1 and (isinstance(output[0], str) or output[0].kind != "fragment"):
+            pieces = output  # one child, not a fragment (a message's, a wrapper's): as it is
+        else:
+            pieces = _flatten(output)
+        used: float = 0
         if kind in ("system", "user", "assistant") or (self.exact and kind == "tool"):
             props = element.props
             if (
@@ -453,37 +464,46 @@ class RenderPhase:
                 or props.get("tool_calls") is not None
                 or props.get("tool_call_id")
             ):
-                used += tokenizer.message_tokens(_empty_message(element))
+                assert isinstance(node, Message)
+                used += tokenizer.message_tokens(_empty_message(element, node.tool_calls))
             else:  # _empty_message would hold the role alone
                 used += bare_message_tokens(tokenizer, MESSAGE_ROLES[kind])
-        own_priority = MAX_PRIORITY if element.priority is None else element.priority
         text_tokens = tokenizer.text_tokens
         if kind == "textchunk":
             for piece in pieces:
                 if isinstance(piece, str):
                     used += text_tokens(piece)
-            self._text_chunk_children(node, element, pieces, own_priority)
+            self._text_chunk_children(parent, children, element, pieces, own_priority)
             return budget if used > budget else used  # SizingContext.consumed
-        todo: list[tuple[RenderNode, Element, PathChain]] = []
-        children = node.children
+        todo: list[tuple[Node, Element, PathChain]] = []
         for piece in pieces:
             if isinstance(piece, str):
                 used += text_tokens(piece)
-                children.append(RenderText(piece, own_priority, len(children), False))
+                # a text first among its siblings breaks the line unless a text comes before
+                line_break = NO_BREAK if children else BREAK_IF_NOT_TEXT_SIBLING
+                children.append(TextPart(parent, piece, own_priority, line_break))
             elif piece.kind in ("br", "opaque", "cacheBreakpoint"):
-                self._intrinsic(node, element, piece, own_priority, len(children))
+                self._intrinsic(parent, children, element, piece, own_priority, not children)
             else:
-                child = RenderNode(self.next_node_id, len(children), piece)
-                self.next_node_id += 1
+                child = self.new_node(piece, parent)
                 children.append(child)
                 todo.append((child, piece, (piece.kind, path)))
         child_sizing = SizingContext(budget)
         child_sizing.used = used
         self._process_pieces(child_sizing, todo)
+        if kind == "ifempty" and parent is not None:
+            # the alternative is kept only if the default renders nothing
+            alternate, default = children
+            parent.children = [alternate] if default.is_empty() else [default]
         return child_sizing.consumed
 
     def _text_chunk_children(
-        self, node: RenderNode, element: Element, pieces: list[str | Element], priority: float
+        self,
+        parent: Branch | None,
+        children: list[Node],
+        element: Element,
+        pieces: list[str | Element],
+        priority: float,
     ) -> None:
         content: list[str] = []
         for piece in pieces:
@@ -493,23 +513,35 @@ class RenderPhase:
                 content.append("\n")
             elif piece.kind in ("opaque", "cacheBreakpoint"):
                 # intrinsics inside a TextChunk do not inherit its priority
-                self._intrinsic(node, element, piece, MAX_PRIORITY, node.child_index)
+                self._intrinsic(parent, children, element, piece, MAX_PRIORITY, False)
             else:
                 raise RenderError("TextChunk cannot have extrinsic children!")
-        node.children.append(RenderText("".join(content), priority, node.child_index, True))
+        children.append(TextPart(parent, "".join(content), priority, ALWAYS_BREAK))
 
     def _intrinsic(
-        self, node: RenderNode, owner: Element, piece: Element, priority: float, index: int
+        self,
+        parent: Branch | None,
+        children: list[Node],
+        owner: Element,
+        piece: Element,
+        priority: float,
+        first: bool,
     ) -> None:
+        """``first``: nothing comes before it among its siblings (a line break then breaks
+        the line unless a text comes before)."""
         inherited = priority if piece.priority is None else piece.priority
+        props = piece.props
         if piece.kind == "br":
-            node.children.append(RenderText("\n", inherited, index, False))
+            line_break = BREAK_IF_NOT_TEXT_SIBLING if first else NO_BREAK
+            children.append(TextPart(parent, "\n", inherited, line_break))
         elif piece.kind == "opaque":
-            node.children.append(RenderLeaf(piece, inherited, index))
+            children.append(
+                OpaquePart(parent, props.get("value"), props.get("token_usage"), inherited)
+            )
         else:
             if owner.kind not in MESSAGE_ROLES:
                 raise RenderError("Cache breakpoints may only be direct children of chat messages")
-            node.children.append(RenderLeaf(piece, MAX_PRIORITY, index))
+            children.append(BreakpointPart(parent, props.get("cache_type")))
 
 
 def _equal_share(remaining: float, count: int) -> float:
@@ -568,21 +600,28 @@ def _prioritized(element: Element) -> list[Child]:
 
 def _with_priority(element: Element, priority: float) -> Element:
     """``dataclasses.replace(element, priority=priority)`` (fields copied as they are, so
-    children and props are shared) at a fifth of its cost: lists have thousands of items."""
-    clone = Element.__new__(Element)
-    clone.__dict__.update(element.__dict__)
-    clone.priority = priority
-    return clone
+    children and props are shared) at a fraction of its cost: lists have thousands of items."""
+    return Element(
+        element.kind,
+        element.children,
+        element.id,
+        priority,
+        element.pass_priority,
+        element.flex_grow,
+        element.flex_basis,
+        element.flex_reserve,
+        element.props,
+    )
 
 
-def _empty_message(element: Element) -> dict[str, Any]:
+def _empty_message(element: Element, calls: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The message ``element`` makes, without content (``calls``: its message's tool calls)."""
     props = element.props
     message: dict[str, Any] = {"role": MESSAGE_ROLES[element.kind], "content": []}
     if props.get("name"):
         message["name"] = props["name"]
-    calls = props.get("tool_calls")
-    if calls is not None and element.kind == "assistant":
-        message["toolCalls"] = [tool_call_dict(call, {}) for call in calls]
+    if calls is not None:
+        message["toolCalls"] = calls
     if props.get("tool_call_id"):
         message["toolCallId"] = props["tool_call_id"]
     return message
@@ -596,93 +635,3 @@ def tool_call_dict(call: Any, keep_with_ids: dict[str, int]) -> dict[str, Any]:
         "function": {"name": call.name, "arguments": call.arguments},
         "keepWith": None if group is None else keep_with_ids.setdefault(group, len(keep_with_ids)),
     }
-
-
-# -- materialization -------------------------------------------------------------------------
-def materialize(
-    node: RenderNode, parent: Container | Message | None, keep_with_ids: dict[str, int]
-) -> Node:
-    element = node.element
-    kind = None if element is None else element.kind
-    made: Node
-    if kind == "image":
-        assert element is not None
-        props = element.props
-        made = ImagePart(
-            parent,
-            props.get("src") or "",
-            element.priority if element.priority is not None else MAX_PRIORITY,
-            props.get("detail"),
-            props.get("mime_type"),
-        )
-    elif kind == "document":
-        assert element is not None
-        made = DocumentPart(
-            parent,
-            element.props.get("data"),
-            element.props.get("media_type"),
-            element.priority if element.priority is not None else MAX_PRIORITY,
-        )
-    elif kind in MESSAGE_ROLES:
-        assert element is not None
-        props = element.props
-        calls = props.get("tool_calls") if kind == "assistant" else None
-        message = Message(
-            parent,
-            node.node_id,
-            MESSAGE_ROLES[kind],
-            props.get("name"),
-            None if calls is None else [tool_call_dict(c, keep_with_ids) for c in calls],
-            props.get("tool_call_id") if kind == "tool" else None,
-            element.priority if element.priority is not None else MAX_PRIORITY,
-        )
-        message.children = _materialize_children(node, message, keep_with_ids)
-        made = message
-    else:
-        priority: float
-        if element is not None and element.priority is not None:
-            priority = element.priority
-        elif element is not None and element.pass_priority:
-            priority = 0
-        else:
-            priority = MAX_PRIORITY
-        name = None if kind is None else CTOR_NAMES.get(kind, kind)
-        container = Container(parent, node.node_id, name, priority, node.flags)
-        container.keep_with_id = node.keep_with
-        container.children = _materialize_children(node, container, keep_with_ids)
-        if node.flags & FLAG_EMPTY_ALTERNATE:
-            alternate, default = container.children
-            container.children = [alternate] if default.is_empty() else [default]
-        made = container
-    made.json_id = node.json_id
-    return made
-
-
-def _materialize_children(
-    node: RenderNode, parent: Container | Message, keep_with_ids: dict[str, int]
-) -> list[Node]:
-    # Children are appended in sort-index order (a TextChunk's share one index), so the
-    # library's stable sort by index would leave them as they are.
-    made: list[Node] = []
-    for child in node.children:
-        if type(child) is RenderText:
-            if child.line_break:
-                line_break = ALWAYS_BREAK
-            elif child.child_index == 0:
-                line_break = BREAK_IF_NOT_TEXT_SIBLING
-            else:
-                line_break = NO_BREAK
-            made.append(TextPart(parent, child.text, child.priority, line_break))
-        elif type(child) is RenderNode:
-            made.append(materialize(child, parent, keep_with_ids))
-        else:
-            assert isinstance(child, RenderLeaf)
-            element = child.element
-            if element.kind == "opaque":
-                props = element.props
-                made.append(
-                    OpaquePart(parent, props.get("value"), props.get("token_usage"), child.priority)
-                )
-            else:
-                made.append(BreakpointPart(parent, element.props.get("cache_type")))
-    return made

@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left
 from collections.abc import Iterator
+from operator import attrgetter
 
 from ctxtop.engine.render.materialized import (
     BREAKPOINT,
@@ -29,6 +30,8 @@ from ctxtop.engine.render.materialized import (
     inside_message,
 )
 
+# A node's post-order number, for bisection and sorting (a C getter: called per probe).
+_seq = attrgetter("seq")
 # Levels this short are scanned, and searched child by child, rather than indexed.
 SHORT_LEVEL = 7
 
@@ -65,7 +68,11 @@ def has_cache_point(node: Node) -> bool:
         result = True
     elif node.kind == MESSAGE:
         assert isinstance(node, Branch)
-        result = any(child.kind == BREAKPOINT for child in node.children)
+        result = False
+        for child in node.children:  # a loop, not any(): once per message of every render
+            if child.kind == BREAKPOINT:
+                result = True
+                break
     elif node.kind == CONTAINER:
         assert isinstance(node, Branch)
         result = any(has_cache_point(child) for child in node.children)
@@ -88,14 +95,6 @@ def lowest_child_priority(node: Node) -> float:
         if child.priority < lowest:
             lowest = child.priority
     return lowest
-
-
-def is_removable_whole(node: Node) -> bool:
-    if not isinstance(node, Branch):
-        return True
-    if node.kind == CONTAINER and node.flags & FLAG_CHUNK:  # type: ignore[attr-defined]
-        return True
-    return not node.children
 
 
 class Pruner:
@@ -196,10 +195,14 @@ class Pruner:
                     node = top
                     continue
                 raise BudgetExceededError(node)
-            if is_removable_whole(lowest):
+            # content, a Chunk or a container without children goes whole; else descend
+            if (
+                not isinstance(lowest, Branch)
+                or not lowest.children
+                or (lowest.kind == CONTAINER and lowest.flags & FLAG_CHUNK)  # type: ignore[attr-defined]
+            ):
                 self.remove_node(lowest, removed, "priority")
                 return
-            assert isinstance(lowest, Branch)
             node = lowest
 
     def _remove_lowest_legacy(self, root: Branch, removed: list[Node]) -> None:
@@ -228,7 +231,7 @@ class Pruner:
                 return
         else:
             try:
-                index = _index_of(children, node)
+                index = children.index(node)  # by identity: nodes define no __eq__
             except ValueError:
                 return
         del children[index]
@@ -352,17 +355,6 @@ def _root_of(node: Node) -> Node:
     while node.parent is not None:
         node = node.parent
     return node
-
-
-def _seq(node: Node) -> float:
-    return node.seq
-
-
-def _index_of(children: list[Node], node: Node) -> int:
-    for index, child in enumerate(children):
-        if child is node:
-            return index
-    raise ValueError
 
 
 def _keep_with_id(node: Node) -> int | None:

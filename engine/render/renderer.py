@@ -28,7 +28,7 @@ from ctxtop.engine.render.materialized import (
     TextPart,
     messages_of,
 )
-from ctxtop.engine.render.phase import RenderError, RenderPhase, RenderPhaseResult, materialize
+from ctxtop.engine.render.phase import RenderError, RenderPhase, RenderPhaseResult
 from ctxtop.engine.render.prune import BudgetExceededError, NoLowestNodeError, Pruner
 from ctxtop.engine.render.tokenizers import Tokenizer, get_tokenizer
 
@@ -130,10 +130,9 @@ class _Run:
         result.budgets = phase.budgets
         result.consumed = phase.consumed
         result.expandable_calls = phase.expandable_calls
-        root = materialize(phase.root, None, keep_with_ids)
-        assert isinstance(root, Branch)
+        root = phase.root
         initial_ids = collect_ids(root)
-        result.initial_tree_factory = lambda: materialize(phase.root, None, dict(keep_with_ids))
+        result.initial_tree_factory = lambda: self._laid_out(children, budget)
         try:
             # (Also fills the messages' text caches, which the library's counting keeps.)
             original = [message.to_raw() for message in messages_of(root)]
@@ -142,8 +141,7 @@ class _Run:
             return
         if not self.prune:
             self._whole(root, budget, original, result)
-            known = set(initial_ids)
-            result.absent = [node_id for node_id in phase.created_ids if node_id not in known]
+            result.absent = _absent(phase.created_ids, initial_ids)
             return
         try:
             removed = self._fit(root, budget, phase)
@@ -160,14 +158,20 @@ class _Run:
             return
         result.token_count = root.token_count(self.counting)
         final_ids = set(collect_ids(root))
-        initial_set = set(initial_ids)
         result.pruned = [node_id for node_id in initial_ids if node_id not in final_ids]
-        result.absent = [node_id for node_id in phase.created_ids if node_id not in initial_set]
+        result.absent = _absent(phase.created_ids, initial_ids)
         result.removed_count = removed
         result.final_tree = root
         result.removals = [
-            (node, why, _limit_label(limit)) for node, why, limit in self.pruner.events
+            # the label written out here: once per removal, tens of thousands
+            (node, why, None if limit is None else f"TokenLimit {limit:g}")
+            for node, why, limit in self.pruner.events
         ]
+
+    def _laid_out(self, children: list[Child], budget: int) -> Node:
+        """The tree as the render phase lays it out, before any pruning or growth (laid out
+        again: pruning changes the tree in place; an Expandable's value is asked again)."""
+        return RenderPhase(self.tokenizer, self.counting.exact, {}).run(children, budget).root
 
     def _whole(
         self, root: Branch, budget: int, messages: list[dict[str, Any]], result: RenderResult
@@ -290,8 +294,12 @@ class _Run:
         return room
 
 
-def _limit_label(limit: float | None) -> str | None:
-    return None if limit is None else f"TokenLimit {limit:g}"
+def _absent(created: list[str], initial: list[str]) -> list[str]:
+    """Ids of elements rendered but not in the tree laid out (an IfEmpty's other branch)."""
+    if len(created) == len(initial):  # ids are unique and the tree's are all created ones
+        return []
+    known = set(initial)
+    return [node_id for node_id in created if node_id not in known]
 
 
 def collect_ids(root: Node) -> list[str]:

@@ -8,12 +8,13 @@ library's Raw shape as plain dicts (see materialized.py ``to_raw_message``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from hashlib import blake2b
 from typing import Any, Protocol
 
 from ctxtop.engine.errors import CtxtopError
 from ctxtop.engine.render.jstext import js_truthy, word_count
-from ctxtop.engine.render.openai_form import to_openai_message
+from ctxtop.engine.render.openai_form import ROLE_NAMES, to_openai_message
 
 TEXT, IMAGE, OPAQUE, BREAKPOINT, DOCUMENT = 1, 0, 2, 3, 4  # Raw.ChatCompletionContentPartKind
 TOKENIZERS = ("words", "o200k", "cl100k")
@@ -93,10 +94,11 @@ class BpeTokenizer:
         self.name = name
         self._encoding: Any = None  # loaded on the first text no count is known for
         self._counts: dict[str, int] = {}
-        # Counts remembered from an earlier render of the same tree (by a digest of the text),
-        # and those this render worked out (see engine/render/count_memory.py).
+        # Counts remembered from an earlier render of the same tree by a digest of the text
+        # (those of the tree's listed texts are preset instead), and the texts this render had
+        # to encode (see engine/render/count_memory.py).
         self.known: dict[bytes, int] = {}
-        self.learned: dict[bytes, int] = {}
+        self.learned: dict[str, int] = {}
 
     @staticmethod
     def text_digest(text: str) -> bytes:
@@ -104,16 +106,26 @@ class BpeTokenizer:
         return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
     def _encode_count(self, text: str) -> int:
-        key = self.text_digest(text)
-        found = self.known.get(key)
+        found = self.known.get(self.text_digest(text)) if self.known else None
         if found is None:
             if self._encoding is None:
                 from ctxtop.engine.tokens.encoding import get_encoding
 
                 self._encoding = get_encoding(self.name)
-            found = self._encoding.count(text)
-        self.learned[key] = found
+            found = self.learned[text] = self._encoding.count(text)
         return int(found)
+
+    def preset(self, texts: list[str], counts: Sequence[int]) -> None:
+        """Counts known for ``texts`` (-1: not known), taken as if counted."""
+        table = self._counts
+        for text, count in zip(texts, counts, strict=True):
+            if count >= 0:
+                table[text] = count
+
+    def counts_of(self, texts: list[str]) -> list[int]:
+        """The counts of ``texts`` this process knows (-1 where none)."""
+        table = self._counts
+        return [table.get(text, -1) for text in texts]
 
     def text_tokens(self, text: str) -> int:
         if not text:
@@ -130,7 +142,37 @@ class BpeTokenizer:
         return self.text_tokens(part["text"]) if part["type"] == TEXT else 0
 
     def message_tokens(self, message: dict[str, Any]) -> int:
-        openai = to_openai_message(message)
+        texts: list[str] = []
+        for part in message["content"]:
+            if part["type"] != TEXT:
+                return self._openai_tokens(to_openai_message(message))
+            texts.append(part["text"])
+        # Text only (the usual message): every role's OpenAI content is the joined text, so
+        # the form is not built; counted as _openai_tokens counts it (same sum as the walk).
+        text = self.text_tokens
+        content = "".join(texts)
+        role = message["role"]
+        if role == 2:
+            if js_truthy(message.get("name")):
+                return self._openai_tokens(to_openai_message(message))
+            total = 3 + text("assistant") + text(content)
+            for call in message.get("toolCalls") or ():
+                total += self._call_tokens(call)
+            return total
+        if role == 0 or role == 1:
+            total = 3 + text(ROLE_NAMES[role]) + text(content)
+            name = message.get("name")
+            if js_truthy(name):
+                total += self._value_tokens(name) + 1
+            return total
+        total = 3 + text("tool") + text(content)  # any other role is a tool message's
+        call_id = message.get("toolCallId")
+        if js_truthy(call_id):
+            total += self._value_tokens(call_id)
+        return total
+
+    def _openai_tokens(self, openai: dict[str, Any]) -> int:
+        """A message in OpenAI form: 3, plus FORMAT.md's count of its strings and names."""
         content = openai["content"]
         if isinstance(content, str) and openai["role"] != "assistant":
             # the common shape, counted directly (same sum as the generic walk)
@@ -138,10 +180,10 @@ class BpeTokenizer:
             total = 3 + text(openai["role"]) + text(content)
             name = openai.get("name")
             if js_truthy(name):
-                total += (text(name) if isinstance(name, str) else self._walk(name)) + 1
+                total += self._value_tokens(name) + 1
             call_id = openai.get("tool_call_id")
             if js_truthy(call_id):
-                total += text(call_id) if isinstance(call_id, str) else self._walk(call_id)
+                total += self._value_tokens(call_id)
             return total
         if openai["role"] == "assistant" and not js_truthy(openai["name"]):
             # an agent's tool-calling message, counted directly (same sum as the generic walk)
@@ -155,18 +197,28 @@ class BpeTokenizer:
         return 3 + self._walk(openai)
 
     def _call_tokens(self, call: dict[str, Any]) -> int:
-        """One OpenAI tool call ``{id, function: {name, arguments}, type}``: strings counted,
-        plus one for the function's non-empty ``name`` key (as ``_walk`` counts it)."""
+        """One tool call ``{id, function: {name, arguments}, type}`` as the OpenAI form has it
+        (``type`` "function"; a Raw call's other keys are not read): strings counted, plus one
+        for the function's non-empty ``name`` key (as ``_walk`` counts it)."""
         call_id, function = call["id"], call["function"]
         if not (
-            isinstance(call_id, str) and type(function) is dict and function.keys() == CALL_KEYS
+            isinstance(call_id, str)
+            and type(function) is dict
+            and function.keys() == CALL_KEYS
+            and isinstance(function["name"], str)
+            and isinstance(function["arguments"], str)
         ):
-            return self._walk([call])
+            return self._walk([{"id": call_id, "function": function, "type": "function"}])
         name, arguments = function["name"], function["arguments"]
-        if not (isinstance(name, str) and isinstance(arguments, str)):
-            return self._walk([call])
         text = self.text_tokens
         return text(call_id) + (text(name) + 1 if name else 0) + text(arguments) + text("function")
+
+    def _value_tokens(self, value: Any) -> int:
+        """A JSON value as ``_walk`` counts its items: a string's tokens, an object's or array's
+        strings, nothing for a number or boolean."""
+        if isinstance(value, str):
+            return self.text_tokens(value)
+        return self._walk(value) if isinstance(value, dict | list) else 0
 
     def _walk(self, value: Any) -> int:
         items = value.items() if isinstance(value, dict) else enumerate(value)

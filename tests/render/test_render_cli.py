@@ -119,6 +119,45 @@ def test_jsonl_prints_the_oracle_lines(
         assert line.startswith('{"id":"case-') and ',"library":' in line
 
 
+def jsonl_lines(capsys: pytest.CaptureFixture[str], lines: list[str]) -> list[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
+        code, out, _ = run(capsys, "--jsonl")
+    assert code == 0
+    return out.splitlines()
+
+
+def test_jsonl_a_tree_repeated_or_changed_renders_as_on_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Consecutive lines share a parsed tree only while its text is the same; lines read by
+    json.loads (NaN, which msgspec refuses) and by msgspec alternate without mixing trees up."""
+    first = json.loads((EXAMPLES / "07-keepwith-toolcalls.json").read_text())
+    second = json.loads((EXAMPLES / "02-priority-pruning.json").read_text())
+    cases = [
+        (first, 28, '"a"'),
+        (first, 45, '"b"'),
+        (first, 10, "NaN"),  # json.loads reads this line
+        (first, 28, '"c"'),
+        (second, 18, '"d"'),
+        (first, 28, "NaN"),
+        (second, 18, "NaN"),
+        (second, 18, '"e"'),
+    ]
+    lines = [
+        f'{{"id": {ident}, "budget": {budget}, "tokenizer": "words", "tree": {json.dumps(tree)}}}'
+        for tree, budget, ident in cases
+    ]
+    together = jsonl_lines(capsys, lines)
+    alone = [jsonl_lines(capsys, [line])[0] for line in lines]
+    assert together == alone
+    assert [json.loads(line)["tokenCount"] for line in together] == [
+        json.loads(alone[index])["tokenCount"] for index in range(len(cases))
+    ]
+    assert together[2].startswith('{"id":NaN,') and together[4].startswith('{"id":"d",')
+    assert "usageError" not in "".join(together)
+
+
 def test_number_ids_are_named_as_javascript_prints_them(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

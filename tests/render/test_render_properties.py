@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,7 @@ from ctxtop.engine.render.element_report import build_report
 from ctxtop.engine.render.loader import document_from_data
 from ctxtop.engine.render.materialized import Branch, Message, Node
 from ctxtop.engine.render.openai_form import to_openai_message
-from ctxtop.engine.render.output import result_json
+from ctxtop.engine.render.output import dumps, json_line, result_json
 from ctxtop.engine.render.renderer import RenderResult, render
 from ctxtop.engine.render.tokenizers import get_tokenizer
 
@@ -293,3 +294,58 @@ def test_tool_calling_message_costs_what_format_md_says(
     openai = to_openai_message(message)
     expected = 3 + _format_md_count(openai)
     assert get_tokenizer("o200k").message_tokens(message) == expected
+
+
+@SETTINGS
+@given(
+    st.sampled_from([0, 1, 3, 4]),
+    st.lists(words, max_size=3),
+    st.one_of(st.none(), st.just(""), words, st.integers(0, 3)),
+    st.one_of(st.none(), st.just(""), words, st.integers(0, 3)),
+)
+def test_text_message_costs_what_format_md_says(
+    role: int, texts: list[str], name: Any, call_id: Any
+) -> None:
+    # System, user and tool messages of text parts are counted without building their OpenAI
+    # form; names and call ids of any JSON type, and a role past tool, must cost the same.
+    message: dict[str, Any] = {"role": role, "content": [{"type": 1, "text": t} for t in texts]}
+    if name is not None:
+        message["name"] = name
+    if call_id is not None:
+        message["toolCallId"] = call_id
+    expected = 3 + _format_md_count(to_openai_message(message))
+    assert get_tokenizer("o200k").message_tokens(message) == expected
+
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1e-07, 1e21, 1e16, 0.00001, 2.0, -0.0]),
+    st.text(),  # control characters, non-ASCII, astral and lone surrogates included
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(st.text(max_size=5), st.integers(0, 9)), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@SETTINGS
+@given(json_values)
+def test_a_result_line_is_written_as_json_dumps_writes_it(value: Any) -> None:
+    # `ctxtop render --jsonl` writes its lines with msgspec where that is the same text;
+    # floats (1e-07, NaN), number keys and lone surrogates must come out as before.
+    try:
+        expected: str | None = dumps(value, normalized=True)
+    except (ValueError, TypeError):
+        expected = None  # what json.dumps cannot write, json_line cannot either
+    if expected is None:
+        with pytest.raises((ValueError, TypeError)):
+            json_line(value)
+    else:
+        assert json_line(value) == expected
