@@ -30,6 +30,7 @@ from ctxtop.engine.errors import CtxtopError, InputError
 from ctxtop.engine.files import open_regular
 from ctxtop.engine.paths import data_dir
 from ctxtop.engine.sessions.fork_mark import marked_fork
+from ctxtop.engine.sessions.json_lines import session_records
 from ctxtop.engine.sessions.ledger import Ledger, encoding_for
 from ctxtop.engine.sessions.model import SessionState
 from ctxtop.engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
@@ -125,12 +126,15 @@ def read_session_bytes(path: Path, upto: int | None = None) -> bytes:
 class Loaded:
     """The session as first read: its bytes (what every fork of this transaction is made
     from, even if the agent appends meanwhile), their hash, and the session read from them.
-    ``state`` is None for a log ctxtop compacts without reading it (``compacts_unread``)."""
+    ``state`` is None for a log ctxtop compacts without reading it (``compacts_unread``).
+    ``records``: the bytes' lines decoded once, which the session was read from and the fork
+    writer keeps (None: a JSON document, decoded whole by each)."""
 
     path: Path
     data: bytes
     sha256: str
     state: SessionState | None
+    records: list[Any] | None = field(default=None, repr=False)
     ledger: Ledger = field(default_factory=Ledger)  # the session's counts, made once
     # What every preview of this session would otherwise work out again (the edit's writer
     # and its scan of the bytes), by the kind of fork.
@@ -172,12 +176,27 @@ class Loaded:
         return self._sections
 
     def writer(self, kind: type[Writer]) -> Writer:
-        """The session's fork writer, made once: it decodes the session's lines once for every
-        preview's scan and render and the compaction source's items."""
+        """The session's fork writer, made once: the session's lines, decoded once (the records
+        the session was read from), serve every preview's scan and render and the compaction
+        source's items."""
         found = self.shared.get("writer")
         if not isinstance(found, kind):
-            found = self.shared["writer"] = kind(self.path, self.data)
+            found = self.shared["writer"] = kind(self.path, self.data, self.records)
         return found
+
+    def count_context(self) -> None:
+        """Count the session's context once: every preview then counts only the text a fork
+        changes."""
+        state = self.state
+        if state is None:
+            return
+        self.sections()
+        self._counts.update(
+            (block.content(), self.ledger.counted(block))
+            for message in state.context
+            for block in message.blocks
+            if block.kind != "image"
+        )
 
     def require_state(self, doing: str) -> SessionState:
         if self.state is None:
@@ -186,26 +205,21 @@ class Loaded:
 
 
 def load(path: Path, doing: str, upto: int | None = None) -> Loaded:
-    """Prepare: the session's bytes (read once) and the session read from them in memory, its
-    context counted once (every preview then counts only the text a fork changes)."""
+    """Prepare: the session's bytes (read once), each line decoded once (for the reader and the
+    fork writer alike) and the session read from them in memory, its context counted once
+    (every preview then counts only the text a fork changes)."""
     refuse_unsupported(path, doing)
     data = read_session_bytes(path, upto)
+    records = session_records(data)
     state: SessionState | None
     try:
-        state = read_session_data(path, data)
+        state = read_session_data(path, data, records)
     except InputError:
         if doing != COMPACTING or compacts_unread(data) is None:
             raise
         state = None  # a log whose records ctxtop does not read: compacted from its items
-    loaded = Loaded(path, data, hashlib.sha256(data).hexdigest(), state)
-    if state is not None:
-        loaded.sections()
-        loaded._counts.update(
-            (block.content(), loaded.ledger.counted(block))
-            for message in state.context
-            for block in message.blocks
-            if block.kind != "image"
-        )
+    loaded = Loaded(path, data, hashlib.sha256(data).hexdigest(), state, records)
+    loaded.count_context()
     return loaded
 
 
