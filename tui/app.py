@@ -597,6 +597,7 @@ class CtxtopApp(LiveApplyApp):
         path = self.path
         panel = EditScreen(path, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        panel.held = self.shared_session(path)  # previews start from the dashboard's session
         panel.demo = self.demo is not None
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
@@ -611,6 +612,7 @@ class CtxtopApp(LiveApplyApp):
         growth = analysis.forecast.growth_per_request if analysis is not None else None
         panel = CompactScreen(path, self.settings.llm, growth, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        panel.held = self.shared_session(path)  # previews start from the dashboard's session
         panel.demo = self.demo is not None
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 

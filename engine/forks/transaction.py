@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from ctxtop.engine.agents import compacts_unread, stored_session
+from ctxtop.engine.agents import AGENTS, compacts_unread, stored_session
+from ctxtop.engine.agents.base import Agent
 from ctxtop.engine.agents.session_reader import agent_of, read_session_data
 from ctxtop.engine.editing import action_log
 from ctxtop.engine.editing.atomic import write_new
@@ -97,11 +98,12 @@ def whole_lines(data: bytes) -> bytes:
     return data[:cut]
 
 
-def refuse_unsupported(source: Path, doing: str) -> None:
-    """One line naming the file when its agent, told from the first lines, cannot be
-    ``doing`` (``EDITING`` or ``COMPACTING``) by its capability flags: said before the whole
-    session is read (a multi-gigabyte log of such an agent is not read for nothing)."""
-    agent = agent_of(source)
+def refuse_unsupported(source: Path, doing: str, agent: Agent | None = None) -> None:
+    """One line naming the file when its agent, told from the first lines (or ``agent``, when
+    known), cannot be ``doing`` (``EDITING`` or ``COMPACTING``) by its capability flags: said
+    before the whole session is read (a multi-gigabyte log of such an agent is not read for
+    nothing)."""
+    agent = agent or agent_of(source)
     if agent is not None and not (agent.can_edit if doing == EDITING else agent.can_compact):
         raise InputError(str(source), f"{doing} {agent.name} sessions is not supported yet")
 
@@ -204,23 +206,46 @@ class Loaded:
         return self.state
 
 
-def load(path: Path, doing: str, upto: int | None = None) -> Loaded:
+class HeldSession(Protocol):
+    """A session a caller already reads (the dashboard's, engine/live/session.py)."""
+
+    def state_at(self, upto: int | None) -> SessionState | None:
+        """A copy of the session as read up to ``upto`` bytes (None: as read so far), no
+        longer changed by anyone; None when it is not at ``upto``."""
+
+
+def load(
+    path: Path, doing: str, upto: int | None = None, held: HeldSession | None = None
+) -> Loaded:
     """Prepare: the session's bytes (read once), each line decoded once (for the reader and the
     fork writer alike) and the session read from them in memory, its context counted once
-    (every preview then counts only the text a fork changes)."""
-    refuse_unsupported(path, doing)
-    data = read_session_bytes(path, upto)
+    (every preview then counts only the text a fork changes). ``held``: the session as the
+    caller already holds it; when it is at ``upto``, its copy is the session and its bytes
+    are read (and decoded, for the fork writer): the reader is not run again."""
+    state = held.state_at(upto) if held is not None else None
+    refuse_unsupported(path, doing, AGENTS.get(state.agent) if state is not None else None)
+    data = read_session_bytes(path, upto if state is None else state.bytes_read)
     records = session_records(data)
-    state: SessionState | None
-    try:
-        state = read_session_data(path, data, records)
-    except InputError:
-        if doing != COMPACTING or compacts_unread(data) is None:
-            raise
-        state = None  # a log whose records ctxtop does not read: compacted from its items
+    if state is not None and (records is None or len(records) != state.lines_read):
+        state = None  # not the lines it was read from (the file was rewritten meanwhile)
+    if state is None:
+        state = read_state(path, data, records, doing)
     loaded = Loaded(path, data, hashlib.sha256(data).hexdigest(), state, records)
     loaded.count_context()
     return loaded
+
+
+def read_state(
+    path: Path, data: bytes, records: list[Any] | None, doing: str
+) -> SessionState | None:
+    """The session read from ``data`` (its lines decoded already: ``records``); None for a log
+    ctxtop compacts without reading its records (``compacts_unread``)."""
+    try:
+        return read_session_data(path, data, records)
+    except InputError:
+        if doing != COMPACTING or compacts_unread(data) is None:
+            raise
+        return None
 
 
 def read_back(loaded: Loaded, fork: Path, data: bytes) -> tuple[SessionState, Ledger]:

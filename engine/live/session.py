@@ -6,6 +6,7 @@ types are in view.py), with the last analysis of it."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import threading
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from ctxtop.engine.live.whole import (
 from ctxtop.engine.proxy.opening import session_opening
 from ctxtop.engine.sessions.ledger import Ledger
 from ctxtop.engine.sessions.limits import trigger_points
-from ctxtop.engine.sessions.model import Compaction, Microcompaction
+from ctxtop.engine.sessions.model import Compaction, Microcompaction, SessionState
 from ctxtop.engine.sessions.sample import Sample, build_sample
 from ctxtop.engine.tokens.short import provenance_mark, short_tokens
 from ctxtop.engine.words import plural
@@ -158,6 +159,21 @@ class LiveSession:
         view = _with_compaction_afters(view, outside_log(view.analysis), self.decided)
         self._last = view
         return view
+
+    def state_at(self, upto: int | None) -> SessionState | None:
+        """A copy of the session as read so far, for a fork's preview (``load`` in
+        engine/forks/transaction.py), taken under ``lock`` (the feed does not read meanwhile):
+        the main session only, its sub-agents' windows are no part of a fork. None when the
+        reader is past ``upto`` bytes (a sample the agent wrote after, a paused dashboard's)
+        or reads a session in a database (its rows are no bytes of a file)."""
+        with self.lock:
+            adapter = self.reader.adapter
+            if adapter is None or self.reader.stored:
+                return None
+            state = adapter.snapshot()
+            if upto is not None and state.bytes_read != upto:
+                return None
+            return copy.deepcopy(state, {id(state.subagents): {}})
 
     @property
     def error(self) -> str | None:
