@@ -3,8 +3,10 @@
 Builds a ~10 MB Claude Code session (bench/tail.py's generator, auto-compacted every window as
 Claude Code does) and a ~10 MB Codex rollout (bench/tail_codex.py's), then for each prints the
 CPU seconds (process time) of ``load`` and of ``load`` plus the first edit preview, the best and
-the median of ``--runs`` runs. The tokenizer is loaded and the on-disk count cache (in a temp
-dir) filled by a first run that is not counted: the figures are the reads and decodes.
+the median of ``--runs`` runs: from the file, and from the session a dashboard holds (a
+``LiveSession`` that read the file: the panels' ``load``). The tokenizer is loaded and the
+on-disk count cache (in a temp dir) filled by a first run that is not counted: the figures are
+the reads and decodes.
 
 Usage: python bench/preview_load.py [--size-mb 10] [--runs 5]
 """
@@ -38,20 +40,28 @@ def cpu(job: Callable[[], object]) -> float:
 def measure(path: Path, label: str, runs: int) -> None:
     from ctxtop.engine.editing.policy import Policy
     from ctxtop.engine.forks.edit import preview_edit
-    from ctxtop.engine.forks.transaction import EDITING, load
+    from ctxtop.engine.forks.transaction import EDITING, HeldSession, load
+    from ctxtop.engine.live.session import LiveSession
 
-    def previewed() -> None:
-        preview_edit(load(path, EDITING), Policy(keep_turns=1))
-
-    previewed()  # the tokenizer loaded, the counts cached
-    loads = [cpu(lambda: load(path, EDITING)) for _ in range(runs)]
-    previews = [cpu(previewed) for _ in range(runs)]
+    dashboard = LiveSession(path, analysis=False)
+    dashboard.poll()
     size = path.stat().st_size / 1e6
-    print(
-        f"{label:12s} {size:5.1f} MB  load {min(loads):.3f} s (median"
-        f" {statistics.median(loads):.3f})  load + first preview {min(previews):.3f} s"
-        f" (median {statistics.median(previews):.3f})"
-    )
+    for source, held in (("file", None), ("dashboard", dashboard)):
+
+        def loaded(held: HeldSession | None = held) -> object:
+            return load(path, EDITING, None, held)
+
+        def previewed(held: HeldSession | None = held) -> None:
+            preview_edit(load(path, EDITING, None, held), Policy(keep_turns=1))
+
+        previewed()  # the tokenizer loaded, the counts cached
+        loads = [cpu(loaded) for _ in range(runs)]
+        previews = [cpu(previewed) for _ in range(runs)]
+        print(
+            f"{label:12s} {size:5.1f} MB  from the {source:9s}  load {min(loads):.3f} s (median"
+            f" {statistics.median(loads):.3f})  load + first preview {min(previews):.3f} s"
+            f" (median {statistics.median(previews):.3f})"
+        )
 
 
 def main() -> int:

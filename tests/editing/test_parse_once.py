@@ -203,9 +203,9 @@ def test_a_preview_load_decodes_each_line_once(
     head: Counter[bytes] = Counter()
     real_refuse = transaction.refuse_unsupported
 
-    def refuse(source: Path, doing: str) -> None:  # the agent told from the head lines first
+    def refuse(source: Path, doing: str, agent: Any) -> None:  # the agent told from the head
         lines = parses.lines.copy()
-        real_refuse(source, doing)
+        real_refuse(source, doing, agent)
         head.update(parses.lines - lines)
         parses.lines.subtract(parses.lines - lines)
 

@@ -32,6 +32,7 @@ from ctxtop.engine.forks.transaction import (
     unwritten,
 )
 from ctxtop.engine.live.demo import demo_lines
+from ctxtop.engine.live.session import LiveSession
 from ctxtop.engine.sessions import model
 from ctxtop.tui.app import CtxtopApp
 from ctxtop.tui.screens.compact_panel import CompactScreen
@@ -214,3 +215,28 @@ async def test_a_paused_dashboards_panels_preview_its_frozen_sample(
         assert outcome(later.outcome.preview) == frozen
         assert reads["read_session_data " + session.name] == 1  # the frozen bytes, from the file
     assert frozen == loaded()
+
+
+def test_the_dashboards_copy_is_its_own(tmp_path: Path) -> None:
+    """The copy a panel starts from is the session at the sample's bytes, and stays so while
+    the dashboard reads on (the feed changes its own session in place); none when the
+    dashboard is past the sample's bytes; no sub-agent's window in it."""
+    session = demo_with_subagents(tmp_path)
+    data = session.read_bytes()
+    session.write_bytes(data[: data.index(DEMO[-5])])  # the last 5 lines still to come
+    dashboard = LiveSession(session, analysis=False)
+    dashboard.poll()
+    live = dashboard.reader.adapter.state  # type: ignore[union-attr]
+    upto = live.bytes_read
+    copied = dashboard.state_at(upto)
+    assert copied is not None and copied is not live and not copied.subagents
+    assert live.subagents  # the dashboard's own has its sub-agent
+    context = [(m.id, [b.content() for b in m.blocks]) for m in copied.context]
+    assert context == [(m.id, [b.content() for b in m.blocks]) for m in live.context]
+
+    session.write_bytes(data)
+    dashboard.poll()
+    assert live.bytes_read > upto and len(live.context) > len(copied.context)
+    assert [(m.id, [b.content() for b in m.blocks]) for m in copied.context] == context
+    assert copied.bytes_read == upto
+    assert dashboard.state_at(upto) is None  # past the sample: the panel reads the file
