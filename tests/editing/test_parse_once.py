@@ -288,3 +288,32 @@ def test_previews_from_the_shared_records_are_the_readers_own(
         assert shared == outcome(preview(own))
         changed.append(shared[0]["tokens_after"] != shared[0]["tokens_before"])
     assert any(changed)  # a fork that changes something
+
+
+# Lines a session may hold that are no record: not UTF-8, not JSON, and JSON that only the
+# stdlib reads (NaN), of a type no reader knows.
+ODD_LINES = [
+    b'{"type":"progress","text":"cut \xff\xfe short"}',
+    b'{"type":"progress", oops',
+    b'{"type":"ctxtop-test","value":NaN}',
+]
+
+
+def test_odd_lines_are_kept_byte_for_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line that is not JSON (or not UTF-8) is kept in the fork byte for byte, and reported
+    by the reader as it reports it reading the file; a line only the stdlib decodes is read."""
+    lines = SESSIONS["claude-code"].read_bytes().splitlines()
+    path = tmp_path / SESSIONS["claude-code"].name
+    path.write_bytes(b"\n".join([*lines[:3], *ODD_LINES, *lines[3:]]) + b"\n")
+    loaded = load(path, EDITING)
+    assert loaded.records is not None
+    assert loaded.records[3:5] == ODD_LINES[:2]  # kept as bytes
+    assert loaded.records[5]["type"] == "ctxtop-test"
+    assert loaded.state is not None
+    assert loaded.state.skipped == read_by_the_reader(path).state.skipped  # type: ignore[union-attr]
+    assert [line.line for line in loaded.state.skipped] == [4, 5]
+    same_forks(monkeypatch)
+    fork = preview_edit(loaded, CLEAR_ALL).fork_data
+    assert all(b"\n" + line + b"\n" in fork for line in ODD_LINES)
+    same_forks(monkeypatch)
+    assert fork == preview_edit(read_by_the_reader(path), CLEAR_ALL).fork_data
