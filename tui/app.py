@@ -532,6 +532,9 @@ class CtxtopApp(LiveApplyApp):
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.header.paused = self.paused
+        view, feed = self.view, self.feed
+        if feed is not None:  # the panels preview the frozen sample from the session held
+            feed.session.keep_at(view.bytes_read if self.paused and view is not None else None)
         if not self.paused and self._held is not None:
             view, self._held = self._held, None
             self._show_with_analysis(view)

@@ -192,9 +192,9 @@ async def test_the_panels_preview_from_the_dashboards_session(
 async def test_a_paused_dashboards_panels_preview_its_frozen_sample(
     tmp_path: Path, reads: Counter[str]
 ) -> None:
-    """Paused: the panel starts from the dashboard's session while it is the frozen sample;
-    once the agent wrote after it, the panel reads the frozen sample's bytes from the file
-    (the dashboard's session is past them). Either way the preview is ``load``'s of them."""
+    """Paused: the panels start from the dashboard's session at the frozen sample, also once
+    the agent wrote after it (a copy kept before the dashboard read on), and the preview is
+    ``load``'s of the sample's bytes; resumed, from the newer sample."""
     session = tmp_path / DEMO_NAME
     write_lines(session, len(DEMO) - 4)
     app = CtxtopApp(session, clock=frozen_clock)
@@ -205,7 +205,6 @@ async def test_a_paused_dashboards_panels_preview_its_frozen_sample(
         assert screen.outcome is not None
         frozen, loaded = outcome(screen.outcome.preview), from_load(screen)
         await pilot.press("escape")
-        assert reads["read_session_data " + session.name] == 0
 
         write_lines(session, 4, start=len(DEMO) - 4)  # the agent goes on meanwhile
         await wait_until(pilot, lambda: app._held is not None)
@@ -213,14 +212,23 @@ async def test_a_paused_dashboards_panels_preview_its_frozen_sample(
         assert later.outcome is not None
         assert later.sample.upto == screen.sample.upto
         assert outcome(later.outcome.preview) == frozen
-        assert reads["read_session_data " + session.name] == 1  # the frozen bytes, from the file
+        await pilot.press("escape")
+
+        await pilot.press("space")  # resumed: the newer sample
+        await wait_until(pilot, lambda: app.view is not None and app.view.lines_read == len(DEMO))
+        newer = await panel_outcome(pilot, app, "e")
+        assert newer.outcome is not None and newer.sample.upto == session.stat().st_size
+        resumed, newer_loaded = outcome(newer.outcome.preview), from_load(newer)
+        assert reads["read_session_data " + session.name] == reads[session.name] == 0
     assert frozen == loaded()
+    assert resumed == newer_loaded() and resumed != frozen
 
 
 def test_the_dashboards_copy_is_its_own(tmp_path: Path) -> None:
     """The copy a panel starts from is the session at the sample's bytes, and stays so while
     the dashboard reads on (the feed changes its own session in place); none when the
-    dashboard is past the sample's bytes; no sub-agent's window in it."""
+    dashboard is past the sample's bytes, unless it was paused there; no sub-agent's window
+    in it."""
     session = demo_with_subagents(tmp_path)
     data = session.read_bytes()
     session.write_bytes(data[: data.index(DEMO[-5])])  # the last 5 lines still to come
@@ -240,3 +248,17 @@ def test_the_dashboards_copy_is_its_own(tmp_path: Path) -> None:
     assert [(m.id, [b.content() for b in m.blocks]) for m in copied.context] == context
     assert copied.bytes_read == upto
     assert dashboard.state_at(upto) is None  # past the sample: the panel reads the file
+
+    # Paused at the sample: a copy is kept there before the dashboard reads on.
+    session.write_bytes(data[: data.index(DEMO[-5])])
+    dashboard = LiveSession(session, analysis=False)
+    dashboard.poll()
+    dashboard.keep_at(upto)
+    dashboard.poll()  # nothing new: nothing copied
+    session.write_bytes(data)
+    dashboard.poll()
+    kept = dashboard.state_at(upto)
+    assert kept is not None and kept.bytes_read == upto
+    assert [(m.id, [b.content() for b in m.blocks]) for m in kept.context] == context
+    dashboard.keep_at(None)  # resumed
+    assert dashboard.state_at(upto) is None
