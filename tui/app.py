@@ -532,6 +532,9 @@ class CtxtopApp(LiveApplyApp):
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.header.paused = self.paused
+        view, feed = self.view, self.feed
+        if feed is not None:  # the panels preview the frozen sample from the session held
+            feed.session.keep_at(view.bytes_read if self.paused and view is not None else None)
         if not self.paused and self._held is not None:
             view, self._held = self._held, None
             self._show_with_analysis(view)
@@ -597,6 +600,7 @@ class CtxtopApp(LiveApplyApp):
         path = self.path
         panel = EditScreen(path, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        panel.held = self.shared_session(path)  # previews start from the dashboard's session
         panel.demo = self.demo is not None
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 
@@ -611,6 +615,7 @@ class CtxtopApp(LiveApplyApp):
         growth = analysis.forecast.growth_per_request if analysis is not None else None
         panel = CompactScreen(path, self.settings.llm, growth, self._sample())
         panel.live_session = self.live_session()  # "Apply live" when the session is proxied
+        panel.held = self.shared_session(path)  # previews start from the dashboard's session
         panel.demo = self.demo is not None
         self.push_screen(panel, lambda outcome: self._edited(outcome, path))
 

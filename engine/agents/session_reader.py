@@ -28,6 +28,7 @@ from ctxtop.engine.errors import InputError
 from ctxtop.engine.files import open_regular, read_head
 from ctxtop.engine.sessions.adapter import DETECT_RECORDS, Adapter
 from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER, FORK_KEY, marked_tokens
+from ctxtop.engine.sessions.json_lines import decode_line, fast_decode, opens_document
 from ctxtop.engine.sessions.model import ForkEstimate, SessionState, SkippedLine
 from ctxtop.engine.sessions.tail import (
     CHUNK,
@@ -44,35 +45,6 @@ from ctxtop.engine.sessions.tail import (
 BATCH_BYTES = 1 << 20
 # Before detection, at most this many decoded records are held waiting for a decision.
 MAX_UNDETECTED = 2000
-
-
-_decode = json.JSONDecoder().decode
-# msgspec decodes a line in about half the time of the stdlib (a 100 MB log: bench/cold_report.py).
-# It refuses what the stdlib takes (NaN, lone surrogate escapes, numbers beyond a float, a BOM):
-# such a line, and every bad one, goes through the stdlib, so the values and the reasons given
-# for a bad line are the stdlib's.
-_fast_decode = msgspec.json.Decoder().decode
-
-
-def decode_line(raw: bytes) -> tuple[Any, str | None]:
-    """The JSON value of one line, or (None, reason) when it can't be read."""
-    try:
-        return _fast_decode(raw), None
-    except (msgspec.DecodeError, ValueError, RecursionError):
-        pass
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return None, f"invalid UTF-8 at byte {error.start}"
-    try:
-        # The decoder skips surrounding whitespace ("\r" of CRLF included) on its own.
-        return _decode(text), None
-    except json.JSONDecodeError as error:
-        if text.isspace() or not text:
-            return None, None  # a blank line
-        return None, f"invalid JSON: {error.msg} (column {error.colno})"
-    except RecursionError:
-        return None, "invalid JSON: nested too deeply"
 
 
 # Objects allocated during one read past which they are frozen (see ``_gc_paused``): the
@@ -169,6 +141,7 @@ class SessionReader:
         tail_bytes: int | None = None,
         *,
         data: bytes | None = None,
+        records: Sequence[Any] | None = None,
         lean_history: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -176,6 +149,9 @@ class SessionReader:
         look: the latest request and context are right, totals cover that part only).
         ``data``: read these bytes as the file's content instead of the file (nothing is opened:
         no companion files either); ``path`` names the session in the state and in errors.
+        ``records``: ``data``'s lines decoded already (``session_records``: ``records[n - 1]``
+        is line ``n``), fed as they are: no line is decoded again, and every line is read in
+        full (the decoding the lean history saves is done).
         ``lean_history``: a first read from the start may take the history before the agent's
         last compaction for its figures only (``Adapter.plan_history``); False: every line in
         full (the same figures, more work and memory). ``clock``: how long a last line without
@@ -183,6 +159,7 @@ class SessionReader:
         self.path = Path(path)
         self._forced = adapter
         self._data = data
+        self._records = records if data is not None else None
         self._clock = clock
         stored = stored_session(self.path, clock) if data is None else None
         self._tailer: LineTailer
@@ -206,7 +183,7 @@ class SessionReader:
         self.error: str | None = None
         # A first read from the start lets the adapter plan the history it reads for figures
         # only (``Adapter.plan_history``); once that turned out wrong, every read is full.
-        self._plan = lean_history and not self.partial
+        self._plan = lean_history and not self.partial and self._records is None
         self._planned: Adapter | None = None
         self._parent_looked = False  # a sub-agent's parent's factor (``_look_for_parent_factor``)
 
@@ -351,13 +328,17 @@ class SessionReader:
             return self._poll_document()
         adapter = self.adapter
         path = str(self.path)
+        given = self._records is not None  # (one decoder a batch, not a call more a line)
         for line_no, raw in batch.lines:
             if adapter is not None and (adapter.ignores(raw) or adapter.feed_history(raw, line_no)):
                 continue
-            try:  # (most lines: msgspec's value at once, without ``decode_line``'s call)
-                record, reason = _fast_decode(raw), None
-            except (msgspec.DecodeError, ValueError, RecursionError):
-                record, reason = decode_line(raw)
+            if given:
+                record, reason = self._decoded(raw, line_no)
+            else:
+                try:  # (most lines: msgspec's value at once, without ``decode_line``'s call)
+                    record, reason = fast_decode(raw), None
+                except (msgspec.DecodeError, ValueError, RecursionError):
+                    record, reason = decode_line(raw)
             if reason is not None:
                 skipped = SkippedLine(path, line_no, reason)
                 if adapter is None:
@@ -381,14 +362,22 @@ class SessionReader:
             adapter.state.lines_read = self._tailer.line_no
         return True
 
+    def _decoded(self, raw: bytes, line_no: int) -> tuple[Any, str | None]:
+        """Line ``line_no``'s JSON value, or (None, reason), from the records given (a line
+        kept as bytes there is blank or bad: decoded here for the reason)."""
+        assert self._records is not None
+        record = self._records[line_no - 1]
+        return decode_line(record) if isinstance(record, bytes) else (record, None)
+
     def _looks_like_document(self, lines: Sequence[tuple[int, bytes]]) -> bool:
-        first = lines[0][1].lstrip()
-        if first.startswith(b"["):
-            return True
-        if first.startswith(b"{"):
-            _, reason = decode_line(lines[0][1])
-            return reason is not None  # a "{" line that is not a whole JSON value: pretty-printed
-        return False
+        line_no, first = lines[0]
+        start = first.lstrip()
+        if start.startswith(b"["):
+            return True  # (said without decoding it)
+        if not start.startswith(b"{"):
+            return False
+        decoded = decode_line(first) if self._records is None else self._decoded(first, line_no)
+        return opens_document(first, decoded[1])
 
     def _unterminated_document(self) -> bool:
         """A file of one line without a newline: a JSON array, or a ``{"messages": …}`` object."""
@@ -524,11 +513,13 @@ def read_session(path: str | Path) -> SessionState:
     return read_all(SessionReader(path))
 
 
-def read_session_data(path: str | Path, data: bytes) -> SessionState:
+def read_session_data(
+    path: str | Path, data: bytes, records: Sequence[Any] | None = None
+) -> SessionState:
     """The session held in ``data`` (the bytes of a file at ``path``, or of one about to be
     written there), read in memory: the file is not opened, nor its companions. An error names
-    ``path``."""
-    return read_all(SessionReader(path, data=data))
+    ``path``. ``records``: ``data``'s lines decoded already (``SessionReader``'s)."""
+    return read_all(SessionReader(path, data=data, records=records))
 
 
 # At most this much of a file is read to tell its agent up front (``agent_of``).

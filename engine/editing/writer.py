@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from ctxtop.engine.editing.turns import Scan
 from ctxtop.engine.errors import InputError
 from ctxtop.engine.sessions.fork_mark import mark_last_line
+from ctxtop.engine.sessions.json_lines import line_records
 
 
 def text_id(value: Any) -> str | None:
@@ -29,15 +30,9 @@ def dumps(value: Any) -> str:
 
 
 def jsonl_records(path: Path, data: bytes) -> list[Any]:
-    """The lines of a JSONL file: the decoded value, or the raw bytes of a line that isn't JSON."""
-    records: list[Any] = []
-    for raw in data.split(b"\n"):
-        try:
-            records.append(json.loads(raw.decode("utf-8")) if raw.strip() else raw)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            records.append(raw)  # kept byte for byte
-    if records and records[-1] == b"":
-        records.pop()
+    """The lines of a JSONL file: the decoded value, or the raw bytes of a line that isn't JSON
+    (kept byte for byte); an error naming ``path`` when there is none."""
+    records = line_records(data)
     if not records:
         raise InputError(str(path), "empty session file")
     return records
@@ -93,8 +88,8 @@ class Writer(ABC):
     supports_restore: ClassVar[bool] = False
 
     def __init__(self, path: Path, data: bytes, records: list[Any] | None = None) -> None:
-        """``records``: ``data``'s lines decoded already (a prefix of a session the caller
-        decoded whole)."""
+        """``records``: ``data``'s lines decoded already (``jsonl_records``' values: the
+        session's reader was fed them, or a prefix of a session the caller decoded whole)."""
         self.path = path
         self.data = data
         self._records = records

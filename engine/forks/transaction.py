@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from ctxtop.engine.agents import compacts_unread, stored_session
+from ctxtop.engine.agents import AGENTS, compacts_unread, stored_session
+from ctxtop.engine.agents.base import Agent
 from ctxtop.engine.agents.session_reader import agent_of, read_session_data
 from ctxtop.engine.editing import action_log
 from ctxtop.engine.editing.atomic import write_new
@@ -30,6 +31,7 @@ from ctxtop.engine.errors import CtxtopError, InputError
 from ctxtop.engine.files import open_regular
 from ctxtop.engine.paths import data_dir
 from ctxtop.engine.sessions.fork_mark import marked_fork
+from ctxtop.engine.sessions.json_lines import session_records
 from ctxtop.engine.sessions.ledger import Ledger, encoding_for
 from ctxtop.engine.sessions.model import SessionState
 from ctxtop.engine.sessions.tokenizer_factor import NONE, TokenizerFactor, learn
@@ -96,11 +98,12 @@ def whole_lines(data: bytes) -> bytes:
     return data[:cut]
 
 
-def refuse_unsupported(source: Path, doing: str) -> None:
-    """One line naming the file when its agent, told from the first lines, cannot be
-    ``doing`` (``EDITING`` or ``COMPACTING``) by its capability flags: said before the whole
-    session is read (a multi-gigabyte log of such an agent is not read for nothing)."""
-    agent = agent_of(source)
+def refuse_unsupported(source: Path, doing: str, agent: Agent | None = None) -> None:
+    """One line naming the file when its agent, told from the first lines (or ``agent``, when
+    known), cannot be ``doing`` (``EDITING`` or ``COMPACTING``) by its capability flags: said
+    before the whole session is read (a multi-gigabyte log of such an agent is not read for
+    nothing)."""
+    agent = agent or agent_of(source)
     if agent is not None and not (agent.can_edit if doing == EDITING else agent.can_compact):
         raise InputError(str(source), f"{doing} {agent.name} sessions is not supported yet")
 
@@ -125,12 +128,15 @@ def read_session_bytes(path: Path, upto: int | None = None) -> bytes:
 class Loaded:
     """The session as first read: its bytes (what every fork of this transaction is made
     from, even if the agent appends meanwhile), their hash, and the session read from them.
-    ``state`` is None for a log ctxtop compacts without reading it (``compacts_unread``)."""
+    ``state`` is None for a log ctxtop compacts without reading it (``compacts_unread``).
+    ``records``: the bytes' lines decoded once, which the session was read from and the fork
+    writer keeps (None: a JSON document, decoded whole by each)."""
 
     path: Path
     data: bytes
     sha256: str
     state: SessionState | None
+    records: list[Any] | None = field(default=None, repr=False)
     ledger: Ledger = field(default_factory=Ledger)  # the session's counts, made once
     # What every preview of this session would otherwise work out again (the edit's writer
     # and its scan of the bytes), by the kind of fork.
@@ -172,12 +178,27 @@ class Loaded:
         return self._sections
 
     def writer(self, kind: type[Writer]) -> Writer:
-        """The session's fork writer, made once: it decodes the session's lines once for every
-        preview's scan and render and the compaction source's items."""
+        """The session's fork writer, made once: the session's lines, decoded once (the records
+        the session was read from), serve every preview's scan and render and the compaction
+        source's items."""
         found = self.shared.get("writer")
         if not isinstance(found, kind):
-            found = self.shared["writer"] = kind(self.path, self.data)
+            found = self.shared["writer"] = kind(self.path, self.data, self.records)
         return found
+
+    def count_context(self) -> None:
+        """Count the session's context once: every preview then counts only the text a fork
+        changes."""
+        state = self.state
+        if state is None:
+            return
+        self.sections()
+        self._counts.update(
+            (block.content(), self.ledger.counted(block))
+            for message in state.context
+            for block in message.blocks
+            if block.kind != "image"
+        )
 
     def require_state(self, doing: str) -> SessionState:
         if self.state is None:
@@ -185,28 +206,46 @@ class Loaded:
         return self.state
 
 
-def load(path: Path, doing: str, upto: int | None = None) -> Loaded:
-    """Prepare: the session's bytes (read once) and the session read from them in memory, its
-    context counted once (every preview then counts only the text a fork changes)."""
-    refuse_unsupported(path, doing)
-    data = read_session_bytes(path, upto)
-    state: SessionState | None
+class HeldSession(Protocol):
+    """A session a caller already reads (the dashboard's, engine/live/session.py)."""
+
+    def state_at(self, upto: int | None) -> SessionState | None:
+        """A copy of the session as read up to ``upto`` bytes (None: as read so far), no
+        longer changed by anyone; None when it is not at ``upto``."""
+
+
+def load(
+    path: Path, doing: str, upto: int | None = None, held: HeldSession | None = None
+) -> Loaded:
+    """Prepare: the session's bytes (read once), each line decoded once (for the reader and the
+    fork writer alike) and the session read from them in memory, its context counted once
+    (every preview then counts only the text a fork changes). ``held``: the session as the
+    caller already holds it; when it is at ``upto``, its copy is the session and its bytes
+    are read (and decoded, for the fork writer): the reader is not run again."""
+    state = held.state_at(upto) if held is not None else None
+    refuse_unsupported(path, doing, AGENTS.get(state.agent) if state is not None else None)
+    data = read_session_bytes(path, upto if state is None else state.bytes_read)
+    records = session_records(data)
+    if state is not None and (records is None or len(records) != state.lines_read):
+        state = None  # not the lines it was read from (the file was rewritten meanwhile)
+    if state is None:
+        state = read_state(path, data, records, doing)
+    loaded = Loaded(path, data, hashlib.sha256(data).hexdigest(), state, records)
+    loaded.count_context()
+    return loaded
+
+
+def read_state(
+    path: Path, data: bytes, records: list[Any] | None, doing: str
+) -> SessionState | None:
+    """The session read from ``data`` (its lines decoded already: ``records``); None for a log
+    ctxtop compacts without reading its records (``compacts_unread``)."""
     try:
-        state = read_session_data(path, data)
+        return read_session_data(path, data, records)
     except InputError:
         if doing != COMPACTING or compacts_unread(data) is None:
             raise
-        state = None  # a log whose records ctxtop does not read: compacted from its items
-    loaded = Loaded(path, data, hashlib.sha256(data).hexdigest(), state)
-    if state is not None:
-        loaded.sections()
-        loaded._counts.update(
-            (block.content(), loaded.ledger.counted(block))
-            for message in state.context
-            for block in message.blocks
-            if block.kind != "image"
-        )
-    return loaded
+        return None
 
 
 def read_back(loaded: Loaded, fork: Path, data: bytes) -> tuple[SessionState, Ledger]:

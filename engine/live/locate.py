@@ -10,10 +10,10 @@ from pathlib import Path
 
 from ctxtop.engine.agents import AGENTS, detect, stored_session
 from ctxtop.engine.agents.discovery import Found, discover
-from ctxtop.engine.agents.session_reader import decode_line
 from ctxtop.engine.errors import InputError
 from ctxtop.engine.files import read_head
 from ctxtop.engine.sessions.adapter import DETECT_RECORDS
+from ctxtop.engine.sessions.json_lines import decode_line
 
 NO_PLACE = "no default place: open such a log by name"
 

@@ -6,6 +6,7 @@ types are in view.py), with the last analysis of it."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import threading
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from ctxtop.engine.live.whole import (
 from ctxtop.engine.proxy.opening import session_opening
 from ctxtop.engine.sessions.ledger import Ledger
 from ctxtop.engine.sessions.limits import trigger_points
-from ctxtop.engine.sessions.model import Compaction, Microcompaction
+from ctxtop.engine.sessions.model import Compaction, Microcompaction, SessionState
 from ctxtop.engine.sessions.sample import Sample, build_sample
 from ctxtop.engine.tokens.short import provenance_mark, short_tokens
 from ctxtop.engine.words import plural
@@ -85,9 +86,13 @@ class LiveSession:
         self.outside_log: int | None = None  # system prompt, tools: as the last request had them
         self.lock = threading.RLock()
         self.generation = 0
+        # A paused dashboard's sample (bytes) and, once the reader was about to read past it,
+        # a copy of the session there (``keep_at``, ``state_at``).
+        self._paused: tuple[int, SessionState | None] | None = None
 
     def poll(self) -> bool:
         """Apply what was appended (all of it); True when the view may have changed."""
+        self._keep_paused()
         changed = False
         while self.reader.poll():  # companions found on one poll are read by the next
             changed = True
@@ -159,6 +164,41 @@ class LiveSession:
         self._last = view
         return view
 
+    def state_at(self, upto: int | None) -> SessionState | None:
+        """A copy of the session as read so far, for a fork's preview (``load`` in
+        engine/forks/transaction.py), taken under ``lock`` (the feed does not read meanwhile):
+        the main session only, its sub-agents' windows are no part of a fork. Past ``upto``
+        bytes: the copy kept there for a paused dashboard (``keep_at``), else None (a sample
+        the agent wrote after). None for a session in a database (its rows are no bytes of a
+        file)."""
+        with self.lock:
+            adapter = self.reader.adapter
+            if adapter is None or self.reader.stored:
+                return None
+            state = adapter.snapshot()
+            if upto is None or state.bytes_read == upto:
+                return _copied(state)
+            paused = self._paused
+            kept = paused[1] if paused is not None else None
+            return kept if kept is not None and kept.bytes_read == upto else None
+
+    def keep_at(self, upto: int | None) -> None:
+        """A dashboard paused at ``upto`` bytes (None: running again): before the reader
+        reads past them, a copy of the session there is kept for its panels (``state_at``).
+        Called from the app's thread: no lock waited for (the feed may hold it a while)."""
+        self._paused = None if upto is None else (upto, None)
+
+    def _keep_paused(self) -> None:
+        paused = self._paused
+        adapter = self.reader.adapter
+        if paused is None or paused[1] is not None or adapter is None or self.reader.stored:
+            return
+        state = adapter.snapshot()
+        if state.bytes_read == paused[0] and self.size() > state.bytes_read:
+            kept = _copied(state)
+            if self._paused is paused:  # (not resumed meanwhile)
+                self._paused = (paused[0], kept)
+
     @property
     def error(self) -> str | None:
         return self.reader.error
@@ -168,6 +208,11 @@ class LiveSession:
             return written(self.path)[1]
         except OSError:
             return 0
+
+
+def _copied(state: SessionState) -> SessionState:
+    """A copy of the main session no reader changes (its sub-agents' windows left out)."""
+    return copy.deepcopy(state, {id(state.subagents): {}})
 
 
 # --- the sample as the dashboard shows it ------------------------------------------------

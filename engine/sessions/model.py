@@ -7,6 +7,8 @@ running totals right so that reading a snapshot never has to walk the whole sess
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 from array import array
 from collections import deque
@@ -64,6 +66,11 @@ class Block:
             return self.text
         return json.dumps(self.raw, ensure_ascii=False)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Block:
+        # A copy of a session (a fork's preview of the dashboard's): ``raw`` is a decoded JSON
+        # value no one changes, shared (the generic copy took 3 times as long).
+        return dataclasses.replace(self)
+
 
 @dataclass(slots=True)
 class Message:
@@ -76,6 +83,9 @@ class Message:
     timestamp: str | None = None
     response_key: str | None = None  # set on assistant messages produced by a Response
     kind: str = "message"  # e.g. "message", "attachment", "compact_summary", "meta", "instructions"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Message:
+        return dataclasses.replace(self, blocks=[copy.deepcopy(b, memo) for b in self.blocks])
 
 
 # Where a compaction's "after" figure comes from: the agent logged it, it is the prompt of the

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from ctxtop.engine.agents.session_reader import decode_line
+from ctxtop.engine.sessions.json_lines import decode_line
 
 # Lines msgspec refuses and the stdlib reads: a tool output cut inside an emoji (a lone
 # surrogate escape), NaN and a number beyond a float (both Python's JSON extensions).

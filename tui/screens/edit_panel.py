@@ -1,9 +1,9 @@
 """``e``: the editing panel: a policy for clearing old tool results, its live preview, and the
 fork written on confirmation (``engine/editing``: the same as ``ctxtop edit``).
 
-The preview and the write run in worker threads: the session is read once, for the first
-preview; each change of the policy previews again in memory, and an older preview that finishes
-late is dropped. ``Write fork`` writes the fork previewed.
+The preview and the write run in worker threads: the session is loaded once, for the first
+preview (``ForkPanel.prepared``); each change of the policy previews again in memory, and an
+older preview that finishes late is dropped. ``Write fork`` writes the fork previewed.
 """
 
 from __future__ import annotations

@@ -18,7 +18,15 @@ from textual.widget import Widget
 from textual.widgets import Button, Label, Select
 
 from ctxtop.engine.errors import CtxtopError
-from ctxtop.engine.forks.transaction import EDITING, Details, Loaded, Outcome, Preview, load
+from ctxtop.engine.forks.transaction import (
+    EDITING,
+    Details,
+    HeldSession,
+    Loaded,
+    Outcome,
+    Preview,
+    load,
+)
 from ctxtop.engine.live.session import UNATTRIBUTED
 from ctxtop.engine.proxy.live_plan import LivePlan
 from ctxtop.engine.sessions.cache_clock import CachedPrefix, action_timing, cache_clock
@@ -97,15 +105,19 @@ class ForkPanel(ModalScreen[Outcome[D] | None], Generic[D]):
     tool calls it would change (``planned``), for the prompt tree. ``D``: the details of the
     kind of fork it previews.
 
-    The session is read once, by the first preview (``prepared``): every later preview works on
-    those bytes and that state in memory (no disk read, the session's tokens counted once), and
-    the fork written is the one previewed."""
+    The session is loaded once, by the first preview (``prepared``): a copy of the dashboard's
+    (``held``) when it is at the sample's bytes, else read from the file; every later preview
+    works on those bytes and that state in memory (no disk read, the session's tokens counted
+    once), and the fork written is the one previewed."""
 
     PLANNED_NOTE = f"{CLEARED_MARK} would clear"
     # The session's id when its requests go through ctxtop's proxy (set by the app): then
     # "Apply live" is offered beside "Write fork".
     live_session: str | None = None
     demo = False  # the demo's panel (set by the app): its forks are a preview, never logged
+    # The session as the dashboard reads it (set by the app): the previews start from a copy of
+    # it when it is at the sample's bytes, instead of reading the file's session again.
+    held: HeldSession | None = None
     DOING = EDITING  # what the transaction is refused for when the agent cannot do it
 
     DEFAULT_CSS = """
@@ -154,10 +166,11 @@ class ForkPanel(ModalScreen[Outcome[D] | None], Generic[D]):
         self.query_one(Vertical).border_subtitle = fmt.in_markup(words)
 
     def prepared(self) -> Loaded:
-        """The sample's bytes and session, read on the first call only (from a worker thread)."""
+        """The sample's bytes and session, loaded on the first call only (from a worker
+        thread)."""
         with self._loading:
             if self._loaded is None:
-                self._loaded = load(self.path, self.DOING, self.sample.upto)
+                self._loaded = load(self.path, self.DOING, self.sample.upto, self.held)
             return self._loaded
 
     @property

@@ -33,15 +33,23 @@ class OpenAIMessagesWriter(Writer):
         (``render`` copies what it changes)."""
         if data is None:
             if self._document is None:
-                self._document = self._decoded(self.data)
+                self._document = self._decoded(self.data, self._records)
             return self._document
         return self._decoded(data)
 
-    def _decoded(self, data: bytes) -> tuple[Any, list[Any]]:
-        try:
-            document = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            document = [r for r in jsonl_records(self.path, data) if isinstance(r, dict)]
+    def _decoded(self, data: bytes, records: list[Any] | None = None) -> tuple[Any, list[Any]]:
+        """``records``: ``data``'s lines decoded already, if they were: a line that is one value
+        is the document; lines that are each a value are no document (nothing decoded again)."""
+        if records and not any(isinstance(r, bytes) for r in records):
+            document = (
+                records[0] if len(records) == 1 else [r for r in records if isinstance(r, dict)]
+            )
+        else:
+            try:
+                document = json.loads(data.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                lines = records or jsonl_records(self.path, data)
+                document = [r for r in lines if isinstance(r, dict)]
         if isinstance(document, dict) and isinstance(document.get("messages"), list):
             return document, document["messages"]
         if isinstance(document, list):
