@@ -29,6 +29,19 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def encoded(value: Any, indent: int | None = None) -> bytes:
+    """``value`` as JSON in UTF-8, compact (``dumps``) or indented. A string holding a lone
+    surrogate (a log may escape one: "\\ud800") has no UTF-8 form: that value is written with
+    every non-ASCII character escaped, as such a log holds it."""
+    separators = (",", ":") if indent is None else (",", ": ")
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators).encode(
+            "utf-8"
+        )
+    except UnicodeEncodeError:
+        return json.dumps(value, indent=indent, separators=separators).encode("ascii")
+
+
 def jsonl_records(path: Path, data: bytes) -> list[Any]:
     """The lines of a JSONL file: the decoded value, or the raw bytes of a line that isn't JSON
     (kept byte for byte); an error naming ``path`` when there is none."""
@@ -69,7 +82,7 @@ def renamed_and_replaced(
 def jsonl_bytes(records: list[Any]) -> bytes:
     out = bytearray()
     for record in records:
-        out += record if isinstance(record, bytes) else dumps(record).encode("utf-8")
+        out += record if isinstance(record, bytes) else encoded(record)
         out += b"\n"
     return bytes(out)
 

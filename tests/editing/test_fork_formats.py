@@ -108,3 +108,42 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     outcome = edit_session(source, Policy(keep_turns=0), dry_run=True).as_json()
     assert outcome["fork"] is None and outcome["changed"]
     assert sorted(source.parent.iterdir()) == before
+
+
+def _with_lone_surrogate(source: Path) -> None:
+    """The session's first user request ends in an escaped lone surrogate ("\\ud800"), which a
+    log can hold (JSON allows the escape; a tool's output may carry one)."""
+    text = source.read_text(encoding="utf-8")
+    if source.suffix == ".json":
+        document = json.loads(text)
+        user = next(m for m in document if m.get("role") == "user")
+        user["content"] += " \ud800"
+        source.write_text(json.dumps(document, indent=1), encoding="utf-8")
+        return
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        message = record.get("message", record)
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            message["content"] += " \ud800"
+            lines[index] = json.dumps(record)
+            break
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("relative", [CLAUDE[0], *GENERIC])
+def test_a_lone_surrogate_in_the_log_is_kept_escaped_in_the_fork(
+    relative: str, tmp_path: Path
+) -> None:
+    source = _copy(relative, tmp_path)
+    _with_lone_surrogate(source)
+    digest = _digest(source)
+    outcome = edit_session(source, Policy(keep_turns=0)).as_json()
+    fork = Path(outcome["fork"])
+    read_session(fork)  # reads back
+    data = fork.read_bytes()
+    assert b"\\ud800" in data  # the escape, as the log had it
+    lines = data.decode("utf-8").splitlines() if fork.suffix == ".jsonl" else [data.decode()]
+    values = [json.loads(line) for line in lines if line.strip()]
+    assert "\ud800" in json.dumps(values, ensure_ascii=False, indent=None)
+    assert _digest(source) == digest

@@ -18,7 +18,7 @@ from typing import Any
 from ctxtop.engine.agents.claude_code import microcompact
 from ctxtop.engine.compaction.source import shifted
 from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
-from ctxtop.engine.editing.writer import Writer, dumps, jsonl_bytes, jsonl_records, text_id
+from ctxtop.engine.editing.writer import Writer, encoded, jsonl_bytes, jsonl_records, text_id
 from ctxtop.engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
 
 # In a line whose usage ctxtop wrote (the fork's lines are written by ``dumps``): the lines
@@ -204,7 +204,7 @@ class ClaudeCodeWriter(Writer):
                 if figures is not None and isinstance(message, dict):
                     prompt, output = figures
                     message["usage"] = written_usage(prompt, output)
-                    lines[index] = dumps(record).encode("utf-8")
+                    lines[index] = encoded(record)
             fork = b"\n".join(lines)
         return super().mark(fork, context_tokens, session_id)
 

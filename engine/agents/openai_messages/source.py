@@ -4,7 +4,6 @@ system (and developer) messages, the summary as a user message, then the kept me
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from ctxtop.engine.agents.openai_messages.writer import OpenAIMessagesWriter
@@ -12,7 +11,7 @@ from ctxtop.engine.compaction.handoff import OPENING
 from ctxtop.engine.compaction.items import Cut, Item
 from ctxtop.engine.compaction.placeholders import file_placeholder, image_placeholder
 from ctxtop.engine.compaction.source import Source, is_overflow_text, text_of
-from ctxtop.engine.editing.writer import list_of
+from ctxtop.engine.editing.writer import encoded, list_of
 
 _IMAGE_PARTS = ("image_url", "input_image", "image")
 _FILE_PARTS = ("file", "input_file")
@@ -84,7 +83,7 @@ class OpenAIMessagesSource(Source):
         document: Any = out
         if container is not None:
             document = dict(container, messages=out)
-        return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        return encoded(document, indent=1) + b"\n"
 
 
 def _placeholders(message: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ctxtop.engine.agents.openai_messages.reader import is_message, is_request_usage, message_id_of
 from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
-from ctxtop.engine.editing.writer import Writer, dumps, jsonl_records, list_of, text_id
+from ctxtop.engine.editing.writer import Writer, dumps, encoded, jsonl_records, list_of, text_id
 from ctxtop.engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, marked
 
 
@@ -169,7 +169,7 @@ def _uses_usage(messages: list[Any]) -> bool:
 
 def _dumps(container: Any, messages: list[Any]) -> bytes:
     document = container if container is not None else messages
-    return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    return encoded(document, indent=1) + b"\n"
 
 
 def _estimated_usage(raw: Mapping[str, Any], prompt: int, output: int) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from ctxtop.engine.agents.opencode.export import (
 from ctxtop.engine.agents.opencode.reader import tool_output
 from ctxtop.engine.agents.opencode.rows import split_address
 from ctxtop.engine.editing.turns import Scan, ToolUse
-from ctxtop.engine.editing.writer import Writer, dumps
+from ctxtop.engine.editing.writer import Writer, encoded
 from ctxtop.engine.paths import data_dir
 from ctxtop.engine.sessions.fork_mark import fork_marker
 
@@ -148,7 +148,7 @@ class OpenCodeWriter(Writer):
 
 def _file(document: dict[str, Any]) -> bytes:
     """An export document as the fork's bytes: one line (the fork mark goes on it)."""
-    return dumps(document).encode("utf-8") + b"\n"
+    return encoded(document) + b"\n"
 
 
 def _edited(

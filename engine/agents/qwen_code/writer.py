@@ -21,7 +21,7 @@ from ctxtop.engine.compaction.handoff import OPENING
 from ctxtop.engine.editing.turns import Scan, ToolUse
 from ctxtop.engine.editing.writer import (
     Writer,
-    dumps,
+    encoded,
     jsonl_bytes,
     jsonl_records,
     list_of,
@@ -144,7 +144,7 @@ class QwenCodeWriter(Writer):
         payload = record.get("systemPayload") if ours and isinstance(record, dict) else None
         if isinstance(payload, dict) and isinstance(payload.get("info"), dict):
             payload["info"]["newTokenCount"] = context_tokens
-            fork = body[:start] + dumps(record).encode("utf-8") + fork[len(body) :]
+            fork = body[:start] + encoded(record) + fork[len(body) :]
         return super().mark(fork, context_tokens, session_id)
 
     def with_message(self, fork: bytes, line: int, text: str) -> bytes:
