@@ -120,6 +120,15 @@ def names_fork(name: str, session_id: str) -> bool:
     return any(agent.names_fork(name, session_id) for agent in AGENTS.values())
 
 
+def undo_note(agent: object, session_id: object) -> str | None:
+    """What ``ctxtop undo`` tells after removing a fork of ``agent`` (an id as the action log
+    holds it) for ``session_id``: the agent's ``undo_note``, if it has one."""
+    found = AGENTS.get(agent) if isinstance(agent, str) else None
+    if found is None or found.undo_note is None or not isinstance(session_id, str):
+        return None
+    return found.undo_note.replace("{id}", session_id)
+
+
 def compacts_unread(data: bytes) -> Agent | None:
     """The agent of a log ctxtop cannot read as a session but can compact (None: no such)."""
     return next((agent for agent in AGENTS.values() if agent.compacts_unread_log(data)), None)
@@ -139,5 +148,6 @@ __all__ = [
     "store_changed",
     "stored_session",
     "summary_openings",
+    "undo_note",
     "written",
 ]

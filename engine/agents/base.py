@@ -146,6 +146,9 @@ class Agent:
     # How the summaries of its own compactions begin (a later summary leaves that note out).
     summary_openings: tuple[str, ...] = ()
     proxy: ProxyUse | None = None
+    # What ``ctxtop undo`` tells after removing a fork's files, ``{id}`` standing for the fork's
+    # session id: for an agent that keeps its own copy of a fork the user imported.
+    undo_note: str | None = None
 
     @property
     def writer(self) -> type[Writer] | None:

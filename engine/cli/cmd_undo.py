@@ -15,7 +15,7 @@ import argparse
 import json
 from typing import Any
 
-from ctxtop.engine.agents import names_fork
+from ctxtop.engine.agents import names_fork, undo_note
 from ctxtop.engine.editing import action_log
 from ctxtop.engine.editing.undo import remove_temps_of_unlogged, undo
 
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
                 print(_listed(entry))
         return 0
     outcome = undo(args.action, force=args.force, fork_named=names_fork)
+    outcome["note"] = undo_note(outcome["agent"], outcome["session_id"])
     if args.json:
         print(json.dumps(outcome, ensure_ascii=False, indent=2))
     else:
@@ -54,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         files = len(outcome["removed_files"])
         extra = f"; {files} large-result files removed" if files else ""
         print(f"{outcome['fork']}: {state} ({outcome['kind']} {outcome['edit_id']}){extra}")
+        if outcome["note"]:
+            print(outcome["note"])
     return 0
 
 

@@ -137,6 +137,8 @@ def undo(
     return {
         "edit_id": target["id"],
         "kind": target.get("kind", "edit"),
+        "agent": target.get("agent"),
+        "session_id": target.get("session_id"),
         "fork": fork or None,
         "removed": fork in removed,
         "removed_files": [name for name in removed if name != fork],

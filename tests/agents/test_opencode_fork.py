@@ -16,6 +16,7 @@ from ctxtop.engine.agents import names_fork
 from ctxtop.engine.agents.opencode.export import new_session_id, opencode_id
 from ctxtop.engine.agents.opencode.writer import OpenCodeWriter
 from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.cli.main import main
 from ctxtop.engine.compaction.handoff import OPENING
 from ctxtop.engine.editing.placeholder import MARK
 from ctxtop.engine.editing.policy import Policy
@@ -100,6 +101,23 @@ def test_an_edit_is_an_export_file_of_ctxtop_s_and_the_database_is_left_alone(
 def test_undo_removes_the_export_file(sample: Path) -> None:
     outcome = edit_session(sample, Policy(keep_turns=0)).as_json()
     assert undo(fork_named=names_fork)["removed"] and not Path(outcome["fork"]).exists()
+
+
+def test_undo_tells_how_to_remove_the_copy_opencode_imported(
+    sample: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ctxtop never writes OpenCode's database: undo removes the export file and names the
+    command that removes the copy a user imported (the real CLI has it: opencode session
+    delete <id>)."""
+    session_id = edit_session(sample, Policy(keep_turns=0)).session_id
+    assert main(["undo"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1] == (
+        f"if you imported it, `opencode session delete {session_id}` removes OpenCode's copy"
+    )
+    edit_session(sample, Policy(keep_turns=0))
+    assert main(["undo", "--json"]) == 0
+    assert "opencode session delete" in json.loads(capsys.readouterr().out)["note"]
 
 
 def test_an_export_file_forks_too(sample: Path, tmp_path: Path) -> None:

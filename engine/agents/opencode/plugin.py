@@ -18,6 +18,8 @@ PLUGIN = Agent(
         find=OpenCodeAdapter.discover,
     ),
     fork_name=r"{id}\.json",
+    # ctxtop never writes OpenCode's database: the copy `opencode import` made is the user's.
+    undo_note="if you imported it, `opencode session delete {id}` removes OpenCode's copy",
     proxy=ProxyUse(
         "OpenCode",
         'opencode  (its provider\'s "options": {"baseURL": "{url}/v1"} in opencode.json)',
