@@ -39,6 +39,7 @@ from ctxtop.engine.compaction.prompt import (
 )
 from ctxtop.engine.compaction.structured import TITLES, earlier_transcript, pointer_line
 from ctxtop.engine.config import LLMSettings, config_path, url_problem
+from ctxtop.engine.editing.writer import encoded
 from ctxtop.engine.models.registry import lookup as model_info
 from ctxtop.engine.safety.secrets import SecretMasker
 from ctxtop.engine.safety.terminal import without_controls
@@ -194,7 +195,7 @@ def _failure(error: BaseException, point: Endpoint) -> LLMFailure:
 def post(point: Endpoint, body: dict[str, Any], cancel: threading.Event | None = None) -> Any:
     """Send ``body``; the decoded JSON reply. Gives up at ``point.timeout`` for the whole
     exchange, or as soon as ``cancel`` is set."""
-    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    data = encoded(body)
     request = urllib.request.Request(point.url(), data, point.headers(), method="POST")
     stop = threading.Event()
     result: dict[str, Any] = {}

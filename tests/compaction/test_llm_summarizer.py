@@ -170,3 +170,25 @@ def test_no_model_configured_is_said_and_structured_is_used(tmp_path: Path) -> N
     warning = outcome["warnings"][0]
     assert "no model set, there is no default: add `model: NAME` under `llm:` in " in warning
     assert str(config_path()) in warning and "or set CTXTOP_LLM_MODEL" in warning
+
+
+def test_a_lone_surrogate_in_the_summarised_part_is_sent_escaped(tmp_path: Path) -> None:
+    """A reply holding an escaped lone surrogate ("\\ud800", which JSON allows) reaches the
+    model as that escape: the request is still sent and its summary used."""
+    source = tmp_path / SAMPLE.name
+    first_reply = next(m.id for m in read_session(SAMPLE).context if m.role == "assistant")
+    lines = SAMPLE.read_text("utf-8").splitlines()
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("uuid") == first_reply:
+            for part in record["message"]["content"]:
+                if part.get("type") == "text":
+                    part["text"] += " \ud800"
+            lines[index] = json.dumps(record)
+    source.write_text("\n".join(lines) + "\n", "utf-8")
+    with SummaryServer("good") as server:
+        llm = settings(server, "openai")
+        outcome = compact_session(source, summarizer="llm", keep_rounds=2, llm=llm).as_json()
+        requests = server.requests
+    assert outcome["summarizer"] == "llm" and not outcome["warnings"]
+    assert "\\ud800" in json.dumps(requests[0]["body"])
