@@ -36,6 +36,33 @@ class Scan:
         return None
 
 
+class ScanBuilder:
+    """A format's scan as it walks the records: turns counted as they start, each call id's
+    first call a tool use of the turn it is in, results set on the calls found."""
+
+    __slots__ = ("_uses", "turns")
+
+    def __init__(self) -> None:
+        self._uses: dict[str, ToolUse] = {}
+        self.turns = 0
+
+    def new_turn(self) -> None:
+        self.turns += 1
+
+    def call(self, call_id: str, name: str, value: Any, result: str | None = None) -> None:
+        """A tool call with its input (a later call of the same id is not another use)."""
+        if call_id not in self._uses:
+            uses = self._uses
+            uses[call_id] = ToolUse(call_id, name, value, result, self.turns, len(uses))
+
+    def use(self, call_id: str) -> ToolUse | None:
+        """The use of ``call_id``, for its result (None: no call of that id came before)."""
+        return self._uses.get(call_id)
+
+    def scan(self) -> Scan:
+        return Scan(list(self._uses.values()), self.turns)
+
+
 def result_text(content: Any) -> str:
     """The text of a tool result's content: a string, or the text parts of a list of blocks."""
     if isinstance(content, str):

@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxtop.engine.agents.claude_code import microcompact
 from ctxtop.engine.compaction.source import shifted
-from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
+from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
 from ctxtop.engine.editing.writer import Writer, encoded, jsonl_bytes, jsonl_records, text_id
 from ctxtop.engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
 
@@ -92,43 +92,34 @@ class ClaudeCodeWriter(Writer):
     supports_restore = True
 
     def scan(self) -> Scan:
-        uses: dict[str, ToolUse] = {}
-        turn = 0
+        found = ScanBuilder()
         records = self.records()
         side = _side(records)
         for record in records:
             if not isinstance(record, dict) or side(record):
                 continue
             for call_id in microcompact.cleared_results(record):
-                if call_id in uses and uses[call_id].result is not None:
-                    uses[call_id].result = microcompact.CLEARED_RESULT  # what the model sees
+                cleared = found.use(call_id)
+                if cleared is not None and cleared.result is not None:
+                    cleared.result = microcompact.CLEARED_RESULT  # what the model sees
             message = record.get("message")
             if not isinstance(message, dict):
                 continue
             content = message.get("content")
             if record.get("type") == "user":
                 if _starts_turn(record, content):
-                    turn += 1
+                    found.new_turn()
                     continue
                 for part in content if isinstance(content, list) else []:
                     if isinstance(part, dict) and part.get("type") == "tool_result":
-                        use = uses.get(str(part.get("tool_use_id")))
+                        use = found.use(str(part.get("tool_use_id")))
                         if use is not None:
                             use.result = result_text(part.get("content"))
             elif record.get("type") == "assistant":
                 for part in content if isinstance(content, list) else []:
                     if isinstance(part, dict) and part.get("type") == "tool_use":
-                        call_id = str(part.get("id"))
-                        if call_id not in uses:
-                            uses[call_id] = ToolUse(
-                                call_id,
-                                str(part.get("name")),
-                                part.get("input"),
-                                None,
-                                turn,
-                                len(uses),
-                            )
-        return Scan(list(uses.values()), turn)
+                        found.call(str(part.get("id")), str(part.get("name")), part.get("input"))
+        return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         records = self.records()

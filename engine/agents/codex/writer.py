@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ctxtop.engine.agents.codex.plugin import INJECTED as _INJECTED
-from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
+from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
 from ctxtop.engine.editing.writer import (
     Writer,
     dumps,
@@ -66,27 +66,22 @@ class CodexWriter(Writer):
         return items
 
     def scan(self) -> Scan:
-        uses: dict[str, ToolUse] = {}
-        turn = 0
+        found = ScanBuilder()
         for item in self.context_items():
             kind = item.get("type")
             if _user_turn(item):
-                turn += 1
+                found.new_turn()
             elif kind in _CALLS:
-                call_id = str(item.get("call_id"))
                 value = item.get("arguments", item.get("input", item.get("action")))
-                if call_id not in uses:
-                    uses[call_id] = ToolUse(
-                        call_id, str(item.get("name") or kind), value, None, turn, len(uses)
-                    )
+                found.call(str(item.get("call_id")), str(item.get("name") or kind), value)
             elif kind in _OUTPUTS:
-                use = uses.get(str(item.get("call_id")))
+                use = found.use(str(item.get("call_id")))
                 if use is not None:
                     output = item.get("output")
                     if isinstance(output, dict):
                         output = output.get("content", output)
                     use.result = result_text(output)
-        return Scan(list(uses.values()), turn)
+        return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         return jsonl_bytes(self.forked(results, inputs, session_id))

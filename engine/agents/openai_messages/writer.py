@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxtop.engine.agents.openai_messages.reader import is_message, is_request_usage, message_id_of
-from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
+from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
 from ctxtop.engine.editing.writer import Writer, dumps, encoded, jsonl_records, list_of, text_id
 from ctxtop.engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, marked
 
@@ -57,14 +57,13 @@ class OpenAIMessagesWriter(Writer):
         return None, [document]
 
     def scan(self) -> Scan:
-        uses: dict[str, ToolUse] = {}
-        turn = 0
+        found = ScanBuilder()
         for message in self.document()[1]:
             if not isinstance(message, dict):
                 continue
             role = message.get("role")
             if role == "user":
-                turn += 1
+                found.new_turn()
             elif role == "assistant":
                 for call in list_of(message.get("tool_calls")):
                     if not isinstance(call, dict):
@@ -72,21 +71,13 @@ class OpenAIMessagesWriter(Writer):
                     function = call.get("function")
                     if not isinstance(function, dict):
                         function = {}
-                    call_id = str(call.get("id"))
-                    if call_id not in uses:
-                        uses[call_id] = ToolUse(
-                            call_id,
-                            str(function.get("name")),
-                            function.get("arguments"),
-                            None,
-                            turn,
-                            len(uses),
-                        )
+                    name, value = str(function.get("name")), function.get("arguments")
+                    found.call(str(call.get("id")), name, value)
             elif role == "tool":
-                use = uses.get(str(message.get("tool_call_id")))
+                use = found.use(str(message.get("tool_call_id")))
                 if use is not None:
                     use.result = result_text(message.get("content"))
-        return Scan(list(uses.values()), turn)
+        return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         container, messages = self.document()

@@ -28,7 +28,7 @@ from ctxtop.engine.agents.opencode.export import (
 )
 from ctxtop.engine.agents.opencode.reader import tool_output
 from ctxtop.engine.agents.opencode.rows import split_address
-from ctxtop.engine.editing.turns import Scan, ToolUse
+from ctxtop.engine.editing.turns import Scan, ScanBuilder
 from ctxtop.engine.editing.writer import Writer, encoded
 from ctxtop.engine.paths import data_dir
 from ctxtop.engine.sessions.fork_mark import fork_marker
@@ -53,25 +53,22 @@ class OpenCodeWriter(Writer):
         return new_session_id()
 
     def scan(self) -> Scan:
-        uses: dict[str, ToolUse] = {}
-        turn = 0
+        found = ScanBuilder()
         for message in self.stored().messages:
             if message.data.get("role") == "user" and _real_prompt(message.parts):
-                turn += 1
+                found.new_turn()
             for key in sorted(message.parts):
                 part = message.parts[key]
                 call_id, tool_state = part.get("callID"), part.get("state")
                 if part.get("type") != "tool" or not isinstance(call_id, str):
                     continue
-                if not isinstance(tool_state, dict) or call_id in uses:
+                if not isinstance(tool_state, dict) or found.use(call_id) is not None:
                     continue
                 done = tool_state.get("status") in ("completed", "error")
                 name = str(part.get("tool") or "unknown")
                 result = tool_output(tool_state) if done else None
-                uses[call_id] = ToolUse(
-                    call_id, name, tool_state.get("input"), result, turn, len(uses)
-                )
-        return Scan(list(uses.values()), turn)
+                found.call(call_id, name, tool_state.get("input"), result)
+        return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         stored = self.stored()

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ctxtop.engine.compaction.source import shifted
-from ctxtop.engine.editing.turns import Scan, ToolUse, result_text
+from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
 from ctxtop.engine.editing.writer import Writer, jsonl_bytes, jsonl_records, list_of, text_id
 
 # Entries that put a message on the context (``buildSessionContext``'s ``appendMessage``).
@@ -87,28 +87,25 @@ class PiWriter(Writer):
     supports_restore = True
 
     def scan(self) -> Scan:
-        uses: dict[str, ToolUse] = {}
-        turn = 0
+        found = ScanBuilder()
         for entry in sent_entries(entry_path(self.records())):
             message = entry.get("message") if entry.get("type") == "message" else None
             if not isinstance(message, dict):
                 continue
             role = message.get("role")
             if role == "user":
-                turn += 1
+                found.new_turn()
             elif role == "assistant":
                 for part in list_of(message.get("content")):
                     call_id = text_id(part.get("id")) if isinstance(part, dict) else None
-                    if part.get("type") == "toolCall" and call_id and call_id not in uses:
+                    if part.get("type") == "toolCall" and call_id:
                         name = str(part.get("name") or "unknown")
-                        uses[call_id] = ToolUse(
-                            call_id, name, part.get("arguments"), None, turn, len(uses)
-                        )
+                        found.call(call_id, name, part.get("arguments"))
             elif role == "toolResult":
-                use = uses.get(str(message.get("toolCallId")))
+                use = found.use(str(message.get("toolCallId")))
                 if use is not None:
                     use.result = result_text(message.get("content"))
-        return Scan(list(uses.values()), turn)
+        return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         return jsonl_bytes(self.forked(results, inputs, session_id))

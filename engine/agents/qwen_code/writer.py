@@ -18,7 +18,7 @@ from typing import Any
 from ctxtop.engine.agents.gemini_cli.reader import response_text
 from ctxtop.engine.agents.qwen_code.reader import SNAPSHOT_TAG
 from ctxtop.engine.compaction.handoff import OPENING
-from ctxtop.engine.editing.turns import Scan, ToolUse
+from ctxtop.engine.editing.turns import Scan, ScanBuilder
 from ctxtop.engine.editing.writer import (
     Writer,
     encoded,
@@ -84,24 +84,22 @@ class QwenCodeWriter(Writer):
     supports_restore = True
 
     def scan(self) -> Scan:
-        uses: dict[str, ToolUse] = {}
-        turn = 0
+        found = ScanBuilder()
         for content in history(self.records()):
             parts = [part for part in list_of(content.get("parts")) if isinstance(part, dict)]
             if content.get("role") == "user" and any("text" in part for part in parts):
-                turn += 1
+                found.new_turn()
             for part in parts:
                 call, result = part.get("functionCall"), part.get("functionResponse")
                 if isinstance(call, dict) and text_id(call.get("id")):
-                    call_id = str(call["id"])
-                    if call_id not in uses:
-                        name = str(call.get("name") or "unknown")
-                        uses[call_id] = ToolUse(
-                            call_id, name, call.get("args"), None, turn, len(uses)
-                        )
-                elif isinstance(result, dict) and str(result.get("id")) in uses:
-                    uses[str(result["id"])].result = response_text(result.get("response"))
-        return Scan(list(uses.values()), turn)
+                    found.call(
+                        str(call["id"]), str(call.get("name") or "unknown"), call.get("args")
+                    )
+                elif isinstance(result, dict):
+                    use = found.use(str(result.get("id")))
+                    if use is not None:
+                        use.result = response_text(result.get("response"))
+        return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         return jsonl_bytes(self.forked(results, inputs, session_id))
