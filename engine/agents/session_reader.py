@@ -69,13 +69,19 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def feed_safely(adapter: Adapter, record: Any, line_no: int, path: Path | None = None) -> None:
+def feed_safely(
+    adapter: Adapter, record: Any, line_no: int, path: Path | None = None, entry: Any = None
+) -> None:
     """``adapter.feed`` (or ``feed_companion`` for ``path``) that cannot take the reader down: a
     record whose shape an adapter did not expect is skipped and reported with its file and line
-    (a log holds whatever tools returned, and agents change their formats)."""
+    (a log holds whatever tools returned, and agents change their formats). ``entry``: the
+    record's typed entry made already (``Adapter.entry``), fed instead of the record."""
     try:
         if path is None:
-            adapter.feed(record, line_no)
+            if entry is None:
+                adapter.feed(record, line_no)
+            else:
+                adapter.feed_entry(entry, line_no)
             if type(record) is not dict or FORK_KEY in record:  # (one test for most records)
                 _note_fork_mark(adapter.state, record, line_no)
         else:
@@ -142,6 +148,7 @@ class SessionReader:
         *,
         data: bytes | None = None,
         records: Sequence[Any] | None = None,
+        entries: Sequence[Any] | None = None,
         lean_history: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -151,7 +158,9 @@ class SessionReader:
         no companion files either); ``path`` names the session in the state and in errors.
         ``records``: ``data``'s lines decoded already (``session_records``: ``records[n - 1]``
         is line ``n``), fed as they are: no line is decoded again, and every line is read in
-        full (the decoding the lean history saves is done).
+        full (the decoding the lean history saves is done). ``entries``: the same lines as the
+        detected agent's typed entries (``engine.sessions.entries.typed``), fed instead of the
+        records (detection still looks at the records).
         ``lean_history``: a first read from the start may take the history before the agent's
         last compaction for its figures only (``Adapter.plan_history``); False: every line in
         full (the same figures, more work and memory). ``clock``: how long a last line without
@@ -160,6 +169,7 @@ class SessionReader:
         self._forced = adapter
         self._data = data
         self._records = records if data is not None else None
+        self._entries = entries if self._records is not None else None
         self._clock = clock
         stored = stored_session(self.path, clock) if data is None else None
         self._tailer: LineTailer
@@ -329,6 +339,7 @@ class SessionReader:
         adapter = self.adapter
         path = str(self.path)
         given = self._records is not None  # (one decoder a batch, not a call more a line)
+        entries = self._entries
         for line_no, raw in batch.lines:
             if adapter is not None and (adapter.ignores(raw) or adapter.feed_history(raw, line_no)):
                 continue
@@ -356,11 +367,18 @@ class SessionReader:
                 if len(self._held) <= DETECT_RECORDS or len(self._held) > MAX_UNDETECTED:
                     adapter = self._try_detect()
                 continue
-            feed_safely(adapter, record, line_no)
+            if entries is None:
+                feed_safely(adapter, record, line_no)
+            else:
+                feed_safely(adapter, record, line_no, entry=entries[line_no - 1])
         if adapter is not None:
             adapter.state.bytes_read = self._tailer.offset - self._tailer.pending_bytes
             adapter.state.lines_read = self._tailer.line_no
         return True
+
+    def _entry(self, line_no: int) -> Any:
+        """Line ``line_no``'s typed entry when they were given, else None."""
+        return self._entries[line_no - 1] if self._entries is not None else None
 
     def _decoded(self, raw: bytes, line_no: int) -> tuple[Any, str | None]:
         """Line ``line_no``'s JSON value, or (None, reason), from the records given (a line
@@ -397,12 +415,14 @@ class SessionReader:
                 self._held = self._held[-DETECT_RECORDS:]
             return None
         adapter = cls(self.path)
+        if cls.entry is None:
+            self._entries = None  # (entries are made only for an agent that has them)
         if self._plan:
             self._plan_history(adapter)
         adapter.state.skipped.extend(self._held_skips)
         self._held_skips.clear()
         for line_no, record in self._held:
-            feed_safely(adapter, record, line_no)
+            feed_safely(adapter, record, line_no, entry=self._entry(line_no))
         self._held.clear()
         self.adapter = adapter
         return adapter
@@ -514,12 +534,16 @@ def read_session(path: str | Path) -> SessionState:
 
 
 def read_session_data(
-    path: str | Path, data: bytes, records: Sequence[Any] | None = None
+    path: str | Path,
+    data: bytes,
+    records: Sequence[Any] | None = None,
+    entries: Sequence[Any] | None = None,
 ) -> SessionState:
     """The session held in ``data`` (the bytes of a file at ``path``, or of one about to be
     written there), read in memory: the file is not opened, nor its companions. An error names
-    ``path``. ``records``: ``data``'s lines decoded already (``SessionReader``'s)."""
-    return read_all(SessionReader(path, data=data, records=records))
+    ``path``. ``records``: ``data``'s lines decoded already, ``entries``: the same as typed
+    entries (``SessionReader``'s)."""
+    return read_all(SessionReader(path, data=data, records=records, entries=entries))
 
 
 # At most this much of a file is read to tell its agent up front (``agent_of``).

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from ctxtop.engine.editing.turns import Scan
 from ctxtop.engine.errors import InputError
+from ctxtop.engine.sessions.entries import EntryOf, typed
 from ctxtop.engine.sessions.fork_mark import mark_last_line
 from ctxtop.engine.sessions.json_lines import line_records
 
@@ -100,18 +101,40 @@ class Writer(ABC):
     # ``ctxtop restore`` can fork a session of this format at a compaction (``with_message``).
     supports_restore: ClassVar[bool] = False
 
-    def __init__(self, path: Path, data: bytes, records: list[Any] | None = None) -> None:
+    # The agent's typed record stream (engine/sessions/entries.py): the function its session
+    # reader makes entries with (``Adapter.entry``), set with ``staticmethod``. None: the writer
+    # reads the decoded values.
+    entry_of: ClassVar[EntryOf | None] = None
+
+    def __init__(
+        self,
+        path: Path,
+        data: bytes,
+        records: list[Any] | None = None,
+        entries: list[Any] | None = None,
+    ) -> None:
         """``records``: ``data``'s lines decoded already (``jsonl_records``' values: the
-        session's reader was fed them, or a prefix of a session the caller decoded whole)."""
+        session's reader was fed them, or a prefix of a session the caller decoded whole);
+        ``entries``: the same lines as typed entries (``entry_of``'s), made already."""
         self.path = path
         self.data = data
         self._records = records
+        self._entries = entries
 
     def records(self) -> list[Any]:
         """The session's lines (``jsonl_records``), decoded on the first call only."""
         if self._records is None:
             self._records = jsonl_records(self.path, self.data)
         return self._records
+
+    def entries(self) -> list[Any]:
+        """The session's lines as the agent's typed entries (a blank or bad line stays bytes),
+        made on the first call only; the decoded values when the format has no entries."""
+        if self._entries is None:
+            entry_of = type(self).entry_of
+            records = self.records()
+            self._entries = records if entry_of is None else typed(records, entry_of)
+        return self._entries
 
     @abstractmethod
     def scan(self) -> Scan:

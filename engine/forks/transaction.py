@@ -30,6 +30,7 @@ from ctxtop.engine.editing.writer import Writer
 from ctxtop.engine.errors import CtxtopError, InputError
 from ctxtop.engine.files import open_regular
 from ctxtop.engine.paths import data_dir
+from ctxtop.engine.sessions.entries import EntryOf, typed
 from ctxtop.engine.sessions.fork_mark import marked_fork
 from ctxtop.engine.sessions.json_lines import session_records
 from ctxtop.engine.sessions.ledger import Ledger, encoding_for
@@ -98,14 +99,15 @@ def whole_lines(data: bytes) -> bytes:
     return data[:cut]
 
 
-def refuse_unsupported(source: Path, doing: str, agent: Agent | None = None) -> None:
+def refuse_unsupported(source: Path, doing: str, agent: Agent | None = None) -> Agent | None:
     """One line naming the file when its agent, told from the first lines (or ``agent``, when
     known), cannot be ``doing`` (``EDITING`` or ``COMPACTING``) by its capability flags: said
     before the whole session is read (a multi-gigabyte log of such an agent is not read for
-    nothing)."""
+    nothing). Returns the agent (None: the first lines do not tell)."""
     agent = agent or agent_of(source)
     if agent is not None and not (agent.can_edit if doing == EDITING else agent.can_compact):
         raise InputError(str(source), f"{doing} {agent.name} sessions is not supported yet")
+    return agent
 
 
 def read_session_bytes(path: Path, upto: int | None = None) -> bytes:
@@ -130,13 +132,17 @@ class Loaded:
     from, even if the agent appends meanwhile), their hash, and the session read from them.
     ``state`` is None for a log ctxtop compacts without reading it (``compacts_unread``).
     ``records``: the bytes' lines decoded once, which the session was read from and the fork
-    writer keeps (None: a JSON document, decoded whole by each)."""
+    writer keeps (None: a JSON document, decoded whole by each); ``entries``: the same lines
+    as the agent's typed entries, made once by ``entry_of`` for the reader, the fork writer and
+    the compaction source (None: the agent has none, or it was not told up front)."""
 
     path: Path
     data: bytes
     sha256: str
     state: SessionState | None
     records: list[Any] | None = field(default=None, repr=False)
+    entries: list[Any] | None = field(default=None, repr=False)
+    entry_of: EntryOf | None = field(default=None, repr=False)
     ledger: Ledger = field(default_factory=Ledger)  # the session's counts, made once
     # What every preview of this session would otherwise work out again (the edit's writer
     # and its scan of the bytes), by the kind of fork.
@@ -183,7 +189,8 @@ class Loaded:
         source's items."""
         found = self.shared.get("writer")
         if not isinstance(found, kind):
-            found = self.shared["writer"] = kind(self.path, self.data, self.records)
+            entries = self.entries if self.entry_of is kind.entry_of else None
+            found = self.shared["writer"] = kind(self.path, self.data, self.records, entries)
         return found
 
     def count_context(self) -> None:
@@ -223,25 +230,29 @@ def load(
     caller already holds it; when it is at ``upto``, its copy is the session and its bytes
     are read (and decoded, for the fork writer): the reader is not run again."""
     state = held.state_at(upto) if held is not None else None
-    refuse_unsupported(path, doing, AGENTS.get(state.agent) if state is not None else None)
+    agent = refuse_unsupported(path, doing, AGENTS.get(state.agent) if state is not None else None)
     data = read_session_bytes(path, upto if state is None else state.bytes_read)
     records = session_records(data)
     if state is not None and (records is None or len(records) != state.lines_read):
         state = None  # not the lines it was read from (the file was rewritten meanwhile)
+    entry_of = agent.reader.entry if agent is not None else None
+    entries = typed(records, entry_of) if records is not None and entry_of else None
     if state is None:
-        state = read_state(path, data, records, doing)
-    loaded = Loaded(path, data, hashlib.sha256(data).hexdigest(), state, records)
+        state = read_state(path, data, records, entries, doing)
+    digest = hashlib.sha256(data).hexdigest()
+    loaded = Loaded(path, data, digest, state, records, entries, entry_of if entries else None)
     loaded.count_context()
     return loaded
 
 
 def read_state(
-    path: Path, data: bytes, records: list[Any] | None, doing: str
+    path: Path, data: bytes, records: list[Any] | None, entries: list[Any] | None, doing: str
 ) -> SessionState | None:
-    """The session read from ``data`` (its lines decoded already: ``records``); None for a log
-    ctxtop compacts without reading its records (``compacts_unread``)."""
+    """The session read from ``data`` (its lines decoded already: ``records``, and made typed
+    entries: ``entries``); None for a log ctxtop compacts without reading its records
+    (``compacts_unread``)."""
     try:
-        return read_session_data(path, data, records)
+        return read_session_data(path, data, records, entries)
     except InputError:
         if doing != COMPACTING or compacts_unread(data) is None:
             raise

@@ -84,6 +84,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.model import SessionState
 from ctxtop.engine.sessions.tail import ByteSource, LineTailer
 
@@ -149,9 +150,19 @@ class Adapter(ABC):
     def detect(cls, head: Sequence[Any]) -> int:
         """Score how surely ``head`` (the first decoded records of a file) is this format."""
 
+    # The agent's typed record stream (engine/sessions/entries.py), when it has one: the one
+    # function that makes a decoded line its entry, for this reader, the fork writer and the
+    # compaction source alike. None: the reader takes decoded values as they are.
+    entry: ClassVar[EntryOf | None] = None
+
     @abstractmethod
     def feed(self, record: Any, line: int) -> None:
         """Apply one decoded record (1-based ``line``) of the main file to ``self.state``."""
+
+    def feed_entry(self, entry: Any, line: int) -> None:
+        """Apply one line's typed entry (``entry``), made already by the caller: the session's
+        lines were made entries once for the reader and the fork writer alike."""
+        self.feed(entry, line)
 
     def ignores(self, raw: bytes) -> bool:
         """True for a raw line this adapter would ignore anyway, so it need not be decoded.
