@@ -9,7 +9,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # The same role in each agent's folder, and the base class of that role.
-SAME_ROLE = {"__init__", "__main__", "plugin", "reader", "writer", "source", "rules", "settings"}
+SAME_ROLE = {
+    "__init__",
+    "__main__",
+    "plugin",
+    "reader",
+    "writer",
+    "source",
+    "rules",
+    "settings",
+    "entries",  # an agent's typed record stream, and engine/sessions/entries.py its base
+}
 
 
 def test_module_names_say_which_module() -> None:
