@@ -27,7 +27,12 @@ _ROLES = {"system", "developer", "user", "assistant", "tool"}
 
 
 def is_message(record: Any) -> bool:
-    return isinstance(record, Mapping) and record.get("role") in _ROLES
+    """A chat message: an object whose role is one of ``_ROLES`` (a role that is a list or an
+    object is none, not an error)."""
+    if not isinstance(record, Mapping):
+        return False
+    role = record.get("role")
+    return isinstance(role, str) and role in _ROLES
 
 
 def message_id_of(record: Mapping[str, Any], index: int) -> str:
