@@ -72,7 +72,7 @@ class OpenAIMessagesAdapter(Adapter):
         if entry.model is not None:
             self.state.model = entry.model
         if entry.messages is None:
-            raise TypeError("messages that are no list")  # (an unexpected shape)
+            raise TypeError("messages that are no list")  # (the line: an unexpected record shape)
         for message in entry.messages:
             if message.kind == "message":
                 self._message(message, line)
@@ -94,7 +94,7 @@ class OpenAIMessagesAdapter(Adapter):
             if call_id:
                 state.record_tool_result(call_id, text)
         if entry.calls is None:
-            raise TypeError("tool calls that are no list")  # (an unexpected shape)
+            raise TypeError("tool calls that are no list")  # (the line: an unexpected record shape)
         for call in entry.calls:
             call_id = call.own_id or f"{message_id}.{len(blocks)}"
             blocks.append(Block("tool_use", call.arguments, call_id, call.name))
