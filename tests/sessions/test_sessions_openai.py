@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from sessions_expect import ENC, report
 
+from ctxtop.engine.agents.session_reader import read_session
 from ctxtop.engine.cli.main import main
 from ctxtop.engine.sessions.tokenizer_factor import PRIOR_WEIGHT
 
@@ -148,3 +149,36 @@ def test_breakdown_of_what_the_context_holds() -> None:
     assert calibrated.keys() == expected.keys()
     assert breakdown["estimated_total"] == round(sum(expected.values()) * factor)
     assert breakdown["unattributed"] == got["context_tokens"]["value"] - shown
+
+
+def odd_role_session(path: Path) -> Path:
+    """A chat whose 47th message has a list for its role: past the lines detection reads."""
+    lines: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+    for n in range(15):
+        call = {"id": f"call_{n}", "type": "function"}
+        call["function"] = {"name": "read", "arguments": "{}"}
+        lines += [
+            {"role": "user", "content": f"question {n}"},
+            {"role": "assistant", "content": None, "tool_calls": [call], "usage": USAGE},
+            {"role": "tool", "tool_call_id": f"call_{n}", "content": "file text " * 40},
+        ]
+    lines += [{"role": ["user"], "content": "odd"}, {"role": "user", "content": "again"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+USAGE = {"prompt_tokens": 500, "completion_tokens": 5}
+
+
+def test_a_role_that_is_a_list_is_no_chat_message(tmp_path: Path) -> None:
+    """Such a line is skipped as no chat message (not as a crash), and an edit of the log
+    previews (it stopped with a TypeError traceback)."""
+    session = odd_role_session(tmp_path / "odd.jsonl")
+    state = read_session(session)
+    assert [(s.line, s.reason) for s in state.skipped] == [
+        (47, "not a chat message (no known role)")
+    ]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["edit", "--dry-run", str(session)]) == 0
+    assert "dry run: nothing written" in out.getvalue()

@@ -15,98 +15,33 @@ estimate is ``ctxtopFork`` on the object holding the messages or in the last res
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from ctxtop.engine.sessions.adapter import GENERIC, NOT_MINE, Adapter, logs_tokens, token_count
-from ctxtop.engine.sessions.fork_mark import marked_tokens, usage_is_ctxtops
-from ctxtop.engine.sessions.model import Block, ForkEstimate, Message, Role, Usage
-
-_ROLES = {"system", "developer", "user", "assistant", "tool"}
+from ctxtop.engine.agents.openai_messages.entries import ROLES, Entry, entry
+from ctxtop.engine.sessions.adapter import GENERIC, NOT_MINE, Adapter
+from ctxtop.engine.sessions.model import Block, ForkEstimate, Message, Role
 
 
 def is_message(record: Any) -> bool:
-    return isinstance(record, Mapping) and record.get("role") in _ROLES
-
-
-def message_id_of(record: Mapping[str, Any], index: int) -> str:
-    """The id of the ``index``-th chat message (counted from 0): its own, else by position."""
-    return str(record.get("id") or f"m{index + 1}")
-
-
-def is_request_usage(usage: Any) -> bool:
-    """Whether ``usage`` holds an API request's figures (not none, not ctxtop's estimate)."""
-    return logs_tokens(usage, TOKEN_KEYS) and not usage_is_ctxtops(usage)
-
-
-def _int(raw: Mapping[str, Any], *names: str) -> int:
-    for name in names:
-        value = token_count(raw.get(name))
-        if value is not None:
-            return value
-    return 0
-
-
-def _detail(raw: Mapping[str, Any], group: str, name: str) -> int:
-    details = raw.get(group)
-    return _int(details, name) if isinstance(details, Mapping) else 0
-
-
-# The token counts of Chat Completions and Responses usage (one of them: a request).
-TOKEN_KEYS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
-
-
-def usage_from(raw: Mapping[str, Any]) -> Usage:
-    """OpenAI usage → ``Usage``: the prompt count includes cached tokens, so they are split off."""
-    prompt = _int(raw, "prompt_tokens", "input_tokens")
-    cached = _detail(raw, "prompt_tokens_details", "cached_tokens") or _detail(
-        raw, "input_tokens_details", "cached_tokens"
-    )
-    output = _int(raw, "completion_tokens", "output_tokens")
-    reasoning = _detail(raw, "completion_tokens_details", "reasoning_tokens") or _detail(
-        raw, "output_tokens_details", "reasoning_tokens"
-    )
-    return Usage(
-        input_tokens=max(prompt - cached, 0),
-        output_tokens=output,
-        cache_read_tokens=cached,
-        reasoning_tokens=reasoning,
-    )
-
-
-def _kind_of(record: Any) -> Any:
-    """What to call a record that is no chat message: its role, else its type."""
+    """A chat message: an object whose role is one of ``ROLES`` (a role that is a list or an
+    object is none, not an error)."""
     if not isinstance(record, Mapping):
-        return None
+        return False
     role = record.get("role")
-    return f"role:{role}" if isinstance(role, str) else record.get("type")
+    return isinstance(role, str) and role in ROLES
 
 
-def _content_blocks(content: Any, kind: str = "text") -> list[Block]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [Block("text", content)] if content else []
-    blocks: list[Block] = []
-    if isinstance(content, list):
-        for part in content:
-            if isinstance(part, str):
-                blocks.append(Block("text", part))
-            elif isinstance(part, Mapping):
-                if isinstance(part.get("text"), str):
-                    blocks.append(Block("text", part["text"]))
-                elif part.get("type") in ("image_url", "input_image", "image"):
-                    blocks.append(Block("image"))
-                else:
-                    blocks.append(Block("other", raw=part))
-        return blocks
-    return [Block("other", raw=content)]
+def message_id_of(own_id: str | None, index: int) -> str:
+    """The id of the ``index``-th chat message (counted from 0): its own, else by position."""
+    return own_id or f"m{index + 1}"
 
 
 class OpenAIMessagesAdapter(Adapter):
     agent = "openai-messages"
     label = "OpenAI messages"
+    # (mypy takes a callable class variable for a method: this one is static)
+    entry = staticmethod(entry)  # type: ignore[assignment]
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -118,67 +53,61 @@ class OpenAIMessagesAdapter(Adapter):
         return NOT_MINE
 
     def feed(self, record: Any, line: int) -> None:
-        if isinstance(record, Mapping) and "role" not in record and "messages" in record:
-            self._envelope(record, line)
-            return
-        if not is_message(record):
-            self.state.skip(line, "not a chat message (no known role)")
-            self.state.unknown_type(_kind_of(record))
-            return
-        self._message(record, line)
+        self.feed_entry(entry(record, line), line)
 
-    def _envelope(self, record: Mapping[str, Any], line: int) -> None:
-        if isinstance(record.get("model"), str):
-            self.state.model = record["model"]
-        for message in record["messages"]:
-            if is_message(message):
+    def feed_entry(self, entry: Entry, line: int) -> None:
+        kind = entry.kind
+        if kind == "message":
+            self._message(entry, line)
+        elif kind == "envelope":
+            self._envelope(entry, line)
+        else:
+            self._not_message(entry, line)
+
+    def _not_message(self, entry: Entry, line: int) -> None:
+        self.state.skip(line, "not a chat message (no known role)")
+        self.state.unknown_type(entry.unknown_type)
+
+    def _envelope(self, entry: Entry, line: int) -> None:
+        if entry.model is not None:
+            self.state.model = entry.model
+        if entry.messages is None:
+            raise TypeError("messages that are no list")  # (the line: an unexpected record shape)
+        for message in entry.messages:
+            if message.kind == "message":
                 self._message(message, line)
             else:
-                self.state.skip(line, "not a chat message (no known role)")
-                self.state.unknown_type(_kind_of(message))
+                self._not_message(message, line)
 
-    def _message(self, record: Mapping[str, Any], line: int) -> None:
+    def _message(self, entry: Entry, line: int) -> None:
         state = self.state
-        role = cast(Role, record["role"])
+        role = cast(Role, entry.role)
         index = len(state.context)
-        message_id = message_id_of(record, index)
-        blocks = _content_blocks(record.get("content"))
-        timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        message_id = message_id_of(entry.own_id, index)
+        blocks = [Block(part.kind, part.text, None, None, False, part.raw) for part in entry.parts]
+        timestamp = entry.timestamp
         state.touch(timestamp)
         if role == "tool":
-            call_id = str(record.get("tool_call_id") or "")
+            call_id = entry.answers
             text = "\n".join(block.text for block in blocks)
             blocks = [Block("tool_result", text, call_id or None)]
             if call_id:
                 state.record_tool_result(call_id, text)
-        for call in record.get("tool_calls") or []:
-            if not isinstance(call, Mapping):
-                continue
-            function = call.get("function")
-            function = function if isinstance(function, Mapping) else {}
-            name = str(function.get("name") or call.get("name") or "unknown")
-            arguments = function.get("arguments", call.get("arguments", ""))
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments, ensure_ascii=False)
-            call_id = str(call.get("id") or f"{message_id}.{len(blocks)}")
-            blocks.append(Block("tool_use", arguments, call_id, name))
-            state.record_tool_call(call_id, name, line=line, input_text=arguments)
+        if entry.calls is None:
+            raise TypeError("tool calls that are no list")  # (the line: an unexpected record shape)
+        for call in entry.calls:
+            call_id = call.own_id or f"{message_id}.{len(blocks)}"
+            blocks.append(Block("tool_use", call.arguments, call_id, call.name))
+            state.record_tool_call(call_id, call.name, line=line, input_text=call.arguments)
         message = Message(message_id, role, blocks, line, timestamp)
-        if isinstance(record.get("model"), str):
-            state.model = record["model"]
+        if entry.model is not None:
+            state.model = entry.model
         state.context.append(message)
-        usage = record.get("usage")
-        if role == "assistant" and is_request_usage(usage):
-            assert isinstance(usage, Mapping)
-            key = str(record.get("id") or f"line{line}.{index}")
+        if entry.usage is not None:
+            key = entry.own_id or f"line{line}.{index}"
             message.response_key = key
             state.record_response(
-                key,
-                usage_from(usage),
-                model=record.get("model") if isinstance(record.get("model"), str) else None,
-                line=line,
-                timestamp=timestamp,
+                key, entry.usage, model=entry.model, line=line, timestamp=timestamp
             )
-        tokens = marked_tokens(usage) if role == "assistant" else None
-        if tokens is not None:  # a fork ctxtop wrote: its context through this message
-            state.fork_estimate = ForkEstimate(tokens, line)
+        if entry.fork_tokens is not None:  # a fork ctxtop wrote: its context through this message
+            state.fork_estimate = ForkEstimate(entry.fork_tokens, line)

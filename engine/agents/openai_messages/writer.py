@@ -14,69 +14,60 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from ctxtop.engine.agents.openai_messages.reader import is_message, is_request_usage, message_id_of
+from ctxtop.engine.agents.openai_messages.entries import Entry, ToolCall, entry
+from ctxtop.engine.agents.openai_messages.reader import message_id_of
 from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
-from ctxtop.engine.editing.writer import Writer, dumps, encoded, jsonl_records, list_of, text_id
+from ctxtop.engine.editing.writer import Writer, dumps, encoded, jsonl_records
 from ctxtop.engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, marked
 
 
 class OpenAIMessagesWriter(Writer):
     agent = "openai-messages"
+    # (mypy takes a callable class variable for a method: this one is static)
+    entry_of = staticmethod(entry)  # type: ignore[assignment]
 
-    _document: tuple[Any, list[Any]] | None = None
+    _document: tuple[Any, list[Entry]] | None = None
 
-    def document(self, data: bytes | None = None) -> tuple[Any, list[Any]]:
-        """(container, messages) of the session (or of ``data``): the container is the object
-        holding ``messages``, or None. The session's is decoded once and only read after
-        (``render`` copies what it changes)."""
-        if data is None:
-            if self._document is None:
-                self._document = self._decoded(self.data, self._records)
-            return self._document
-        return self._decoded(data)
+    def document(self) -> tuple[Any, list[Entry]]:
+        """(container, messages) of the session: the container is the object holding
+        ``messages`` as written, or None; the messages are entries. Made once and only read
+        after (``render`` copies what it changes)."""
+        if self._document is None:
+            self._document = self._session_document()
+        return self._document
 
-    def _decoded(self, data: bytes, records: list[Any] | None = None) -> tuple[Any, list[Any]]:
-        """``records``: ``data``'s lines decoded already, if they were: a line that is one value
+    def _session_document(self) -> tuple[Any, list[Entry]]:
+        """From the session's lines made entries, if they were decoded: a line that is one value
         is the document; lines that are each a value are no document (nothing decoded again)."""
+        records = self._records
         if records and not any(isinstance(r, bytes) for r in records):
-            document = (
-                records[0] if len(records) == 1 else [r for r in records if isinstance(r, dict)]
-            )
-        else:
-            try:
-                document = json.loads(data.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-                lines = records or jsonl_records(self.path, data)
-                document = [r for r in lines if isinstance(r, dict)]
-        if isinstance(document, dict) and isinstance(document.get("messages"), list):
-            return document, document["messages"]
-        if isinstance(document, list):
-            return None, document
-        return None, [document]
+            entries = self.entries()
+            if len(entries) == 1:
+                return _held(entries[0])
+            return None, [e for e in entries if e.is_object]
+        document = _decoded(self.data)
+        if document is not _NOT_JSON:
+            return _held(entry(document, 1))
+        if records == []:
+            jsonl_records(self.path, self.data)  # (its error: an empty session)
+        return None, [e for e in self.entries() if isinstance(e, Entry) and e.is_object]
 
     def scan(self) -> Scan:
         found = ScanBuilder()
         for message in self.document()[1]:
-            if not isinstance(message, dict):
-                continue
-            role = message.get("role")
+            role = message.role
             if role == "user":
                 found.new_turn()
             elif role == "assistant":
-                for call in list_of(message.get("tool_calls")):
-                    if not isinstance(call, dict):
-                        continue
-                    function = call.get("function")
-                    if not isinstance(function, dict):
-                        function = {}
-                    name, value = str(function.get("name")), function.get("arguments")
-                    found.call(str(call.get("id")), name, value)
+                for call in message.calls or ():
+                    found.call(call.written_id, call.function_name, call.input)
             elif role == "tool":
-                use = found.use(str(message.get("tool_call_id")))
+                use = found.use(message.written_answers)
                 if use is not None:
-                    use.result = result_text(message.get("content"))
+                    use.result = result_text(message.content)
         return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
@@ -97,22 +88,23 @@ class OpenAIMessagesWriter(Writer):
         ``usage``'s (prompt, output) for it, marked ctxtop's; the fork's ``context_tokens`` on
         the container, else in the last response's usage (the fork through it: what the
         messages after it add is counted again by the reader)."""
-        container, messages = self.document(fork)
+        container, messages = _fork_document(self.path, fork)
         parent = self.document()[1]
         estimates = usage or {}
         changed = False
         last: tuple[dict[str, Any], str] | None = None  # the last response
         index = 0
         for position, message in enumerate(messages):
-            if not is_message(message):
+            found = entry(message, position + 1)
+            if found.kind != "message":
                 continue
-            changed = changed or position >= len(parent) or parent[position] != message
-            key = message_id_of(message, index)
+            changed = changed or position >= len(parent) or parent[position].record != message
+            key = message_id_of(found.own_id, index)
             index += 1
-            if message.get("role") != "assistant":
+            if found.role != "assistant":
                 continue
             last = (message, key)
-            if changed and key in estimates and is_request_usage(message.get("usage")):
+            if changed and key in estimates and found.usage is not None:
                 message["usage"] = _estimated_usage(message["usage"], *estimates[key])
         if container is not None:
             container = marked(container, context_tokens, session_id)
@@ -121,7 +113,7 @@ class OpenAIMessagesWriter(Writer):
             prompt, output = estimates[key]
             # undo asks for the mark: a response without usage gets ctxtop's, in a log that
             # puts usage on its messages (a log without any has no place for a mark)
-            if not isinstance(message.get("usage"), dict) and _uses_usage(parent):
+            if not isinstance(message.get("usage"), dict) and any(m.logs_usage for m in parent):
                 message["usage"] = _estimated_usage({}, prompt, output)
             if isinstance(message.get("usage"), dict):
                 message["usage"].update(fork_marker(prompt + output, session_id))
@@ -132,30 +124,58 @@ class OpenAIMessagesWriter(Writer):
         return f"{stem}.ctxtop-{session_id}.json"
 
 
-def _forked(message: Any, results: dict[str, str], inputs: dict[str, Any]) -> Any:
-    """The fork's copy of a message with its new result or call inputs, or ``message`` itself
-    (the session's messages are shared, never changed)."""
-    if not isinstance(message, dict):
-        return message
-    if message.get("role") == "tool" and text_id(message.get("tool_call_id")) in results:
-        message = {**message, "content": results[str(message["tool_call_id"])]}
-    if message.get("role") == "assistant":
-        calls = list_of(message.get("tool_calls"))
-        forked = [_forked_call(call, inputs) for call in calls]
-        if any(new is not old for new, old in zip(forked, calls, strict=True)):
-            message = {**message, "tool_calls": forked}
-    return message
+_NOT_JSON = object()
 
 
-def _forked_call(call: Any, inputs: dict[str, Any]) -> Any:
-    if not isinstance(call, dict) or text_id(call.get("id")) not in inputs:
-        return call
-    function = call.get("function", {})
-    return {**call, "function": {**function, "arguments": dumps(inputs[str(call["id"])])}}
+def _decoded(data: bytes) -> Any:
+    """``data`` as one JSON document, or ``_NOT_JSON``."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return _NOT_JSON
 
 
-def _uses_usage(messages: list[Any]) -> bool:
-    return any(isinstance(message, Mapping) and "usage" in message for message in messages)
+def _held(held: Entry) -> tuple[Any, list[Entry]]:
+    """(container, messages) of a document that is the one value ``held``."""
+    if held.holds_messages and held.messages is not None:
+        return held.record, list(held.messages)
+    if isinstance(held.record, list):
+        return None, [entry(message, line) for line, message in enumerate(held.record, 1)]
+    return None, [held]
+
+
+def _fork_document(path: Path, fork: bytes) -> tuple[Any, list[Any]]:
+    """(container, messages) of a fork ctxtop rendered, decoded to be marked: the values
+    themselves, changed in place."""
+    document = _decoded(fork)
+    if document is _NOT_JSON:
+        document = [r for r in jsonl_records(path, fork) if isinstance(r, dict)]
+    if isinstance(document, dict) and isinstance(document.get("messages"), list):
+        return document, document["messages"]
+    return None, document if isinstance(document, list) else [document]
+
+
+def _forked(message: Entry, results: dict[str, str], inputs: dict[str, Any]) -> Any:
+    """The fork's copy of a message with its new result or call inputs, or the message as
+    written (the session's messages are shared, never changed)."""
+    record = message.record
+    if message.role == "tool" and message.text_answers in results:
+        record = {**record, "content": results[str(message.text_answers)]}
+    if message.role == "assistant":
+        new = {
+            id(call.record): _forked_call(call, inputs[call.text_id])
+            for call in message.calls or ()
+            if call.text_id in inputs
+        }
+        if new:
+            calls = [new.get(id(call), call) for call in record["tool_calls"]]
+            record = {**record, "tool_calls": calls}
+    return record
+
+
+def _forked_call(call: ToolCall, value: Any) -> dict[str, Any]:
+    function = call.record.get("function", {})
+    return {**call.record, "function": {**function, "arguments": dumps(value)}}
 
 
 def _dumps(container: Any, messages: list[Any]) -> bytes:
