@@ -41,7 +41,7 @@ class OpenAIMessagesAdapter(Adapter):
     agent = "openai-messages"
     label = "OpenAI messages"
     # (mypy takes a callable class variable for a method: this one is static)
-    entry = staticmethod(entry)  # type: ignore[assignment]
+    entry = staticmethod(entry)
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:

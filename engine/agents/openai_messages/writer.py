@@ -27,7 +27,7 @@ from ctxtop.engine.sessions.fork_mark import ESTIMATED, USAGE_KEY, fork_marker, 
 class OpenAIMessagesWriter(Writer):
     agent = "openai-messages"
     # (mypy takes a callable class variable for a method: this one is static)
-    entry_of = staticmethod(entry)  # type: ignore[assignment]
+    entry_of = staticmethod(entry)
 
     _document: tuple[Any, list[Entry]] | None = None
 
