@@ -68,7 +68,8 @@ class OpenCodeSource(Source):
                 continue
             if not isinstance(tool_state, dict):
                 continue
-            item.calls.append(self.call(call_id, str(part.get("tool")), tool_state.get("input")))
+            name = str(part.get("tool") or "unknown")
+            item.calls.append(self.call(call_id, name, tool_state.get("input")))
             if tool_state.get("status") in ("completed", "error"):
                 is_error = tool_state.get("status") == "error"
                 self.result(call_id, tool_output(tool_state), is_error)
