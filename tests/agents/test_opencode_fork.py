@@ -21,6 +21,7 @@ from ctxtop.engine.compaction.handoff import OPENING
 from ctxtop.engine.editing.placeholder import MARK
 from ctxtop.engine.editing.policy import Policy
 from ctxtop.engine.editing.undo import undo
+from ctxtop.engine.errors import InputError
 from ctxtop.engine.forks.compact import compact_session, preview_compact
 from ctxtop.engine.forks.edit import edit_session
 from ctxtop.engine.forks.transaction import COMPACTING, load, read_session_bytes
@@ -163,3 +164,20 @@ def test_a_tool_part_without_a_name_is_unknown_in_the_compaction_as_on_the_dashb
     table = preview_compact(loaded, keep_rounds=0).details.round_table
     names = {name for row in table for name in row.calls}
     assert "unknown" in names and "None" not in names
+
+
+def test_an_export_with_parts_that_are_no_list_is_one_line_naming_the_file(
+    sample: Path, tmp_path: Path
+) -> None:
+    """The reader skips such a document's line (naming it); a fork of it is refused with the
+    file's name, not a traceback."""
+    document = json.loads(OpenCodeWriter(sample, read_session_bytes(sample)).render({}, {}, "x"))
+    document["info"]["id"] = new_session_id()
+    document["messages"][2]["parts"] = 5
+    exported = tmp_path / "exported.json"
+    exported.write_text(json.dumps(document), encoding="utf-8")
+    assert [s.reason for s in read_session(exported).skipped] == [
+        "unexpected record shape (TypeError)"
+    ]
+    with pytest.raises(InputError, match=f"^{exported}: .*parts"):
+        edit_session(exported, Policy(keep_turns=0))

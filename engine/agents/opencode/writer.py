@@ -32,6 +32,7 @@ from ctxtop.engine.agents.opencode.export import AscendingIds, new_session_id
 from ctxtop.engine.agents.opencode.rows import split_address
 from ctxtop.engine.editing.turns import Scan, ScanBuilder
 from ctxtop.engine.editing.writer import Writer, encoded
+from ctxtop.engine.errors import InputError
 from ctxtop.engine.paths import data_dir
 from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.fork_mark import fork_marker
@@ -73,8 +74,8 @@ class StoredSession:
         parts: list[PartRow] = []
         exported = next((found for found in entries if type(found) is ExportDoc), None)
         if exported is not None:  # an export file (a fork ctxtop wrote): its rows
-            if exported.broken is not None:  # (as reading the document's rows here did)
-                raise TypeError("an export whose messages' parts are not lists")
+            if exported.broken is not None:  # (the reader skipped it: no fork of a part)
+                raise InputError(str(path), "an export whose messages' parts are not lists")
             session_id = exported.session_id
             entries = list(exported.rows)
         for found in entries:
