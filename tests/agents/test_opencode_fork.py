@@ -181,3 +181,17 @@ def test_an_export_with_parts_that_are_no_list_is_one_line_naming_the_file(
     ]
     with pytest.raises(InputError, match=f"^{exported}: .*parts"):
         edit_session(exported, Policy(keep_turns=0))
+
+
+def test_an_export_as_opencode_prints_it_forks_whole(sample: Path, tmp_path: Path) -> None:
+    """``opencode export`` prints the document indented, over many lines: the fork holds its
+    messages (it was a fork of none)."""
+    document = json.loads(OpenCodeWriter(sample, read_session_bytes(sample)).render({}, {}, "x"))
+    document["info"]["id"] = new_session_id()
+    printed = tmp_path / "printed.json"
+    printed.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    from_file = edit_session(printed, Policy(keep_turns=0)).as_json()
+    from_database = edit_session(sample, Policy(keep_turns=0)).as_json()
+    assert from_file["changed"] == from_database["changed"]
+    assert from_file["tokens_after"] == from_database["tokens_after"]
+    assert len(export_of(from_file)["messages"]) == len(document["messages"])

@@ -36,6 +36,7 @@ from ctxtop.engine.errors import InputError
 from ctxtop.engine.paths import data_dir
 from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.fork_mark import fork_marker
+from ctxtop.engine.sessions.json_lines import decode_line, opens_document
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,17 @@ class Copy(NamedTuple):
     parts: list[dict[str, Any]]
 
 
+def _document(path: Path, data: bytes) -> Any:
+    """The JSON document ``data`` holds when it is one over many lines, else None (lines)."""
+    first = data.split(b"\n", 1)[0]
+    if not opens_document(first, decode_line(first)[1]):
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise InputError(str(path), f"invalid JSON document: {error}") from None
+
+
 def _session_row(record: dict[str, Any]) -> SessionRow:
     found = entry(record, 0)
     assert type(found) is SessionRow
@@ -113,6 +125,15 @@ class OpenCodeWriter(Writer):
     agent = "opencode"
     resumable = True
     entry_of: ClassVar[EntryOf | None] = staticmethod(entry)  # (annotated: see reader.py)
+
+    def records(self) -> list[Any]:
+        """The session's lines, or an export printed over many lines (as ``opencode export``
+        prints it) decoded whole: one value, as the reader takes it."""
+        if self._records is None:
+            document = _document(self.path, self.data)
+            if document is not None:
+                self._records = [document]
+        return super().records()
 
     def stored(self) -> StoredSession:
         found = split_address(self.path)
