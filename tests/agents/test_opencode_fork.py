@@ -21,9 +21,10 @@ from ctxtop.engine.compaction.handoff import OPENING
 from ctxtop.engine.editing.placeholder import MARK
 from ctxtop.engine.editing.policy import Policy
 from ctxtop.engine.editing.undo import undo
-from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.errors import InputError
+from ctxtop.engine.forks.compact import compact_session, preview_compact
 from ctxtop.engine.forks.edit import edit_session
-from ctxtop.engine.forks.transaction import read_session_bytes
+from ctxtop.engine.forks.transaction import COMPACTING, load, read_session_bytes
 from ctxtop.engine.paths import data_dir
 
 
@@ -144,3 +145,53 @@ def test_a_compacted_fork_starts_from_the_summary(sample: Path) -> None:
     ids = {entry["info"]["id"] for entry in messages}
     assert all(entry["info"].get("parentID", first["info"]["id"]) in ids for entry in messages)
     assert len(messages) < len(read_session(sample).context)
+
+
+def test_a_tool_part_without_a_name_is_unknown_in_the_compaction_as_on_the_dashboard(
+    sample: Path, tmp_path: Path
+) -> None:
+    """The cut table names a call whose part has no ``tool`` as the dashboard does, not
+    "None"."""
+    document = json.loads(OpenCodeWriter(sample, read_session_bytes(sample)).render({}, {}, "x"))
+    document["info"]["id"] = new_session_id()
+    parts = [p for m in document["messages"] for p in m["parts"] if p["type"] == "tool"]
+    del parts[-1]["tool"]  # (in the context after the compaction)
+    exported = tmp_path / "exported.json"
+    exported.write_text(json.dumps(document), encoding="utf-8")
+    state = read_session(exported)
+    assert state.tools[parts[-1]["callID"]].name == "unknown"
+    loaded = load(exported, COMPACTING)
+    table = preview_compact(loaded, keep_rounds=0).details.round_table
+    names = {name for row in table for name in row.calls}
+    assert "unknown" in names and "None" not in names
+
+
+def test_an_export_with_parts_that_are_no_list_is_one_line_naming_the_file(
+    sample: Path, tmp_path: Path
+) -> None:
+    """The reader skips such a document's line (naming it); a fork of it is refused with the
+    file's name, not a traceback."""
+    document = json.loads(OpenCodeWriter(sample, read_session_bytes(sample)).render({}, {}, "x"))
+    document["info"]["id"] = new_session_id()
+    document["messages"][2]["parts"] = 5
+    exported = tmp_path / "exported.json"
+    exported.write_text(json.dumps(document), encoding="utf-8")
+    assert [s.reason for s in read_session(exported).skipped] == [
+        "unexpected record shape (TypeError)"
+    ]
+    with pytest.raises(InputError, match=f"^{exported}: .*parts"):
+        edit_session(exported, Policy(keep_turns=0))
+
+
+def test_an_export_as_opencode_prints_it_forks_whole(sample: Path, tmp_path: Path) -> None:
+    """``opencode export`` prints the document indented, over many lines: the fork holds its
+    messages (it was a fork of none)."""
+    document = json.loads(OpenCodeWriter(sample, read_session_bytes(sample)).render({}, {}, "x"))
+    document["info"]["id"] = new_session_id()
+    printed = tmp_path / "printed.json"
+    printed.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    from_file = edit_session(printed, Policy(keep_turns=0)).as_json()
+    from_database = edit_session(sample, Policy(keep_turns=0)).as_json()
+    assert from_file["changed"] == from_database["changed"]
+    assert from_file["tokens_after"] == from_database["tokens_after"]
+    assert len(export_of(from_file)["messages"]) == len(document["messages"])

@@ -13,11 +13,9 @@ in the order of the ones they replace.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -54,92 +52,6 @@ def is_export(record: Any) -> bool:
         return False
     info = record.get("info")
     return isinstance(info, dict) and str(info.get("id", "")).startswith("ses_")
-
-
-@dataclass(slots=True)
-class StoredMessage:
-    """One message of a session as its rows hold it: the ``data`` of its row and of its parts,
-    by part id."""
-
-    id: str
-    data: dict[str, Any]
-    parts: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class StoredSession:
-    """One session from the reader's row lines (engine/agents/opencode/rows.py), or from an
-    export file: its row and its messages in id order (a sub-agent's rows, in the same lines,
-    are left out)."""
-
-    row: dict[str, Any]
-    messages: list[StoredMessage]
-
-    @classmethod
-    def of(cls, records: list[Any], session_id: str) -> StoredSession:
-        row: dict[str, Any] = {"id": session_id}
-        messages: dict[str, StoredMessage] = {}
-        parts: list[Mapping[str, Any]] = []
-        exported = next((record for record in records if is_export(record)), None)
-        if exported is not None:  # an export file (a fork ctxtop wrote): its rows
-            session_id = row["id"] = exported["info"]["id"]
-            records = list(export_rows(exported))
-        for record in records:
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-                continue
-            table = record.get("opencode")
-            if table == "session" and record["id"] == session_id:
-                row = record
-            elif record.get("session_id") != session_id or not isinstance(record.get("data"), dict):
-                continue
-            elif table == "message":
-                messages[record["id"]] = StoredMessage(record["id"], record["data"])
-            elif table == "part":
-                parts.append(record)
-        for part in parts:
-            owner = messages.get(str(part.get("message_id")))
-            if owner is not None:
-                owner.parts[part["id"]] = part["data"]
-        return cls(row, [messages[key] for key in sorted(messages)])
-
-    def tool_parts(self) -> Iterator[tuple[StoredMessage, dict[str, Any]]]:
-        """Each message's tool parts, in the order OpenCode sends them."""
-        for message in self.messages:
-            for key in sorted(message.parts):
-                part = message.parts[key]
-                if part.get("type") == "tool" and isinstance(part.get("state"), dict):
-                    yield message, part
-
-
-def _json_column(value: Any) -> Any:
-    """A JSON text column (``model``, ``permission``) decoded; None when it is not JSON."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None
-
-
-def session_info(row: Mapping[str, Any], session_id: str) -> dict[str, Any]:
-    """The export's ``info`` for the session ``row`` under ``session_id``: what import requires
-    (its project and directory are the importing one's) and the session's own agent, model
-    and permissions, so the resumed fork runs as the session did."""
-    created = row.get("time_created") if isinstance(row.get("time_created"), int) else 0
-    info: dict[str, Any] = {
-        "id": session_id,
-        "slug": row.get("slug") if isinstance(row.get("slug"), str) else "ctxtop-fork",
-        "projectID": "global",
-        "directory": row.get("directory") if isinstance(row.get("directory"), str) else "",
-        "title": row.get("title") if isinstance(row.get("title"), str) else "ctxtop fork",
-        "version": row.get("version") if isinstance(row.get("version"), str) else "",
-        "time": {"created": created, "updated": int(time.time() * 1000)},
-    }
-    for key in ("agent", "model", "permission"):
-        value = _json_column(row.get(key)) if key != "agent" else row.get(key)
-        if value is not None:
-            info[key] = value
-    return info
 
 
 def export_rows(document: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

@@ -22,73 +22,37 @@ checked against a database the real CLI wrote; tests/agents/test_opencode.py):
 
 from __future__ import annotations
 
-import datetime
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxtop.engine.agents.opencode import place
-from ctxtop.engine.agents.opencode.export import export_rows, is_export
+from ctxtop.engine.agents.opencode.entries import (
+    COMPACTION_PROMPT,
+    Entry,
+    ExportDoc,
+    MessageRow,
+    OddLine,
+    PartRow,
+    SessionRow,
+    entry,
+)
+from ctxtop.engine.agents.opencode.export import is_export
 from ctxtop.engine.agents.opencode.rows import RowTailer, address, split_address
-from ctxtop.engine.sessions.adapter import CERTAIN, NOT_MINE, Adapter, token_count
-from ctxtop.engine.sessions.fork_mark import marked_tokens
+from ctxtop.engine.sessions.adapter import CERTAIN, NOT_MINE, Adapter
+from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.model import (
     Block,
     Compaction,
     ForkEstimate,
     Message,
     SessionState,
-    Usage,
 )
 from ctxtop.engine.sessions.tail import LineTailer
 
-# What OpenCode sends for the user message of a compaction (message-v2.ts toModelMessages),
-# and for a tool output its pruning cleared (``state.time.compacted``).
-COMPACTION_PROMPT = "What did we do so far?"
-CLEARED_OUTPUT = "[Old tool result content cleared]"
 # Parts that are never sent to the model.
 _SCREEN_PARTS = {"step-start", "step-finish", "patch", "snapshot", "agent", "retry", "subtask"}
-
-
-def usage_from(tokens: Mapping[str, Any]) -> Usage | None:
-    """OpenCode ``tokens`` → ``Usage`` (None when a figure is not a count)."""
-    cache = tokens.get("cache") or {}
-    if not isinstance(cache, Mapping):
-        return None
-    counts = [
-        token_count(value or 0)
-        for value in (
-            tokens.get("input"),
-            tokens.get("output"),
-            tokens.get("reasoning"),
-            cache.get("read"),
-            cache.get("write"),
-        )
-    ]
-    if any(count is None for count in counts):
-        return None
-    uncached, output, reasoning, read, write = (count or 0 for count in counts)
-    return Usage(
-        input_tokens=uncached,
-        output_tokens=output + reasoning,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        reasoning_tokens=reasoning,
-    )
-
-
-def _timestamp(milliseconds: Any) -> str | None:
-    """OpenCode's times (epoch milliseconds) as the ISO text the other agents log."""
-    if isinstance(milliseconds, int) and not isinstance(milliseconds, bool) and milliseconds > 0:
-        moment = datetime.datetime.fromtimestamp(milliseconds / 1000, datetime.UTC)
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{milliseconds % 1000:03d}Z"
-    return None
-
-
-def _times(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    times = data.get("time")
-    return times if isinstance(times, Mapping) else {}
 
 
 class _Window:
@@ -98,7 +62,7 @@ class _Window:
         self.state = state
         self.position: dict[str, int] = {}  # context message id → index in state.context
         self.roles: dict[str, str] = {}  # OpenCode message id → role
-        self.parts: dict[str, dict[str, dict[str, Any]]] = {}  # message id → part id → data
+        self.parts: dict[str, dict[str, PartRow]] = {}  # message id → part id → part
         self.lines: dict[str, int] = {}  # message id → line of its row
         self.compaction_asks: dict[str, bool] = {}  # user message id → auto
         self.answered_asks: set[str] = set()  # those a finished summary answered
@@ -131,47 +95,43 @@ class _Window:
 
     # -- rows -------------------------------------------------------------------------------------
 
-    def message(self, row: Mapping[str, Any], data: Mapping[str, Any], line: int) -> None:
+    def message(self, message: MessageRow, line: int) -> None:
         state = self.state
-        message_id = str(row["id"])
-        role = data.get("role")
+        message_id = message.id
+        role = message.role
         if role not in ("user", "assistant"):
             state.unknown_type(f"message {role}")
             return
-        self.roles[message_id] = str(role)
+        self.roles[message_id] = role
         self.lines.setdefault(message_id, line)
-        times = _times(data)
-        timestamp = _timestamp(times.get("completed") or times.get("created"))
+        timestamp = message.touched
         state.touch(timestamp)
-        self._rebuild(message_id, data)
+        self._rebuild(message_id, message)
         if role != "assistant":
             return
-        tokens = data.get("tokens")
-        if not isinstance(tokens, Mapping):
-            return
-        usage = usage_from(tokens)
+        usage = message.usage
         if usage is None:
-            state.skip(line, f"assistant message {message_id} with malformed tokens")
+            if message.bad_tokens:
+                state.skip(line, f"assistant message {message_id} with malformed tokens")
             return
         if usage.total == 0:
             return  # the step has not ended (or failed before any usage): no request yet
-        model = data.get("modelID")
-        summary = data.get("summary") is True
+        summary = message.summary
         newest = not state.context or state.context[-1].id.split("/")[0] == message_id
         last = state.last_response
         previous = last.usage.total if last is not None and last.key != message_id else None
         state.record_response(
             message_id,
             usage,
-            model=model if isinstance(model, str) else None,
+            model=message.model,
             line=self.lines[message_id],
             timestamp=timestamp,
             # The summary call's prompt was the history it replaced, not the new context.
             on_context=not summary and (newest or last is None or last.key == message_id),
         )
         if summary:
-            if data.get("finish") and "error" not in data:
-                self._compacted(message_id, data, previous, timestamp)
+            if message.finished:
+                self._compacted(message_id, message.parent_id, previous, timestamp)
             return
         index = self.position.get(message_id)
         if index is not None:
@@ -181,14 +141,13 @@ class _Window:
             self.awaiting_after = None
 
     def _compacted(
-        self, message_id: str, data: Mapping[str, Any], before: int | None, ts: str | None
+        self, message_id: str, asked: str | None, before: int | None, ts: str | None
     ) -> None:
-        """A finished summary: the model sees from its compaction request on."""
+        """A finished summary: the model sees from its compaction request on (``asked``)."""
         if message_id in self.summarised:
             return
         self.summarised.add(message_id)
         state = self.state
-        asked = data.get("parentID")
         auto = self.compaction_asks.get(asked) if isinstance(asked, str) else None
         if isinstance(asked, str):
             self.answered_asks.add(asked)
@@ -204,87 +163,74 @@ class _Window:
         state.record_compaction(compaction)
         self.awaiting_after = compaction
 
-    def part(self, row: Mapping[str, Any], data: Mapping[str, Any], line: int) -> None:
-        message_id = str(row.get("message_id"))
-        kind = data.get("type")
-        if not isinstance(kind, str):
-            self.state.skip(line, f"part {row.get('id')} without a type")
+    def part(self, part: PartRow, line: int) -> None:
+        message_id = part.message_id
+        kind = part.type
+        if kind is None:
+            self.state.skip(line, f"part {part.id} without a type")
             return
-        self.parts.setdefault(message_id, {})[str(row["id"])] = dict(data)
-        self._fork_mark(data, line)
+        self.parts.setdefault(message_id, {})[part.id] = part
+        if part.fork_tokens is not None:
+            # ctxtop's mark (writer.py): a fork it wrote, imported; its context is ctxtop's
+            # estimate until OpenCode's next request.
+            self.state.fork_estimate = ForkEstimate(part.fork_tokens, line)
         if kind == "compaction":
-            self.compaction_asks[message_id] = bool(data.get("auto"))
+            self.compaction_asks[message_id] = part.auto
         if kind == "tool":
-            self._tool(data, line)
+            self._tool(part, line)
         if message_id in self.roles:
             self._rebuild(message_id, None)
 
-    def _fork_mark(self, data: Mapping[str, Any], line: int) -> None:
-        """ctxtop's mark in a part's ``metadata`` (engine/agents/opencode/writer.py): a fork
-        it wrote, imported; its context is ctxtop's estimate until OpenCode's next request."""
-        tool_state = data.get("state")
-        for holder in (data, tool_state if isinstance(tool_state, Mapping) else {}):
-            metadata = holder.get("metadata")
-            tokens = marked_tokens(metadata) if isinstance(metadata, Mapping) else None
-            if tokens is not None:
-                self.state.fork_estimate = ForkEstimate(tokens, line)
-
-    def _tool(self, data: Mapping[str, Any], line: int) -> None:
-        call_id, name = data.get("callID"), data.get("tool")
-        tool_state = data.get("state")
-        if not isinstance(call_id, str) or not isinstance(tool_state, Mapping):
+    def _tool(self, part: PartRow, line: int) -> None:
+        call = part.call
+        if call is None:
             self.state.skip(line, "tool part without callID or state")
             return
         state = self.state
-        if call_id not in state.tools:
-            state.record_tool_call(
-                call_id, str(name or "unknown"), line=line, raw_input=tool_state.get("input")
-            )
-        status = tool_state.get("status")
-        if status in ("completed", "error"):
-            text = tool_output(tool_state)
-            state.record_tool_result(call_id, text, is_error=status == "error")
+        if call.call_id not in state.tools:
+            state.record_tool_call(call.call_id, call.name, line=line, raw_input=call.input)
+        if call.output is not None:
+            state.record_tool_result(call.call_id, call.output, is_error=call.is_error)
 
-    def _rebuild(self, message_id: str, data: Mapping[str, Any] | None) -> None:
+    def _rebuild(self, message_id: str, row: MessageRow | None) -> None:
         """The context messages of one OpenCode message, from its parts as they are now."""
         role = self.roles[message_id]
         parts = self.parts.get(message_id, {})
         blocks: list[Block] = []
         results: list[Block] = []
-        texts = [part for part in parts.values() if part.get("type") == "text"]
+        texts = [part for part in parts.values() if part.type == "text"]
         # OpenCode's own words (the "Continue…" after a compaction), not the user's.
-        synthetic = role == "user" and bool(texts) and all(p.get("synthetic") for p in texts)
+        synthetic = role == "user" and bool(texts) and all(p.synthetic for p in texts)
         kind = "meta" if synthetic else "message"
         for part_id in sorted(parts):
             part = parts[part_id]
-            ptype = part.get("type")
-            if ptype == "text" and isinstance(part.get("text"), str):
-                if not part.get("ignored"):
-                    blocks.append(Block("text", part["text"]))
-            elif ptype == "reasoning" and isinstance(part.get("text"), str):
-                blocks.append(Block("thinking", part["text"]))
+            ptype = part.type
+            if ptype == "text" and part.text is not None:
+                if not part.ignored:
+                    blocks.append(Block("text", part.text))
+            elif ptype == "reasoning" and part.text is not None:
+                blocks.append(Block("thinking", part.text))
             elif ptype == "compaction":
                 blocks.append(Block("text", COMPACTION_PROMPT))
                 kind = "meta"  # OpenCode's request for the summary, not the user's words
             elif ptype == "tool":
-                call_id, tool_state = part.get("callID"), part.get("state")
-                if not isinstance(call_id, str) or not isinstance(tool_state, Mapping):
+                call = part.call
+                if call is None:
                     continue
-                name = str(part.get("tool") or "unknown")
-                blocks.append(Block("tool_use", "", call_id, name, raw=tool_state.get("input")))
-                status = tool_state.get("status")
-                if status in ("completed", "error"):
-                    text = tool_output(tool_state)
-                    results.append(Block("tool_result", text, call_id, is_error=status == "error"))
+                blocks.append(Block("tool_use", "", call.call_id, call.name, raw=call.input))
+                if call.output is not None:
+                    results.append(
+                        Block("tool_result", call.output, call.call_id, is_error=call.is_error)
+                    )
             elif ptype == "file":
-                blocks.append(Block("image" if _is_media(part) else "other", raw=part))
+                blocks.append(Block("image" if part.media else "other", raw=part.data))
             elif ptype not in _SCREEN_PARTS:
                 self.state.unknown_type(f"part {ptype}")
-        if data is None:
+        if row is None:
             timestamp = None
         else:
-            timestamp = _timestamp(_times(data).get("created"))
-            if data.get("summary") is True and role == "assistant":
+            timestamp = row.created
+            if row.summary and role == "assistant":
                 kind = "compact_summary"
         existing = self.position.get(message_id)
         if existing is not None:
@@ -307,22 +253,6 @@ class _Window:
             self._put(Message(result_id, "tool", results, message.line, timestamp), message_id)
 
 
-def tool_output(tool_state: Mapping[str, Any]) -> str:
-    if tool_state.get("status") == "error":
-        error = tool_state.get("error")
-        return error if isinstance(error, str) else ""
-    times = tool_state.get("time")
-    if isinstance(times, Mapping) and times.get("compacted"):
-        return CLEARED_OUTPUT
-    output = tool_state.get("output")
-    return output if isinstance(output, str) else ""
-
-
-def _is_media(part: Mapping[str, Any]) -> bool:
-    mime = part.get("mime")
-    return isinstance(mime, str) and mime.startswith(("image/", "application/pdf"))
-
-
 class OpenCodeAdapter(Adapter):
     agent = "opencode"
     label = "OpenCode"
@@ -334,7 +264,7 @@ class OpenCodeAdapter(Adapter):
         self._main = _Window(self.state)
         self._windows: dict[str, _Window] = {}
         self._task_calls: dict[str, str] = {}  # child session id → the parent's call id
-        self._children: dict[str, Mapping[str, Any]] = {}  # child session id → its row
+        self._children: dict[str, SessionRow] = {}  # child session id → its row
 
     @classmethod
     def detect(cls, head: Sequence[Any]) -> int:
@@ -392,59 +322,60 @@ class OpenCodeAdapter(Adapter):
         if child is None:
             return
         row = self._children.get(session_id)
-        if row is not None and isinstance(row.get("title"), str):
-            child.description = row["title"]
+        if row is not None and row.title is not None:
+            child.description = row.title
         if session_id in self._task_calls:
             child.parent_tool_call_id = self._task_calls[session_id]
 
+    # (annotated again: mypy takes a callable class variable for a method otherwise)
+    entry: ClassVar[EntryOf | None] = staticmethod(entry)
+
     def feed(self, record: Any, line: int) -> None:
-        if not isinstance(record, dict):
+        make = type(self).entry or entry  # (the class's: a test counts the entries made)
+        self.feed_entry(make(record, line), line)
+
+    def feed_entry(self, entry: Entry, line: int) -> None:
+        if type(entry) is PartRow:
+            window = self._window(entry.session_id)
+            window.part(entry, line)
+            call = entry.call
+            if window is self._main and call is not None and call.subagent is not None:
+                self._task_calls[call.subagent] = call.call_id
+                self._describe(call.subagent)
+        elif type(entry) is MessageRow:
+            self._window(entry.session_id).message(entry, line)
+        elif type(entry) is SessionRow:
+            self._session(entry)
+        elif type(entry) is ExportDoc:  # a fork ctxtop wrote, or OpenCode's own export: its rows
+            self.state.session_id = self.state.session_id or entry.session_id
+            for row in entry.rows:
+                self.feed_entry(row, line)
+            if entry.broken is not None:
+                self.state.skip(line, f"unexpected record shape ({entry.broken})")
+        elif type(entry) is OddLine:
+            self._odd(entry, line)
+
+    def _odd(self, entry: OddLine, line: int) -> None:
+        if entry.kind == "not-object":
             self.state.skip(line, "not a JSON object")
-            return
-        if is_export(record):  # a fork ctxtop wrote, or OpenCode's own export: its rows
-            self.state.session_id = self.state.session_id or record["info"]["id"]
-            for row in export_rows(record):
-                self.feed(row, line)
-            return
-        table = record.get("opencode")
-        if table == "session":
-            self._session(record)
-            return
-        data = record.get("data")
-        if not isinstance(data, dict) or not isinstance(record.get("id"), str):
-            self.state.skip(line, f"{table} row without id or data")
-            return
-        window = self._window(record.get("session_id"))
-        if table == "message":
-            window.message(record, data, line)
-        elif table == "part":
-            window.part(record, data, line)
-            if window is self._main and data.get("type") == "tool":
-                self._note_task(data)
+        elif entry.kind == "bad-row":
+            self.state.skip(line, f"{entry.table} row without id or data")
         else:
-            self.state.unknown_type(str(table))
+            self.state.unknown_type(entry.table)
 
-    def _session(self, row: Mapping[str, Any]) -> None:
+    def _session(self, row: SessionRow) -> None:
         state = self.state
-        if row.get("id") == state.session_id:
-            if isinstance(row.get("title"), str):
-                state.title = row["title"]
-            if isinstance(row.get("directory"), str):
-                state.cwd = row["directory"]
-            if isinstance(row.get("version"), str):
-                state.agent_version = row["version"]
-            state.touch(_timestamp(row.get("time_created")))
-        elif isinstance(row.get("id"), str):
-            self._children[row["id"]] = row
-            self._describe(row["id"])
-
-    def _note_task(self, data: Mapping[str, Any]) -> None:
-        tool_state = data.get("state")
-        metadata = tool_state.get("metadata") if isinstance(tool_state, Mapping) else None
-        child = metadata.get("sessionId") if isinstance(metadata, Mapping) else None
-        if isinstance(child, str) and isinstance(data.get("callID"), str):
-            self._task_calls[child] = data["callID"]
-            self._describe(child)
+        if row.id == state.session_id:
+            if row.title is not None:
+                state.title = row.title
+            if row.directory is not None:
+                state.cwd = row.directory
+            if row.version is not None:
+                state.agent_version = row.version
+            state.touch(row.created)
+        elif row.id is not None:
+            self._children[row.id] = row
+            self._describe(row.id)
 
     def compacting(self) -> bool:
         """A compaction was asked for (its user message is written) and its summary has not
@@ -467,4 +398,4 @@ class OpenCodeAdapter(Adapter):
                 yield address(database, session_id)
 
 
-__all__ = ["OpenCodeAdapter", "usage_from"]
+__all__ = ["OpenCodeAdapter"]

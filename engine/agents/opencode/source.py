@@ -10,19 +10,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ctxtop.engine.agents.opencode.export import StoredMessage
-from ctxtop.engine.agents.opencode.reader import COMPACTION_PROMPT, tool_output
-from ctxtop.engine.agents.opencode.writer import OpenCodeWriter
+from ctxtop.engine.agents.opencode.entries import COMPACTION_PROMPT, PartRow
+from ctxtop.engine.agents.opencode.writer import Copy, OpenCodeWriter, StoredMessage
 from ctxtop.engine.compaction.items import Cut, Item
 from ctxtop.engine.compaction.source import Source
 
 
-def _texts(message: StoredMessage) -> list[dict[str, Any]]:
+def _texts(message: StoredMessage) -> list[PartRow]:
     return [
         message.parts[key]
         for key in sorted(message.parts)
-        if message.parts[key].get("type") == "text"
-        and isinstance(message.parts[key].get("text"), str)
+        if message.parts[key].type == "text" and message.parts[key].text is not None
     ]
 
 
@@ -45,42 +43,33 @@ class OpenCodeSource(Source):
 
     def _item(self, index: int, message: StoredMessage) -> Item:
         texts = _texts(message)
-        text = "\n".join(part["text"] for part in texts if not part.get("ignored"))
-        if message.data.get("role") != "assistant":
-            kinds = {part.get("type") for part in message.parts.values()}
-            if "compaction" in kinds:
+        text = "\n".join(part.text or "" for part in texts if not part.ignored)
+        if message.row.role != "assistant":
+            if any(part.type == "compaction" for part in message.parts.values()):
                 return Item(index, "user", "meta", COMPACTION_PROMPT)
-            if texts and all(part.get("synthetic") for part in texts):
+            if texts and all(part.synthetic for part in texts):
                 return Item(index, "user", "meta", text)
-            files = [
-                str(p.get("filename") or p.get("url"))
-                for p in message.parts.values()
-                if p.get("type") == "file"
-            ]
+            files = [p.file_name for p in message.parts.values() if p.type == "file"]
             return Item(index, "user", "request", text, files=files)
-        if message.data.get("summary") is True:
+        if message.row.summary:
             return Item(index, "assistant", "summary", text)
         item = Item(index, "assistant", "message", text, response=message.id)
         for key in sorted(message.parts):
-            part = message.parts[key]
-            call_id, tool_state = part.get("callID"), part.get("state")
-            if part.get("type") != "tool" or not isinstance(call_id, str):
+            call = message.parts[key].call
+            if call is None:
                 continue
-            if not isinstance(tool_state, dict):
-                continue
-            item.calls.append(self.call(call_id, str(part.get("tool")), tool_state.get("input")))
-            if tool_state.get("status") in ("completed", "error"):
-                is_error = tool_state.get("status") == "error"
-                self.result(call_id, tool_output(tool_state), is_error)
+            item.calls.append(self.call(call.call_id, call.name, call.input))
+            if call.output is not None:
+                self.result(call.call_id, call.output, call.is_error)
         return item
 
     def render(self, cut: Cut, message: str, session_id: str, pre_tokens: int) -> bytes:
         writer = self.writer
         assert isinstance(writer, OpenCodeWriter)
         context = self._context()
-        kept = [context[item.key] for item in cut.kept]
-        asker = next((m.data for m in reversed(context) if m.data.get("role") == "user"), {})
+        kept = [context[item.key].copied() for item in cut.kept]
+        asker = next((m.row.data for m in reversed(context) if m.row.role == "user"), {})
         info: dict[str, Any] = {"role": "user", "time": {"created": int(time.time() * 1000)}}
         info.update({key: asker[key] for key in ("agent", "model") if key in asker})
-        summary = StoredMessage("", info, {"": {"type": "text", "text": message}})
+        summary = Copy("", info, [{"type": "text", "text": message}])
         return writer.export(writer.stored().row, [summary, *kept], session_id)
