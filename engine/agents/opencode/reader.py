@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxtop.engine.agents.opencode import place
 from ctxtop.engine.agents.opencode.entries import (
@@ -41,7 +41,6 @@ from ctxtop.engine.agents.opencode.entries import (
 from ctxtop.engine.agents.opencode.export import is_export
 from ctxtop.engine.agents.opencode.rows import RowTailer, address, split_address
 from ctxtop.engine.sessions.adapter import CERTAIN, NOT_MINE, Adapter
-from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.model import (
     Block,
     Compaction,
@@ -327,12 +326,10 @@ class OpenCodeAdapter(Adapter):
         if session_id in self._task_calls:
             child.parent_tool_call_id = self._task_calls[session_id]
 
-    # (annotated again: mypy takes a callable class variable for a method otherwise)
-    entry: ClassVar[EntryOf | None] = staticmethod(entry)
+    entry = staticmethod(entry)
 
     def feed(self, record: Any, line: int) -> None:
-        make = type(self).entry or entry  # (the class's: a test counts the entries made)
-        self.feed_entry(make(record, line), line)
+        self.feed_entry(self.entry(record, line), line)  # (the class's: a test counts them)
 
     def feed_entry(self, entry: Entry, line: int) -> None:
         if type(entry) is PartRow:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 from ctxtop.engine.agents.opencode.entries import (
     ExportDoc,
@@ -34,7 +34,6 @@ from ctxtop.engine.editing.turns import Scan, ScanBuilder
 from ctxtop.engine.editing.writer import Writer, encoded
 from ctxtop.engine.errors import InputError
 from ctxtop.engine.paths import data_dir
-from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.fork_mark import fork_marker
 from ctxtop.engine.sessions.json_lines import decode_line, opens_document
 
@@ -124,7 +123,7 @@ def _session_row(record: dict[str, Any]) -> SessionRow:
 class OpenCodeWriter(Writer):
     agent = "opencode"
     resumable = True
-    entry_of: ClassVar[EntryOf | None] = staticmethod(entry)  # (annotated: see reader.py)
+    entry_of = staticmethod(entry)
 
     def records(self) -> list[Any]:
         """The session's lines, or an export printed over many lines (as ``opencode export``
