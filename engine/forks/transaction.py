@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from ctxtop.engine.agents import AGENTS, compacts_unread, stored_session
+from ctxtop.engine.agents import AGENTS, compacts_unread, detect, stored_session
 from ctxtop.engine.agents.base import Agent
 from ctxtop.engine.agents.session_reader import agent_of, read_session_data
 from ctxtop.engine.editing import action_log
@@ -30,6 +30,7 @@ from ctxtop.engine.editing.writer import Writer
 from ctxtop.engine.errors import CtxtopError, InputError
 from ctxtop.engine.files import open_regular
 from ctxtop.engine.paths import data_dir
+from ctxtop.engine.sessions.adapter import DETECT_RECORDS
 from ctxtop.engine.sessions.entries import EntryOf, typed
 from ctxtop.engine.sessions.fork_mark import marked_fork
 from ctxtop.engine.sessions.json_lines import session_records
@@ -235,6 +236,8 @@ def load(
     records = session_records(data)
     if state is not None and (records is None or len(records) != state.lines_read):
         state = None  # not the lines it was read from (the file was rewritten meanwhile)
+    if agent is None and records:  # (a first line longer than ``agent_of`` looks at)
+        agent = _agent_of_records(records)
     entry_of = agent.reader.entry if agent is not None else None
     entries = typed(records, entry_of) if records is not None and entry_of else None
     if state is None:
@@ -243,6 +246,13 @@ def load(
     loaded = Loaded(path, data, digest, state, records, entries, entry_of if entries else None)
     loaded.count_context()
     return loaded
+
+
+def _agent_of_records(records: list[Any]) -> Agent | None:
+    """The agent whose reader claims the first of the decoded ``records``, as the reader tells."""
+    head = [record for record in records[:DETECT_RECORDS] if type(record) is not bytes]
+    found = detect(head)
+    return AGENTS.get(found.agent) if found is not None else None
 
 
 def read_state(

@@ -15,6 +15,7 @@ from opencode_db import SESSION, SUBAGENT, load_sample
 
 from ctxtop.engine.agents.opencode import entries
 from ctxtop.engine.agents.opencode.entries import Entry, ExportDoc, MessageRow, PartRow, entry
+from ctxtop.engine.agents.opencode.export import new_session_id
 from ctxtop.engine.agents.opencode.reader import OpenCodeAdapter
 from ctxtop.engine.agents.opencode.writer import OpenCodeWriter
 from ctxtop.engine.editing.policy import Policy
@@ -160,3 +161,29 @@ def test_a_preview_makes_each_line_s_entry_once(
     compacted = preview_compact(load(sample, COMPACTING), keep_rounds=1)
     assert compacted.details.round_table and compacted.fork_data.count(b"\n") == 1
     assert counting.calls == lines + 1
+
+
+def test_a_long_export_makes_its_entry_once(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export file (a fork ctxtop wrote of a long session) is one line: past the first MiB,
+    the agent is told from the decoded line (not the head ``agent_of`` reads), and the reader
+    and the writer share its one entry."""
+    writer = OpenCodeWriter(sample, read_session_bytes(sample))
+    document = json.loads(writer.render({}, {}, new_session_id()))
+    texts = [
+        part
+        for message in document["messages"]
+        for part in message["parts"]
+        if part.get("type") == "text"
+    ]
+    texts[0]["text"] += " padding" * 200_000  # 1.6 MB
+    exported = tmp_path / "exported.json"
+    exported.write_text(json.dumps(document) + "\n", encoding="utf-8")  # (as ctxtop writes it)
+    assert exported.stat().st_size > 1 << 20
+    counting = Counter()
+    monkeypatch.setattr(OpenCodeAdapter, "entry", staticmethod(counting))
+    monkeypatch.setattr(OpenCodeWriter, "entry_of", staticmethod(counting))
+    preview = preview_edit(load(exported, EDITING), Policy(keep_turns=0))
+    assert preview.details.changed
+    assert counting.calls == 1 + 1  # the export's line, and the fork's read back
