@@ -47,14 +47,16 @@ BATCH_BYTES = 1 << 20
 MAX_UNDETECTED = 2000
 
 
-# Objects allocated during one read past which they are frozen (see ``_gc_paused``): the
+# Objects allocated during one read past which they are frozen (see ``collector_paused``): the
 # collector's next pass over that many would stall the dashboard 10 ms or more (0.25 us an
 # object; a 100 MB log of one chain leaves 150,000).
 FREEZE_AFTER_OBJECTS = 50_000
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
+    """The cyclic collector off while a session's lines are decoded and read (it would walk
+    every new record again and again): one pause may hold another."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -297,7 +299,7 @@ class SessionReader:
         changed = False
         # Decoding creates many objects and no reference cycles: the cyclic collector would
         # only re-scan the growing state again and again (about 20 % of a first scan).
-        with _gc_paused():
+        with collector_paused():
             while True:
                 batch = self._tailer.read(BATCH_BYTES)
                 changed = self._apply(batch) or changed

@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ctxtop.engine.agents import AGENTS, compacts_unread, detect, stored_session
 from ctxtop.engine.agents.base import Agent
-from ctxtop.engine.agents.session_reader import agent_of, read_session_data
+from ctxtop.engine.agents.session_reader import agent_of, collector_paused, read_session_data
 from ctxtop.engine.editing import action_log
 from ctxtop.engine.editing.atomic import write_new
 from ctxtop.engine.editing.offload import Offloader
@@ -233,15 +233,16 @@ def load(
     state = held.state_at(upto) if held is not None else None
     agent = refuse_unsupported(path, doing, AGENTS.get(state.agent) if state is not None else None)
     data = read_session_bytes(path, upto if state is None else state.bytes_read)
-    records = session_records(data)
-    if state is not None and (records is None or len(records) != state.lines_read):
-        state = None  # not the lines it was read from (the file was rewritten meanwhile)
-    if agent is None and records:  # (a first line longer than ``agent_of`` looks at)
-        agent = _agent_of_records(records)
-    entry_of = agent.reader.entry if agent is not None else None
-    entries = typed(records, entry_of) if records is not None and entry_of else None
-    if state is None:
-        state = read_state(path, data, records, entries, doing)
+    with collector_paused():  # (decoding, entries and the read: the collector walks none)
+        records = session_records(data)
+        if state is not None and (records is None or len(records) != state.lines_read):
+            state = None  # not the lines it was read from (the file was rewritten meanwhile)
+        if agent is None and records:  # (a first line longer than ``agent_of`` looks at)
+            agent = _agent_of_records(records)
+        entry_of = agent.reader.entry if agent is not None else None
+        entries = typed(records, entry_of) if records is not None and entry_of else None
+        if state is None:
+            state = read_state(path, data, records, entries, doing)
     digest = hashlib.sha256(data).hexdigest()
     loaded = Loaded(path, data, digest, state, records, entries, entry_of if entries else None)
     loaded.count_context()
