@@ -268,7 +268,12 @@ class _Chat:
         timestamp: str | None,
     ) -> Effect | None:
         info = payload["info"]
-        trigger = {"token_limit": "auto", "manual": "manual"}.get(info.get("triggerReason"))
+        reason = info.get("triggerReason")  # (a list or object there is no known reason)
+        trigger = (
+            {"token_limit": "auto", "manual": "manual"}.get(reason)
+            if isinstance(reason, str)
+            else None
+        )
         # One ctxtop wrote: its "after" is what the preview promised (the fork mark), fixed.
         ours = record.get(COMPACTION_KEY) == CTXTOP_TRIGGER
         compaction = Compaction(
