@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from ctxtop.engine.editing.turns import Scan
 from ctxtop.engine.errors import InputError
-from ctxtop.engine.sessions.entries import EntryOf, typed
+from ctxtop.engine.sessions.entries import typed
 from ctxtop.engine.sessions.fork_mark import mark_last_line
 from ctxtop.engine.sessions.json_lines import line_records
 
@@ -104,7 +104,7 @@ class Writer(ABC):
     # The agent's typed record stream (engine/sessions/entries.py): the function its session
     # reader makes entries with (``Adapter.entry``), set with ``staticmethod``. None: the writer
     # reads the decoded values.
-    entry_of: ClassVar[EntryOf | None] = None
+    entry_of: ClassVar[staticmethod[[Any, int], Any] | None] = None
 
     def __init__(
         self,

@@ -84,7 +84,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.model import SessionState
 from ctxtop.engine.sessions.tail import ByteSource, LineTailer
 
@@ -153,7 +152,7 @@ class Adapter(ABC):
     # The agent's typed record stream (engine/sessions/entries.py), when it has one: the one
     # function that makes a decoded line its entry, for this reader, the fork writer and the
     # compaction source alike. None: the reader takes decoded values as they are.
-    entry: ClassVar[EntryOf | None] = None
+    entry: ClassVar[staticmethod[[Any, int], Any] | None] = None
 
     @abstractmethod
     def feed(self, record: Any, line: int) -> None:
