@@ -221,14 +221,14 @@ class QwenEntry(msgspec.Struct, frozen=True, gc=False):
     ignored: bool = False  # a system subtype that carries nothing the model sees
     message: Content | None = None  # any ``message`` object
     unsent: bool = False  # a realtime message: the model is not sent its ``message``
-    failed_call: str | None = None  # the id of the call its ``toolCallResult`` says failed
+    failed_call: str | None = None  # the call its ``toolCallResult`` says failed (with a message)
     title: str | None = None
     model: str | None = None
     context_window: int | None = None  # ``contextWindowSize``
     usage_metadata: bool = False  # the record has ``usageMetadata``
     usage: Usage | None = None  # its figures (None: malformed)
     usage_logged: bool = False  # it holds a figure at all (an empty one is no call)
-    has_payload: bool = False  # ``systemPayload`` is an object
+    has_payload: bool = False  # ``systemPayload`` is an object (on a record with a subtype)
     compression: Compression | None = None  # a ``chat_compression`` with its ``info``
     compressed: tuple[Content, ...] | None = None  # its ``compressedHistory`` objects
     event: ApiResponse | None = None
@@ -240,22 +240,22 @@ class QwenEntry(msgspec.Struct, frozen=True, gc=False):
         return None if self.unsent else self.message
 
 
-def _name(found: Any) -> str:
+def _name(raw: dict[str, Any]) -> str:
+    found = raw.get("name")
     return found if type(found) is str and found else str(found or "unknown")
 
 
 def _call(raw: dict[str, Any]) -> Call:
     found = raw.get("id")
     if type(found) is str:
-        return Call(found, found, bool(found), _name(raw.get("name")), raw.get("args"))
+        return Call(found, found, bool(found), _name(raw), raw.get("args"))
     text = str(found)
-    return Call(text, text if found else "", False, _name(raw.get("name")), raw.get("args"))
+    return Call(text, text if found else "", False, _name(raw), raw.get("args"))
 
 
 def _result(raw: dict[str, Any]) -> Result:
     found, response = raw.get("id"), raw.get("response")
     text = found if type(found) is str else str(found)
-    key = text if found else ""
     if type(response) is dict:
         output = response.get("output")
         said = output if type(output) is str else response_text(response)
@@ -263,7 +263,7 @@ def _result(raw: dict[str, Any]) -> Result:
         failed = error and "output" not in response
     else:
         said, error, failed = response_text(response), False, False
-    return Result(text, key, _name(raw.get("name")), said, error, failed)
+    return Result(text, text if found else "", _name(raw), said, error, failed)
 
 
 def _part(raw: Any) -> Part:
@@ -293,7 +293,7 @@ def content(raw: dict[str, Any], at: int = 0) -> Content:
     """A ``Content`` object typed (its ``parts``: a list, or one text)."""
     parts = raw.get("parts")
     if type(parts) is list:
-        typed = tuple(map(_part, parts))
+        typed = (_part(parts[0]),) if len(parts) == 1 else tuple(map(_part, parts))
     elif type(parts) is str and parts:
         typed = (Part(parts, "text", parts, None, None, True),)
     else:
@@ -358,7 +358,7 @@ def entry(record: Any, line: int) -> QwenEntry:
         kind = "step"
     system_type, ignored, title = "", False, None
     has_payload, compression, compressed, event, ours = False, None, None, None, False
-    payload = get("systemPayload")
+    payload = get("systemPayload") if raw_subtype is not None else None  # (none without one)
     if kind_of == "system":
         system_type = f"system/{raw_subtype}"
         ignored = subtype in IGNORED_SUBTYPES
@@ -403,7 +403,7 @@ def entry(record: Any, line: int) -> QwenEntry:
                 )
                 usage_logged = logs_tokens(raw_usage, USAGE_KEYS)
     failed_call = None
-    result = get("toolCallResult")
+    result = get("toolCallResult") if message is not None else None  # (read with a message)
     if type(result) is dict and result.get("status") == "error":
         failed_call = str(result.get("callId"))
     timestamp, session_id, cwd, version = (

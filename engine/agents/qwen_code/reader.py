@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxtop.engine.agents.qwen_code.entries import (
     COMPRESSION,
@@ -42,7 +42,6 @@ from ctxtop.engine.agents.qwen_code.settings import compress_at, runtime_dir, th
 from ctxtop.engine.files import read_json_object
 from ctxtop.engine.paths import is_plain_name
 from ctxtop.engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter
-from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.entry_tree import Effect, EntryTree
 from ctxtop.engine.sessions.model import Block, Compaction, Message, Role, SessionState
 
@@ -221,7 +220,7 @@ class _Chat:
 class QwenCodeAdapter(Adapter):
     agent = "qwen-code"
     label = "Qwen Code"
-    entry: ClassVar[EntryOf | None] = staticmethod(entry)
+    entry = staticmethod(entry)
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)

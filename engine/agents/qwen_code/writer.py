@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxtop.engine.agents.qwen_code.entries import (
     COMPRESSION,
@@ -33,7 +33,6 @@ from ctxtop.engine.editing.writer import (
     renamed_and_replaced,
     text_id,
 )
-from ctxtop.engine.sessions.entries import EntryOf
 
 __all__ = ["COMPRESSION", "QwenCodeWriter", "chain", "history"]
 
@@ -71,7 +70,7 @@ class QwenCodeWriter(Writer):
     agent = "qwen-code"
     resumable = True
     supports_restore = True
-    entry_of: ClassVar[EntryOf | None] = staticmethod(entry)
+    entry_of = staticmethod(entry)
 
     def scan(self) -> Scan:
         found = ScanBuilder()
