@@ -13,8 +13,8 @@ import copy
 import uuid
 from typing import Any
 
-from ctxtop.engine.agents.qwen_code.entries import SNAPSHOT_TAG, Content
-from ctxtop.engine.agents.qwen_code.writer import COMPRESSION, QwenCodeWriter, chain, history
+from ctxtop.engine.agents.qwen_code.entries import COMPRESSION, SNAPSHOT_TAG, Content
+from ctxtop.engine.agents.qwen_code.writer import QwenCodeWriter, chain, history
 from ctxtop.engine.compaction.handoff import OPENING
 from ctxtop.engine.compaction.items import Cut, Item
 from ctxtop.engine.compaction.source import Source, now_iso

@@ -34,8 +34,6 @@ from ctxtop.engine.editing.writer import (
     text_id,
 )
 
-__all__ = ["COMPRESSION", "QwenCodeWriter", "chain", "history"]
-
 
 def chain(entries: list[Any]) -> list[QwenEntry]:
     """The records on the path from the last one back to the root, in order."""
