@@ -57,8 +57,9 @@ def test_an_answer_carries_its_calls_usage_and_model() -> None:
     ]
     assert [part.kind for part in answer.message.parts][:2] == ["thought", "text"]
     assert answer.model == raw["model"] and answer.context_window == raw["contextWindowSize"]
-    assert answer.usage is not None and answer.usage_logged
-    assert answer.usage.input_tokens_total == raw["usageMetadata"]["promptTokenCount"]
+    usage = answer.counts.usage() if answer.counts is not None else None
+    assert usage is not None and answer.usage_logged
+    assert usage.input_tokens_total == raw["usageMetadata"]["promptTokenCount"]
 
 
 def test_a_result_carries_what_the_tool_told_the_model() -> None:

@@ -90,6 +90,21 @@ def _count(raw: Mapping[str, Any], name: str) -> int | None:
     return token_count(value)
 
 
+class Counts(msgspec.Struct, frozen=True, gc=False):
+    """One call's token counts as Qwen logged them (None: a figure that is no count). Kept as
+    counts, made a ``Usage`` by the reader: entries made up front hold no tracked objects."""
+
+    prompt: int | None
+    cached: int | None
+    candidates: int | None
+    thoughts: int | None
+    total: int | None
+
+    def usage(self) -> Usage | None:
+        """The call's ``Usage`` (None: malformed counts)."""
+        return usage_from(self.prompt, self.cached, self.candidates, self.thoughts, self.total)
+
+
 class Call(msgspec.Struct, frozen=True, gc=False):
     """A ``functionCall`` part. Its id is read three ways, as the three consumers always did:
     ``id`` as text ("None" when the log gives none: the compaction source's), ``key`` the
@@ -196,10 +211,10 @@ class Compression(msgspec.Struct, frozen=True, gc=False):
 
 class ApiResponse(msgspec.Struct, frozen=True, gc=False):
     """A ``ui_telemetry`` record's ``api_response`` event: one model call. ``key``: its
-    response id (the record's uuid when it has none); ``usage`` None: malformed counts."""
+    response id (the record's uuid when it has none)."""
 
     key: str
-    usage: Usage | None
+    counts: Counts
     model: str | None
     subagent: bool  # a sub-agent's call (read from its own transcript)
 
@@ -226,7 +241,7 @@ class QwenEntry(msgspec.Struct, frozen=True, gc=False):
     model: str | None = None
     context_window: int | None = None  # ``contextWindowSize``
     usage_metadata: bool = False  # the record has ``usageMetadata``
-    usage: Usage | None = None  # its figures (None: malformed)
+    counts: Counts | None = None  # its figures, when ``usageMetadata`` is an object
     usage_logged: bool = False  # it holds a figure at all (an empty one is no call)
     has_payload: bool = False  # ``systemPayload`` is an object (on a record with a subtype)
     compression: Compression | None = None  # a ``chat_compression`` with its ``info``
@@ -316,7 +331,7 @@ def _compression(info: dict[str, Any], ours: bool) -> Compression:
 def _event(event: dict[str, Any], uuid: str | None) -> ApiResponse:
     found = event.get("response_id")
     model = event.get("model")
-    usage = usage_from(
+    counts = Counts(
         _count(event, "input_token_count"),
         _count(event, "cached_content_token_count"),
         _count(event, "output_token_count"),
@@ -325,7 +340,7 @@ def _event(event: dict[str, Any], uuid: str | None) -> ApiResponse:
     )
     return ApiResponse(
         found if isinstance(found, str) else str(uuid),
-        usage,
+        counts,
         model if isinstance(model, str) else None,
         event.get("subagent_name") is not None,
     )
@@ -384,7 +399,7 @@ def entry(record: Any, line: int) -> QwenEntry:
                 compressed = tuple(
                     content(item, at) for at, item in enumerate(history) if type(item) is dict
                 )
-    model, window, usage_metadata, usage, usage_logged = None, None, False, None, False
+    model, window, usage_metadata, counts, usage_logged = None, None, False, None, False
     if kind_of == "assistant":
         window = token_count(get("contextWindowSize"))
         model = get("model")
@@ -394,7 +409,7 @@ def entry(record: Any, line: int) -> QwenEntry:
         if raw_usage is not None:
             usage_metadata = True
             if type(raw_usage) is dict:
-                usage = usage_from(
+                counts = Counts(
                     _count(raw_usage, "promptTokenCount"),
                     _count(raw_usage, "cachedContentTokenCount"),
                     _count(raw_usage, "candidatesTokenCount"),
@@ -432,7 +447,7 @@ def entry(record: Any, line: int) -> QwenEntry:
         model,
         window,
         usage_metadata,
-        usage,
+        counts,
         usage_logged,
         has_payload,
         compression,

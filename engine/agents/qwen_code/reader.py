@@ -137,7 +137,7 @@ class _Chat:
             state.context_window = found.context_window
         if not found.usage_metadata:
             return
-        usage = found.usage
+        usage = found.counts.usage() if found.counts is not None else None
         if usage is None:
             state.skip(line, f"assistant record {message.id[:12]} with malformed usageMetadata")
             return
@@ -175,18 +175,19 @@ class _Chat:
         event = found.event
         if event is None or event.subagent or self.state.subagent_id is not None:
             return  # a sub-agent's call: read from its own transcript
-        if event.usage is None:
+        usage = event.counts.usage()
+        if usage is None:
             self.state.skip(line, "api_response event with malformed token counts")
             return
         self.state.record_response(
             event.key,
-            event.usage,
+            usage,
             model=event.model,
             line=line,
             timestamp=found.timestamp,
             on_context=False,
         )
-        self.announced = (event.key, event.usage.input_tokens_total)
+        self.announced = (event.key, usage.input_tokens_total)
 
     def _compression(self, found: QwenEntry, line: int) -> Effect | None:
         info = found.compression
