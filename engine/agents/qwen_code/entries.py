@@ -209,12 +209,11 @@ class Compression(msgspec.Struct, frozen=True, gc=False):
     ours: bool
 
 
-class ApiResponse(msgspec.Struct, frozen=True, gc=False):
-    """A ``ui_telemetry`` record's ``api_response`` event: one model call. ``key``: its
-    response id (the record's uuid when it has none)."""
+class ApiResponse(Counts, frozen=True, gc=False):
+    """A ``ui_telemetry`` record's ``api_response`` event: one model call, its counts, and
+    ``key``: its response id (the record's uuid when it has none)."""
 
     key: str
-    counts: Counts
     model: str | None
     subagent: bool  # a sub-agent's call (read from its own transcript)
 
@@ -331,16 +330,13 @@ def _compression(info: dict[str, Any], ours: bool) -> Compression:
 def _event(event: dict[str, Any], uuid: str | None) -> ApiResponse:
     found = event.get("response_id")
     model = event.get("model")
-    counts = Counts(
+    return ApiResponse(
         _count(event, "input_token_count"),
         _count(event, "cached_content_token_count"),
         _count(event, "output_token_count"),
         _count(event, "thoughts_token_count"),
         _count(event, "total_token_count"),
-    )
-    return ApiResponse(
         found if isinstance(found, str) else str(uuid),
-        counts,
         model if isinstance(model, str) else None,
         event.get("subagent_name") is not None,
     )

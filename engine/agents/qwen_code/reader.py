@@ -175,7 +175,7 @@ class _Chat:
         event = found.event
         if event is None or event.subagent or self.state.subagent_id is not None:
             return  # a sub-agent's call: read from its own transcript
-        usage = event.counts.usage()
+        usage = event.usage()
         if usage is None:
             self.state.skip(line, "api_response event with malformed token counts")
             return
