@@ -53,8 +53,9 @@ IGNORED_SUBTYPES = frozenset(
 _TRIGGERS = {"token_limit": "auto", "manual": "manual"}
 
 # What a line is: not an object; of a type Qwen does not write; without a uuid or parentUuid;
-# the session's title (off the chain); a compression (a system record with a payload object);
-# a record carrying a message the model is sent; any other step of the chain.
+# the session's title (off the chain); a chat_compression with a payload object (its ``info``
+# may be missing: see ``compression``); a record carrying a message the model is sent; any
+# other step of the chain.
 Kind = Literal["bad_shape", "unknown_type", "unlinked", "title", "compression", "message", "step"]
 PartKind = Literal["text", "thought", "call", "result", "image", "other", "none"]
 
