@@ -104,6 +104,17 @@ def test_compressions_are_qwen_s_figures_then_the_next_prompt() -> None:
     assert (context["value"], context["source"]) == (info[1]["newTokenCount"], "compaction")
 
 
+def test_a_compression_with_an_odd_trigger_is_still_a_compression(tmp_path: Path) -> None:
+    records = rows(SAMPLE)
+    first = next(r for r in records if r.get("subtype") == "chat_compression")
+    first["systemPayload"]["info"]["triggerReason"] = ["token_limit"]
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(record) + "\n" for record in records))
+    state = read_session(session)
+    assert [c.trigger for c in state.compactions] == ["['token_limit']", "manual"]
+    assert not state.skipped
+
+
 def test_after_a_compression_the_context_is_the_compressed_history() -> None:
     state = read_session(SAMPLE)
     last = [row for row in rows(SAMPLE) if row.get("subtype") == "chat_compression"][-1]

@@ -29,105 +29,57 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxtop.engine.agents.gemini_cli.reader import blocks_from_parts
+from ctxtop.engine.agents.qwen_code.entries import (
+    COMPRESSION,
+    RECORD_TYPES,
+    SNAPSHOT_TAG,
+    Content,
+    QwenEntry,
+    entry,
+    usage_from,
+)
 from ctxtop.engine.agents.qwen_code.settings import compress_at, runtime_dir, threshold
 from ctxtop.engine.files import read_json_object
 from ctxtop.engine.paths import is_plain_name
-from ctxtop.engine.sessions.adapter import (
-    CERTAIN,
-    LIKELY,
-    NOT_MINE,
-    Adapter,
-    logs_tokens,
-    token_count,
-)
+from ctxtop.engine.sessions.adapter import CERTAIN, LIKELY, NOT_MINE, Adapter
 from ctxtop.engine.sessions.entry_tree import Effect, EntryTree
-from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
-from ctxtop.engine.sessions.model import Compaction, Message, Role, SessionState, Usage
+from ctxtop.engine.sessions.model import Block, Compaction, Message, Role, SessionState
 
-_RECORD_TYPES = ("user", "assistant", "tool_result", "system")
-_USAGE_KEYS = ("promptTokenCount", "candidatesTokenCount", "totalTokenCount")
-API_RESPONSE = "qwen-code.api_response"
-SNAPSHOT_TAG = "<state_snapshot>"
-_UNSENT = "realtime_message"  # a user record the model is not sent
 META_LIMIT = 1 << 16
-# System records that carry nothing the model sees or ctxtop shows (the bundle's subtypes).
-_IGNORED_SUBTYPES = frozenset(
-    {
-        "attribution_snapshot",
-        "at_command",
-        "background_task_completed",
-        "branch_checkpoint",
-        "file_history_snapshot",
-        "goal_runtime",
-        "goal_state",
-        "goal_turn_end",
-        "omni_recall",
-        "parent_session",
-        "rewind",
-        "session_artifact_event",
-        "session_artifact_snapshot",
-        "session_model",
-        "session_source",
-        "session_sources_snapshot",
-        "slash_command",
-        "turn_result",
-        "ui_telemetry",
-        "user_text_elements",
-    }
-)
 
 
-def _count(raw: Mapping[str, Any], name: str) -> int | None:
-    return token_count(raw.get(name) or 0)
-
-
-def usage_from(
-    prompt: int | None,
-    cached: int | None,
-    candidates: int | None,
-    thoughts: int | None,
-    total: int | None,
-) -> Usage | None:
-    """Qwen's counts → ``Usage``: the prompt includes the cached part; the answer is the total
-    less the prompt (Qwen's own ``getUsageOutputTokenCountForPromptEstimate``), else the
-    candidates, with the thoughts added when they are not in them."""
-    if prompt is None or cached is None or candidates is None or thoughts is None:
-        return None
-    if total:
-        output = max(total - prompt, 0)
-    else:
-        output = candidates if candidates > thoughts else candidates + thoughts
-    return Usage(
-        input_tokens=max(prompt - cached, 0),
-        output_tokens=output,
-        cache_read_tokens=min(cached, prompt),
-        reasoning_tokens=thoughts,
-    )
-
-
-def _metadata_usage(raw: Mapping[str, Any]) -> Usage | None:
-    return usage_from(
-        _count(raw, "promptTokenCount"),
-        _count(raw, "cachedContentTokenCount"),
-        _count(raw, "candidatesTokenCount"),
-        _count(raw, "thoughtsTokenCount"),
-        _count(raw, "totalTokenCount"),
-    )
-
-
-def _event_usage(event: Mapping[str, Any]) -> Usage | None:
-    return usage_from(
-        _count(event, "input_token_count"),
-        _count(event, "cached_content_token_count"),
-        _count(event, "output_token_count"),
-        _count(event, "thoughts_token_count"),
-        _count(event, "total_token_count"),
-    )
+def _blocks(
+    state: SessionState, content: Content, failed: str | None = None, line: int = 0
+) -> list[Block]:
+    """A ``Content``'s parts → blocks, registering calls and results on ``state`` on the way
+    (``failed``: the id of a call whose result is an error; ``line``: where the calls are)."""
+    blocks: list[Block] = []
+    for part in content.parts:
+        kind = part.kind
+        if kind == "text" or kind == "thought":
+            blocks.append(Block("thinking" if kind == "thought" else "text", part.text))
+        elif kind == "call" and part.call is not None:
+            call = part.call
+            if call.key:
+                state.record_tool_call(call.key, call.name, line=line, raw_input=call.args)
+            blocks.append(Block("tool_use", "", call.key or None, call.name, raw=call.args))
+        elif kind == "result" and part.result is not None:
+            result = part.result
+            error = result.key == failed or result.error
+            if result.key:
+                if result.key not in state.tools:
+                    state.record_tool_call(result.key, result.name)
+                state.record_tool_result(result.key, result.text, is_error=error)
+            blocks.append(Block("tool_result", result.text, result.key or None, is_error=error))
+        elif kind == "image":
+            blocks.append(Block("image"))
+        elif kind == "other":
+            blocks.append(Block("other", raw=part.raw))
+    return blocks
 
 
 class _Chat:
-    """One recording (the main session or a sub-agent's) and the logic to feed its records."""
+    """One recording (the main session or a sub-agent's) and the logic to feed its entries."""
 
     def __init__(self, state: SessionState) -> None:
         self.state = state
@@ -137,164 +89,130 @@ class _Chat:
         self.announced: tuple[str, int] | None = None
         self.awaiting_after: Compaction | None = None
 
-    def feed(self, record: Any, line: int) -> None:
+    def feed(self, found: QwenEntry, line: int) -> None:
         state = self.state
-        if not isinstance(record, dict):
+        kind = found.kind
+        if kind == "bad_shape":
             state.skip(line, "not a JSON object")
             return
-        kind, uuid, parent = record.get("type"), record.get("uuid"), record.get("parentUuid")
-        if kind not in _RECORD_TYPES:
-            state.unknown_type(kind)
+        if kind == "unknown_type":
+            state.unknown_type(found.type)
             return
-        if not isinstance(uuid, str) or not (parent is None or isinstance(parent, str)):
-            state.skip(line, f"{kind} record without a uuid or parentUuid")
+        if kind == "unlinked" or found.uuid is None:
+            state.skip(line, f"{found.type} record without a uuid or parentUuid")
             return
-        timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
-        state.touch(timestamp)
-        if state.session_id is None and isinstance(record.get("sessionId"), str):
-            state.session_id = record["sessionId"]
-        if state.cwd is None and isinstance(record.get("cwd"), str):
-            state.cwd = record["cwd"]
-        if isinstance(record.get("version"), str):
-            state.agent_version = record["version"]
+        state.touch(found.timestamp)
+        if state.session_id is None and found.session_id is not None:
+            state.session_id = found.session_id
+        if state.cwd is None and found.cwd is not None:
+            state.cwd = found.cwd
+        if found.version is not None:
+            state.agent_version = found.version
+        if kind == "title":  # (written off the chain: not a step of it)
+            if found.title is not None and state.subagent_id is None:
+                state.title = found.title
+            return
         effect: Effect | None = None
-        if kind == "system":
-            subtype = record.get("subtype")
-            if subtype == "custom_title":  # (written off the chain: not a step of it)
-                self._title(record)
-                return
-            effect = self._system(record, uuid, line, timestamp)
-        message = record.get("message")
-        if effect is None and isinstance(message, dict) and record.get("subtype") != _UNSENT:
-            effect = self._message(record, uuid, line, timestamp)
-        self.tree.add(uuid, parent, effect)
+        if found.type == "system":
+            effect = self._system(found, line)
+        sent = found.message
+        if effect is None and sent is not None and not found.unsent:
+            effect = self._message(found, sent, line)
+        self.tree.add(found.uuid, found.parent, effect)
 
     # -- messages ------------------------------------------------------------------------------
 
-    def _message(
-        self, record: Mapping[str, Any], uuid: str, line: int, timestamp: str | None
-    ) -> Message:
-        content = record["message"]
-        role: Role = "assistant" if content.get("role") == "model" else "user"
-        failed: set[str] = set()
-        result = record.get("toolCallResult")
-        if isinstance(result, dict) and result.get("status") == "error":
-            failed.add(str(result.get("callId")))
-        blocks = blocks_from_parts(self.state, content.get("parts"), failed, line)
-        message = Message(uuid, role, blocks, line)
-        message.timestamp = timestamp
-        if record.get("type") == "assistant":
-            self._assistant(record, message, line, timestamp)
+    def _message(self, found: QwenEntry, content: Content, line: int) -> Message:
+        role: Role = "assistant" if content.role == "model" else "user"
+        blocks = _blocks(self.state, content, found.failed_call, line)
+        message = Message(str(found.uuid), role, blocks, line)
+        message.timestamp = found.timestamp
+        if found.type == "assistant":
+            self._assistant(found, message, line)
         return message
 
-    def _assistant(
-        self, record: Mapping[str, Any], message: Message, line: int, timestamp: str | None
-    ) -> None:
+    def _assistant(self, found: QwenEntry, message: Message, line: int) -> None:
         state = self.state
-        window = token_count(record.get("contextWindowSize"))
-        if window:
-            state.context_window = window
-        raw = record.get("usageMetadata")
-        if raw is None:
+        if found.context_window:
+            state.context_window = found.context_window
+        if not found.usage_metadata:
             return
-        usage = _metadata_usage(raw) if isinstance(raw, dict) else None
+        usage = found.counts.usage() if found.counts is not None else None
         if usage is None:
             state.skip(line, f"assistant record {message.id[:12]} with malformed usageMetadata")
             return
-        if not logs_tokens(raw, _USAGE_KEYS):
+        if not found.usage_logged:
             return
         key = message.id
         if self.announced is not None and self.announced[1] == usage.input_tokens_total:
             key = self.announced[0]  # the call its api_response event announced
         self.announced = None
-        model = record.get("model") if isinstance(record.get("model"), str) else None
         message.response_key = key
-        state.record_response(key, usage, model=model, line=line, timestamp=timestamp)
+        state.record_response(key, usage, model=found.model, line=line, timestamp=found.timestamp)
         if self.awaiting_after is not None:
             self.awaiting_after.settle(usage.input_tokens_total)
             self.awaiting_after = None
 
     # -- system records ------------------------------------------------------------------------
 
-    def _title(self, record: Mapping[str, Any]) -> None:
-        payload = record.get("systemPayload")
-        title = payload.get("customTitle") if isinstance(payload, dict) else None
-        if isinstance(title, str) and self.state.subagent_id is None:
-            self.state.title = title
-
-    def _system(
-        self, record: Mapping[str, Any], uuid: str, line: int, timestamp: str | None
-    ) -> Effect | None:
-        subtype = record.get("subtype")
-        payload = record.get("systemPayload")
-        if subtype == "chat_compression":
-            if not isinstance(payload, dict) or not isinstance(payload.get("info"), dict):
+    def _system(self, found: QwenEntry, line: int) -> Effect | None:
+        if found.subtype == COMPRESSION:
+            if found.compression is None:
                 self.state.skip(line, "chat_compression without info")
                 return None
-            return self._compression(record, payload, uuid, line, timestamp)
-        if subtype == "ui_telemetry" and isinstance(payload, dict):
-            self._telemetry(payload.get("uiEvent"), uuid, line, timestamp)
-        if isinstance(subtype, str) and subtype in _IGNORED_SUBTYPES:
-            self.state.ignore_type(f"system/{subtype}")
-        elif not isinstance(record.get("message"), dict):
-            self.state.unknown_type(f"system/{subtype}")
+            return self._compression(found, line)
+        if found.event is not None:
+            self._telemetry(found, line)
+        if found.ignored:
+            self.state.ignore_type(found.system_type)
+        elif found.message is None:
+            self.state.unknown_type(found.system_type)
         return None
 
-    def _telemetry(self, event: Any, uuid: str, line: int, timestamp: str | None) -> None:
+    def _telemetry(self, found: QwenEntry, line: int) -> None:
         """A main-agent call's ``api_response``: counted now, on the context only once its
         ``assistant`` record comes (a compression call has none)."""
-        if not isinstance(event, dict) or event.get("event.name") != API_RESPONSE:
-            return
-        if event.get("subagent_name") is not None or self.state.subagent_id is not None:
+        event = found.event
+        if event is None or event.subagent or self.state.subagent_id is not None:
             return  # a sub-agent's call: read from its own transcript
-        usage = _event_usage(event)
+        usage = event.usage()
         if usage is None:
             self.state.skip(line, "api_response event with malformed token counts")
             return
-        found = event.get("response_id")
-        key = found if isinstance(found, str) else uuid
-        model = event.get("model") if isinstance(event.get("model"), str) else None
         self.state.record_response(
-            key, usage, model=model, line=line, timestamp=timestamp, on_context=False
-        )
-        self.announced = (key, usage.input_tokens_total)
-
-    def _compression(
-        self,
-        record: Mapping[str, Any],
-        payload: Mapping[str, Any],
-        uuid: str,
-        line: int,
-        timestamp: str | None,
-    ) -> Effect | None:
-        info = payload["info"]
-        trigger = {"token_limit": "auto", "manual": "manual"}.get(info.get("triggerReason"))
-        # One ctxtop wrote: its "after" is what the preview promised (the fork mark), fixed.
-        ours = record.get(COMPACTION_KEY) == CTXTOP_TRIGGER
-        compaction = Compaction(
-            CTXTOP_TRIGGER if ours else trigger or str(info.get("triggerReason") or "unknown"),
-            pre_tokens=token_count(info.get("originalTokenCount")),
-            post_tokens=None if ours else token_count(info.get("newTokenCount")),
+            event.key,
+            usage,
+            model=event.model,
             line=line,
-            timestamp=timestamp,
-            post_source="estimate" if info.get("newTokenCountIsEstimated", True) else "logged",
+            timestamp=found.timestamp,
+            on_context=False,
+        )
+        self.announced = (event.key, usage.input_tokens_total)
+
+    def _compression(self, found: QwenEntry, line: int) -> Effect | None:
+        info = found.compression
+        assert info is not None
+        compaction = Compaction(
+            info.trigger,
+            pre_tokens=info.pre_tokens,
+            post_tokens=info.post_tokens,
+            line=line,
+            timestamp=found.timestamp,
+            post_source=info.post_source,
         )
         self.announced = None  # that api_response was the compression's own call
         self.state.keep_context()
         self.state.record_compaction(compaction)
-        self.awaiting_after = None if ours else compaction
-        history = payload.get("compressedHistory")
-        if not isinstance(history, list):
+        self.awaiting_after = None if info.ours else compaction
+        if found.compressed is None:
             return None
         messages: list[Message] = []
-        for index, content in enumerate(history):
-            if not isinstance(content, dict):
-                continue
-            role: Role = "assistant" if content.get("role") == "model" else "user"
-            blocks = blocks_from_parts(self.state, content.get("parts"), line=line)
-            message = Message(f"{uuid}#{index}", role, blocks, line, timestamp)
+        for content in found.compressed:
+            role: Role = "assistant" if content.role == "model" else "user"
+            blocks = _blocks(self.state, content, line=line)
+            message = Message(f"{found.uuid}#{content.at}", role, blocks, line, found.timestamp)
             summary = blocks and blocks[0].text.lstrip().startswith(SNAPSHOT_TAG)
-            if role == "user" and (summary or (ours and not messages)):  # ctxtop's: the first
+            if role == "user" and (summary or (info.ours and not messages)):  # ctxtop's: first
                 message.kind = "compact_summary"
             messages.append(message)
         return lambda _context: list(messages)
@@ -303,6 +221,7 @@ class _Chat:
 class QwenCodeAdapter(Adapter):
     agent = "qwen-code"
     label = "Qwen Code"
+    entry = staticmethod(entry)
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
@@ -314,7 +233,7 @@ class QwenCodeAdapter(Adapter):
     def detect(cls, head: Sequence[Any]) -> int:
         score = NOT_MINE
         for record in head:
-            if not isinstance(record, dict) or record.get("type") not in _RECORD_TYPES:
+            if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
                 continue
             if "uuid" not in record or "parentUuid" not in record:
                 continue
@@ -326,7 +245,10 @@ class QwenCodeAdapter(Adapter):
         return score
 
     def feed(self, record: Any, line: int) -> None:
-        self._main.feed(record, line)
+        self._main.feed(entry(record, line), line)  # (feed_entry's, one call less a line)
+
+    def feed_entry(self, entry: Any, line: int) -> None:
+        self._main.feed(entry, line)
 
     # -- sub-agents ----------------------------------------------------------------------------
 
@@ -352,7 +274,7 @@ class QwenCodeAdapter(Adapter):
             if isinstance(meta.get("description"), str):
                 child.description = meta["description"]
             chat = self._chats[path] = _Chat(child)
-        chat.feed(record, line)
+        chat.feed(entry(record, line), line)
 
     # -- agent facts ---------------------------------------------------------------------------
 
@@ -371,4 +293,4 @@ class QwenCodeAdapter(Adapter):
             yield from projects.glob("*/chats/*.jsonl")
 
 
-__all__ = ["QwenCodeAdapter", "usage_from"]
+__all__ = ["SNAPSHOT_TAG", "QwenCodeAdapter", "usage_from"]

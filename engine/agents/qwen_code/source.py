@@ -13,13 +13,12 @@ import copy
 import uuid
 from typing import Any
 
-from ctxtop.engine.agents.gemini_cli.reader import response_text
-from ctxtop.engine.agents.qwen_code.reader import SNAPSHOT_TAG
-from ctxtop.engine.agents.qwen_code.writer import COMPRESSION, QwenCodeWriter, chain, history
+from ctxtop.engine.agents.qwen_code.entries import COMPRESSION, SNAPSHOT_TAG, Content
+from ctxtop.engine.agents.qwen_code.writer import QwenCodeWriter, chain, history
 from ctxtop.engine.compaction.handoff import OPENING
 from ctxtop.engine.compaction.items import Cut, Item
 from ctxtop.engine.compaction.source import Source, now_iso
-from ctxtop.engine.editing.writer import jsonl_bytes, list_of
+from ctxtop.engine.editing.writer import jsonl_bytes
 from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 _SUMMARIES = (SNAPSHOT_TAG, OPENING)
@@ -41,22 +40,12 @@ def _attached(text: str) -> list[str] | None:
     return None
 
 
-def _parts(content: dict[str, Any]) -> list[dict[str, Any]]:
-    return [part for part in list_of(content.get("parts")) if isinstance(part, dict)]
-
-
-def _text(parts: list[dict[str, Any]]) -> str:
-    return "\n".join(
-        p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
-    )
-
-
 class QwenCodeSource(Source):
     agent = "qwen-code"
     writer_class = QwenCodeWriter
 
-    def _history(self) -> list[dict[str, Any]]:
-        return history(self.writer.records())
+    def _history(self) -> list[Content]:
+        return history(self.writer.entries())
 
     def items(self) -> list[Item]:
         items: list[Item] = []
@@ -66,30 +55,25 @@ class QwenCodeSource(Source):
                 items.append(item)
         return items
 
-    def _item(self, index: int, content: dict[str, Any], before: Item | None) -> Item | None:
-        parts = _parts(content)
-        text = _text(parts)
-        if content.get("role") == "model":
+    def _item(self, index: int, content: Content, before: Item | None) -> Item | None:
+        parts = content.objects
+        text = content.text
+        if content.role == "model":
             if (
                 before is not None
                 and before.kind == "summary"
-                and not any("functionCall" in part for part in parts)
+                and not any(part.names_call for part in parts)
             ):
                 return None  # the acknowledgement of a summary: no round of its own
             item = Item(index, "assistant", "message", text)
             for part in parts:
-                call = part.get("functionCall")
-                if isinstance(call, dict):
-                    name = str(call.get("name") or "unknown")
-                    item.calls.append(self.call(str(call.get("id")), name, call.get("args")))
+                if part.call is not None:
+                    call = part.call
+                    item.calls.append(self.call(call.id, call.name, call.args))
             return item
-        results = [
-            p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)
-        ]
+        results = [part.result for part in parts if part.result is not None]
         for result in results:
-            output = result.get("response")
-            failed = isinstance(output, dict) and "error" in output and "output" not in output
-            self.result(str(result.get("id")), response_text(output), failed)
+            self.result(result.id, result.text, result.failed)
         if results:
             return Item(index, "tool", "tool_result")
         if text.lstrip().startswith(_SUMMARIES):
@@ -97,7 +81,7 @@ class QwenCodeSource(Source):
         files = _attached(text)
         if files is not None:
             return Item(index, "user", "attachment", text, files=files)
-        images = sum(1 for p in parts if isinstance(p.get("inlineData"), dict))
+        images = sum(1 for part in parts if part.inline_image)
         return Item(
             index, "user", "request" if text.strip() or images else "meta", text, images=images
         )
@@ -109,14 +93,14 @@ class QwenCodeSource(Source):
         assert isinstance(writer, QwenCodeWriter)
         contents = self._history()
         out = writer.forked({}, {}, session_id)
-        compressed = [copy.deepcopy(contents[item.key]) for item in cut.standing]
+        compressed = [copy.deepcopy(contents[item.key].raw) for item in cut.standing]
         compressed.append({"role": "user", "parts": [{"text": message}]})
-        kept = [copy.deepcopy(contents[item.key]) for item in cut.kept]
+        kept = [copy.deepcopy(contents[item.key].raw) for item in cut.kept]
         if kept and kept[0].get("role") != "model":
             compressed.append({"role": "model", "parts": [{"text": ACKNOWLEDGED}]})
         compressed.extend(kept)
-        path = chain(writer.records())
-        last = path[-1] if path else {}
+        path = chain(writer.entries())
+        last: dict[str, Any] = path[-1].record if path else {}
         record: dict[str, Any] = {
             "uuid": str(uuid.uuid4()),
             "parentUuid": last.get("uuid"),

@@ -15,8 +15,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ctxtop.engine.agents.gemini_cli.reader import response_text
-from ctxtop.engine.agents.qwen_code.reader import SNAPSHOT_TAG
+from ctxtop.engine.agents.qwen_code.entries import (
+    COMPRESSION,
+    SNAPSHOT_TAG,
+    TITLE,
+    Content,
+    QwenEntry,
+    entry,
+)
 from ctxtop.engine.compaction.handoff import OPENING
 from ctxtop.engine.editing.turns import Scan, ScanBuilder
 from ctxtop.engine.editing.writer import (
@@ -24,81 +30,59 @@ from ctxtop.engine.editing.writer import (
     encoded,
     jsonl_bytes,
     jsonl_records,
-    list_of,
     renamed_and_replaced,
     text_id,
 )
-from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
-
-_OFF_CHAIN = "custom_title"  # written beside the chain, not on it
-_UNSENT = "realtime_message"
-COMPRESSION = "chat_compression"
 
 
-def chain(records: list[Any]) -> list[dict[str, Any]]:
+def chain(entries: list[Any]) -> list[QwenEntry]:
     """The records on the path from the last one back to the root, in order."""
     linked = [
-        r
-        for r in records
-        if isinstance(r, dict) and isinstance(r.get("uuid"), str) and r.get("subtype") != _OFF_CHAIN
+        e for e in entries if type(e) is QwenEntry and e.uuid is not None and e.subtype != TITLE
     ]
-    by_id = {record["uuid"]: record for record in linked}
-    path: list[dict[str, Any]] = []
+    by_id = {e.uuid: e for e in linked}
+    path: list[QwenEntry] = []
     seen: set[str] = set()
     at = linked[-1] if linked else None
-    while at is not None and at["uuid"] not in seen:
-        seen.add(at["uuid"])
+    while at is not None and at.uuid is not None and at.uuid not in seen:
+        seen.add(at.uuid)
         path.append(at)
-        parent = at.get("parentUuid")
-        at = by_id.get(parent) if isinstance(parent, str) else None
+        at = by_id.get(at.parent) if at.parent is not None else None
     path.reverse()
     return path
 
 
-def history(records: list[Any]) -> list[dict[str, Any]]:
+def history(entries: list[Any]) -> list[Content]:
     """The ``Content`` list Qwen rebuilds on resume, in order."""
-    contents: list[dict[str, Any]] = []
-    for record in chain(records):
-        payload = record.get("systemPayload")
-        if record.get("subtype") == COMPRESSION and isinstance(payload, dict):
-            compressed = payload.get("compressedHistory")
-            if isinstance(compressed, list):
-                contents = [c for c in compressed if isinstance(c, dict)]
-        elif isinstance(record.get("message"), dict) and record.get("subtype") != _UNSENT:
-            contents.append(record["message"])
+    contents: list[Content] = []
+    for found in chain(entries):
+        if found.subtype == COMPRESSION and found.has_payload:
+            if found.compressed is not None:
+                contents = list(found.compressed)
+        elif found.sent is not None:
+            contents.append(found.sent)
     return contents
-
-
-def _opens_with(content: Any, role: str, openings: tuple[str, ...]) -> bool:
-    """Whether ``content`` is a ``role`` turn whose first part is text beginning so."""
-    if not isinstance(content, dict) or content.get("role") != role:
-        return False
-    parts = list_of(content.get("parts"))
-    first = parts[0].get("text") if parts and isinstance(parts[0], dict) else None
-    return isinstance(first, str) and first.lstrip().startswith(openings)
 
 
 class QwenCodeWriter(Writer):
     agent = "qwen-code"
     resumable = True
     supports_restore = True
+    entry_of = staticmethod(entry)
 
     def scan(self) -> Scan:
         found = ScanBuilder()
-        for content in history(self.records()):
-            parts = [part for part in list_of(content.get("parts")) if isinstance(part, dict)]
-            if content.get("role") == "user" and any("text" in part for part in parts):
+        for content in history(self.entries()):
+            if content.starts_turn:
                 found.new_turn()
-            for part in parts:
-                call, result = part.get("functionCall"), part.get("functionResponse")
-                if isinstance(call, dict) and text_id(call.get("id")):
-                    found.call(
-                        str(call["id"]), str(call.get("name") or "unknown"), call.get("args")
-                    )
-                elif isinstance(result, dict):
-                    use = found.use(str(result.get("id")))
+            for part in content.objects:
+                call, result = part.call, part.result
+                if call is not None and call.text_id:
+                    found.call(call.id, call.name, call.args)
+                elif result is not None:
+                    use = found.use(result.id)
                     if use is not None:
-                        use.result = response_text(result.get("response"))
+                        use.result = result.text
         return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
@@ -107,9 +91,10 @@ class QwenCodeWriter(Writer):
     def forked(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> list[Any]:
         """The fork's records: copies of the session's, under ``session_id``, with ``results``
         and ``inputs`` replaced by call id."""
-        records = self.records()
-        first = next((r for r in records if isinstance(r, dict)), {})
-        old_id = text_id(first.get("sessionId"))
+        entries = self.entries()
+        first = next((e for e in entries if type(e) is QwenEntry and e.kind != "bad_shape"), None)
+        old_id = first.session_id if first is not None else None
+        records = [e.record if type(e) is QwenEntry else e for e in entries]
 
         def replace(value: dict[str, Any]) -> None:
             call, result = value.get("functionCall"), value.get("functionResponse")
@@ -138,10 +123,9 @@ class QwenCodeWriter(Writer):
             record = json.loads(body[start:].decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             record = None
-        ours = isinstance(record, dict) and record.get(COMPACTION_KEY) == CTXTOP_TRIGGER
-        payload = record.get("systemPayload") if ours and isinstance(record, dict) else None
-        if isinstance(payload, dict) and isinstance(payload.get("info"), dict):
-            payload["info"]["newTokenCount"] = context_tokens
+        written = entry(record, 0).compression
+        if written is not None and written.ours:
+            record["systemPayload"]["info"]["newTokenCount"] = context_tokens
             fork = body[:start] + encoded(record) + fork[len(body) :]
         return super().mark(fork, context_tokens, session_id)
 
@@ -151,20 +135,24 @@ class QwenCodeWriter(Writer):
         resume. (A record after the compression could fall between a kept tool call and its
         result.)"""
         records = jsonl_records(self.path, fork)
-        record = records[line - 1]
-        payload = record.get("systemPayload") if isinstance(record, dict) else None
-        compressed = payload.get("compressedHistory") if isinstance(payload, dict) else None
-        if not isinstance(compressed, list) or record.get("subtype") != COMPRESSION:
+        found = entry(records[line - 1], line)
+        if found.compressed is None:
             raise ValueError(f"line {line} is no compression")
         summaries = (SNAPSHOT_TAG, OPENING)
-        at = next((i for i, c in enumerate(compressed) if _opens_with(c, "user", summaries)), None)
-        if at is None:
+        summary = next((c for c in found.compressed if c.opens_with("user", summaries)), None)
+        if summary is None:
             raise ValueError(f"the compression at line {line} has no summary")
-        answer = compressed[at + 1] if at + 1 < len(compressed) else None
-        parts = list_of(answer.get("parts")) if isinstance(answer, dict) else []
-        if _opens_with(answer, "model", ("",)) and not any("functionCall" in p for p in parts):
+        at = summary.at
+        answer = next((c for c in found.compressed if c.at == at + 1), None)
+        if (
+            answer is not None
+            and answer.opens_with("model", ("",))
+            and not any(part.names_call for part in answer.parts)
+        ):
             at += 1
-        compressed.insert(at + 1, {"role": "user", "parts": [{"text": text}]})
+        found.record["systemPayload"]["compressedHistory"].insert(
+            at + 1, {"role": "user", "parts": [{"text": text}]}
+        )
         return jsonl_bytes(records)
 
     def fork_name(self, session_id: str) -> str:
