@@ -17,7 +17,9 @@ from ctxtop.engine.agents.codex import entries as codex
 from ctxtop.engine.agents.codex import reader as codex_reader
 from ctxtop.engine.agents.codex.entries import Entry, Item, entry
 from ctxtop.engine.agents.codex.reader import CodexAdapter
+from ctxtop.engine.agents.codex.source import CodexSource
 from ctxtop.engine.agents.codex.writer import CodexWriter
+from ctxtop.engine.agents.session_reader import read_session
 from ctxtop.engine.editing.policy import Policy
 from ctxtop.engine.forks.compact import preview_compact
 from ctxtop.engine.forks.edit import preview_edit
@@ -253,3 +255,14 @@ def test_a_preview_makes_each_lines_entry_once(monkeypatch: pytest.MonkeyPatch) 
         decoded = [n for n, r in enumerate(loaded.records or [], 1) if type(r) is not bytes]
         assert len(decoded) > 100
         assert session_lines(loaded) == Counter(decoded)
+
+
+def test_the_compaction_source_names_the_model_the_dashboard_does(tmp_path: Path) -> None:
+    """A turn_context whose model is no name (a number here) is not the model, in any view."""
+    _, context = first("turn_context")
+    odd = {**context, "payload": {**context["payload"], "model": 5}}
+    path = tmp_path / SAMPLE.name
+    path.write_bytes(SAMPLE.read_bytes() + json.dumps(odd).encode() + b"\n")
+    state = read_session(path)
+    assert state.model == context["payload"]["model"]
+    assert CodexSource(path, path.read_bytes(), state).model() == state.model

@@ -164,12 +164,6 @@ class TurnContext(Line, frozen=True, gc=False):
     kind: ClassVar[str] = "turn_context"
     model: str | None
 
-    @property
-    def named_model(self) -> str | None:
-        """The compaction source's model: any value logged, as text."""
-        model = self.record["payload"].get("model")
-        return str(model) if model else None
-
 
 class WorldState(Line, frozen=True, gc=False):
     """A snapshot of the thread's settings: nothing in it is shown."""

@@ -40,7 +40,7 @@ class CodexSource(Source):
         model = super().model()
         for found in self.writer.entries():
             if type(found) is TurnContext:
-                model = found.named_model or model or None
+                model = found.model or model or None
         return model
 
     def cwd(self) -> str | None:
