@@ -242,35 +242,62 @@ class Item(Line, frozen=True, gc=False):
 
 class Usages(Line, frozen=True, gc=False):
     """``token_usage_record`` (0.169): one response's ``usage`` under its ``response_id``, and
-    the thread's running ``total`` after it."""
+    the thread's running ``total`` after it. (The figures are read when asked: only the session
+    reader asks, once.)"""
 
     kind: ClassVar[str] = "token_usage_record"
-    usage: Usage | None
     response_id: str | None
-    logs_tokens: bool
-    total: tuple[int, ...] | None
+
+    @property
+    def usage(self) -> Usage | None:
+        return usage_from(self.record["payload"].get("usage"))
+
+    @property
+    def logs_tokens(self) -> bool:
+        """The usage holds a token figure (an empty one was no request)."""
+        return logs_tokens(self.record["payload"].get("usage"), USAGE_KEYS)
+
+    @property
+    def total(self) -> tuple[int, ...] | None:
+        return cumulative(self.record["payload"].get("thread_token_usage"))
 
 
 class Event(Line, frozen=True, gc=False):
     """``event_msg`` (``event``: its type, if a string). ``task_started`` starts a turn;
-    ``token_count`` (``has_info``: not rate limits only) carries the thread's running
-    ``total``, the ``last`` response's usage, and after a compaction Codex's ``estimate`` of
-    the new history; ``window``: the context window either logs."""
+    ``token_count`` (``has_info``: not rate limits only; ``info_object``: readable) carries
+    the thread's running ``total``, the ``last`` response's usage, and after a compaction
+    Codex's ``estimate`` of the new history; ``window``: the context window either logs."""
 
     kind: ClassVar[str] = "event_msg"
     event: str | None
     window: int | None = None
     has_info: bool = False
     info_object: bool = False
-    total: tuple[int, ...] | None = None
-    last: Usage | None = None
-    estimate: int | None = None
+
+    def _info(self, key: str) -> Any:
+        info = self.record["payload"].get("info") if self.info_object else None
+        return info.get(key) if isinstance(info, dict) else None
+
+    @property
+    def total(self) -> tuple[int, ...] | None:
+        return cumulative(self._info("total_token_usage"))
+
+    @property
+    def last(self) -> Usage | None:
+        return usage_from(self._info("last_token_usage"))
 
     @property
     def logs_tokens(self) -> bool:
         """The last usage holds a token figure (an empty one was no request)."""
-        info = self.record["payload"].get("info")
-        return isinstance(info, dict) and logs_tokens(info.get("last_token_usage"), USAGE_KEYS)
+        return logs_tokens(self._info("last_token_usage"), USAGE_KEYS)
+
+    @property
+    def estimate(self) -> int | None:
+        """A last usage of only ``total_tokens``: Codex's estimate after a compaction."""
+        raw = self._info("last_token_usage")
+        if isinstance(raw, dict) and not raw.get("input_tokens") and not raw.get("output_tokens"):
+            return token_count(raw.get("total_tokens"))
+        return None
 
 
 class Compacted(Line, frozen=True, gc=False):
@@ -322,16 +349,7 @@ def entry(record: Any, line: int) -> CodexEntry:
         if kind == "event_msg":
             return _event(record, payload, timestamp)
         if kind == "token_usage_record":
-            raw = payload.get("usage")
-            response_id = payload.get("response_id")
-            return Usages(
-                record,
-                timestamp,
-                usage_from(raw),
-                response_id if isinstance(response_id, str) else None,
-                logs_tokens(raw, USAGE_KEYS),
-                cumulative(payload.get("thread_token_usage")),
-            )
+            return Usages(record, timestamp, _str(payload.get("response_id")))
         if kind == "session_meta":
             return _meta(record, payload, timestamp)
         if kind == "turn_context":
@@ -391,21 +409,8 @@ def _event(record: Any, payload: dict[str, Any], timestamp: str | None) -> Event
     if not isinstance(info, dict):
         return Event(record, timestamp, kind, has_info=info is not None)
     window = info.get("model_context_window")
-    raw = info.get("last_token_usage")
-    estimate = None
-    if isinstance(raw, dict) and not raw.get("input_tokens") and not raw.get("output_tokens"):
-        estimate = token_count(raw.get("total_tokens"))
-    return Event(
-        record,
-        timestamp,
-        kind,
-        window if isinstance(window, int) and window > 0 else None,
-        True,
-        True,
-        cumulative(info.get("total_token_usage")),
-        usage_from(raw),
-        estimate,
-    )
+    window = window if isinstance(window, int) and window > 0 else None
+    return Event(record, timestamp, kind, window, True, True)
 
 
 def _compacted(record: Any, payload: dict[str, Any], timestamp: str | None) -> Compacted:
