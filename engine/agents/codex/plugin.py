@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from ctxtop.engine.agents.base import Agent, ProxyUse, SessionFiles
+from ctxtop.engine.agents.codex.entries import INJECTED
 from ctxtop.engine.agents.codex.reader import CodexAdapter, _is_spawned
 from ctxtop.engine.agents.codex.rules import RULE
-
-# How the context Codex injects as user messages begins (instructions, not the user's words).
-INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 
 # The note Codex puts before its own summaries (on a line of its own).
 SUMMARY_OPENING = "Another language model started to solve this problem"

@@ -19,54 +19,40 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from ctxtop.engine.agents.codex.entries import (
+    ROLLOUT_TYPES,
+    BadShape,
+    CodexEntry,
+    Compacted,
+    Event,
+    Item,
+    Meta,
+    NotObject,
+    TurnContext,
+    UnknownType,
+    Unreadable,
+    Usages,
+    WorldState,
+    entry,
+)
 from ctxtop.engine.files import open_regular, read_head
 from ctxtop.engine.sessions.adapter import (
     CERTAIN,
     LIKELY,
-    MAX_TOTAL_TOKENS,
     NOT_MINE,
     Adapter,
-    logs_tokens,
-    token_count,
 )
-from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER, ctxtop_compaction_after
-from ctxtop.engine.sessions.model import Block, Compaction, Message, Role, SessionState, Usage
+from ctxtop.engine.sessions.entries import EntryOf
+from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER
+from ctxtop.engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 
-ROLLOUT_TYPES = {
-    "session_meta",
-    "turn_context",
-    "response_item",
-    "event_msg",
-    "compacted",
-    "world_state",
-    "token_usage_record",
-}
-_ROLES: dict[str, Role] = {
-    "user": "user",
-    "assistant": "assistant",
-    "developer": "developer",
-    "system": "system",
-}
-_CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
-_OUTPUTS = {"function_call_output", "custom_tool_call_output"}
-# Any other ``*_call`` item is a tool the API runs itself (``web_search_call``, and the like):
-# a call with no output item, named after its type.
-_SERVER_CALL_SUFFIX = "_call"
 # Items the model produced (besides its messages): they carry the key of the response that
 # follows them.
-_MODEL_ITEMS = {"reasoning", *_CALLS}
-# Context Codex injects as user/developer messages (§2.3): instructions, not the user's words.
-_INJECTED = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md",
-    "<permissions",
-    "<skills_instructions>",
-)
+_MODEL_ITEMS = {"reasoning", "call"}
 # Codex's auto-compact rule (openai/codex protocol/src/openai_models.rs, rust-v0.154.0,
 # ``auto_compact_token_limit``): 90 % of the model's resolved context window; a configured
 # ``model_auto_compact_token_limit`` can only lower it. The window Codex logs
@@ -84,93 +70,11 @@ _IGNORED_MARKERS = (
     (_WORLD_STATE, "world_state"),
     (_SETTINGS, "event_msg:thread_settings_applied"),
 )
-# Response items not sent to the model (§2.3).
-_UNSENT_ITEMS = {"ghost_snapshot"}
 _MARKER_WINDOW = 160
 # The tool that starts a sub-agent thread (multi_agent_v1 namespace). That thread writes its own
 # rollout; its session_meta names ours in ``source.subagent.thread_spawn.parent_thread_id``.
 SPAWN_TOOL = "spawn_agent"
 _HEAD_BYTES = 64 * 1024
-
-
-def usage_from(raw: Any) -> Usage | None:
-    """Codex ``TokenUsage`` → ``Usage`` (None if it is not one).
-
-    Codex's ``input_tokens`` is the whole prompt, cached tokens included (and, by the same
-    reading, 0.169's ``cache_write_input_tokens``), so the uncached part is what is left.
-    ``output_tokens`` already includes ``reasoning_output_tokens``.
-    """
-    if not isinstance(raw, dict):
-        return None
-    values = [token_count(raw.get(key) or 0) for key in _USAGE_KEYS]
-    if None in values:
-        return None
-    prompt, cached, written, output, reasoning = (value or 0 for value in values)
-    return Usage(
-        input_tokens=max(prompt - cached - written, 0),
-        output_tokens=output,
-        cache_read_tokens=cached,
-        cache_write_tokens=written,
-        reasoning_tokens=reasoning,
-    )
-
-
-_USAGE_KEYS = (
-    "input_tokens",
-    "cached_input_tokens",
-    "cache_write_input_tokens",
-    "output_tokens",
-    "reasoning_output_tokens",
-)
-
-
-def _cumulative(raw: Any) -> tuple[int, ...] | None:
-    """A thread's running total as a comparable key (None if it is not a usage object)."""
-    if not isinstance(raw, dict):
-        return None
-    keys = (*_USAGE_KEYS, "total_tokens")
-    return tuple(token_count(raw.get(key), MAX_TOTAL_TOKENS) or 0 for key in keys)
-
-
-def _text_of(content: Any) -> str:
-    """The text of a tool output: a string, ``{content|content_items}``, or a list of items."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        inner = content.get("content", content.get("content_items"))
-        return _text_of(inner) if inner is not None else ""
-    if isinstance(content, list):
-        parts = []
-        for item in content:
-            if isinstance(item, dict):
-                if isinstance(item.get("text"), str):
-                    parts.append(item["text"])
-                elif item.get("type") == "input_image":
-                    parts.append("[image]")
-            elif isinstance(item, str):
-                parts.append(item)
-        return "\n".join(parts)
-    return ""
-
-
-def _content_blocks(content: Any) -> list[Block]:
-    blocks: list[Block] = []
-    if isinstance(content, str):
-        return [Block("text", content)]
-    for item in content if isinstance(content, list) else []:
-        if not isinstance(item, dict):
-            continue
-        if item.get("type") == "input_image":
-            blocks.append(Block("image"))
-        elif isinstance(item.get("text"), str):
-            blocks.append(Block("text", item["text"]))
-        else:
-            blocks.append(Block("other", raw=item))
-    return blocks
-
-
-def _is_injected(blocks: list[Block]) -> bool:
-    return bool(blocks) and blocks[0].text.lstrip().startswith(_INJECTED)
 
 
 def codex_home_of(path: Path) -> Path | None:
@@ -221,101 +125,98 @@ class _Thread:
 
     # -- records ---------------------------------------------------------------------------
 
-    def feed(self, record: Mapping[str, Any], line: int, path: str | None = None) -> None:
-        kind = record.get("type")
-        if kind not in ROLLOUT_TYPES:
-            self.state.unknown_type(kind)
-            return
-        payload = record.get("payload")
-        if not isinstance(payload, dict):
-            self.state.skip(line, f"{kind} record without a payload object", path)
-            return
-        timestamp = record.get("timestamp")
-        timestamp = timestamp if isinstance(timestamp, str) else None
-        self.state.touch(timestamp)
-        if kind == "session_meta":
-            self._meta(payload)
-        elif kind == "turn_context":
-            if isinstance(payload.get("model"), str):
-                self.state.model = payload["model"]
-        elif kind == "response_item":
-            self._item(payload, f"L{line}", line, timestamp, path)
-        elif kind == "token_usage_record":
-            self._usage_record(payload, line, timestamp, path)
-        elif kind == "event_msg":
-            self._event(payload, line, timestamp, path)
-        elif kind == "compacted":
-            self._compacted(payload, line, timestamp, ctxtop_compaction_after(record))
-        elif kind == "world_state":
-            self.state.ignore_type(kind)
-
-    def _meta(self, payload: Mapping[str, Any]) -> None:
+    def feed(self, entry: CodexEntry, line: int, path: str | None = None) -> None:
         state = self.state
-        if state.session_id is None and isinstance(payload.get("id"), str):
-            state.session_id = payload["id"]
-        if isinstance(payload.get("cli_version"), str):
-            state.agent_version = payload["cli_version"]
-        if state.cwd is None and isinstance(payload.get("cwd"), str):
-            state.cwd = payload["cwd"]
-        base = payload.get("base_instructions")
-        text = base.get("text") if isinstance(base, dict) else None
-        if isinstance(text, str) and self.instructions is None:
+        if type(entry) is Item:
+            state.touch(entry.timestamp)
+            self._item(entry, f"L{line}", line, entry.timestamp, path)
+        elif type(entry) is Event:
+            state.touch(entry.timestamp)
+            self._event(entry, line, path)
+        elif type(entry) is Usages:
+            state.touch(entry.timestamp)
+            self._usage_record(entry, line, path)
+        elif type(entry) is Meta:
+            state.touch(entry.timestamp)
+            self._meta(entry)
+        elif type(entry) is TurnContext:
+            state.touch(entry.timestamp)
+            if entry.model is not None:
+                state.model = entry.model
+        elif type(entry) is Compacted:
+            state.touch(entry.timestamp)
+            self._compacted(entry, line)
+        elif type(entry) is WorldState:
+            state.touch(entry.timestamp)
+            state.ignore_type(entry.kind)
+        elif type(entry) is UnknownType:
+            state.unknown_type(entry.name)
+        elif type(entry) is BadShape:
+            state.skip(line, entry.reason, path)
+        elif type(entry) is Unreadable:
+            state.touch(entry.timestamp)
+            raise entry.error
+        else:
+            state.skip(line, "not a JSON object", path)
+
+    def _meta(self, entry: Meta) -> None:
+        state = self.state
+        if state.session_id is None and entry.session_id is not None:
+            state.session_id = entry.session_id
+        if entry.cli_version is not None:
+            state.agent_version = entry.cli_version
+        if state.cwd is None and entry.cwd is not None:
+            state.cwd = entry.cwd
+        if entry.instructions is not None and self.instructions is None:
             # The system prompt is logged (newer builds): it is part of every request.
-            block = Block("text", text)
+            block = Block("text", entry.instructions)
             self.instructions = Message("instructions", "system", [block], kind="instructions")
             self.state.context.insert(0, self.instructions)
 
-    def _event(
-        self, payload: Mapping[str, Any], line: int, timestamp: str | None, path: str | None
-    ) -> None:
-        kind = payload.get("type")
-        window = payload.get("model_context_window")
+    def _event(self, entry: Event, line: int, path: str | None) -> None:
+        kind = entry.event
         if kind == "task_started":
             self.turn_activity = False
-            if token_count(window):
-                self.state.context_window = token_count(window)
+            if entry.window:
+                self.state.context_window = entry.window
             return
         if kind != "token_count":
             # Events for the user's screen, mirroring the response items (§2.2).
-            self.state.ignore_type(f"event_msg:{kind}" if isinstance(kind, str) else "event_msg")
+            self.state.ignore_type(f"event_msg:{kind}" if kind is not None else "event_msg")
             return
-        info = payload.get("info")
-        if info is None:
+        if not entry.has_info:
             return  # rate limits only
-        if not isinstance(info, dict):
+        if not entry.info_object:
             self.state.skip(line, "token_count with an info that is not an object", path)
             return
-        window = info.get("model_context_window")
-        if isinstance(window, int) and window > 0:
-            self.state.context_window = window
-        total = _cumulative(info.get("total_token_usage"))
-        last = usage_from(info.get("last_token_usage"))
+        if entry.window is not None:
+            self.state.context_window = entry.window
+        total = entry.total
+        last = entry.last
         if total is None or last is None:
             self.state.skip(line, "token_count without total and last usage", path)
             return
         if total == self.last_total:
-            self._post_compaction(info.get("last_token_usage"))
+            self._post_compaction(entry.estimate)
             return  # Codex writes each token_count twice
         if self._response_key(total) is not None or self.has_records or self._replayed(total):
             return  # counted from its token_usage_record (which comes first in 0.169)
-        if not logs_tokens(info.get("last_token_usage"), _USAGE_KEYS):
+        if not entry.logs_tokens:
             return  # an empty usage: no request
         key = f"total-{total[-1]}"
         self.by_total[total] = key
-        self._respond(key, last, line, timestamp)
+        self._respond(key, last, line, entry.timestamp)
 
-    def _post_compaction(self, raw: Any) -> None:
+    def _post_compaction(self, estimate: int | None) -> None:
         """After a compaction Codex logs its estimate of the new history as the last usage:
         taken (labelled an estimate) until a request says more, unless it exceeds the window."""
         compaction = self.state.pending_compaction
-        if compaction is None or compaction.post_tokens is not None or not isinstance(raw, dict):
+        if compaction is None or compaction.post_tokens is not None:
             return
-        if not raw.get("input_tokens") and not raw.get("output_tokens"):
-            count = token_count(raw.get("total_tokens"))
-            window = self.state.context_window
-            if count and (window is None or count <= window):
-                compaction.post_tokens = count
-                compaction.post_source = "estimate"
+        window = self.state.context_window
+        if estimate and (window is None or estimate <= window):
+            compaction.post_tokens = estimate
+            compaction.post_source = "estimate"
 
     def _response_key(self, total: tuple[int, ...]) -> str | None:
         """The key of the response this running total belongs to (None if new)."""
@@ -326,26 +227,24 @@ class _Thread:
         """A sub-agent rollout starts by replaying its parent's token counts (§2.4)."""
         return self.parent is not None and total in self.parent.by_total
 
-    def _usage_record(
-        self, payload: Mapping[str, Any], line: int, timestamp: str | None, path: str | None
-    ) -> None:
-        usage = usage_from(payload.get("usage"))
-        response_id = payload.get("response_id")
-        if usage is None or not isinstance(response_id, str):
+    def _usage_record(self, entry: Usages, line: int, path: str | None) -> None:
+        usage = entry.usage
+        response_id = entry.response_id
+        if usage is None or response_id is None:
             self.state.skip(line, "token_usage_record without a response_id and usage", path)
             return
         if self.parent is not None and response_id in self.parent.state.responses:
             return  # the parent's response, replayed
-        if not logs_tokens(payload.get("usage"), _USAGE_KEYS):
+        if not entry.logs_tokens:
             return  # an empty usage: no request
         self.has_records = True
         key = response_id
-        total = _cumulative(payload.get("thread_token_usage"))
+        total = entry.total
         if total is not None:
             known = self._response_key(total)
             key = known or response_id
             self.by_total[total] = key
-        self._respond(key, usage, line, timestamp)
+        self._respond(key, usage, line, entry.timestamp)
 
     def _respond(self, key: str, usage: Usage, line: int, timestamp: str | None) -> None:
         state = self.state
@@ -364,7 +263,7 @@ class _Thread:
 
     def _item(
         self,
-        payload: Mapping[str, Any],
+        entry: Item,
         message_id: str,
         line: int,
         timestamp: str | None,
@@ -374,50 +273,49 @@ class _Thread:
     ) -> Message | None:
         """One response item → a context message (``live``: written now, not replayed from a
         compaction's history, so it may be claimed by the next response)."""
-        kind = payload.get("type")
+        kind = entry.item
+        if kind == "unhashable":
+            raise TypeError("a response item whose type is a list or an object")
         state = self.state
         message: Message | None = None
         from_model = kind in _MODEL_ITEMS
         if kind == "message":
-            role = _ROLES.get(str(payload.get("role")), "user")
+            role = entry.role
             from_model = role == "assistant"
-            blocks = _content_blocks(payload.get("content"))
             label = "message"
-            if role in ("developer", "system") or (role == "user" and _is_injected(blocks)):
+            if role in ("developer", "system") or (role == "user" and entry.instructions):
                 label = "instructions"
             elif role == "user" and live:
                 self.turn_activity = True
-            message = Message(message_id, role, blocks, line, timestamp, kind=label)
+            message = Message(message_id, role, list(entry.blocks), line, timestamp, kind=label)
         elif kind == "reasoning":
-            summary = payload.get("summary")
-            parts = summary if isinstance(summary, list) else []
-            text = "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
-            message = Message(message_id, "assistant", [Block("thinking", text)], line, timestamp)
-        elif kind in _CALLS:
-            message = self._call(payload, message_id, line, timestamp, path)
-        elif kind in _OUTPUTS:
-            call_id = payload.get("call_id")
-            if not isinstance(call_id, str):
-                state.skip(line, f"{kind} without a call_id", path)
+            block = Block("thinking", entry.text)
+            message = Message(message_id, "assistant", [block], line, timestamp)
+        elif kind == "call":
+            message = self._call(entry, message_id, line, timestamp, path)
+        elif kind == "output":
+            call_id = entry.call_id
+            if call_id is None:
+                state.skip(line, f"{entry.type} without a call_id", path)
                 return None
-            output = payload.get("output")
-            text = _text_of(output)
-            failed = isinstance(output, dict) and output.get("success") is False
+            text, failed = entry.text, entry.failed
             state.record_tool_result(call_id, text, is_error=failed)
             if state.tools[call_id].name == SPAWN_TOOL:
                 self._note_spawn(call_id, text)
             block = Block("tool_result", text, call_id, is_error=failed)
             message = Message(message_id, "tool", [block], line, timestamp)
-        elif kind in ("compaction", "context_compaction"):
-            message = Message(message_id, "assistant", [Block("other", raw=payload)], line)
-        elif isinstance(kind, str) and kind.endswith(_SERVER_CALL_SUFFIX):
-            message = self._server_call(payload, kind, message_id, line, timestamp)
+        elif kind == "compaction":
+            block = Block("other", raw=entry.payload)
+            message = Message(message_id, "assistant", [block], line)
+        elif kind == "server_call":
+            message = self._server_call(entry, message_id, line, timestamp)
             from_model = True
         if message is None:
-            if live and kind in _UNSENT_ITEMS:
-                state.ignore_type(f"response_item:{kind}")
-            elif live and kind not in _OUTPUTS and kind not in _CALLS:
-                state.unknown_type(f"response_item:{kind}" if isinstance(kind, str) else None)
+            if live and kind == "unsent":
+                state.ignore_type(f"response_item:{entry.type}")
+            elif live and kind == "other":
+                name = entry.type
+                state.unknown_type(f"response_item:{name}" if name is not None else None)
             return None  # ghost snapshots and item types not sent to the model
         if live:
             state.context.append(message)
@@ -426,42 +324,24 @@ class _Thread:
         return message
 
     def _call(
-        self,
-        payload: Mapping[str, Any],
-        message_id: str,
-        line: int,
-        timestamp: str | None,
-        path: str | None,
+        self, entry: Item, message_id: str, line: int, timestamp: str | None, path: str | None
     ) -> Message | None:
-        kind = payload.get("type")
-        call_id = payload.get("call_id") or (kind == "local_shell_call" and payload.get("id"))
-        if not isinstance(call_id, str):
-            self.state.skip(line, f"{kind} without a call_id", path)
+        call_id = entry.call_id
+        if call_id is None:
+            self.state.skip(line, f"{entry.type} without a call_id", path)
             return None
-        if kind == "local_shell_call":
-            name, text, raw = "local_shell", "", payload.get("action")
-        else:
-            name = str(payload.get("name") or kind)
-            value = payload.get("arguments" if kind == "function_call" else "input")
-            text, raw = (value, None) if isinstance(value, str) else ("", value)
+        name, text, raw = entry.name, entry.input_text, entry.raw_input
         self.state.record_tool_call(call_id, name, line=line, input_text=text, raw_input=raw)
         block = Block("tool_use", text, call_id, name, raw=raw)
         return Message(message_id, "assistant", [block], line, timestamp)
 
     def _server_call(
-        self,
-        payload: Mapping[str, Any],
-        kind: str,
-        message_id: str,
-        line: int,
-        timestamp: str | None,
+        self, entry: Item, message_id: str, line: int, timestamp: str | None
     ) -> Message:
         """A tool the API ran itself (``web_search_call``: ``{status, action: {type, query}}``,
         agent-log-formats.md §2.3): a call under its own name, its result not in the log."""
-        name = kind.removesuffix(_SERVER_CALL_SUFFIX)
-        item_id = payload.get("id") or payload.get("call_id")
-        call_id = item_id if isinstance(item_id, str) else message_id
-        raw = payload.get("action", {key: v for key, v in payload.items() if key != "type"})
+        call_id = entry.call_id if entry.call_id is not None else message_id
+        name, raw = entry.name, entry.raw_input
         self.state.record_tool_call(call_id, name, line=line, raw_input=raw)
         block = Block("tool_use", "", call_id, name, raw=raw)
         return Message(message_id, "assistant", [block], line, timestamp)
@@ -475,17 +355,16 @@ class _Thread:
         if isinstance(answer, dict) and isinstance(answer.get("agent_id"), str):
             self.spawned[answer["agent_id"]] = call_id
 
-    def _compacted(
-        self, payload: Mapping[str, Any], line: int, timestamp: str | None, promised: int | None
-    ) -> None:
-        """``promised``: the "after" of a compaction ctxtop wrote into its fork (None: Codex's)."""
+    def _compacted(self, entry: Compacted, line: int) -> None:
+        """``entry.promised``: the "after" of a compaction ctxtop wrote into its fork (None:
+        Codex's)."""
         state = self.state
-        history = payload.get("replacement_history")
-        if isinstance(history, list):
+        timestamp = entry.timestamp
+        if entry.history is not None:
             messages = [
                 message
-                for index, item in enumerate(history)
-                if isinstance(item, dict)
+                for index, item in enumerate(entry.history)
+                if item is not None
                 and (
                     message := self._item(
                         item, f"L{line}.{index}", line, timestamp, None, live=False
@@ -502,14 +381,13 @@ class _Thread:
                 if m is not self.instructions and m.kind in ("instructions", "message")
                 if m.role in ("user", "developer", "system")
             ]
-            summary = payload.get("message")
-            text = summary if isinstance(summary, str) else ""
-            note = Message(f"L{line}", "user", [Block("text", text)], line, timestamp)
+            note = Message(f"L{line}", "user", [Block("text", entry.summary)], line, timestamp)
             messages = [*kept, note]
         pre = state.responses.get(self.since_compaction) if self.since_compaction else None
         # Codex does not log what started it; one in a turn that has the user's
         # message is Codex's own (a manual /compact turn carries no user message).
         trigger = "auto" if self.turn_activity else "unknown"
+        promised = entry.promised
         compaction = Compaction(
             trigger=trigger if promised is None else CTXTOP_TRIGGER,
             # The summarising request's prompt is the history it compacted.
@@ -536,9 +414,8 @@ def _parent_thread(head: bytes) -> str | None:
         record = json.loads(first)
     except (ValueError, UnicodeDecodeError):
         return None
-    spawn = _thread_spawn(record.get("payload") if isinstance(record, dict) else None)
-    parent = spawn.get("parent_thread_id") if spawn is not None else None
-    return parent if isinstance(parent, str) else None
+    found = entry(record, 1)
+    return found.parent_thread if type(found) is Meta else None
 
 
 # ``source`` comes before the long ``base_instructions`` in session_meta [OBS 0.169].
@@ -579,14 +456,6 @@ class _SpawnedRollouts:
 _is_spawned = _SpawnedRollouts()
 
 
-def _thread_spawn(meta: Any) -> dict[str, Any] | None:
-    """``session_meta.source.subagent.thread_spawn`` of a spawned thread (None otherwise)."""
-    source = meta.get("source") if isinstance(meta, dict) else None
-    subagent = source.get("subagent") if isinstance(source, dict) else None
-    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
-    return spawn if isinstance(spawn, dict) else None
-
-
 class CodexAdapter(Adapter):
     agent = "codex"
     label = "Codex CLI"
@@ -619,11 +488,13 @@ class CodexAdapter(Adapter):
                 return True
         return False
 
+    entry: ClassVar[EntryOf | None] = staticmethod(entry)
+
     def feed(self, record: Any, line: int) -> None:
-        if not isinstance(record, dict):
-            self.state.skip(line, "not a JSON object")
-            return
-        self._main.feed(record, line)
+        self._main.feed(entry(record, line), line)
+
+    def feed_entry(self, entry: Any, line: int) -> None:
+        self._main.feed(entry, line)
 
     # -- sub-agents: rollouts of threads spawned by this one ---------------------------------
 
@@ -655,28 +526,18 @@ class CodexAdapter(Adapter):
         return parent
 
     def feed_companion(self, path: Path, record: Any, line: int) -> None:
-        if not isinstance(record, dict):
+        found = entry(record, line)
+        if type(found) is NotObject:
             self.state.skip(line, "not a JSON object", str(path))
             return
         thread = self._threads.get(path)
         if thread is None:
             child = self.state.subagent("-".join(path.stem.split("-")[-5:]), path)
             thread = self._threads[path] = _Thread(child, self._main)
-        if record.get("type") == "session_meta":
-            self._describe(thread.state, record.get("payload"))
-        thread.feed(record, line, str(path))
-
-    def _describe(self, child: SessionState, payload: Any) -> None:
-        spawn = _thread_spawn(payload)
-        if spawn is None or not isinstance(payload, dict):
-            return  # a forked child also carries its parent's session_meta
-        nickname, role = (
-            payload.get(key) or spawn.get(key) for key in ("agent_nickname", "agent_role")
-        )
-        if isinstance(nickname, str) and isinstance(role, str):
-            child.description = f"{nickname} ({role})"
-        elif isinstance(nickname or role, str):
-            child.description = nickname or role
+        if type(found) is Meta and found.description is not None:
+            # (a forked child also carries its parent's session_meta, not a spawned one's)
+            thread.state.description = found.description
+        thread.feed(found, line, str(path))
 
     # -- agent facts -----------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ctxtop.engine.agents.codex.entries import Item as Entry
+from ctxtop.engine.agents.codex.entries import Meta, TurnContext
 from ctxtop.engine.agents.codex.plugin import SUMMARY_OPENING
 from ctxtop.engine.agents.codex.writer import CodexWriter
 from ctxtop.engine.compaction.handoff import OPENING
@@ -17,16 +19,11 @@ from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso, t
 from ctxtop.engine.editing.writer import jsonl_bytes
 from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
-_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
-_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
-_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 # How Codex's own summaries begin (a handoff note), and ctxtop's.
 SUMMARY_PREFIXES = (SUMMARY_OPENING, OPENING)
 
 
 def _output_text(output: Any) -> str:
-    if isinstance(output, dict):
-        output = output.get("content", output)
     return text_of(output) if not isinstance(output, dict) else str(output)
 
 
@@ -34,67 +31,57 @@ class CodexSource(Source):
     agent = "codex"
     writer_class = CodexWriter
 
-    def _context(self) -> list[dict[str, Any]]:
+    def _context(self) -> list[Entry]:
         writer = self.writer
         assert isinstance(writer, CodexWriter)
-        return writer.context_items()
+        return writer.context_entries()
 
     def model(self) -> str | None:
         model = super().model()
-        for record in self.writer.records():
-            payload = record.get("payload") if isinstance(record, dict) else None
-            if record_type(record) == "turn_context" and isinstance(payload, dict):
-                model = str(payload.get("model") or model or "") or None
+        for found in self.writer.entries():
+            if type(found) is TurnContext:
+                model = found.model or model or None
         return model
 
     def cwd(self) -> str | None:
-        for record in self.writer.records():
-            payload = record.get("payload") if isinstance(record, dict) else None
-            if record_type(record) == "session_meta" and isinstance(payload, dict):
-                cwd = payload.get("cwd")
-                return str(cwd) if isinstance(cwd, str) else None
+        for found in self.writer.entries():
+            if type(found) is Meta:
+                return found.cwd
         return super().cwd()
 
     def items(self) -> list[Item]:
         items: list[Item] = []
-        for index, payload in enumerate(self._context()):
-            item = self._item(index, payload)
+        for index, entry in enumerate(self._context()):
+            item = self._item(index, entry)
             if item is not None:
                 items.append(item)
         return items
 
-    def _item(self, index: int, payload: dict[str, Any]) -> Item | None:
-        kind = payload.get("type")
-        if kind == "compaction":
+    def _item(self, index: int, entry: Entry) -> Item | None:
+        kind = entry.item
+        if entry.type == "compaction":
             return Item(index, "user", "summary", "(an encrypted summary by the model provider)")
-        if kind in _CALLS:
-            value = payload.get("arguments", payload.get("input", payload.get("action")))
-            name = str(payload.get("name") or kind)
-            call = self.call(str(payload.get("call_id")), name, value)
+        if kind == "call":
+            call = self.call(entry.logged_id, entry.logged_name, entry.logged_input)
             return Item(index, "assistant", "message", "", calls=[call])
-        if kind in _OUTPUTS:
-            output = payload.get("output")
-            failed = isinstance(output, dict) and output.get("success") is False
-            self.result(str(payload.get("call_id")), _output_text(output), failed)
+        if kind == "output":
+            self.result(entry.logged_id, _output_text(entry.output), entry.failed)
             return Item(index, "tool", "tool_result")
         if kind != "message":
             return None
-        role = str(payload.get("role"))
-        content = payload.get("content")
-        text = text_of(content)
-        parts = content if isinstance(content, list) else []
-        images = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "input_image")
+        role = entry.written_role
+        text = text_of(entry.content)
         if role in ("system", "developer"):
             return Item(index, role, "standing", text)
         if role == "assistant":
             overflow = is_overflow_text(text) and len(text) < 400
             return Item(index, role, "overflow" if overflow else "message", text)
         stripped = text.lstrip()
-        if stripped.startswith(_INJECTED):
+        if entry.injected:
             return Item(index, role, "standing", text)
         if stripped.startswith(SUMMARY_PREFIXES):
             return Item(index, role, "summary", text)
-        return Item(index, role, "request" if stripped else "meta", text, images=images)
+        return Item(index, role, "request" if stripped else "meta", text, images=entry.images)
 
     def render(self, cut: Cut, message: str, session_id: str, pre_tokens: int) -> bytes:
         writer = self.writer
@@ -106,9 +93,11 @@ class CodexSource(Source):
             "role": "user",
             "content": [{"type": "input_text", "text": message}],
         }
-        history = [copy.deepcopy(context[item.key]) for item in cut.standing]
+        history = [copy.deepcopy(context[item.key].payload) for item in cut.standing]
         history.append(summary)
-        history.extend(_without_images(copy.deepcopy(context[item.key])) for item in cut.kept)
+        history.extend(
+            _without_images(copy.deepcopy(context[item.key].payload)) for item in cut.kept
+        )
         compacted: dict[str, Any] = {"timestamp": now_iso()}
         # Newer rollouts number their records; Codex refuses to resume one whose last lacks it.
         ordinals = [r["ordinal"] for r in copied if isinstance(r, dict) and "ordinal" in r]
@@ -121,10 +110,6 @@ class CodexSource(Source):
         compacted["payload"] = {"message": message, "replacement_history": history}
         copied.append(compacted)
         return jsonl_bytes(copied)
-
-
-def record_type(record: Any) -> Any:
-    return record.get("type") if isinstance(record, dict) else None
 
 
 def _without_images(payload: dict[str, Any]) -> dict[str, Any]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
-from ctxtop.engine.agents.codex.plugin import INJECTED as _INJECTED
+from ctxtop.engine.agents.codex.entries import CALLS, OUTPUTS, Compacted, Item, Meta, entry
 from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
 from ctxtop.engine.editing.writer import (
     Writer,
@@ -23,65 +23,53 @@ from ctxtop.engine.editing.writer import (
     renamed_and_replaced,
     text_id,
 )
-
-_OUTPUTS = ("function_call_output", "custom_tool_call_output")
-_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
-
-
-def _user_turn(item: dict[str, Any]) -> bool:
-    if item.get("type") != "message" or item.get("role") != "user":
-        return False
-    text = result_text(item.get("content")).lstrip()
-    return not text.startswith(_INJECTED)
-
-
-def _session_id(records: list[Any]) -> str | None:
-    for record in records:
-        if isinstance(record, dict) and record.get("type") == "session_meta":
-            payload = record.get("payload")
-            if isinstance(payload, dict) and isinstance(payload.get("id"), str):
-                return str(payload["id"])
-    return None
+from ctxtop.engine.sessions.entries import EntryOf
 
 
 class CodexWriter(Writer):
     agent = "codex"
     resumable = True
     supports_restore = True
+    entry_of: ClassVar[EntryOf | None] = staticmethod(entry)
 
     def context_items(self) -> list[dict[str, Any]]:
         """The response items Codex would send on resume, in order."""
-        items: list[dict[str, Any]] = []
-        for record in self.records():
-            if not isinstance(record, dict):
-                continue
-            payload = record.get("payload")
-            if record.get("type") == "compacted" and isinstance(payload, dict):
-                history = payload.get("replacement_history")
-                items = (
-                    [i for i in history if isinstance(i, dict)] if isinstance(history, list) else []
-                )
-            elif record.get("type") == "response_item" and isinstance(payload, dict):
-                items.append(payload)
+        return [item.payload for item in self.context_entries()]
+
+    def context_entries(self) -> list[Item]:
+        """``context_items``' entries."""
+        items: list[Item] = []
+        for found in self.entries():
+            if type(found) is Compacted:
+                history = found.history
+                items = [i for i in history if i is not None] if history is not None else []
+            elif type(found) is Item:
+                items.append(found)
         return items
 
     def scan(self) -> Scan:
         found = ScanBuilder()
-        for item in self.context_items():
-            kind = item.get("type")
-            if _user_turn(item):
+        for item in self.context_entries():
+            if item.turn_start:
                 found.new_turn()
-            elif kind in _CALLS:
-                value = item.get("arguments", item.get("input", item.get("action")))
-                found.call(str(item.get("call_id")), str(item.get("name") or kind), value)
-            elif kind in _OUTPUTS:
-                use = found.use(str(item.get("call_id")))
+            elif item.item == "call":
+                found.call(item.logged_id, item.logged_name, item.logged_input)
+            elif item.item == "output":
+                use = found.use(item.logged_id)
                 if use is not None:
-                    output = item.get("output")
-                    if isinstance(output, dict):
-                        output = output.get("content", output)
-                    use.result = result_text(output)
+                    use.result = result_text(item.output)
         return found.scan()
+
+    def session_id(self) -> str | None:
+        """The session's id (its first ``session_meta``'s)."""
+        for found in self.entries():
+            if type(found) is Meta and found.session_id is not None:
+                return found.session_id
+        return None
+
+    def session_records(self) -> list[Any]:
+        """The session's lines as written (a blank or bad line as its bytes)."""
+        return [found if type(found) is bytes else found.record for found in self.entries()]
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
         return jsonl_bytes(self.forked(results, inputs, session_id))
@@ -89,18 +77,16 @@ class CodexWriter(Writer):
     def forked(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> list[Any]:
         """The fork's records: copies of the session's, under ``session_id``, with ``results``
         and ``inputs`` replaced by call id."""
-        records = self.records()
-        old_id = _session_id(records)
 
         def replace(value: dict[str, Any]) -> None:
             call_id = text_id(value.get("call_id"))
-            if value.get("type") in _OUTPUTS and call_id in results:
+            if value.get("type") in OUTPUTS and call_id in results:
                 value["output"] = results[str(call_id)]
-            elif value.get("type") in _CALLS and call_id in inputs:
+            elif value.get("type") in CALLS and call_id in inputs:
                 key = "arguments" if "arguments" in value else "input"
                 value[key] = dumps(inputs[str(call_id)])
 
-        return renamed_and_replaced(records, old_id, session_id, replace)
+        return renamed_and_replaced(self.session_records(), self.session_id(), session_id, replace)
 
     def with_message(self, fork: bytes, line: int, text: str) -> bytes:
         """The message goes right after the ``compacted`` record, as the first item after its
