@@ -21,7 +21,7 @@ import json
 import tomllib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxtop.engine.agents.codex.entries import (
     ROLLOUT_TYPES,
@@ -46,7 +46,6 @@ from ctxtop.engine.sessions.adapter import (
     NOT_MINE,
     Adapter,
 )
-from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER
 from ctxtop.engine.sessions.model import Block, Compaction, Message, SessionState, Usage
 
@@ -488,7 +487,7 @@ class CodexAdapter(Adapter):
                 return True
         return False
 
-    entry: ClassVar[EntryOf | None] = staticmethod(entry)
+    entry = staticmethod(entry)
 
     def feed(self, record: Any, line: int) -> None:
         self._main.feed(entry(record, line), line)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxtop.engine.agents.codex.entries import CALLS, OUTPUTS, Compacted, Item, Meta, entry
 from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
@@ -23,14 +23,13 @@ from ctxtop.engine.editing.writer import (
     renamed_and_replaced,
     text_id,
 )
-from ctxtop.engine.sessions.entries import EntryOf
 
 
 class CodexWriter(Writer):
     agent = "codex"
     resumable = True
     supports_restore = True
-    entry_of: ClassVar[EntryOf | None] = staticmethod(entry)
+    entry_of = staticmethod(entry)
 
     def context_items(self) -> list[dict[str, Any]]:
         """The response items Codex would send on resume, in order."""
