@@ -204,6 +204,11 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
     compact_summary: bool = False  # ``isCompactSummary``: a compaction's summary
     attachment: Any = None  # an attachment line's ``attachment`` as written
 
+    def _get(self, key: str) -> Any:
+        """The line's field ``key`` as written (None: absent, or the line is no object)."""
+        record = self.record
+        return record.get(key) if type(record) is dict else None
+
     # -- what a line is --------------------------------------------------------------------
 
     @property
@@ -300,7 +305,7 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
     @property
     def api_error(self) -> bool:
         """An error the CLI logged as the model's response (``isApiErrorMessage``)."""
-        return bool(self.record.get("isApiErrorMessage")) if self.kind != BAD_SHAPE else False
+        return bool(self._get("isApiErrorMessage"))
 
     # -- a response ------------------------------------------------------------------------
 
@@ -319,7 +324,7 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
         """The response an assistant line is a block of (§1.5: one line per content block)."""
         message = self.message
         key = (message.get("id") if message is not None else None) or (
-            self.record.get("requestId") or self.uuid
+            self._get("requestId") or self.uuid
         )
         return key if isinstance(key, str) else str(key)
 
@@ -332,32 +337,29 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
     @property
     def usage_is_ctxtops(self) -> bool:
         """Usage ctxtop wrote into its fork (no request made)."""
-        return self.kind != BAD_SHAPE and usage_is_ctxtops(self.record)
+        return type(self.record) is dict and usage_is_ctxtops(self.record)
 
     @property
     def copied(self) -> bool:
         """A response line another session's request wrote (``copied``)."""
-        record = self.record
-        return self.kind != BAD_SHAPE and copied(
-            record.get("requestSessionId"), record.get("sessionId")
-        )
+        return copied(self._get("requestSessionId"), self._get("sessionId"))
 
     @property
     def requested_model(self) -> Any:
-        return self.record.get("requestedModel") if self.kind != BAD_SHAPE else None
+        return self._get("requestedModel")
 
     # -- compactions -----------------------------------------------------------------------
 
     @property
     def compact_metadata(self) -> dict[str, Any]:
         """A compaction's ``compactMetadata`` ({} when absent)."""
-        meta = self.record.get("compactMetadata") if self.kind == "compaction" else None
+        meta = self._get("compactMetadata") if self.kind == "compaction" else None
         return meta if isinstance(meta, dict) else {}
 
     @property
     def ctxtop_mark(self) -> Any:
         """A compaction's ``ctxtopCompaction`` (ctxtop wrote it into its fork)."""
-        return self.record.get(COMPACTION_KEY) if self.kind == "compaction" else None
+        return self._get(COMPACTION_KEY) if self.kind == "compaction" else None
 
     @property
     def preserved(self) -> tuple[str, list[str]] | None:
@@ -376,7 +378,7 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
         if self.kind != "microcompaction":
             return {}
         for key in ("microcompactMetadata", "compactMetadata"):
-            meta = self.record.get(key)
+            meta = self._get(key)
             if isinstance(meta, dict):
                 return meta
         return {}
@@ -402,7 +404,7 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
             key = _TITLE_KEYS[kind]
         else:
             return None
-        title = self.record.get(key)
+        title = self._get(key)
         return title if isinstance(title, str) else None
 
     @property
@@ -424,7 +426,7 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
     @property
     def agent_id(self) -> str | None:
         """A sub-agent line's ``agentId``."""
-        found = self.record.get("agentId") if self.kind != BAD_SHAPE else None
+        found = self._get("agentId")
         return found if isinstance(found, str) else None
 
     @property
@@ -432,13 +434,13 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
         """A ``content-replacement`` line's replacements (None for any other line)."""
         if self.type != "content-replacement":
             return None
-        found = self.record.get("replacements")
+        found = self._get("replacements")
         return found if isinstance(found, list) else None
 
     @property
     def betas(self) -> list[Any]:
         """The betas an ``api-request`` line's request asked for."""
-        params = self.record.get("params") if self.type == prompt_log.REQUEST else None
+        params = self._get("params") if self.type == prompt_log.REQUEST else None
         betas = params.get("betas") if isinstance(params, dict) else None
         return betas if isinstance(betas, list) else []
 
@@ -447,7 +449,7 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
         """A ``queue-operation`` line's operation and content."""
         if self.type != "queue-operation":
             return None, None
-        return self.record.get("operation"), self.record.get("content")
+        return self._get("operation"), self._get("content")
 
 
 def _bad(record: Any) -> Entry:
