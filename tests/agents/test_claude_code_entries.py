@@ -10,12 +10,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from ctxtop.engine.agents.claude_code import entries as claude_entries
+from ctxtop.engine.agents.claude_code import history as lean
 from ctxtop.engine.agents.claude_code import reader as claude_reader
 from ctxtop.engine.agents.claude_code import writer as claude_writer
-from ctxtop.engine.agents.claude_code.entries import Entry, entry, is_request_text
+from ctxtop.engine.agents.claude_code.entries import Entry, entry, is_request_text, usage_from
 from ctxtop.engine.agents.claude_code.reader import ClaudeCodeAdapter
 from ctxtop.engine.agents.claude_code.writer import ClaudeCodeWriter
 from ctxtop.engine.agents.session_reader import read_session
@@ -45,7 +47,7 @@ def test_a_prompt_a_call_and_its_result() -> None:
     assert (prompt.kind, prompt.type) == ("message", "user")
     assert prompt.starts_turn() and prompt.opens_turn()
     assert prompt.prompt is not None and prompt.prompt.startswith("The div function in src/calc")
-    assert is_request_text(prompt.text)
+    assert is_request_text(prompt.text) and prompt.is_request()
 
     call = lines[24]
     assert call.type == "assistant" and call.response_id is not None
@@ -84,13 +86,18 @@ def test_a_compaction_its_summary_and_the_clis_own_lines() -> None:
     # to a compaction, and tells the process bookkeeping no prompt was typed.
     command = lines[124]
     assert command.starts_turn()
-    assert not is_request_text(command.text) and not command.opens_turn()
+    assert not command.is_request() and not command.opens_turn()
+    assert lines[142].is_request() and lines[142].starts_turn()
 
 
 def test_snapshots_requests_and_metadata() -> None:
     lines = _lines(MAIN)
     assert lines[14].kind == "snapshot" and lines[14].blocks is None  # the prompt sent, no message
     assert lines[4].kind == "attachment" and lines[4].blocks
+    # What a compaction keeps as standing context, and a file it names to re-read.
+    assert (lines[4].attachment_label, lines[4].standing) == ("environment", True)
+    assert (lines[12].attachment_label, lines[12].standing) == ("date", False)
+    assert lines[126].attached_file is not None and not lines[126].standing
     assert lines[18].kind == "request" and lines[15].kind == "request"
     assert lines[1].kind == "metadata" and lines[1].queue[0] in ("enqueue", "dequeue")
     assert all(line.session_id == lines[3].session_id for line in lines.values() if line.uuid)
@@ -154,6 +161,8 @@ _ASKED = [
     "replacements",
     "betas",
     "queue",
+    "attachment_label",
+    "standing",
 ]
 
 
@@ -167,7 +176,8 @@ def test_any_decoded_value_is_an_entry(value: Any) -> None:
         assert made.kind == "untyped"
     for name in _ASKED:
         getattr(made, name)
-    made.starts_turn(), made.opens_turn(), made.calls(), made.results(), made.spawns()
+    made.starts_turn(), made.opens_turn(), made.is_request()
+    made.calls(), made.results(), made.spawns()
 
 
 def test_odd_lines_are_read_as_before(tmp_path: Path) -> None:
@@ -222,3 +232,30 @@ def test_a_preview_makes_each_lines_entry_once(
     decoded = [record for record in loaded.records if type(record) is not bytes]
     assert len(decoded) == 167
     assert [made[id(record)] for record in decoded] == [1] * len(decoded)
+
+
+def _real_lines() -> list[tuple[bytes, Entry]]:
+    return [
+        (raw, entry(json.loads(raw), number))
+        for path in sorted(PROJECTS.rglob("*.jsonl"))
+        for number, raw in enumerate(path.read_bytes().splitlines(), 1)
+    ]
+
+
+def test_the_lean_history_reading_answers_as_the_entries_do() -> None:
+    """The cold read's lean history reading (history.py) decodes a line its own typed way for
+    speed; what a response's usage is and what a line does to the turn come out the same."""
+    decode_usage = msgspec.json.Decoder(lean.UsageLine).decode
+    usages = turns = 0
+    for raw, line in _real_lines():
+        if isinstance(line.usage, dict):
+            assert decode_usage(json.dumps(line.usage)).normalised() == usage_from(line.usage)
+            usages += 1
+        if line.type in ("user", "assistant") and line.message is not None:
+            decoded = lean.decode_line(raw)
+            assert decoded.message is not None
+            content = lean.content_of(decoded.message, str(decoded.type), decoded)
+            if content is not None:
+                assert content.opens_turn == line.opens_turn(), raw[:200]
+                turns += 1
+    assert usages > 200 and turns > 400

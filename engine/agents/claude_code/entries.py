@@ -19,8 +19,9 @@ import msgspec
 from ctxtop.engine.agents.claude_code import prompt_log
 from ctxtop.engine.agents.claude_code.subagent import SUBAGENT_TOOLS
 from ctxtop.engine.editing.turns import result_text as edited_result_text
+from ctxtop.engine.sessions.adapter import MAX_TOKENS, token_count
 from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, usage_is_ctxtops
-from ctxtop.engine.sessions.model import Block
+from ctxtop.engine.sessions.model import Block, Usage
 
 Kind = Literal[
     "message",  # a user or assistant line (``type`` says which)
@@ -45,6 +46,19 @@ MICROCOMPACT = "microcompact_boundary"
 CONVERSATION_KINDS = frozenset(
     {"message", "attachment", "snapshot", "system", "compaction", "microcompaction"}
 )
+# Attachments that carry standing context (rules, memory, tool and skill listings, the
+# environment): Claude Code itself re-attaches these after a compaction.
+STANDING_ATTACHMENTS = frozenset(
+    {
+        "skill_listing",
+        "agent_listing_delta",
+        "deferred_tools_delta",
+        "mcp_instructions_delta",
+        "environment",
+        "model",
+    }
+)
+_STANDING_WORDS = ("memory", "claude_md", "claudemd", "rules", "instructions")
 # User lines that are the CLI's own, not the user's request.
 NOT_REQUESTS = ("<local-command-", "<command-name>", "<task-notification>", "<system-reminder>")
 _TITLE_KEYS = {"custom-title": "customTitle", "ai-title": "aiTitle"}
@@ -61,6 +75,43 @@ def opens_with_prompt(text: Any) -> bool:
     """Text the user typed, as the turn's bookkeeping tells it (local commands, their output
     and notifications come tagged); the lean history reading uses the same rule."""
     return isinstance(text, str) and not text.lstrip().startswith("<")
+
+
+# The token counts of an Anthropic usage object (a usage with none of them is no request).
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+def usage_from(raw: Any) -> Usage:
+    """Anthropic usage → ``Usage`` (``input_tokens`` there is already uncached input); the
+    lean history reading decodes a usage of whole figures in range into the same
+    (``history.UsageLine.normalised``)."""
+    if not isinstance(raw, dict):
+        return Usage()
+    details = raw.get("output_tokens_details")
+    thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
+    creation = raw.get("cache_creation")
+    long_lived = creation.get("ephemeral_1h_input_tokens") if isinstance(creation, dict) else 0
+    return Usage(  # (in field order: input, output, cache read, cache write, reasoning, 1h)
+        _tokens(raw.get("input_tokens")),
+        _tokens(raw.get("output_tokens")),
+        _tokens(raw.get("cache_read_input_tokens")),
+        _tokens(raw.get("cache_creation_input_tokens")),
+        _tokens(thinking),
+        _tokens(long_lived),
+    )
+
+
+def _tokens(value: Any) -> int:
+    """``token_count(value) or 0``, the common case (a whole number in range) first: five of
+    them for every response line of a long log."""
+    if type(value) is int and 0 <= value <= MAX_TOKENS:
+        return value
+    return token_count(value) or 0
 
 
 def copied(request_session: Any, session: Any) -> bool:
@@ -196,6 +247,8 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
     sidechain: bool = False  # a sub-agent's line (1.0.x inline, or a sub-agent's own file)
     subtype: Any = None  # a system line's
     session_id: str | None = None
+    # The fields below are those of a line of the conversation (user, assistant, attachment,
+    # system): None or False for any other line.
     version: str | None = None
     cwd: str | None = None
     message: dict[str, Any] | None = None  # a user or assistant line's API message
@@ -203,6 +256,16 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
     meta: bool = False  # ``isMeta``: the CLI's own user line
     compact_summary: bool = False  # ``isCompactSummary``: a compaction's summary
     attachment: Any = None  # an attachment line's ``attachment`` as written
+    # An assistant line's response: its ``model`` and ``usage`` as written, the response it is
+    # a block of (§1.5: one line per content block), whether it is an error the CLI logged
+    # (``isApiErrorMessage``), whether its usage is ctxtop's (written into a fork: no request
+    # made), the model the user asked for (``requestedModel``).
+    model: Any = None
+    usage: Any = None
+    response_key: str | None = None
+    api_error: bool = False
+    usage_is_ctxtops: bool = False
+    requested_model: Any = None
 
     def _get(self, key: str) -> Any:
         """The line's field ``key`` as written (None: absent, or the line is no object)."""
@@ -251,6 +314,14 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
             ]
             content = texts[0] if texts else None
         return opens_with_prompt(content)
+
+    def is_request(self) -> bool:
+        """A user line that is the user's request to the model, as a compaction keeps it: not
+        the CLI's own (meta) line, a compaction's summary, tool results, nor a command's echo
+        or a notification (which ``starts_turn`` does count)."""
+        if self.type != "user" or self.message is None or self.meta or self.compact_summary:
+            return False
+        return not self.results() and is_request_text(self.text)
 
     @property
     def prompt(self) -> str | None:
@@ -302,31 +373,7 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
             and isinstance(p["input"].get("prompt"), str)
         ]
 
-    @property
-    def api_error(self) -> bool:
-        """An error the CLI logged as the model's response (``isApiErrorMessage``)."""
-        return bool(self._get("isApiErrorMessage"))
-
     # -- a response ------------------------------------------------------------------------
-
-    @property
-    def model(self) -> Any:
-        """An assistant message's ``model`` as written."""
-        return self.message.get("model") if self.message is not None else None
-
-    @property
-    def usage(self) -> Any:
-        """An assistant message's ``usage`` as written."""
-        return self.message.get("usage") if self.message is not None else None
-
-    @property
-    def response_key(self) -> str:
-        """The response an assistant line is a block of (§1.5: one line per content block)."""
-        message = self.message
-        key = (message.get("id") if message is not None else None) or (
-            self._get("requestId") or self.uuid
-        )
-        return key if isinstance(key, str) else str(key)
 
     @property
     def response_id(self) -> str | None:
@@ -335,18 +382,9 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
         return found if isinstance(found, str) else None
 
     @property
-    def usage_is_ctxtops(self) -> bool:
-        """Usage ctxtop wrote into its fork (no request made)."""
-        return type(self.record) is dict and usage_is_ctxtops(self.record)
-
-    @property
     def copied(self) -> bool:
         """A response line another session's request wrote (``copied``)."""
         return copied(self._get("requestSessionId"), self._get("sessionId"))
-
-    @property
-    def requested_model(self) -> Any:
-        return self._get("requestedModel")
 
     # -- compactions -----------------------------------------------------------------------
 
@@ -413,6 +451,18 @@ class Entry(msgspec.Struct, frozen=True, gc=False):
         return attachment.get("type") if isinstance(attachment, dict) else None
 
     @property
+    def attachment_label(self) -> str:
+        """What an attachment is called (its type, else "attachment")."""
+        return str(self.attachment_type or "attachment")
+
+    @property
+    def standing(self) -> bool:
+        """An attachment of standing context (rules, memory, listings, the environment)."""
+        label = self.attachment_label
+        lowered = label.lower()
+        return label in STANDING_ATTACHMENTS or any(word in lowered for word in _STANDING_WORDS)
+
+    @property
     def attached_file(self) -> str | None:
         """The file an attachment names."""
         attachment = self.attachment
@@ -468,19 +518,25 @@ def entry(record: Any, line: int) -> Entry:
     uuid = get("uuid")
     timestamp = get("timestamp")
     session = get("sessionId")
-    version = get("version")
-    cwd = get("cwd")
-    message = get("message")
-    if type(message) is not dict:
-        message = None
     kind: Kind
-    blocks = None
-    attachment = None
-    subtype = None
-    if kind_of == "user" or kind_of == "assistant":
+    message = blocks = attachment = subtype = model = usage = key = requested = None
+    api_error = ctxtop_usage = meta = summary = False
+    if kind_of == "assistant" or kind_of == "user":
         kind = "message"
-        if message is not None:
+        meta, summary = bool(get("isMeta")), bool(get("isCompactSummary"))
+        message = get("message")
+        if type(message) is not dict:
+            message = None
+        else:
             blocks = blocks_of(message.get("content"))
+            if kind_of == "assistant":
+                model, usage = message.get("model"), message.get("usage")
+                key = message.get("id") or get("requestId") or uuid
+                if type(key) is not str:
+                    key = str(key)
+                api_error = bool(get("isApiErrorMessage"))
+                ctxtop_usage = usage_is_ctxtops(record)
+                requested = get("requestedModel")
     elif kind_of == "attachment":
         attachment = get("attachment")
         if type(attachment) is dict and attachment.get("type") == prompt_log.SNAPSHOT:
@@ -491,14 +547,26 @@ def entry(record: Any, line: int) -> Entry:
     elif kind_of == "system":
         subtype = get("subtype")
         kind = _SYSTEM_KINDS.get(subtype, "system") if isinstance(subtype, str) else "system"
-    elif kind_of == "progress":
-        kind = "progress"
-    elif kind_of == prompt_log.REQUEST or kind_of == prompt_log.SHAPE:
-        kind = "request"
-    elif isinstance(kind_of, str):
-        kind = "metadata"
-    else:
-        kind = "untyped"
+    else:  # (no line of the conversation: what these are needs none of the fields below)
+        if kind_of == "progress":
+            kind = "progress"
+        elif kind_of == prompt_log.REQUEST or kind_of == prompt_log.SHAPE:
+            kind = "request"
+        else:
+            kind = "metadata" if isinstance(kind_of, str) else "untyped"
+        return Entry(
+            record,
+            kind,
+            kind_of,
+            uuid if type(uuid) is str else None,
+            get("parentUuid"),
+            timestamp if type(timestamp) is str else None,
+            bool(get("isSidechain")),
+            None,
+            session if type(session) is str else None,
+        )
+    version = get("version")
+    cwd = get("cwd")
     return Entry(
         record,
         kind,
@@ -513,9 +581,15 @@ def entry(record: Any, line: int) -> Entry:
         cwd if type(cwd) is str else None,
         message,
         blocks,
-        bool(get("isMeta")),
-        bool(get("isCompactSummary")),
+        meta,
+        summary,
         attachment,
+        model,
+        usage,
+        key,
+        api_error,
+        ctxtop_usage,
+        requested,
     )
 
 

@@ -35,9 +35,11 @@ from ctxtop.engine.agents.claude_code.entries import (
     BAD_SHAPE,
     CONVERSATION_KINDS,
     MESSAGE_TYPES,
+    USAGE_KEYS,
     Entry,
     copied,
     entry,
+    usage_from,
 )
 from ctxtop.engine.agents.claude_code.process import ProcessStarts
 from ctxtop.engine.agents.claude_code.rules import (
@@ -50,7 +52,6 @@ from ctxtop.engine.files import read_head
 from ctxtop.engine.sessions.adapter import (
     CERTAIN,
     LIKELY,
-    MAX_TOKENS,
     NOT_MINE,
     Adapter,
     logs_tokens,
@@ -114,41 +115,6 @@ _API_REQUEST = b'{"type":"api-request",'
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
 LONG_CONTEXT_WINDOW = 1_000_000
-
-
-# The token counts of an Anthropic usage object (a usage with none of them is no request).
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-)
-
-
-def usage_from(raw: Any) -> Usage:
-    """Anthropic usage → ``Usage`` (``input_tokens`` there is already uncached input)."""
-    if not isinstance(raw, dict):
-        return Usage()
-    details = raw.get("output_tokens_details")
-    thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
-    creation = raw.get("cache_creation")
-    long_lived = creation.get("ephemeral_1h_input_tokens") if isinstance(creation, dict) else 0
-    return Usage(  # (in field order: input, output, cache read, cache write, reasoning, 1h)
-        _tokens(raw.get("input_tokens")),
-        _tokens(raw.get("output_tokens")),
-        _tokens(raw.get("cache_read_input_tokens")),
-        _tokens(raw.get("cache_creation_input_tokens")),
-        _tokens(thinking),
-        _tokens(long_lived),
-    )
-
-
-def _tokens(value: Any) -> int:
-    """``token_count(value) or 0``, the common case (a whole number in range) first: five of
-    them for every response line of a long log."""
-    if type(value) is int and 0 <= value <= MAX_TOKENS:
-        return value
-    return token_count(value) or 0
 
 
 class _Chain:
@@ -421,6 +387,7 @@ class _Window:
                 self.state.model = model
             return
         key = line_entry.response_key
+        assert key is not None  # (an assistant line with a message has one)
         if key in self.replayed:
             return  # a parent response replayed in the sub-agent transcript
         logged = line_entry.usage
@@ -540,7 +507,8 @@ class ClaudeCodeAdapter(Adapter):
         if kind == BAD_SHAPE:
             self.state.skip(line, "not a JSON object")
             return
-        record_types.note(self.state, line_entry)
+        if kind != "message":  # (a user or assistant line is read: nothing to count)
+            record_types.note(self.state, line_entry)
         if (
             self._open_history is not None
             and kind == "compaction"  # (of the main chain)
@@ -565,14 +533,17 @@ class ClaudeCodeAdapter(Adapter):
         elif line_entry.sidechain:
             self._feed_sidechain(line_entry, line)
             return
-        self._processes.feed(line_entry, line)
+        if kind == "message" or kind == "metadata":  # (the lines that tell process starts)
+            self._processes.feed(line_entry, line)
         self._main.feed(line_entry, line)
-        if line_entry.type == "system" and self._history is not None:
-            self._history_boundary()
-        if line_entry.type == "assistant":
+        if kind != "message":
+            if line_entry.type == "system" and self._history is not None:
+                self._history_boundary()
+        elif line_entry.type == "assistant":
             for call_id, prompt in line_entry.spawns():
                 self._task_prompts[prompt] = call_id
-            _note_requested(self.state, line_entry.requested_model)
+            if line_entry.requested_model is not None:
+                _note_requested(self.state, line_entry.requested_model)
 
     # -- a cold read's history (engine/agents/claude_code/history.py) ----------------------
 
@@ -866,10 +837,13 @@ class ClaudeCodeAdapter(Adapter):
 
     def _metadata(self, line_entry: Entry) -> None:
         state = self.state
-        title = line_entry.title
-        if title is not None:
-            state.title = (state.title or title) if line_entry.type == "summary" else title
-        if line_entry.kind not in CONVERSATION_KINDS:
+        kind = line_entry.kind
+        if kind == "metadata":
+            title = line_entry.title
+            if title is not None:
+                state.title = (state.title or title) if line_entry.type == "summary" else title
+            return
+        if kind not in CONVERSATION_KINDS:
             return
         if line_entry.version is not None:
             state.agent_version = line_entry.version

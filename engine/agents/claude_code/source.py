@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 from ctxtop.engine.agents.claude_code import microcompact
-from ctxtop.engine.agents.claude_code.entries import Entry, is_request_text
+from ctxtop.engine.agents.claude_code.entries import Entry
 from ctxtop.engine.agents.claude_code.writer import ClaudeCodeWriter, written_usage
 from ctxtop.engine.compaction.items import Cut, Item
 from ctxtop.engine.compaction.placeholders import file_placeholder, image_placeholder
@@ -24,24 +24,8 @@ from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso, s
 from ctxtop.engine.editing.writer import jsonl_bytes
 from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER, ESTIMATED, USAGE_KEY
 
-# Attachments that carry standing context (rules, memory, tool and skill listings, the
-# environment): Claude Code itself re-attaches these after a compaction.
-STANDING_ATTACHMENTS = {
-    "skill_listing",
-    "agent_listing_delta",
-    "deferred_tools_delta",
-    "mcp_instructions_delta",
-    "environment",
-    "model",
-}
-_STANDING_WORDS = ("memory", "claude_md", "claudemd", "rules", "instructions")
 _ENVELOPE = ("cwd", "version", "gitBranch", "userType", "entrypoint", "isSidechain")
 CHARS_PER_TOKEN = 4  # Claude Code's estimate for messages it has no usage for
-
-
-def _standing(kind: str) -> bool:
-    lowered = kind.lower()
-    return kind in STANDING_ATTACHMENTS or any(word in lowered for word in _STANDING_WORDS)
 
 
 class ClaudeCodeSource(Source):
@@ -79,8 +63,8 @@ class ClaudeCodeSource(Source):
         assert key is not None
         kind = line.type
         if kind == "attachment":
-            label = str(line.attachment_type or "attachment")
-            if _standing(label):
+            label = line.attachment_label
+            if line.standing:
                 return Item(key, "user", "standing", label)
             name = line.attached_file
             if name is not None:
@@ -110,7 +94,7 @@ class ClaudeCodeSource(Source):
             return Item(key, "user", "summary", text)
         if results:
             return Item(key, "user", "tool_result", text, images=images)
-        if line.meta or not is_request_text(text):
+        if not line.is_request():
             return Item(key, "user", "meta", text, images=images)
         return Item(key, "user", "request", text, images=images)
 
