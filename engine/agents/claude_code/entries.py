@@ -516,8 +516,16 @@ def entry(record: Any, line: int) -> Entry:
     get = record.get
     kind_of = get("type")
     uuid = get("uuid")
+    if type(uuid) is not str:
+        uuid = None
+    parent = get("parentUuid")
     timestamp = get("timestamp")
+    if type(timestamp) is not str:
+        timestamp = None
+    sidechain = bool(get("isSidechain"))
     session = get("sessionId")
+    if type(session) is not str:
+        session = None
     kind: Kind
     message = blocks = attachment = subtype = model = usage = key = requested = None
     api_error = ctxtop_usage = meta = summary = False
@@ -554,29 +562,19 @@ def entry(record: Any, line: int) -> Entry:
             kind = "request"
         else:
             kind = "metadata" if isinstance(kind_of, str) else "untyped"
-        return Entry(
-            record,
-            kind,
-            kind_of,
-            uuid if type(uuid) is str else None,
-            get("parentUuid"),
-            timestamp if type(timestamp) is str else None,
-            bool(get("isSidechain")),
-            None,
-            session if type(session) is str else None,
-        )
+        return Entry(record, kind, kind_of, uuid, parent, timestamp, sidechain, None, session)
     version = get("version")
     cwd = get("cwd")
     return Entry(
         record,
         kind,
         kind_of,
-        uuid if type(uuid) is str else None,
-        get("parentUuid"),
-        timestamp if type(timestamp) is str else None,
-        bool(get("isSidechain")),
+        uuid,
+        parent,
+        timestamp,
+        sidechain,
         subtype,
-        session if type(session) is str else None,
+        session,
         version if type(version) is str else None,
         cwd if type(cwd) is str else None,
         message,
