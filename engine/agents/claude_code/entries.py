@@ -18,7 +18,6 @@ import msgspec
 
 from ctxtop.engine.agents.claude_code import prompt_log
 from ctxtop.engine.agents.claude_code.subagent import SUBAGENT_TOOLS
-from ctxtop.engine.editing.turns import result_text as edited_result_text
 from ctxtop.engine.sessions.adapter import MAX_TOKENS, token_count
 from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, usage_is_ctxtops
 from ctxtop.engine.sessions.model import Block, Usage
@@ -226,7 +225,10 @@ class Result:
 
     @property
     def edited_text(self) -> str:
-        """The text the edit screen shows and replaces (a non-list value as ``str``)."""
+        """The text the edit screen shows and replaces (a non-list value as ``str``): the edit's
+        shared rule, imported only when asked (a report or the statusline never edits)."""
+        from ctxtop.engine.editing.turns import result_text as edited_result_text
+
         return edited_result_text(self.content)
 
     @property
