@@ -17,12 +17,12 @@ context (no response after the boundary; see ``ClaudeCodeAdapter.history_read``)
 
 from __future__ import annotations
 
-import json
 from sys import intern
 from typing import Annotated, Any
 
 import msgspec
 
+from ctxtop.engine.agents.claude_code.entries import opens_with_prompt, result_text
 from ctxtop.engine.agents.claude_code.subagent import SUBAGENT_TOOLS
 from ctxtop.engine.sessions.adapter import MAX_TOKENS
 from ctxtop.engine.sessions.columns import Hashes
@@ -132,24 +132,6 @@ decode_line = msgspec.json.Decoder(Line).decode
 decode_value = msgspec.json.Decoder().decode
 
 
-def result_text(content: Any) -> str:
-    """The text of a tool_result ``content`` (a string or a list of blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict):
-                if block.get("type") == "text":
-                    parts.append(str(block.get("text", "")))
-                elif block.get("type") == "image":
-                    parts.append("[image]")
-            elif isinstance(block, str):
-                parts.append(block)
-        return "\n".join(parts)
-    return "" if content is None else json.dumps(content)
-
-
 class Content:
     """What a history message's content gives the figures."""
 
@@ -208,7 +190,7 @@ def content_of(message: Message, kind: str, line: Line) -> Content | None:
             text = content if isinstance(content, str) else None
             if first_text:
                 text = decode_value(first_text)
-            found.opens_turn = isinstance(text, str) and not text.lstrip().startswith("<")
+            found.opens_turn = opens_with_prompt(text)
     return found
 
 

@@ -13,13 +13,14 @@ Some files carry a legacy ``compactMetadata`` beside ``microcompactMetadata``; t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Set
-from typing import Any, Protocol
+from collections.abc import Set
+from typing import Protocol
 
+from ctxtop.engine.agents.claude_code.entries import MICROCOMPACT, Entry
 from ctxtop.engine.sessions.adapter import token_count
 from ctxtop.engine.sessions.model import Block, Message, Microcompaction, SessionState
 
-SUBTYPE = "microcompact_boundary"
+SUBTYPE = MICROCOMPACT
 # What Claude Code sends in place of a cleared tool result (2.1.332: ``bln``/``d1i``).
 CLEARED_RESULT = "[Old tool result content cleared]"
 
@@ -32,37 +33,16 @@ class Chain(Protocol):
     position: dict[str, int]
 
 
-def metadata(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    for key in ("microcompactMetadata", "compactMetadata"):
-        meta = record.get(key)
-        if isinstance(meta, dict):
-            return meta
-    return {}
-
-
-def _ids(value: Any) -> tuple[str, ...]:
-    """The ids of a list, each once, in the log's order."""
-    if not isinstance(value, list):
-        return ()
-    return tuple(dict.fromkeys(item for item in value if isinstance(item, str)))
-
-
-def cleared_results(record: Mapping[str, Any]) -> tuple[str, ...]:
-    """The tool results a line clears (none: it is not a microcompaction)."""
-    if record.get("type") != "system" or record.get("subtype") != SUBTYPE:
-        return ()
-    return _ids(metadata(record).get("compactedToolIds"))
-
-
-def event(meta: Mapping[str, Any], line: int, timestamp: str | None) -> Microcompaction:
+def event(entry: Entry, line: int) -> Microcompaction:
+    meta = entry.microcompact_metadata
     return Microcompaction(
         trigger=str(meta.get("trigger") or "unknown"),
         pre_tokens=token_count(meta.get("preTokens")),
         tokens_saved=token_count(meta.get("tokensSaved")),
-        cleared_results=len(_ids(meta.get("compactedToolIds"))),
-        cleared_attachments=len(_ids(meta.get("clearedAttachmentUUIDs"))),
+        cleared_results=len(entry.cleared),
+        cleared_attachments=len(entry.cleared_attachments),
         line=line,
-        timestamp=timestamp,
+        timestamp=entry.timestamp,
     )
 
 
@@ -82,17 +62,17 @@ def _cleared(message: Message, tool_ids: Set[str]) -> Message:
     return dataclasses.replace(message, blocks=blocks)
 
 
-def apply(chain: Chain, record: Mapping[str, Any], line: int, timestamp: str | None) -> None:
-    """Record the event and clear what it names from the session's tool calls and from the
-    context (and from the chain's nodes, so that a later rebuild of the chain sees the same)."""
-    meta = metadata(record)
+def apply(chain: Chain, entry: Entry, line: int) -> None:
+    """Record the event (a microcompaction's ``entry``) and clear what it names from the
+    session's tool calls and from the context (and from the chain's nodes, so that a later
+    rebuild of the chain sees the same)."""
     state = chain.state
     # The requests before it sent the results whole: the system prompt is inferred from the
     # context as they had it until a request follows (as after a compaction).
     state.keep_context()
-    state.record_microcompaction(event(meta, line, timestamp))
-    tool_ids = _ids(meta.get("compactedToolIds"))
-    attachments = set(_ids(meta.get("clearedAttachmentUUIDs")))
+    state.record_microcompaction(event(entry, line))
+    tool_ids = entry.cleared
+    attachments = set(entry.cleared_attachments)
     for call_id in tool_ids:
         # The call's result is the marker from now on, in the tools table too (an archived
         # call comes back with it); a call the log shows no result for is left alone.

@@ -12,9 +12,7 @@ cache.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from ctxtop.engine.agents.claude_code.entries import Entry
 from ctxtop.engine.sessions.model import SessionState
 
 TASK_NOTIFICATION = "<task-notification>"
@@ -31,17 +29,17 @@ class ProcessStarts:
         # The records since the last queue record that may open or close the turn: looked at
         # only when the next queue record comes (most sessions have few), not one by one; a
         # bool: a line already known to leave the turn open or closed (``feed_turn``).
-        self._since: list[Mapping[str, Any] | bool] = []
+        self._since: list[Entry | bool] = []
 
-    def feed(self, record: Mapping[str, Any], line: int) -> None:
-        kind = record.get("type")
+    def feed(self, line_entry: Entry, line: int) -> None:
+        kind = line_entry.type
         if kind == "assistant":
-            self._since = [record]  # what came before it no longer matters
+            self._since = [line_entry]  # what came before it no longer matters
         elif kind == "user":
-            self._since.append(record)
+            self._since.append(line_entry)
         elif kind == "queue-operation":
             self._settle()
-            self._queue(record, line)
+            self._queue(line_entry, line)
 
     def feed_turn(self, kind: str, opens: bool) -> None:
         """A user or assistant line known by what it does to the turn (a cold read's history,
@@ -54,27 +52,19 @@ class ProcessStarts:
 
     def _settle(self) -> None:
         """Whether the turn is open after the records since the last queue record."""
-        for record in self._since:
-            if isinstance(record, bool):
-                self._turn_open = record
-                continue
-            message = record.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
-            if record.get("type") == "assistant":
-                self._turn_open = _has_block(content, "tool_use")
-            elif (
-                not record.get("isMeta")
-                and not record.get("isCompactSummary")
-                and (_has_block(content, "tool_result") or _is_prompt(content))
-            ):
+        for line_entry in self._since:
+            if isinstance(line_entry, bool):
+                self._turn_open = line_entry
+            elif line_entry.type == "assistant":
+                self._turn_open = line_entry.opens_turn()
+            elif line_entry.opens_turn():
                 self._turn_open = True
         self._since = []
 
-    def _queue(self, record: Mapping[str, Any], line: int) -> None:
-        operation = record.get("operation")
+    def _queue(self, line_entry: Entry, line: int) -> None:
+        operation, content = line_entry.queue
         if operation == "enqueue":
             self._queued += 1
-            content = record.get("content")
             notification = isinstance(content, str) and content.startswith(TASK_NOTIFICATION)
             if not self._turn_open and not notification:
                 self.state.process_starts.append(line)
@@ -85,17 +75,3 @@ class ProcessStarts:
                 self.state.process_starts.append(line)  # 2.0.x logs the dequeue alone
         elif operation == "remove" and self._queued:
             self._queued -= 1  # left the queue without a dequeue (enqueue = dequeue + remove)
-
-
-def _has_block(content: Any, kind: str) -> bool:
-    return isinstance(content, list) and any(
-        isinstance(block, dict) and block.get("type") == kind for block in content
-    )
-
-
-def _is_prompt(content: Any) -> bool:
-    """Text the user typed (local commands, their output and notifications come tagged)."""
-    if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        content = texts[0] if texts else None
-    return isinstance(content, str) and not content.lstrip().startswith("<")

@@ -24,13 +24,23 @@ import re
 from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from sys import intern
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
 from ctxtop.engine.agents.claude_code import history as lean
 from ctxtop.engine.agents.claude_code import microcompact, prompt_log, record_types
 from ctxtop.engine.agents.claude_code import subagent as claude_subagent
+from ctxtop.engine.agents.claude_code.entries import (
+    BAD_SHAPE,
+    CONVERSATION_KINDS,
+    MESSAGE_TYPES,
+    USAGE_KEYS,
+    Entry,
+    copied,
+    entry,
+    usage_from,
+)
 from ctxtop.engine.agents.claude_code.process import ProcessStarts
 from ctxtop.engine.agents.claude_code.rules import (
     claude_autocompact_at,
@@ -42,19 +52,14 @@ from ctxtop.engine.files import read_head
 from ctxtop.engine.sessions.adapter import (
     CERTAIN,
     LIKELY,
-    MAX_TOKENS,
     NOT_MINE,
     Adapter,
     logs_tokens,
     token_count,
 )
-from ctxtop.engine.sessions.fork_mark import (
-    COMPACTION_KEY,
-    CTXTOP_TRIGGER,
-    usage_is_ctxtops,
-)
+from ctxtop.engine.sessions.entries import EntryOf
+from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER
 from ctxtop.engine.sessions.model import (
-    Block,
     Compaction,
     Message,
     Response,
@@ -65,8 +70,6 @@ from ctxtop.engine.sessions.model import (
 from ctxtop.engine.sessions.tail import ByteSource
 
 _CONVERSATION_TYPES = {"user", "assistant", "system", "attachment", "progress", "summary"}
-_MESSAGE_TYPES = {"user", "assistant", "attachment"}
-_PROMPT_RECORDS = {prompt_log.SHAPE, prompt_log.REQUEST}  # (and a snapshot attachment)
 # The history lines a cold read takes in its lean reading (history.py); others take the full path.
 _LEAN_KINDS = frozenset({"user", "assistant", "attachment", "system", "progress"})
 # Session-level records that may come before any conversation line (agent-log-formats.md §1.3).
@@ -85,12 +88,13 @@ _METADATA_TYPES = {
     "content-replacement",
     "worktree-state",
 }
-_TITLE_TYPES = {"custom-title": "customTitle", "ai-title": "aiTitle"}
 SYNTHETIC_MODEL = "<synthetic>"
 SUBAGENT_TOOLS = claude_subagent.SUBAGENT_TOOLS
 # A large tool output saved to <session>/tool-results/, the model seeing a preview (§1.6).
 PERSISTED_OUTPUT = "<persisted-output>"
 _PERSISTED_PATH = re.compile(r"Full output saved to: (\S+)")
+# The entries a window takes (``entries.CONVERSATION_KINDS`` less the prompt snapshots).
+_WINDOW_KINDS = frozenset({"message", "attachment", "system", "compaction", "microcompaction"})
 # Bulky record types that carry nothing the report uses; Claude Code writes "type" first in them
 # (agent-log-formats.md §1.3), so a prefix test spares decoding them.
 _IGNORED_PREFIXES = tuple(
@@ -111,77 +115,6 @@ _API_REQUEST = b'{"type":"api-request",'
 # ``api-request`` lines, and ``requestedModel`` ends in "[1m]" when the user picked that window.
 LONG_CONTEXT_BETA = b"context-1m"
 LONG_CONTEXT_WINDOW = 1_000_000
-
-
-# The token counts of an Anthropic usage object (a usage with none of them is no request).
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-)
-
-
-def usage_from(raw: Any) -> Usage:
-    """Anthropic usage → ``Usage`` (``input_tokens`` there is already uncached input)."""
-    if not isinstance(raw, dict):
-        return Usage()
-    details = raw.get("output_tokens_details")
-    thinking = details.get("thinking_tokens", 0) if isinstance(details, dict) else 0
-    creation = raw.get("cache_creation")
-    long_lived = creation.get("ephemeral_1h_input_tokens") if isinstance(creation, dict) else 0
-    return Usage(  # (in field order: input, output, cache read, cache write, reasoning, 1h)
-        _tokens(raw.get("input_tokens")),
-        _tokens(raw.get("output_tokens")),
-        _tokens(raw.get("cache_read_input_tokens")),
-        _tokens(raw.get("cache_creation_input_tokens")),
-        _tokens(thinking),
-        _tokens(long_lived),
-    )
-
-
-def _tokens(value: Any) -> int:
-    """``token_count(value) or 0``, the common case (a whole number in range) first: five of
-    them for every response line of a long log."""
-    if type(value) is int and 0 <= value <= MAX_TOKENS:
-        return value
-    return token_count(value) or 0
-
-
-_text_of = lean.result_text
-
-
-def _blocks(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [Block("text", content)]
-    blocks: list[Block] = []
-    if not isinstance(content, list):
-        return blocks
-    for raw in content:
-        if not isinstance(raw, dict):
-            continue
-        kind = raw.get("type")
-        if kind == "text":
-            blocks.append(Block("text", str(raw.get("text", ""))))
-        elif kind in ("thinking", "redacted_thinking"):
-            blocks.append(Block("thinking", str(raw.get("thinking") or raw.get("data") or "")))
-        elif kind == "tool_use":
-            tool_id, name = str(raw.get("id", "")), str(raw.get("name", ""))
-            blocks.append(Block("tool_use", "", tool_id, name, raw=raw.get("input", {})))
-        elif kind == "tool_result":
-            blocks.append(
-                Block(
-                    "tool_result",
-                    _text_of(raw.get("content")),
-                    str(raw.get("tool_use_id", "")),
-                    is_error=bool(raw.get("is_error")),
-                )
-            )
-        elif kind in ("image", "document"):
-            blocks.append(Block("image"))
-        else:
-            blocks.append(Block("other", raw=raw))
-    return blocks
 
 
 class _Chain:
@@ -367,78 +300,71 @@ class _Window:
         self.replayed = replayed
         self._recorded: _Recorded | None = None  # (``_repeats``)
 
-    def feed(self, record: Mapping[str, Any], line: int) -> None:
-        kind = record.get("type")
+    def feed(self, line_entry: Entry, line: int) -> None:
+        kind = line_entry.kind
         state = self.state
-        uuid = record.get("uuid")
-        timestamp = record.get("timestamp")
-        if not isinstance(timestamp, str):
-            timestamp = None
-        if kind == "attachment":
-            if _is_snapshot(record):  # the prompt sent (other attachments tell it nothing)
-                if self.prompt.feed(record, line):
-                    state.prompt_parts = self.prompt.current
-                if isinstance(uuid, str):  # a link of the chain, no message
-                    self.chain.add_transparent(uuid, record.get("parentUuid"))
-                return
-        elif kind in _PROMPT_RECORDS and self.prompt.feed(record, line):
+        uuid = line_entry.uuid
+        if kind == "snapshot":  # the prompt sent (other attachments tell it nothing)
+            if self.prompt.feed(line_entry.record, line):
+                state.prompt_parts = self.prompt.current
+            if uuid is not None:  # a link of the chain, no message
+                self.chain.add_transparent(uuid, line_entry.parent)
+            return
+        if kind == "request" and self.prompt.feed(line_entry.record, line):
             state.prompt_parts = self.prompt.current
-        if kind not in _MESSAGE_TYPES and kind != "system":
-            if kind == "progress" and isinstance(uuid, str):
-                self.chain.add_transparent(uuid, record.get("parentUuid"))
+        if kind not in _WINDOW_KINDS:
+            if kind == "progress" and uuid is not None:
+                self.chain.add_transparent(uuid, line_entry.parent)
             return
-        if not isinstance(uuid, str):
-            state.skip(line, f"{kind} record without a uuid")
+        if uuid is None:
+            state.skip(line, f"{line_entry.type} record without a uuid")
             return
-        state.touch(timestamp)
-        if kind == "system":
-            self._system(record, uuid, line, timestamp)
+        state.touch(line_entry.timestamp)
+        if line_entry.type == "system":
+            self._system(line_entry, uuid, line)
             return
-        message = self._message(record, uuid, line, timestamp)
+        message = self._message(line_entry, uuid, line)
         if message is None:
             return
-        on_chain = self.chain.add(uuid, record.get("parentUuid"), message, new_root=False)
-        if kind == "assistant":
-            self._response(record, message, line, timestamp, on_chain)
+        on_chain = self.chain.add(uuid, line_entry.parent, message, new_root=False)
+        if line_entry.type == "assistant":
+            self._response(line_entry, message, line, on_chain)
 
-    def _system(self, record: Mapping[str, Any], uuid: str, line: int, ts: str | None) -> None:
-        if record.get("subtype") == microcompact.SUBTYPE:
+    def _system(self, line_entry: Entry, uuid: str, line: int) -> None:
+        if line_entry.kind == "microcompaction":
             if uuid not in self.chain.nodes:
-                microcompact.apply(self.chain, record, line, ts)
-            self.chain.add_transparent(uuid, record.get("parentUuid"))
+                microcompact.apply(self.chain, line_entry, line)
+            self.chain.add_transparent(uuid, line_entry.parent)
             return
-        if record.get("subtype") != "compact_boundary":
-            self.chain.add_transparent(uuid, record.get("parentUuid"))
+        if line_entry.kind != "compaction":
+            self.chain.add_transparent(uuid, line_entry.parent)
             return
-        meta = record.get("compactMetadata")
-        meta = meta if isinstance(meta, dict) else {}
+        ts = line_entry.timestamp
         if uuid not in self.chain.nodes:
             self.state.keep_context()
-            self.state.record_compaction(_compaction(meta, line, ts, record.get(COMPACTION_KEY)))
+            meta = line_entry.compact_metadata
+            self.state.record_compaction(_compaction(meta, line, ts, line_entry.ctxtop_mark))
         message = Message(uuid, "system", [], line, ts, kind="compact_boundary")
         if self.chain.add(uuid, None, message, new_root=True):
-            preserved = meta.get("preservedMessages")
-            if isinstance(preserved, dict) and isinstance(preserved.get("anchorUuid"), str):
-                uuids = [u for u in preserved.get("uuids") or [] if isinstance(u, str)]
-                self.chain.preserve(preserved["anchorUuid"], uuids)
+            preserved = line_entry.preserved
+            if preserved is not None:
+                self.chain.preserve(*preserved)
 
-    def _message(
-        self, record: Mapping[str, Any], uuid: str, line: int, ts: str | None
-    ) -> Message | None:
-        kind = record.get("type")
-        if kind == "attachment":
-            return Message(uuid, "user", _attachment_blocks(record), line, ts, kind="attachment")
-        raw = record.get("message")
-        if not isinstance(raw, dict):
-            self.state.skip(line, f"{kind} record without a message")
+    def _message(self, line_entry: Entry, uuid: str, line: int) -> Message | None:
+        ts = line_entry.timestamp
+        blocks = line_entry.blocks
+        if line_entry.kind == "attachment":
+            assert blocks is not None
+            return Message(uuid, "user", blocks, line, ts, kind="attachment")
+        if blocks is None:  # (no message object)
+            self.state.skip(line, f"{line_entry.type} record without a message")
             return None
-        blocks = _blocks(raw.get("content"))
         label = "message"
-        if record.get("isCompactSummary"):
+        if line_entry.compact_summary:
             label = "compact_summary"
-        elif record.get("isMeta"):
+        elif line_entry.meta:
             label = "meta"
-        role: Role = "assistant" if kind == "assistant" else "user"
+        role: Role = "assistant" if line_entry.type == "assistant" else "user"
         message = Message(uuid, role, blocks, line, ts, kind=label)
         for block in blocks:
             if block.kind == "tool_use" and block.tool_call_id:
@@ -452,28 +378,19 @@ class _Window:
                 _record_result(self.state, block.tool_call_id, block.text, block.is_error)
         return message
 
-    def _response(
-        self,
-        record: Mapping[str, Any],
-        message: Message,
-        line: int,
-        ts: str | None,
-        on_chain: bool,
-    ) -> None:
-        raw = record["message"]
-        model = raw.get("model")
-        if model == SYNTHETIC_MODEL or (record.get("isApiErrorMessage") and not raw.get("usage")):
+    def _response(self, line_entry: Entry, message: Message, line: int, on_chain: bool) -> None:
+        model = line_entry.model
+        if model == SYNTHETIC_MODEL or (line_entry.api_error and not line_entry.usage):
             return
-        if usage_is_ctxtops(record):  # usage ctxtop wrote into its fork: no request made
+        if line_entry.usage_is_ctxtops:  # usage ctxtop wrote into its fork: no request made
             if isinstance(model, str):
                 self.state.model = model
             return
-        key = raw.get("id") or record.get("requestId") or message.id
-        if not isinstance(key, str):
-            key = str(key)
+        key = line_entry.response_key
+        assert key is not None  # (an assistant line with a message has one)
         if key in self.replayed:
             return  # a parent response replayed in the sub-agent transcript
-        logged = raw.get("usage")
+        logged = line_entry.usage
         name = model if isinstance(model, str) else None
         state = self.state
         if _repeats(state, self._recorded, key, logged, name):
@@ -482,7 +399,7 @@ class _Window:
         if not logs_tokens(logged, USAGE_KEYS):
             return
         usage = usage_from(logged)
-        if not usage.total and _copied(record.get("requestSessionId"), record.get("sessionId")):
+        if not usage.total and line_entry.copied:
             return
         message.response_key = key
         response = state.record_response(
@@ -490,50 +407,10 @@ class _Window:
             usage,
             model=name,
             line=line,
-            timestamp=ts,
+            timestamp=line_entry.timestamp,
             on_context=on_chain and state.context[-1] is message,
         )
         self._recorded = (response, logged, usage)
-
-
-def _copied(request_session: Any, session: Any) -> bool:
-    """A response line another session's request wrote: ``--fork-session`` copies the parent's
-    context into the new file, the messages a compaction preserved with their usage zeroed
-    [OBS 2.1.330 76c4d859 line 8]. Such a copy with no usage is no request of this file (taken
-    for one, it made the first request on the context 0 tokens: no system prompt, the forecast
-    a jump from 0 to the whole context)."""
-    return isinstance(request_session, str) and request_session != session
-
-
-def _is_snapshot(record: Mapping[str, Any]) -> bool:
-    attachment = record.get("attachment")
-    return (
-        record.get("type") == "attachment"
-        and isinstance(attachment, dict)
-        and attachment.get("type") == prompt_log.SNAPSHOT
-    )
-
-
-def _attachment_blocks(record: Mapping[str, Any]) -> list[Block]:
-    """What the model sees of an attachment: its ``rendered`` texts (2.1.33x), else its JSON."""
-    rendered = record.get("rendered")
-    if not isinstance(rendered, list):
-        return [Block("other", raw=record.get("attachment"))]
-    blocks: list[Block] = []
-    for part in rendered:
-        content = part.get("content") if isinstance(part, dict) else part
-        if isinstance(content, str):
-            blocks.append(Block("text", content))
-        else:
-            blocks.extend(_blocks(content))
-    return blocks
-
-
-def _prompt_of(record: Mapping[str, Any]) -> str | None:
-    """A user line's prompt when it is plain text (a sub-agent's first prompt is)."""
-    message = record.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return content if isinstance(content, str) else None
 
 
 def _session_id_of(line: bytes) -> Any:
@@ -620,44 +497,53 @@ class ClaudeCodeAdapter(Adapter):
         windows = self._windows.values()
         return bool(self._main.prompt.shapes) or any(window.prompt.shapes for window in windows)
 
+    entry: ClassVar[EntryOf | None] = staticmethod(entry)
+
     def feed(self, record: Any, line: int) -> None:
-        if not isinstance(record, dict):
+        self.feed_entry(entry(record, line), line)
+
+    def feed_entry(self, line_entry: Entry, line: int) -> None:
+        kind = line_entry.kind
+        if kind == BAD_SHAPE:
             self.state.skip(line, "not a JSON object")
             return
-        record_types.note(self.state, record)
+        if kind != "message":  # (a user or assistant line is read: nothing to count)
+            record_types.note(self.state, line_entry)
         if (
             self._open_history is not None
-            and record.get("subtype") == "compact_boundary"  # (of the main chain)
-            and record.get("type") == "system"
-            and not record.get("isSidechain")
+            and kind == "compaction"  # (of the main chain)
+            and not line_entry.sidechain
         ):
             self._plan_history_now()
         history = self._history
         if history is not None and (history.active or history.seen):
-            self._history_note(record, line)
-        self._metadata(record)
-        kind = record.get("type")
-        if kind == prompt_log.REQUEST or kind == prompt_log.SHAPE:
-            if kind == prompt_log.REQUEST:
-                self._request_window(record)
-            self._main.feed(record, line)
+            self._history_note(line_entry, line)
+        self._metadata(line_entry)
+        if kind == "request":
+            if line_entry.type == prompt_log.REQUEST:
+                self._request_window(line_entry)
+            self._main.feed(line_entry, line)
             return
-        if self._own_subagent is None and kind in _MESSAGE_TYPES:
-            self._own_subagent = bool(record.get("isSidechain"))
+        if self._own_subagent is None and line_entry.type in MESSAGE_TYPES:
+            self._own_subagent = line_entry.sidechain
             if self._own_subagent:
-                self._open_as_subagent(record)
+                self._open_as_subagent(line_entry)
         if self._own_subagent:
-            self._own_record(record)
-        elif record.get("isSidechain"):
-            self._feed_sidechain(record, line)
+            self._own_record(line_entry)
+        elif line_entry.sidechain:
+            self._feed_sidechain(line_entry, line)
             return
-        self._processes.feed(record, line)
-        self._main.feed(record, line)
-        if kind == "system" and self._history is not None:
-            self._history_boundary()
-        if kind == "assistant":
-            self._note_task_prompts(record)
-            _note_requested(self.state, record.get("requestedModel"))
+        if kind == "message" or kind == "metadata":  # (the lines that tell process starts)
+            self._processes.feed(line_entry, line)
+        self._main.feed(line_entry, line)
+        if kind != "message":
+            if line_entry.type == "system" and self._history is not None:
+                self._history_boundary()
+        elif line_entry.type == "assistant":
+            for call_id, prompt in line_entry.spawns():
+                self._task_prompts[prompt] = call_id
+            if line_entry.requested_model is not None:
+                _note_requested(self.state, line_entry.requested_model)
 
     # -- a cold read's history (engine/agents/claude_code/history.py) ----------------------
 
@@ -697,18 +583,18 @@ class ClaudeCodeAdapter(Adapter):
         if history.active or last is None or last.line < history.split_line:
             self.needs_full_read = True
 
-    def _history_note(self, record: Mapping[str, Any], line: int) -> None:
+    def _history_note(self, line_entry: Entry, line: int) -> None:
         """A line of the full path: note a history line's uuid; before the split boundary, let
         the history's context go; after it, ask for a full read for a line that hangs off the
         history (a rewind across the compaction) or repeats one of its lines (called only while
         there is a history: not for one chain without compaction)."""
         history = self._history
         assert history is not None
-        if record.get("isSidechain") or self._own_subagent:
+        if line_entry.sidechain or self._own_subagent:
             return
-        uuid = record.get("uuid")
+        uuid = line_entry.uuid
         if history.active:
-            if uuid == history.split_uuid and record.get("type") == "system":
+            if uuid == history.split_uuid and line_entry.type == "system":
                 history.active = False
                 history.split_line = line
                 history.compactions_at_split = len(self.state.compactions)
@@ -716,12 +602,12 @@ class ClaudeCodeAdapter(Adapter):
                 self.state.context.clear()
                 self._main.chain.position.clear()
                 self.state.context_before_rewrite = None
-            elif isinstance(uuid, str) and uuid not in history.preserved:
+            elif uuid is not None and uuid not in history.preserved:
                 history.seen.add(hash(uuid))
             return
         seen = history.seen
-        parent = record.get("parentUuid")
-        if (isinstance(uuid, str) and hash(uuid) in seen) or (
+        parent = line_entry.parent
+        if (uuid is not None and hash(uuid) in seen) or (
             isinstance(parent, str) and hash(parent) in seen
         ):
             self.needs_full_read = True
@@ -837,8 +723,9 @@ class ClaudeCodeAdapter(Adapter):
             record = lean.decode_value(raw)
         except (msgspec.DecodeError, ValueError, RecursionError):
             return False
-        uuid = record.get("uuid") if isinstance(record, dict) else None
-        if not isinstance(uuid, str) or record.get("isSidechain") or not _is_snapshot(record):
+        snapshot = entry(record, line)
+        uuid = snapshot.uuid
+        if uuid is None or snapshot.sidechain or snapshot.kind != "snapshot":
             return False
         window = self._main
         if window.prompt.feed(record, line):
@@ -876,7 +763,7 @@ class ClaudeCodeAdapter(Adapter):
                 pass  # the same response's next block, the same figures (``touch`` done)
             elif key not in self._main.replayed and usage is not None and usage.logged():
                 recorded = usage.normalised()
-                if recorded.total or not _copied(record.requestSessionId, record.sessionId):
+                if recorded.total or not copied(record.requestSessionId, record.sessionId):
                     response = state.record_response(
                         key, recorded, model=model, line=line, timestamp=timestamp
                     )
@@ -891,27 +778,27 @@ class ClaudeCodeAdapter(Adapter):
 
     # -- this file is a sub-agent's transcript ---------------------------------------------
 
-    def _open_as_subagent(self, record: Mapping[str, Any]) -> None:
+    def _open_as_subagent(self, line_entry: Entry) -> None:
         state = self.state
-        agent_id = record.get("agentId")
+        agent_id = line_entry.agent_id
         state.subagent_id = (
-            agent_id if isinstance(agent_id, str) else claude_subagent.agent_id_of(self.path)
+            agent_id if agent_id is not None else claude_subagent.agent_id_of(self.path)
         )
         self._own_meta = claude_subagent.read_meta(self.path)
         tool_use = self._own_meta.get("toolUseId")
         state.parent_tool_call_id = tool_use if isinstance(tool_use, str) else None
         self._describe_own()
 
-    def _own_record(self, record: Mapping[str, Any]) -> None:
+    def _own_record(self, line_entry: Entry) -> None:
         """Note the first prompt and the session ids of a sub-agent's own file, and look for
         its parent whenever a new session id appears (before its responses are counted)."""
-        if self._own_prompt is None and record.get("type") == "user":
-            content = _prompt_of(record)
+        if self._own_prompt is None:
+            content = line_entry.prompt
             if content is not None:
                 self._own_prompt = content
                 self._describe_own()
-        session_id = record.get("sessionId")
-        if isinstance(session_id, str) and session_id not in self._own_session_ids:
+        session_id = line_entry.session_id
+        if session_id is not None and session_id not in self._own_session_ids:
             self._own_session_ids.append(session_id)
             if self.state.parent_path is None:
                 self._find_parent()
@@ -942,69 +829,48 @@ class ClaudeCodeAdapter(Adapter):
                 self._describe_own()
                 return
 
-    def _request_window(self, record: Mapping[str, Any]) -> None:
-        params = record.get("params")
-        betas = params.get("betas") if isinstance(params, dict) else None
-        if isinstance(betas, list) and any(
-            isinstance(beta, str) and beta.startswith("context-1m") for beta in betas
+    def _request_window(self, line_entry: Entry) -> None:
+        if any(
+            isinstance(beta, str) and beta.startswith("context-1m") for beta in line_entry.betas
         ):
             self.state.context_window = LONG_CONTEXT_WINDOW
 
-    def _metadata(self, record: Mapping[str, Any]) -> None:
+    def _metadata(self, line_entry: Entry) -> None:
         state = self.state
-        kind = record.get("type")
-        if kind in _TITLE_TYPES:
-            title = record.get(_TITLE_TYPES[kind])
-            if isinstance(title, str):
-                state.title = title
-        elif kind == "summary" and isinstance(record.get("summary"), str):
-            state.title = state.title or record["summary"]
-        if kind not in _MESSAGE_TYPES and kind != "system":
+        kind = line_entry.kind
+        if kind == "metadata":
+            title = line_entry.title
+            if title is not None:
+                state.title = (state.title or title) if line_entry.type == "summary" else title
             return
-        version = record.get("version")
-        if isinstance(version, str):
-            state.agent_version = version
-        if state.session_id is None and isinstance(record.get("sessionId"), str):
-            state.session_id = record["sessionId"]
-        cwd = record.get("cwd")
-        if isinstance(cwd, str):
-            state.cwd = cwd
-
-    def _note_task_prompts(self, record: Mapping[str, Any]) -> None:
-        message = record.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
+        if kind not in CONVERSATION_KINDS:
             return
-        for block in content:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "tool_use"
-                and block.get("name") in SUBAGENT_TOOLS
-                and isinstance(block.get("input"), dict)
-            ):
-                prompt = block["input"].get("prompt")
-                if isinstance(prompt, str):
-                    self._task_prompts[prompt] = str(block.get("id"))
+        if line_entry.version is not None:
+            state.agent_version = line_entry.version
+        if state.session_id is None and line_entry.session_id is not None:
+            state.session_id = line_entry.session_id
+        if line_entry.cwd is not None:
+            state.cwd = line_entry.cwd
 
-    def _feed_sidechain(self, record: Mapping[str, Any], line: int) -> None:
+    def _feed_sidechain(self, line_entry: Entry, line: int) -> None:
         """1.0.x: a sidechain is a sub-agent; its id is the uuid of its root line."""
-        uuid = record.get("uuid")
-        if not isinstance(uuid, str):
+        uuid = line_entry.uuid
+        if uuid is None:
             return
-        parent = record.get("parentUuid")
-        agent_id = record.get("agentId")
-        if not isinstance(agent_id, str):
+        parent = line_entry.parent
+        agent_id = line_entry.agent_id
+        if agent_id is None:
             agent_id = self._sidechain_root.get(parent, uuid) if isinstance(parent, str) else uuid
         self._sidechain_root[uuid] = agent_id
         window = self._window(agent_id, self.path)
-        self._describe(window.state, record)
-        window.feed(record, line)
+        self._describe(window.state, line_entry)
+        window.feed(line_entry, line)
 
-    def _describe(self, state: SessionState, record: Mapping[str, Any]) -> None:
+    def _describe(self, state: SessionState, line_entry: Entry) -> None:
         """Without a ``.meta.json``: the sub-agent's first prompt names it and its Task call."""
-        if state.description is not None or record.get("type") != "user":
+        if state.description is not None:
             return
-        content = _prompt_of(record)
+        content = line_entry.prompt
         if content is not None:
             state.parent_tool_call_id = self._task_prompts.get(content)
             agent_id = state.subagent_id or ""
@@ -1063,17 +929,18 @@ class ClaudeCodeAdapter(Adapter):
         return belongs
 
     def feed_companion(self, path: Path, record: Any, line: int) -> None:
-        if not isinstance(record, dict):
+        line_entry = entry(record, line)
+        if line_entry.kind == BAD_SHAPE:
             self.state.skip(line, "not a JSON object", str(path))
             return
-        record_types.note(self.state, record)
+        record_types.note(self.state, line_entry)
         agent_id = path.stem.removeprefix("agent-")
         window = self._windows.get(agent_id)
         if window is None:
             window = self._window(agent_id, path)
             self._read_meta(path, window.state)
-        self._describe(window.state, record)
-        window.feed(record, line)
+        self._describe(window.state, line_entry)
+        window.feed(line_entry, line)
 
     def _read_meta(self, path: Path, state: SessionState) -> None:
         meta = claude_subagent.read_meta(path)

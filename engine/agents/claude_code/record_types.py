@@ -8,10 +8,12 @@ runs; the ``system`` subtypes are the set the 2.1.332 binary lists for its trans
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxtop.engine.sessions.model import SessionState
+
+if TYPE_CHECKING:
+    from ctxtop.engine.agents.claude_code.entries import Entry
 
 # Read: the conversation, titles, queued prompts (process starts) and recorded requests.
 READ = frozenset(
@@ -243,14 +245,14 @@ ATTACHMENTS = frozenset(
 )
 
 
-def note(state: SessionState, record: Mapping[str, Any]) -> None:
-    """Count ``record`` on ``state`` when the reader leaves it out: as ignored when its type is
+def note(state: SessionState, line: Entry) -> None:
+    """Count ``line`` on ``state`` when the reader leaves it out: as ignored when its type is
     known, else as unknown (a ``system`` line by its subtype, ``system:<subtype>``)."""
-    kind = record.get("type")
+    kind = line.type
     if kind == "system":
-        note_system(state, record.get("subtype"))
+        note_system(state, line.subtype)
     elif kind == "attachment":
-        note_attachment(state, record.get("attachment"))
+        note_attachment(state, line.attachment)
     elif kind in IGNORED:
         state.ignore_type(kind)
     elif kind not in READ:

@@ -16,139 +16,100 @@ import uuid
 from typing import Any
 
 from ctxtop.engine.agents.claude_code import microcompact
+from ctxtop.engine.agents.claude_code.entries import Entry
 from ctxtop.engine.agents.claude_code.writer import ClaudeCodeWriter, written_usage
 from ctxtop.engine.compaction.items import Cut, Item
 from ctxtop.engine.compaction.placeholders import file_placeholder, image_placeholder
-from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso, shifted, text_of
+from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso, shifted
 from ctxtop.engine.editing.writer import jsonl_bytes
 from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER, ESTIMATED, USAGE_KEY
 
-# Attachments that carry standing context (rules, memory, tool and skill listings, the
-# environment): Claude Code itself re-attaches these after a compaction.
-STANDING_ATTACHMENTS = {
-    "skill_listing",
-    "agent_listing_delta",
-    "deferred_tools_delta",
-    "mcp_instructions_delta",
-    "environment",
-    "model",
-}
-_STANDING_WORDS = ("memory", "claude_md", "claudemd", "rules", "instructions")
-# User lines that are the CLI's own, not the user's request.
-_NOT_REQUESTS = ("<local-command-", "<command-name>", "<task-notification>", "<system-reminder>")
 _ENVELOPE = ("cwd", "version", "gitBranch", "userType", "entrypoint", "isSidechain")
-_FILE_KEYS = ("filename", "filePath", "file_path", "path")
 CHARS_PER_TOKEN = 4  # Claude Code's estimate for messages it has no usage for
-
-
-def is_request_text(text: str) -> bool:
-    """A user line's text that the user typed (not the CLI's command echo or notification)."""
-    stripped = text.lstrip()
-    return bool(stripped) and not stripped.startswith(_NOT_REQUESTS)
-
-
-def _standing(kind: str) -> bool:
-    lowered = kind.lower()
-    return kind in STANDING_ATTACHMENTS or any(word in lowered for word in _STANDING_WORDS)
-
-
-def _attachment_file(attachment: dict[str, Any]) -> str | None:
-    for key in _FILE_KEYS:
-        if isinstance(attachment.get(key), str):
-            return str(attachment[key])
-    return None
 
 
 class ClaudeCodeSource(Source):
     agent = "claude-code"
     writer_class = ClaudeCodeWriter
 
-    def _by_uuid(self) -> dict[str, dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
-        for record in self.writer.records():
-            if isinstance(record, dict) and isinstance(record.get("uuid"), str):
-                found[record["uuid"]] = record  # a later line with the same uuid wins
+    def _by_uuid(self) -> dict[str, Entry]:
+        found: dict[str, Entry] = {}
+        for line in self.writer.entries():
+            if isinstance(line, Entry) and line.uuid is not None:
+                found[line.uuid] = line  # a later line with the same uuid wins
         return found
 
     def items(self) -> list[Item]:
         if self.state is None:
             return []
-        records = self._by_uuid()
+        lines = self._by_uuid()
         items: list[Item] = []
         for message in self.state.context:
-            record = records.get(message.id)
-            if record is not None:
+            line = lines.get(message.id)
+            if line is not None:
                 # Results the agent cleared since (microcompaction): the model sees the marker.
                 cleared = {
                     block.tool_call_id
                     for block in message.blocks
                     if block.kind == "tool_result" and block.text == microcompact.CLEARED_RESULT
                 }
-                item = self._item(record, cleared)
+                item = self._item(line, cleared)
                 if item is not None:
                     items.append(item)
         return items
 
-    def _item(self, record: dict[str, Any], cleared: set[str | None]) -> Item | None:
-        key = record["uuid"]
-        kind = record.get("type")
+    def _item(self, line: Entry, cleared: set[str | None]) -> Item | None:
+        key = line.uuid
+        assert key is not None
+        kind = line.type
         if kind == "attachment":
-            attachment = record.get("attachment")
-            attachment = attachment if isinstance(attachment, dict) else {}
-            label = str(attachment.get("type") or "attachment")
-            if _standing(label):
+            label = line.attachment_label
+            if line.standing:
                 return Item(key, "user", "standing", label)
-            name = _attachment_file(attachment)
+            name = line.attached_file
             if name is not None:
                 return Item(key, "user", "attachment", f"attached {label} {name}", files=[name])
             return Item(key, "user", "meta", label)
-        message = record.get("message")
-        if kind not in ("user", "assistant") or not isinstance(message, dict):
+        if kind not in ("user", "assistant") or line.message is None:
             return None
-        content = message.get("content")
-        parts = content if isinstance(content, list) else []
-        text = text_of(content)
-        images = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "image")
+        text = line.text
+        images = line.images
         if kind == "assistant":
-            response = message.get("id")
             item = Item(key, "assistant", "message", text, images=images)
-            item.response = response if isinstance(response, str) else None
-            for part in parts:
-                if isinstance(part, dict) and part.get("type") == "tool_use":
-                    item.calls.append(
-                        self.call(str(part.get("id")), str(part.get("name")), part.get("input"))
-                    )
-            if record.get("isApiErrorMessage") and is_overflow_text(text):
+            item.response = line.response_id
+            for call in line.calls():
+                item.calls.append(self.call(call.call_id, call.name, call.input))
+            if line.api_error and is_overflow_text(text):
                 item.kind = "overflow"
             return item
-        results = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_result"]
-        for part in results:
-            call_id = str(part.get("tool_use_id"))
+        results = line.results()
+        for result in results:
+            call_id = result.call_id
             self.result(
                 call_id,
-                microcompact.CLEARED_RESULT if call_id in cleared else text_of(part.get("content")),
-                bool(part.get("is_error")),
+                microcompact.CLEARED_RESULT if call_id in cleared else result.summarised_text,
+                result.is_error,
             )
-        if record.get("isCompactSummary"):
+        if line.compact_summary:
             return Item(key, "user", "summary", text)
         if results:
             return Item(key, "user", "tool_result", text, images=images)
-        if record.get("isMeta") or not is_request_text(text):
+        if not line.is_request():
             return Item(key, "user", "meta", text, images=images)
         return Item(key, "user", "request", text, images=images)
 
     # -- the fork ------------------------------------------------------------------------
 
     def render(self, cut: Cut, message: str, session_id: str, pre_tokens: int) -> bytes:
-        records = self._by_uuid()
+        lines = self._by_uuid()
         envelope: dict[str, Any] = {}
-        for record in records.values():
-            if record.get("type") in ("user", "assistant"):
-                envelope = {k: record[k] for k in _ENVELOPE if k in record}
+        for line in lines.values():
+            if line.type in ("user", "assistant"):
+                envelope = {k: line.record[k] for k in _ENVELOPE if k in line.record}
                 break
         envelope["sessionId"] = session_id
-        standing = [copy.deepcopy(records[item.key]) for item in cut.standing]
-        kept = [self._kept(records[item.key], item) for item in cut.kept]
+        standing = [copy.deepcopy(lines[item.key].record) for item in cut.standing]
+        kept = [self._kept(lines[item.key].record, item) for item in cut.kept]
         # Timestamps must grow along the chain: the new lines go just before the first kept one.
         base = kept[0].get("timestamp") if kept else now_iso()
         lead = len(standing) + 2
@@ -191,7 +152,7 @@ class ClaudeCodeSource(Source):
             _estimate_usage(record, chars, size)
             chars += size
             out.append(record)
-        out.extend(self._replacements(records, cut, session_id))
+        out.extend(self._replacements(cut, session_id))
         return jsonl_bytes(out)
 
     def _kept(self, record: dict[str, Any], item: Item) -> dict[str, Any]:
@@ -214,23 +175,22 @@ class ClaudeCodeSource(Source):
             message["content"] = [_without_image(part) for part in content]
         return record
 
-    def _replacements(
-        self, records: dict[str, dict[str, Any]], cut: Cut, session_id: str
-    ) -> list[dict[str, Any]]:
+    def _replacements(self, cut: Cut, session_id: str) -> list[dict[str, Any]]:
         """``content-replacement`` entries of kept results (so the agent keeps their previews)."""
         kept_ids = {call.call_id for item in cut.kept for call in item.calls}
         out: list[dict[str, Any]] = []
-        for record in self.writer.records():
-            if not isinstance(record, dict) or record.get("type") != "content-replacement":
+        for line in self.writer.entries():
+            replacements = line.replacements if isinstance(line, Entry) else None
+            if replacements is None:
                 continue
-            entries = [
-                entry
-                for entry in record.get("replacements") or []
-                if isinstance(entry, dict)
-                and kept_ids & {v for v in entry.values() if isinstance(v, str)}
+            kept = [
+                replacement
+                for replacement in replacements
+                if isinstance(replacement, dict)
+                and kept_ids & {v for v in replacement.values() if isinstance(v, str)}
             ]
-            if entries:
-                out.append(dict(record, sessionId=session_id, replacements=entries))
+            if kept:
+                out.append(dict(line.record, sessionId=session_id, replacements=kept))
         return out
 
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import shlex
 import uuid
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ctxtop.engine.agents.claude_code import microcompact
+from ctxtop.engine.agents.claude_code.entries import BAD_SHAPE, Entry, entry, is_subagent_log
 from ctxtop.engine.compaction.source import shifted
-from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
+from ctxtop.engine.editing.turns import Scan, ScanBuilder
 from ctxtop.engine.editing.writer import Writer, encoded, jsonl_bytes, jsonl_records, text_id
+from ctxtop.engine.sessions.entries import EntryOf, typed
 from ctxtop.engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
 
 # In a line whose usage ctxtop wrote (the fork's lines are written by ``dumps``): the lines
@@ -36,25 +38,15 @@ def written_usage(prompt: int, output: int) -> dict[str, int]:
     }
 
 
-def _starts_turn(record: dict[str, Any], content: Any) -> bool:
-    if record.get("isMeta") or record.get("isCompactSummary"):
-        return False
-    if isinstance(content, str):
-        return True
-    if isinstance(content, list):
-        kinds = {str(part.get("type")) for part in content if isinstance(part, dict)}
-        return "tool_result" not in kinds and bool(kinds & {"text", "image"})
-    return False
-
-
 def _kept_replacements(replacements: list[Any], cleared: set[str]) -> list[Any]:
     """``<persisted-output>`` replacements less those of cleared results, so a resume does not
     put the preview back in place of the placeholder (entries name the call by its id)."""
     return [
-        entry
-        for entry in replacements
+        replacement
+        for replacement in replacements
         if not (
-            isinstance(entry, dict) and cleared & {v for v in entry.values() if isinstance(v, str)}
+            isinstance(replacement, dict)
+            and cleared & {v for v in replacement.values() if isinstance(v, str)}
         )
     ]
 
@@ -74,74 +66,74 @@ def _forked_part(part: Any, results: dict[str, str], inputs: dict[str, Any]) -> 
 _ENVELOPE = ("isSidechain", "cwd", "version", "gitBranch", "userType", "entrypoint", "sessionId")
 
 
-def _side(records: list[Any]) -> Callable[[Any], bool]:
-    """Which records are another window's (a sub-agent's sidechain, skipped): none when the
-    file is a sub-agent's own log (its conversation starts with a sidechain line), as the
-    reader takes it; else every sidechain line."""
-    for record in records:
-        if isinstance(record, dict) and record.get("type") in ("user", "assistant", "attachment"):
-            if record.get("isSidechain"):
-                return lambda _record: False
-            break
-    return lambda record: bool(record.get("isSidechain"))
+def _lines(entries: list[Any]) -> list[Entry]:
+    """The session's lines that are JSON (a blank or bad line stays bytes in ``entries``)."""
+    return [line for line in entries if isinstance(line, Entry)]
+
+
+def _others(lines: list[Entry]) -> bool:
+    """Whether the sidechain lines are another window's (a sub-agent's, skipped): not when the
+    file is a sub-agent's own log, as the reader takes it."""
+    return not is_subagent_log(lines)
 
 
 class ClaudeCodeWriter(Writer):
     agent = "claude-code"
     resumable = True
     supports_restore = True
+    entry_of: ClassVar[EntryOf | None] = staticmethod(entry)
 
     def scan(self) -> Scan:
         found = ScanBuilder()
-        records = self.records()
-        side = _side(records)
-        for record in records:
-            if not isinstance(record, dict) or side(record):
+        lines = _lines(self.entries())
+        others = _others(lines)
+        for line in lines:
+            if others and line.sidechain:
                 continue
-            for call_id in microcompact.cleared_results(record):
+            for call_id in line.cleared:
                 cleared = found.use(call_id)
                 if cleared is not None and cleared.result is not None:
                     cleared.result = microcompact.CLEARED_RESULT  # what the model sees
-            message = record.get("message")
-            if not isinstance(message, dict):
+            if line.message is None:
                 continue
-            content = message.get("content")
-            if record.get("type") == "user":
-                if _starts_turn(record, content):
+            if line.type == "user":
+                if line.starts_turn():
                     found.new_turn()
                     continue
-                for part in content if isinstance(content, list) else []:
-                    if isinstance(part, dict) and part.get("type") == "tool_result":
-                        use = found.use(str(part.get("tool_use_id")))
-                        if use is not None:
-                            use.result = result_text(part.get("content"))
-            elif record.get("type") == "assistant":
-                for part in content if isinstance(content, list) else []:
-                    if isinstance(part, dict) and part.get("type") == "tool_use":
-                        found.call(str(part.get("id")), str(part.get("name")), part.get("input"))
+                for result in line.results():
+                    use = found.use(result.call_id)
+                    if use is not None:
+                        use.result = result.edited_text
+            elif line.type == "assistant":
+                for call in line.calls():
+                    found.call(call.call_id, call.name, call.input)
         return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
-        records = self.records()
-        side = _side(records)
+        entries = self.entries()
+        others = _others(_lines(entries))
         # Results the agent cleared (microcompaction) go in cleared: what the model sees of
         # them, whichever version resumes the fork.
         cleared = dict.fromkeys(
             (
                 call_id
-                for record in records
-                if isinstance(record, dict) and not side(record)
-                for call_id in microcompact.cleared_results(record)
+                for line in entries
+                if isinstance(line, Entry) and not (others and line.sidechain)
+                for call_id in line.cleared
             ),
             microcompact.CLEARED_RESULT,
         )
         results = {**cleared, **results}
         return jsonl_bytes(
             [
-                self._forked(record, results, inputs, session_id, side(record))
-                if isinstance(record, dict)
-                else record
-                for record in records
+                line
+                if not isinstance(line, Entry)
+                else line.record
+                if line.kind == BAD_SHAPE
+                else self._forked(
+                    line.record, results, inputs, session_id, others and line.sidechain
+                )
+                for line in entries
             ]
         )
 
@@ -203,30 +195,35 @@ class ClaudeCodeWriter(Writer):
         """The message goes into the chain right after the compaction's summary (after the
         boundary line itself when it has none, as a microcompaction): what hung off it hangs
         off the message."""
-        records = jsonl_records(self.path, fork)
+        lines = typed(jsonl_records(self.path, fork), entry)
         index = line - 1
-        anchor = records[index]
-        if not isinstance(anchor, dict) or not isinstance(anchor.get("uuid"), str):
+        anchor = lines[index]
+        if not isinstance(anchor, Entry) or anchor.uuid is None:
             raise ValueError(f"line {line} is no compaction of the chain")
-        for later, record in enumerate(records[index + 1 :], index + 1):
-            if not isinstance(record, dict):
+        for later, found in enumerate(lines[index + 1 :], index + 1):
+            if not isinstance(found, Entry):
                 continue
-            if record.get("subtype") == "compact_boundary":
+            if found.kind == "compaction":
                 break  # the next compaction's: this one wrote no summary
-            if record.get("isCompactSummary"):  # (2.1.332 writes attachments before it)
-                index, anchor = later, record
+            if found.compact_summary:  # (2.1.332 writes attachments before it)
+                index, anchor = later, found
                 break
         new_id = str(uuid.uuid4())
-        for record in records:
-            if isinstance(record, dict) and record.get("parentUuid") == anchor["uuid"]:
-                record["parentUuid"] = new_id
+        records = [
+            found
+            if not isinstance(found, Entry)
+            else dict(found.record, parentUuid=new_id)
+            if found.parent == anchor.uuid
+            else found.record
+            for found in lines
+        ]
         message = {
-            "parentUuid": anchor["uuid"],
-            **{key: anchor[key] for key in _ENVELOPE if key in anchor},
+            "parentUuid": anchor.uuid,
+            **{key: anchor.record[key] for key in _ENVELOPE if key in anchor.record},
             "type": "user",
             "message": {"role": "user", "content": text},
             "uuid": new_id,
-            "timestamp": shifted(anchor.get("timestamp"), 1),
+            "timestamp": shifted(anchor.timestamp, 1),
         }
         records.insert(index + 1, message)
         return jsonl_bytes(records)
