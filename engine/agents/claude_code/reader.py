@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from sys import intern
-from typing import Any, ClassVar
+from typing import Any
 
 import msgspec
 
@@ -57,7 +57,6 @@ from ctxtop.engine.sessions.adapter import (
     logs_tokens,
     token_count,
 )
-from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER
 from ctxtop.engine.sessions.model import (
     Compaction,
@@ -497,7 +496,7 @@ class ClaudeCodeAdapter(Adapter):
         windows = self._windows.values()
         return bool(self._main.prompt.shapes) or any(window.prompt.shapes for window in windows)
 
-    entry: ClassVar[EntryOf | None] = staticmethod(entry)
+    entry = staticmethod(entry)
 
     def feed(self, record: Any, line: int) -> None:
         self.feed_entry(entry(record, line), line)

@@ -13,14 +13,14 @@ import json
 import shlex
 import uuid
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxtop.engine.agents.claude_code import microcompact
 from ctxtop.engine.agents.claude_code.entries import BAD_SHAPE, Entry, entry, is_subagent_log
 from ctxtop.engine.compaction.source import shifted
 from ctxtop.engine.editing.turns import Scan, ScanBuilder
 from ctxtop.engine.editing.writer import Writer, encoded, jsonl_bytes, jsonl_records, text_id
-from ctxtop.engine.sessions.entries import EntryOf, typed
+from ctxtop.engine.sessions.entries import typed
 from ctxtop.engine.sessions.fork_mark import USAGE_KEY, usage_is_ctxtops
 
 # In a line whose usage ctxtop wrote (the fork's lines are written by ``dumps``): the lines
@@ -81,7 +81,7 @@ class ClaudeCodeWriter(Writer):
     agent = "claude-code"
     resumable = True
     supports_restore = True
-    entry_of: ClassVar[EntryOf | None] = staticmethod(entry)
+    entry_of = staticmethod(entry)
 
     def scan(self) -> Scan:
         found = ScanBuilder()
