@@ -17,7 +17,9 @@ from sessions_home import report_json
 
 from ctxtop.engine.agents.pi.reader import PiAdapter
 from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.editing.policy import Policy
 from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.edit import edit_session
 from ctxtop.engine.forks.restore import HEADER, restore_session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,3 +198,20 @@ def test_restore_re_adds_an_item_right_after_the_compaction(tmp_path: Path) -> N
     assert ids[:at] == ["a4d8b01e", "38ecf513", "2255581a", "b05ab1b3"]  # summary, kept entries
     assert ids[at + 1] == "e7eb5690"  # the prompt after the compaction
     assert "Check the first few hundred lines" in readded.blocks[0].text
+
+
+def test_an_entry_whose_parent_is_no_id_does_not_stop_an_edit_preview(tmp_path: Path) -> None:
+    """A list where an entry's ``parentId`` goes (in the history a compaction replaced): the
+    reader leaves that line out, and the fork writer's walk to the root ends there; the preview
+    sees the tool uses of the intact session (it failed with a TypeError)."""
+    entries = rows(SAMPLE)
+    entries[5]["parentId"] = [entries[4]["id"]]
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
+    intact = tmp_path / "intact" / SAMPLE.name
+    intact.parent.mkdir()
+    shutil.copyfile(SAMPLE, intact)
+    preview = edit_session(session, Policy(keep_turns=1), dry_run=True).as_json()
+    expected = edit_session(intact, Policy(keep_turns=1), dry_run=True).as_json()
+    assert (preview["tool_uses"], preview["turns"]) == (expected["tool_uses"], 1)
+    assert [skip.line for skip in read_session(session).skipped] == [6]

@@ -37,7 +37,7 @@ def entry_path(records: list[Any]) -> list[dict[str, Any]]:
     while isinstance(leaf, dict) and leaf["id"] not in seen:
         seen.add(leaf["id"])
         path.append(leaf)
-        leaf = entries.get(leaf.get("parentId"))
+        leaf = entries.get(text_id(leaf.get("parentId")))  # (a log may hold a list there)
     path.reverse()
     return path
 
