@@ -215,3 +215,27 @@ def test_an_entry_whose_parent_is_no_id_does_not_stop_an_edit_preview(tmp_path: 
     expected = edit_session(intact, Policy(keep_turns=1), dry_run=True).as_json()
     assert (preview["tool_uses"], preview["turns"]) == (expected["tool_uses"], 1)
     assert [skip.line for skip in read_session(session).skipped] == [6]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        pytest.param({"type": "label", "id": ["x"], "parentId": None}, id="a list for an id"),
+        pytest.param("plain", id="a string among an answer's parts"),
+    ],
+)
+def test_odd_values_in_the_last_entries_do_not_stop_an_edit_preview(
+    odd: Any, tmp_path: Path
+) -> None:
+    """A last line whose id is a list, or an answer whose content holds a bare string: the
+    preview sees the intact session's tool uses (they failed with a TypeError and an
+    AttributeError)."""
+    entries = rows(SAMPLE)
+    if isinstance(odd, dict):
+        entries.append(odd)
+    else:
+        entries[-1]["message"]["content"].insert(0, odd)
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
+    preview = edit_session(session, Policy(keep_turns=1), dry_run=True).as_json()
+    assert (preview["tool_uses"], preview["turns"]) == (5, 1)

@@ -30,7 +30,8 @@ def entry_path(records: list[Any]) -> list[dict[str, Any]]:
         if isinstance(record, dict) and isinstance(record.get("id"), str) and "parentId" in record
     }
     leaf = next(
-        (r for r in reversed(records) if isinstance(r, dict) and r.get("id") in entries), None
+        (r for r in reversed(records) if isinstance(r, dict) and text_id(r.get("id")) in entries),
+        None,
     )
     path: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -97,7 +98,9 @@ class PiWriter(Writer):
                 found.new_turn()
             elif role == "assistant":
                 for part in list_of(message.get("content")):
-                    call_id = text_id(part.get("id")) if isinstance(part, dict) else None
+                    if not isinstance(part, dict):
+                        continue
+                    call_id = text_id(part.get("id"))
                     if part.get("type") == "toolCall" and call_id:
                         name = str(part.get("name") or "unknown")
                         found.call(call_id, name, part.get("arguments"))
