@@ -239,3 +239,31 @@ def test_odd_values_in_the_last_entries_do_not_stop_an_edit_preview(
     session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
     preview = edit_session(session, Policy(keep_turns=1), dry_run=True).as_json()
     assert (preview["tool_uses"], preview["turns"]) == (5, 1)
+
+
+def test_an_entry_of_a_type_that_is_no_name_stays_on_the_path(tmp_path: Path) -> None:
+    """A list where an entry's ``type`` goes, after the compaction: Pi passes over such an
+    entry on its way to the root, and so does the reader (it left the line out, so the entries
+    after it lost the context before it)."""
+    entries = rows(SAMPLE)
+    at = len(entries) - 2
+    odd = {"type": ["x"], "id": "0dd0dd00", "parentId": entries[at - 1]["id"]}
+    entries[at]["parentId"] = odd["id"]
+    entries.insert(at, odd)
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
+    state = read_session(session)
+    assert [message.id for message in state.context] == [
+        message.id for message in read_session(SAMPLE).context
+    ]
+    assert state.skipped == [] and sum(state.unknown_types.values()) == 1
+
+
+def test_an_answer_whose_stop_reason_is_no_name_is_counted(tmp_path: Path) -> None:
+    entries = rows(SAMPLE)
+    entries[-1]["message"]["stopReason"] = ["stop"]
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
+    state = read_session(session)
+    assert state.skipped == [] and len(state.responses) == len(MAIN)
+    assert state.context[-1].id == entries[-1]["id"]

@@ -42,8 +42,9 @@ SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 _TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 # Entry types that carry nothing the model sees or ctxtop shows (session-manager.ts).
 _IGNORED = frozenset({"thinking_level_change", "custom", "label"})
-# A failed call Pi logs with zero usage: no tokens were counted for it.
-_FAILED = frozenset({"error", "aborted"})
+# A failed call Pi logs with zero usage: no tokens were counted for it. (A tuple: a log may
+# hold a list there, which no set can look up.)
+_FAILED = ("error", "aborted")
 
 
 def usage_from(raw: Mapping[str, Any]) -> Usage | None:
@@ -157,7 +158,7 @@ class PiAdapter(Adapter):
         elif kind == "session_info":
             if isinstance(record.get("name"), str):
                 state.title = record["name"]
-        elif kind in _IGNORED:
+        elif isinstance(kind, str) and kind in _IGNORED:
             state.ignore_type(kind)
         else:
             state.unknown_type(kind)
