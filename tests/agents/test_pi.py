@@ -21,6 +21,7 @@ from ctxtop.engine.editing.policy import Policy
 from ctxtop.engine.forks.compact import compact_session
 from ctxtop.engine.forks.edit import edit_session
 from ctxtop.engine.forks.restore import HEADER, restore_session
+from ctxtop.engine.sessions.fork_mark import FORK_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_DIR = ROOT / "sample_sessions" / "pi"
@@ -267,3 +268,34 @@ def test_an_answer_whose_stop_reason_is_no_name_is_counted(tmp_path: Path) -> No
     state = read_session(session)
     assert state.skipped == [] and len(state.responses) == len(MAIN)
     assert state.context[-1].id == entries[-1]["id"]
+
+
+def test_an_edit_replaces_results_only_in_the_messages_pi_sends(tmp_path: Path) -> None:
+    """An extension's ``custom`` entry that keeps a copy of a tool result (Pi never sends it)
+    is copied into the fork as it was; the result itself is cleared (the copy was changed too)."""
+    intact = tmp_path / "intact" / SAMPLE.name
+    intact.parent.mkdir()
+    shutil.copyfile(SAMPLE, intact)
+    fork = rows(Path(edit_session(intact, Policy(keep_turns=0)).as_json()["fork"]))
+    entries = rows(SAMPLE)
+    cleared = [
+        row["message"]
+        for row, forked in zip(entries, fork, strict=True)
+        if row.get("message", {}).get("role") == "toolResult" and row != forked
+    ]
+    assert cleared
+    kept = {
+        "type": "custom",
+        "customType": "notes",
+        "id": "c0c0c0c0",
+        "parentId": entries[-1]["id"],
+        "timestamp": entries[-1]["timestamp"],
+        "message": cleared[0],
+    }
+    session = tmp_path / SAMPLE.name
+    session.write_text(
+        "".join(json.dumps(row) + "\n" for row in [*entries, kept]), encoding="utf-8"
+    )
+    fork = rows(Path(edit_session(session, Policy(keep_turns=0)).as_json()["fork"]))
+    assert {name: value for name, value in fork[-1].items() if name != FORK_KEY} == kept
+    assert [row for row in fork[:-1] if row.get("message") == cleared[0]] == []

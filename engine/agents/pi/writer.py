@@ -120,7 +120,8 @@ class PiWriter(Writer):
         for record in self.records():
             if isinstance(record, dict) and record.get("type") == "session":
                 record = {**record, "id": session_id, "parentSession": str(self.path)}
-            message = record.get("message") if isinstance(record, dict) else None
+            sent = isinstance(record, dict) and record.get("type") == "message"
+            message = record.get("message") if sent else None
             if isinstance(message, dict):
                 message = self._message(message, results, inputs)
                 record = {**record, "message": message}
