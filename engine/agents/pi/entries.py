@@ -222,14 +222,16 @@ def entry(record: Any, line: int) -> PiEntry:
         parent = None
     written = "parentId" in record
     fault = None if linked else f"{kind_name} entry without an id or parentId"
-    kind = _KINDS.get(kind_name, "unknown") if type(kind_name) is str else "unknown"
-    head: _Head = (record, kind, kind_name, entry_id, parent, written, linked, timestamp, fault)
-    if kind == "message":
+    if kind_name == "message":
         raw = record.get("message")
         if type(raw) is dict:
-            return _message(head, raw)
+            return _message(record, raw, entry_id, parent, written, linked, timestamp, fault)
         fault = fault or f"message entry {entry_id} without a message role"
-        return PiEntry(record, "bad_message", *head[2:-1], fault)
+        return PiEntry(
+            record, "bad_message", kind_name, entry_id, parent, written, linked, timestamp, fault
+        )
+    kind = _KINDS.get(kind_name, "unknown") if type(kind_name) is str else "unknown"
+    head: _Head = (record, kind, kind_name, entry_id, parent, written, linked, timestamp, fault)
     if kind == "header":  # (the reader takes it whatever its id and fault)
         session_id, cwd, version = record.get("id"), record.get("cwd"), record.get("version")
         return Header(
@@ -254,15 +256,33 @@ def entry(record: Any, line: int) -> PiEntry:
     return PiEntry(*head)
 
 
-def _message(head: _Head, raw: dict[str, Any]) -> MessageEntry:
+def _message(
+    record: dict[str, Any],
+    raw: dict[str, Any],
+    entry_id: str | None,
+    parent: str | None,
+    written: bool,
+    linked: bool,
+    timestamp: str | None,
+    fault: str | None,
+) -> MessageEntry:
+    """A message entry. (Its fields are passed one by one, not as a tuple, to the two kinds of
+    most lines: a struct made from a tuple costs two more, at one a line of a long log.)"""
     role = raw.get("role")
     content = raw.get("content")
-    entry_id, fault = head[3], head[-1]
     if role == "assistant":
         model, stop = raw.get("model"), raw.get("stopReason")
         tokens = _tokens(raw.get("usage"), stop)
         return Answer(
-            *head,
+            record,
+            "message",
+            "message",
+            entry_id,
+            parent,
+            written,
+            linked,
+            timestamp,
+            fault,
             _answer_parts(content),
             role,
             "",
@@ -271,12 +291,23 @@ def _message(head: _Head, raw: dict[str, Any]) -> MessageEntry:
             f"assistant message {entry_id} with malformed usage" if tokens is False else None,
             str(raw.get("errorMessage") or "") if stop == "error" else None,
         )
-    parts = _user_parts(content)
+    if type(content) is list and len(content) == 1:  # (most results: one text)
+        parts: tuple[Part, ...] = (_user_part(content[0]),)
+    else:
+        parts = _user_parts(content)
     if role == "toolResult":
         call_id = raw.get("toolCallId")
         text_id = call_id if type(call_id) is str else None
         return ToolResult(
-            *head,
+            record,
+            "message",
+            "message",
+            entry_id,
+            parent,
+            written,
+            linked,
+            timestamp,
+            fault,
             parts,
             role,
             "",
@@ -288,7 +319,17 @@ def _message(head: _Head, raw: dict[str, Any]) -> MessageEntry:
     if type(role) is not str:
         role = None
         fault = fault or f"message entry {entry_id} without a message role"
-        head = (*head[:-1], fault)
+    head: _Head = (
+        record,
+        "message",
+        "message",
+        entry_id,
+        parent,
+        written,
+        linked,
+        timestamp,
+        fault,
+    )
     if role == "bashExecution":
         command, output = raw.get("command"), raw.get("output") or ""
         excluded = bool(raw.get("excludeFromContext"))
