@@ -129,7 +129,11 @@ class PiAdapter(Adapter):
         assert entry_id is not None  # (linked)
         state.touch(timestamp)
         effect: Effect | None = None
-        if isinstance(entry, MessageEntry):
+        if isinstance(entry, Answer):  # (the two kinds of most lines first)
+            effect = self._answer(entry_id, entry, line, timestamp)
+        elif isinstance(entry, ToolResult):
+            effect = self._tool_result(entry_id, entry, line, timestamp)
+        elif isinstance(entry, MessageEntry):
             effect = self._message(entry_id, entry, line, timestamp)
         elif isinstance(entry, CustomMessage):
             effect = Message(entry_id, "user", _blocks(entry.parts), line, timestamp)
@@ -153,13 +157,10 @@ class PiAdapter(Adapter):
     def _message(
         self, entry_id: str, entry: MessageEntry, line: int, timestamp: str | None
     ) -> Message | None:
+        """A message other than an answer or a tool result."""
         role = entry.role
         message: Message | None
-        if isinstance(entry, Answer):
-            message = self._answer(entry_id, entry, line, timestamp)
-        elif isinstance(entry, ToolResult):
-            message = self._tool_result(entry_id, entry, line, timestamp)
-        elif isinstance(entry, BashRun):
+        if isinstance(entry, BashRun):
             message = None if entry.excluded else self._bash(entry_id, entry, line)
         elif role in ("user", "custom"):
             message = Message(entry_id, "user", _blocks(entry.parts), line, timestamp)
