@@ -205,8 +205,9 @@ class PiAdapter(Adapter):
             self.state.record_tool_result(call_id, text, is_error=error)
         result = Block("tool_result", text, call_id, is_error=error)
         parts = entry.parts
-        images = [] if len(parts) == 1 and parts[0].kind == "text" else _blocks(parts)
-        images = [block for block in images if block.kind != "text"]
+        if len(parts) == 1 and parts[0].kind == "text":  # (most results)
+            return Message(entry_id, "tool", [result], line, timestamp)
+        images = [block for block in _blocks(parts) if block.kind != "text"]
         return Message(entry_id, "tool", [result, *images], line, timestamp)
 
     def _bash(self, entry_id: str, bash: BashRun, line: int) -> Message:
