@@ -17,8 +17,11 @@ from sessions_home import report_json
 
 from ctxtop.engine.agents.pi.reader import PiAdapter
 from ctxtop.engine.agents.session_reader import read_session
+from ctxtop.engine.editing.policy import Policy
 from ctxtop.engine.forks.compact import compact_session
+from ctxtop.engine.forks.edit import edit_session
 from ctxtop.engine.forks.restore import HEADER, restore_session
+from ctxtop.engine.sessions.fork_mark import FORK_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_DIR = ROOT / "sample_sessions" / "pi"
@@ -196,3 +199,103 @@ def test_restore_re_adds_an_item_right_after_the_compaction(tmp_path: Path) -> N
     assert ids[:at] == ["a4d8b01e", "38ecf513", "2255581a", "b05ab1b3"]  # summary, kept entries
     assert ids[at + 1] == "e7eb5690"  # the prompt after the compaction
     assert "Check the first few hundred lines" in readded.blocks[0].text
+
+
+def test_an_entry_whose_parent_is_no_id_does_not_stop_an_edit_preview(tmp_path: Path) -> None:
+    """A list where an entry's ``parentId`` goes (in the history a compaction replaced): the
+    reader leaves that line out, and the fork writer's walk to the root ends there; the preview
+    sees the tool uses of the intact session (it failed with a TypeError)."""
+    entries = rows(SAMPLE)
+    entries[5]["parentId"] = [entries[4]["id"]]
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
+    intact = tmp_path / "intact" / SAMPLE.name
+    intact.parent.mkdir()
+    shutil.copyfile(SAMPLE, intact)
+    preview = edit_session(session, Policy(keep_turns=1), dry_run=True).as_json()
+    expected = edit_session(intact, Policy(keep_turns=1), dry_run=True).as_json()
+    assert (preview["tool_uses"], preview["turns"]) == (expected["tool_uses"], 1)
+    assert [skip.line for skip in read_session(session).skipped] == [6]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        pytest.param({"type": "label", "id": ["x"], "parentId": None}, id="a list for an id"),
+        pytest.param("plain", id="a string among an answer's parts"),
+    ],
+)
+def test_odd_values_in_the_last_entries_do_not_stop_an_edit_preview(
+    odd: Any, tmp_path: Path
+) -> None:
+    """A last line whose id is a list, or an answer whose content holds a bare string: the
+    preview sees the intact session's tool uses (they failed with a TypeError and an
+    AttributeError)."""
+    entries = rows(SAMPLE)
+    if isinstance(odd, dict):
+        entries.append(odd)
+    else:
+        entries[-1]["message"]["content"].insert(0, odd)
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
+    preview = edit_session(session, Policy(keep_turns=1), dry_run=True).as_json()
+    assert (preview["tool_uses"], preview["turns"]) == (5, 1)
+
+
+def test_an_entry_of_a_type_that_is_no_name_stays_on_the_path(tmp_path: Path) -> None:
+    """A list where an entry's ``type`` goes, after the compaction: Pi passes over such an
+    entry on its way to the root, and so does the reader (it left the line out, so the entries
+    after it lost the context before it)."""
+    entries = rows(SAMPLE)
+    at = len(entries) - 2
+    odd = {"type": ["x"], "id": "0dd0dd00", "parentId": entries[at - 1]["id"]}
+    entries[at]["parentId"] = odd["id"]
+    entries.insert(at, odd)
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
+    state = read_session(session)
+    assert [message.id for message in state.context] == [
+        message.id for message in read_session(SAMPLE).context
+    ]
+    assert state.skipped == [] and sum(state.unknown_types.values()) == 1
+
+
+def test_an_answer_whose_stop_reason_is_no_name_is_counted(tmp_path: Path) -> None:
+    entries = rows(SAMPLE)
+    entries[-1]["message"]["stopReason"] = ["stop"]
+    session = tmp_path / SAMPLE.name
+    session.write_text("".join(json.dumps(row) + "\n" for row in entries), encoding="utf-8")
+    state = read_session(session)
+    assert state.skipped == [] and len(state.responses) == len(MAIN)
+    assert state.context[-1].id == entries[-1]["id"]
+
+
+def test_an_edit_replaces_results_only_in_the_messages_pi_sends(tmp_path: Path) -> None:
+    """An extension's ``custom`` entry that keeps a copy of a tool result (Pi never sends it)
+    is copied into the fork as it was; the result itself is cleared (the copy was changed too)."""
+    intact = tmp_path / "intact" / SAMPLE.name
+    intact.parent.mkdir()
+    shutil.copyfile(SAMPLE, intact)
+    fork = rows(Path(edit_session(intact, Policy(keep_turns=0)).as_json()["fork"]))
+    entries = rows(SAMPLE)
+    cleared = [
+        row["message"]
+        for row, forked in zip(entries, fork, strict=True)
+        if row.get("message", {}).get("role") == "toolResult" and row != forked
+    ]
+    assert cleared
+    kept = {
+        "type": "custom",
+        "customType": "notes",
+        "id": "c0c0c0c0",
+        "parentId": entries[-1]["id"],
+        "timestamp": entries[-1]["timestamp"],
+        "message": cleared[0],
+    }
+    session = tmp_path / SAMPLE.name
+    session.write_text(
+        "".join(json.dumps(row) + "\n" for row in [*entries, kept]), encoding="utf-8"
+    )
+    fork = rows(Path(edit_session(session, Policy(keep_turns=0)).as_json()["fork"]))
+    assert {name: value for name, value in fork[-1].items() if name != FORK_KEY} == kept
+    assert [row for row in fork[:-1] if row.get("message") == cleared[0]] == []

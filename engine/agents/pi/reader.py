@@ -23,70 +23,60 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from ctxtop.engine.agents.pi.entries import (
+    Answer,
+    BashRun,
+    BranchSummary,
+    CallPart,
+    CompactionEntry,
+    CustomMessage,
+    Header,
+    MessageEntry,
+    ModelChange,
+    Part,
+    PiEntry,
+    SessionInfo,
+    ToolResult,
+    entry,
+)
 from ctxtop.engine.agents.pi.settings import agent_dir, compaction_settings, session_dir_setting
 from ctxtop.engine.sessions.adapter import (
     CERTAIN,
     LIKELY,
     NOT_MINE,
     Adapter,
-    logs_tokens,
-    token_count,
 )
+from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.entry_tree import Effect, EntryTree, Rewrite
-from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
+from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER
 from ctxtop.engine.sessions.model import Block, Compaction, Message, Usage
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
-_TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-# Entry types that carry nothing the model sees or ctxtop shows (session-manager.ts).
-_IGNORED = frozenset({"thinking_level_change", "custom", "label"})
-# A failed call Pi logs with zero usage: no tokens were counted for it.
-_FAILED = frozenset({"error", "aborted"})
 
 
-def usage_from(raw: Mapping[str, Any]) -> Usage | None:
-    """Pi ``usage`` → ``Usage`` (None if a count is not a number)."""
-    counts = []
-    for name in ("input", "output", "cacheRead", "cacheWrite"):
-        value = token_count(raw.get(name) or 0)
-        if value is None:
-            return None
-        counts.append(value)
-    uncached, output, read, write = counts
-    return Usage(
-        input_tokens=uncached,
-        output_tokens=output,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
-
-
-def _text_blocks(content: Any) -> list[Block]:
-    """A user-side ``content`` (a string, or text and image parts) as blocks."""
-    if isinstance(content, str):
-        return [Block("text", content)] if content else []
+def _blocks(parts: Sequence[Part]) -> list[Block]:
+    """The blocks of a content's parts: text, thinking, tool calls (with a text id), images,
+    other objects (a bare string or another value is none)."""
     blocks: list[Block] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("text"), str):
-            blocks.append(Block("text", part["text"]))
-        elif part.get("type") == "image":
+    for part in parts:
+        kind = part.kind
+        if kind == "text" or kind == "thinking":
+            blocks.append(Block(kind, part.text))
+        elif isinstance(part, CallPart) and part.id is not None:
+            blocks.append(Block("tool_use", "", part.id, part.name, raw=part.arguments))
+        elif kind == "image":
             blocks.append(Block("image"))
-        else:
-            blocks.append(Block("other", raw=part))
+        elif kind == "other" or kind == "tool_call":
+            blocks.append(Block("other", raw=part.raw))
     return blocks
-
-
-def _plain(blocks: list[Block]) -> str:
-    return "\n".join(block.text for block in blocks if block.kind == "text")
 
 
 class PiAdapter(Adapter):
     agent = "pi"
     label = "Pi"
+    entry: ClassVar[EntryOf] = staticmethod(entry)
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
@@ -118,159 +108,127 @@ class PiAdapter(Adapter):
     # -- feeding -------------------------------------------------------------------------------
 
     def feed(self, record: Any, line: int) -> None:
+        self.feed_entry(type(self).entry(record, line), line)
+
+    def feed_entry(self, entry: PiEntry, line: int) -> None:
         state = self.state
-        if not isinstance(record, dict):
-            state.skip(line, "not a JSON object")
+        timestamp = entry.timestamp
+        if isinstance(entry, Header):
+            if entry.session_id is not None and state.session_id is None:
+                state.session_id = entry.session_id
+            if entry.cwd is not None:
+                state.cwd = entry.cwd
+            state.touch(timestamp)
             return
-        kind = record.get("type")
-        timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
-        if kind == "session":
-            self._header(record, timestamp)
+        if entry.fault is not None:
+            if entry.linked:
+                state.touch(timestamp)
+            state.skip(line, entry.fault)
             return
-        entry_id, parent = record.get("id"), record.get("parentId")
-        if not isinstance(entry_id, str) or not (parent is None or isinstance(parent, str)):
-            state.skip(line, f"{kind} entry without an id or parentId")
-            return
+        entry_id = entry.id
+        assert entry_id is not None  # (linked)
         state.touch(timestamp)
         effect: Effect | None = None
-        if kind == "message":
-            raw = record.get("message")
-            if not isinstance(raw, dict) or not isinstance(raw.get("role"), str):
-                state.skip(line, f"message entry {entry_id} without a message role")
-                return
-            effect = self._message(entry_id, raw, line, timestamp)
-        elif kind == "custom_message":
-            blocks = _text_blocks(record.get("content"))
-            effect = Message(entry_id, "user", blocks, line, timestamp)
-        elif kind == "branch_summary":
-            text = str(record.get("summary") or "")
-            effect = Message(entry_id, "user", [Block("text", text)], line, timestamp)
+        if isinstance(entry, Answer):  # (the two kinds of most lines first)
+            effect = self._answer(entry_id, entry, line, timestamp)
+        elif isinstance(entry, ToolResult):
+            effect = self._tool_result(entry_id, entry, line, timestamp)
+        elif isinstance(entry, MessageEntry):
+            effect = self._message(entry_id, entry, line, timestamp)
+        elif isinstance(entry, CustomMessage):
+            effect = Message(entry_id, "user", _blocks(entry.parts), line, timestamp)
+        elif isinstance(entry, BranchSummary):
+            effect = Message(entry_id, "user", [Block("text", entry.summary)], line, timestamp)
             effect.kind = "branch_summary"
-        elif kind == "compaction":
-            if not isinstance(record.get("summary"), str):
-                state.skip(line, f"compaction {entry_id} without a summary")
-                return
-            effect = self._compaction(entry_id, record, line, timestamp)
-        elif kind == "model_change":
-            if isinstance(record.get("modelId"), str):
-                state.model = record["modelId"]
-        elif kind == "session_info":
-            if isinstance(record.get("name"), str):
-                state.title = record["name"]
-        elif kind in _IGNORED:
-            state.ignore_type(kind)
+        elif isinstance(entry, CompactionEntry):
+            effect = self._compaction(entry_id, entry, line, timestamp)
+        elif isinstance(entry, ModelChange):
+            if entry.model is not None:
+                state.model = entry.model
+        elif isinstance(entry, SessionInfo):
+            if entry.title is not None:
+                state.title = entry.title
+        elif entry.kind == "ignored":
+            state.ignore_type(entry.type)
         else:
-            state.unknown_type(kind)
-        self._tree.add(entry_id, parent, effect)
-
-    def _header(self, record: Mapping[str, Any], timestamp: str | None) -> None:
-        state = self.state
-        if isinstance(record.get("id"), str) and state.session_id is None:
-            state.session_id = record["id"]
-        if isinstance(record.get("cwd"), str):
-            state.cwd = record["cwd"]
-        state.touch(timestamp)
+            state.unknown_type(entry.type)
+        self._tree.add(entry_id, entry.parent, effect)
 
     def _message(
-        self, entry_id: str, raw: Mapping[str, Any], line: int, timestamp: str | None
+        self, entry_id: str, entry: MessageEntry, line: int, timestamp: str | None
     ) -> Message | None:
-        role = raw["role"]
+        """A message other than an answer or a tool result."""
+        role = entry.role
         message: Message | None
-        if role == "assistant":
-            message = self._assistant(entry_id, raw, line, timestamp)
-        elif role == "toolResult":
-            message = self._tool_result(entry_id, raw, line, timestamp)
-        elif role == "bashExecution":
-            message = None if raw.get("excludeFromContext") else self._bash(entry_id, raw, line)
+        if isinstance(entry, BashRun):
+            message = None if entry.excluded else self._bash(entry_id, entry, line)
         elif role in ("user", "custom"):
-            message = Message(entry_id, "user", _text_blocks(raw.get("content")), line, timestamp)
+            message = Message(entry_id, "user", _blocks(entry.parts), line, timestamp)
         elif role in ("branchSummary", "compactionSummary"):
-            text = str(raw.get("summary") or "")
-            message = Message(entry_id, "user", [Block("text", text)], line, timestamp)
+            message = Message(entry_id, "user", [Block("text", entry.summary)], line, timestamp)
         else:
             self.state.unknown_type(f"message/{role}")
             message = None
         return message
 
-    def _assistant(
-        self, entry_id: str, raw: Mapping[str, Any], line: int, timestamp: str | None
-    ) -> Message:
+    def _answer(self, entry_id: str, entry: Answer, line: int, timestamp: str | None) -> Message:
         state = self.state
-        blocks: list[Block] = []
-        content = raw.get("content")
-        for part in content if isinstance(content, list) else []:
-            if not isinstance(part, dict):
-                continue
-            kind = part.get("type")
-            if kind == "text" and isinstance(part.get("text"), str):
-                blocks.append(Block("text", part["text"]))
-            elif kind == "thinking" and isinstance(part.get("thinking"), str):
-                blocks.append(Block("thinking", part["thinking"]))
-            elif kind == "toolCall" and isinstance(part.get("id"), str):
-                name = str(part.get("name") or "unknown")
-                state.record_tool_call(part["id"], name, line=line, raw_input=part.get("arguments"))
-                blocks.append(Block("tool_use", "", part["id"], name, raw=part.get("arguments")))
-            else:
-                blocks.append(Block("other", raw=part))
+        blocks = _blocks(entry.parts)
+        for block in blocks:
+            if block.kind == "tool_use":
+                assert block.tool_call_id is not None and block.tool_name is not None
+                state.record_tool_call(
+                    block.tool_call_id, block.tool_name, line=line, raw_input=block.raw
+                )
         message = Message(entry_id, "assistant", blocks, line, timestamp)
-        model = raw.get("model") if isinstance(raw.get("model"), str) else None
-        raw_usage = raw.get("usage")
-        if raw_usage is None:
+        if entry.usage_fault is not None:
+            state.skip(line, entry.usage_fault)
+        if entry.tokens is None:
             return message
-        usage = usage_from(raw_usage) if isinstance(raw_usage, dict) else None
-        if usage is None:
-            state.skip(line, f"assistant message {entry_id} with malformed usage")
-            return message
-        if not logs_tokens(raw_usage, _TOKEN_KEYS) or (
-            raw.get("stopReason") in _FAILED and usage.total == 0
-        ):
-            return message
+        usage = Usage(*entry.tokens)
         message.response_key = entry_id
-        state.record_response(entry_id, usage, model=model, line=line, timestamp=timestamp)
+        state.record_response(entry_id, usage, model=entry.model, line=line, timestamp=timestamp)
         if self._awaiting_after is not None:
             self._awaiting_after.settle(usage.input_tokens_total)
             self._awaiting_after = None
         return message
 
     def _tool_result(
-        self, entry_id: str, raw: Mapping[str, Any], line: int, timestamp: str | None
+        self, entry_id: str, entry: ToolResult, line: int, timestamp: str | None
     ) -> Message:
-        blocks = _text_blocks(raw.get("content"))
-        text = _plain(blocks)
-        call_id = raw.get("toolCallId")
-        error = raw.get("isError") is True
-        if isinstance(call_id, str):
+        text = entry.text()
+        call_id = entry.call_id
+        error = entry.is_error
+        if call_id is not None:
             if call_id not in self.state.tools:
-                self.state.record_tool_call(call_id, str(raw.get("toolName") or "unknown"))
+                self.state.record_tool_call(call_id, entry.tool_name)
             self.state.record_tool_result(call_id, text, is_error=error)
-        result = Block(
-            "tool_result", text, call_id if isinstance(call_id, str) else None, is_error=error
-        )
-        images = [block for block in blocks if block.kind != "text"]
+        result = Block("tool_result", text, call_id, is_error=error)
+        parts = entry.parts
+        if len(parts) == 1 and parts[0].kind == "text":  # (most results)
+            return Message(entry_id, "tool", [result], line, timestamp)
+        images = [block for block in _blocks(parts) if block.kind != "text"]
         return Message(entry_id, "tool", [result, *images], line, timestamp)
 
-    def _bash(self, entry_id: str, raw: Mapping[str, Any], line: int) -> Message:
+    def _bash(self, entry_id: str, bash: BashRun, line: int) -> Message:
         """A ``!command`` the user ran: the model gets the command and its output as text."""
-        text = f"Ran `{raw.get('command')}`\n```\n{raw.get('output') or ''}\n```"
+        text = f"Ran `{bash.command}`\n```\n{bash.output}\n```"
         return Message(entry_id, "user", [Block("text", text)], line)
 
     def _compaction(
-        self, entry_id: str, record: Mapping[str, Any], line: int, timestamp: str | None
+        self, entry_id: str, entry: CompactionEntry, line: int, timestamp: str | None
     ) -> Rewrite:
         """Recorded now; on the context, the summary then the entries from the first kept."""
-        kept = record.get("firstKeptEntryId")
-        before = token_count(record.get("tokensBefore"))
-        ctxtops = record.get(COMPACTION_KEY) == CTXTOP_TRIGGER
-        trigger = (
-            CTXTOP_TRIGGER if ctxtops else "extension" if record.get("fromHook") else "unknown"
+        kept = entry.first_kept
+        compaction = Compaction(
+            entry.trigger, pre_tokens=entry.tokens_before, line=line, timestamp=timestamp
         )
-        compaction = Compaction(trigger, pre_tokens=before, line=line, timestamp=timestamp)
-        summary = Message(entry_id, "user", [Block("text", record["summary"])], line, timestamp)
+        summary = Message(entry_id, "user", [Block("text", entry.summary)], line, timestamp)
         summary.kind = "compact_summary"
         self.state.keep_context()
         self.state.record_compaction(compaction)
         # One ctxtop wrote: its "after" is what the preview promised (the fork mark), fixed.
-        self._awaiting_after = None if ctxtops else compaction
+        self._awaiting_after = None if entry.trigger == CTXTOP_TRIGGER else compaction
 
         def rewrite(context: list[Message]) -> list[Message]:
             start = next((i for i, m in enumerate(context) if m.id == kept), len(context))
@@ -309,4 +267,4 @@ def _jsonl(directory: Path) -> Iterator[Path]:
         yield from directory.glob("*.jsonl")
 
 
-__all__ = ["PiAdapter", "usage_from"]
+__all__ = ["PiAdapter"]

@@ -14,12 +14,21 @@ With nothing kept, ``firstKeptEntryId`` is the compaction's own id (no entry bef
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from ctxtop.engine.agents.pi.entries import (
+    Answer,
+    BashRun,
+    BranchSummary,
+    CompactionEntry,
+    CustomMessage,
+    MessageEntry,
+    PiEntry,
+    ToolResult,
+)
 from ctxtop.engine.agents.pi.writer import PiWriter, entry_path, new_entry_id, sent_entries
 from ctxtop.engine.compaction.items import Cut, Item
-from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso, text_of
-from ctxtop.engine.editing.writer import jsonl_bytes, list_of
+from ctxtop.engine.compaction.source import Source, is_overflow_text, now_iso
+from ctxtop.engine.editing.writer import jsonl_bytes
 from ctxtop.engine.sessions.fork_mark import COMPACTION_KEY, CTXTOP_TRIGGER
 
 # Pi's tools that read and change files (``extractFileOpsFromMessage``), by their path argument.
@@ -31,62 +40,53 @@ class PiSource(Source):
     agent = "pi"
     writer_class = PiWriter
 
-    def _path(self) -> list[dict[str, Any]]:
-        return entry_path(self.writer.records())
+    def _path(self) -> list[PiEntry]:
+        return entry_path(self.writer.entries())
 
     def items(self) -> list[Item]:
         items: list[Item] = []
-        for entry in sent_entries(self._path()):
-            item = self._item(entry)
+        for sent in sent_entries(self._path()):
+            item = self._item(sent)
             if item is not None:
                 items.append(item)
         return items
 
-    def _item(self, entry: dict[str, Any]) -> Item | None:
-        key, kind = entry["id"], entry.get("type")
-        if kind == "compaction":
-            return Item(key, "user", "summary", str(entry.get("summary") or ""))
-        if kind == "branch_summary":
-            return Item(key, "user", "meta", str(entry.get("summary") or ""))
-        if kind == "custom_message":
-            return Item(key, "user", "meta", text_of(entry.get("content")))
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return None
-        role, content = message.get("role"), message.get("content")
-        text = text_of(content)
-        if role == "assistant":
-            return self._assistant(key, message, text)
-        if role == "toolResult":
-            self.result(str(message.get("toolCallId")), text, message.get("isError") is True)
+    def _item(self, sent: PiEntry) -> Item | None:
+        key = str(sent.id)
+        if isinstance(sent, CompactionEntry):
+            return Item(key, "user", "summary", sent.summary)
+        if isinstance(sent, BranchSummary):
+            return Item(key, "user", "meta", sent.summary)
+        if isinstance(sent, CustomMessage):
+            return Item(key, "user", "meta", sent.said())
+        if not isinstance(sent, MessageEntry):
+            return None  # a message entry whose message is no object
+        text = sent.said()
+        if isinstance(sent, Answer):
+            return self._answer(key, sent, text)
+        if isinstance(sent, ToolResult):
+            self.result(sent.result_key, text, sent.is_error)
             return Item(key, "tool", "tool_result")
-        if role == "user":
-            images = sum(
-                1 for p in list_of(content) if isinstance(p, dict) and p.get("type") == "image"
-            )
+        if isinstance(sent, BashRun):  # a ``!command`` the user ran
+            if sent.excluded:
+                return None
+            return Item(key, "user", "meta", f"{sent.command}\n{sent.output}")
+        if sent.role == "user":
+            images = sent.images()
             return Item(
                 key, "user", "request" if text.strip() or images else "meta", text, images=images
             )
-        if role == "bashExecution":  # a ``!command`` the user ran
-            if message.get("excludeFromContext"):
-                return None
-            return Item(
-                key, "user", "meta", f"{message.get('command')}\n{message.get('output') or ''}"
-            )
-        if role == "compactionSummary":
-            return Item(key, "user", "summary", str(message.get("summary") or ""))
-        return Item(key, "user", "meta", text or str(message.get("summary") or ""))
+        if sent.role == "compactionSummary":
+            return Item(key, "user", "summary", sent.summary)
+        return Item(key, "user", "meta", text or sent.summary)
 
-    def _assistant(self, key: str, message: dict[str, Any], text: str) -> Item:
+    def _answer(self, key: str, answer: Answer, text: str) -> Item:
         item = Item(key, "assistant", "message", text)
         item.response = key  # one entry per model response
-        for part in list_of(message.get("content")):
-            if isinstance(part, dict) and part.get("type") == "toolCall":
-                name = str(part.get("name") or "unknown")
-                item.calls.append(self.call(str(part.get("id")), name, part.get("arguments")))
-        error = str(message.get("errorMessage") or "")
-        if message.get("stopReason") == "error" and is_overflow_text(error):
-            item.kind, item.text = "overflow", error
+        for call in answer.calls():
+            item.calls.append(self.call(call.key, call.name, call.arguments))
+        if answer.error is not None and is_overflow_text(answer.error):
+            item.kind, item.text = "overflow", answer.error
         return item
 
     # -- the fork ------------------------------------------------------------------------
@@ -96,15 +96,15 @@ class PiSource(Source):
         assert isinstance(writer, PiWriter)
         out = writer.forked({}, {}, session_id)
         path = self._path()
-        taken = {str(r.get("id")) for r in out if isinstance(r, dict)}
+        taken = {e.id for e in writer.entries() if isinstance(e, PiEntry) and e.id is not None}
         kept = [str(item.key) for item in cut.kept]
         parent, copied = _attachment(path, kept, {str(item.key) for item in self.items()})
-        by_id = {entry["id"]: entry for entry in path}
+        by_id = {str(e.id): e for e in path}
         for entry_id in copied:
-            entry = copy.deepcopy(by_id[entry_id])
-            entry["id"], entry["parentId"] = new_entry_id(taken), parent
-            parent = entry["id"]
-            out.append(entry)
+            record = copy.deepcopy(by_id[entry_id].record)
+            record["id"], record["parentId"] = new_entry_id(taken), parent
+            parent = record["id"]
+            out.append(record)
         compaction_id = new_entry_id(taken)
         out.append(
             {
@@ -123,16 +123,12 @@ class PiSource(Source):
         return jsonl_bytes(out)
 
     @staticmethod
-    def _files(path: list[dict[str, Any]], cut: Cut) -> dict[str, list[str]]:
+    def _files(path: list[PiEntry], cut: Cut) -> dict[str, list[str]]:
         """The files read and modified in what is summarised, with the previous compaction's
         (Pi's ``details``, which its next compaction carries on)."""
-        read: set[str] = set()
-        changed: set[str] = set()
-        previous = next((e for e in reversed(path) if e.get("type") == "compaction"), None)
-        details = previous.get("details") if previous and not previous.get("fromHook") else None
-        if isinstance(details, dict):
-            read.update(f for f in list_of(details.get("readFiles")) if isinstance(f, str))
-            changed.update(f for f in list_of(details.get("modifiedFiles")) if isinstance(f, str))
+        previous = next((e for e in reversed(path) if isinstance(e, CompactionEntry)), None)
+        read = set(previous.read_files) if previous is not None else set()
+        changed = set(previous.modified_files) if previous is not None else set()
         for item in cut.summarised:
             for call in item.calls:
                 where = call.input.get("path") if isinstance(call.input, dict) else None
@@ -144,21 +140,21 @@ class PiSource(Source):
 
 
 def _attachment(
-    path: list[dict[str, Any]], kept: list[str], shown: set[str]
+    path: list[PiEntry], kept: list[str], shown: set[str]
 ) -> tuple[str | None, list[str]]:
     """Where the compaction goes, and the kept entries to copy before it: the last entry and
     none when the kept entries end the path (entries the model is not sent, and compactions,
     do not count); else the entry before the first one that is sent but not kept, and the
     kept entries from there."""
     if not kept:
-        return (path[-1]["id"] if path else None), []
-    ids = [entry["id"] for entry in path]
+        return (path[-1].id if path else None), []
+    ids = [str(entry.id) for entry in path]
     matched = 0
     for index in range(ids.index(kept[0]), len(path)):
         entry = path[index]
-        if entry.get("type") == "compaction" or entry["id"] not in shown:
+        if isinstance(entry, CompactionEntry) or ids[index] not in shown:
             continue
-        if matched < len(kept) and entry["id"] == kept[matched]:
+        if matched < len(kept) and ids[index] == kept[matched]:
             matched += 1
             continue
         return ids[index - 1], kept[matched:]

@@ -11,47 +11,55 @@ uses are scanned. A result is a ``toolResult`` message, replaced by one text par
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
+from ctxtop.engine.agents.pi.entries import (
+    SENT,
+    Answer,
+    CallPart,
+    CompactionEntry,
+    Header,
+    MessageEntry,
+    PiEntry,
+    ToolResult,
+    entry,
+)
 from ctxtop.engine.compaction.source import shifted
-from ctxtop.engine.editing.turns import Scan, ScanBuilder, result_text
-from ctxtop.engine.editing.writer import Writer, jsonl_bytes, jsonl_records, list_of, text_id
-
-# Entries that put a message on the context (``buildSessionContext``'s ``appendMessage``).
-SENT = ("message", "custom_message", "branch_summary")
+from ctxtop.engine.editing.turns import Scan, ScanBuilder
+from ctxtop.engine.editing.writer import Writer, jsonl_bytes, jsonl_records
+from ctxtop.engine.sessions.entries import EntryOf, typed
 
 
-def entry_path(records: list[Any]) -> list[dict[str, Any]]:
-    """The entries from the root to the leaf (the last entry), in order."""
-    entries = {
-        record["id"]: record
-        for record in records
-        if isinstance(record, dict) and isinstance(record.get("id"), str) and "parentId" in record
+def entry_path(entries: Sequence[Any]) -> list[PiEntry]:
+    """The entries from the root to the leaf (the last entry on the tree), in order."""
+    tree = {
+        e.id: e for e in entries if isinstance(e, PiEntry) and e.id is not None and e.parent_written
     }
-    leaf = next(
-        (r for r in reversed(records) if isinstance(r, dict) and r.get("id") in entries), None
-    )
-    path: list[dict[str, Any]] = []
+    leaf = next((e for e in reversed(entries) if isinstance(e, PiEntry) and e.id in tree), None)
+    path: list[PiEntry] = []
     seen: set[str] = set()
-    while isinstance(leaf, dict) and leaf["id"] not in seen:
-        seen.add(leaf["id"])
+    while leaf is not None and leaf.id is not None and leaf.id not in seen:
+        seen.add(leaf.id)
         path.append(leaf)
-        leaf = entries.get(leaf.get("parentId"))
+        leaf = tree.get(leaf.parent) if leaf.parent is not None else None
     path.reverse()
     return path
 
 
-def sent_entries(path: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sent_entries(path: list[PiEntry]) -> list[PiEntry]:
     """The entries whose messages Pi sends, in order: the last compaction (its summary) first,
     then the entries from its ``firstKeptEntryId`` on, itself left out."""
-    last = max((i for i, e in enumerate(path) if e.get("type") == "compaction"), default=None)
+    last = max((i for i, e in enumerate(path) if isinstance(e, CompactionEntry)), default=None)
     if last is None:
-        return [e for e in path if e.get("type") in SENT]
-    kept = path[last].get("firstKeptEntryId")
-    start = next((i for i, e in enumerate(path[:last]) if e["id"] == kept), last)
+        return [e for e in path if e.kind in SENT]
+    compaction = path[last]
+    assert isinstance(compaction, CompactionEntry)
+    kept = compaction.first_kept
+    start = next((i for i, e in enumerate(path[:last]) if e.id == kept), last)
     rest = path[start:last] + path[last + 1 :]
-    return [path[last], *(e for e in rest if e.get("type") in SENT)]
+    return [compaction, *(e for e in rest if e.kind in SENT)]
 
 
 def new_entry_id(taken: set[str]) -> str:
@@ -85,26 +93,21 @@ class PiWriter(Writer):
     agent = "pi"
     resumable = True
     supports_restore = True
+    entry_of: ClassVar[EntryOf | None] = staticmethod(entry)
 
     def scan(self) -> Scan:
         found = ScanBuilder()
-        for entry in sent_entries(entry_path(self.records())):
-            message = entry.get("message") if entry.get("type") == "message" else None
-            if not isinstance(message, dict):
-                continue
-            role = message.get("role")
-            if role == "user":
-                found.new_turn()
-            elif role == "assistant":
-                for part in list_of(message.get("content")):
-                    call_id = text_id(part.get("id")) if isinstance(part, dict) else None
-                    if part.get("type") == "toolCall" and call_id:
-                        name = str(part.get("name") or "unknown")
-                        found.call(call_id, name, part.get("arguments"))
-            elif role == "toolResult":
-                use = found.use(str(message.get("toolCallId")))
+        for sent in sent_entries(entry_path(self.entries())):
+            if isinstance(sent, Answer):
+                for call in sent.calls():
+                    if call.id:
+                        found.call(call.id, call.name, call.arguments)
+            elif isinstance(sent, ToolResult):
+                use = found.use(sent.result_key)
                 if use is not None:
-                    use.result = result_text(message.get("content"))
+                    use.result = sent.result_text()
+            elif isinstance(sent, MessageEntry) and sent.role == "user":
+                found.new_turn()
         return found.scan()
 
     def render(self, results: dict[str, str], inputs: dict[str, Any], session_id: str) -> bytes:
@@ -114,48 +117,31 @@ class PiWriter(Writer):
         """The fork's records: the session's, the header under ``session_id`` (its parent the
         session), with ``results`` and ``inputs`` replaced by call id."""
         out: list[Any] = []
-        for record in self.records():
-            if isinstance(record, dict) and record.get("type") == "session":
-                record = {**record, "id": session_id, "parentSession": str(self.path)}
-            message = record.get("message") if isinstance(record, dict) else None
-            if isinstance(message, dict):
-                message = self._message(message, results, inputs)
-                record = {**record, "message": message}
-            out.append(record)
+        for line in self.entries():
+            if not isinstance(line, PiEntry):
+                out.append(line)  # a blank or bad line, kept as it is
+            elif isinstance(line, Header):
+                out.append({**line.record, "id": session_id, "parentSession": str(self.path)})
+            else:
+                out.append(_rewritten(line, results, inputs))
         return out
-
-    @staticmethod
-    def _message(
-        message: dict[str, Any], results: dict[str, str], inputs: dict[str, Any]
-    ) -> dict[str, Any]:
-        call_id = text_id(message.get("toolCallId"))
-        if message.get("role") == "toolResult" and call_id in results:
-            return {**message, "content": [{"type": "text", "text": results[str(call_id)]}]}
-        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
-            return message
-        content = []
-        for part in message["content"]:
-            part_id = text_id(part.get("id")) if isinstance(part, dict) else None
-            if part_id in inputs and part.get("type") == "toolCall":
-                part = {**part, "arguments": inputs[str(part_id)]}
-            content.append(part)
-        return {**message, "content": content}
 
     def with_message(self, fork: bytes, line: int, text: str) -> bytes:
         """The message is a user entry, the child of the compaction at ``line`` and the parent
         of its children: Pi sends it after the summary and the entries the compaction kept,
         before anything said since."""
-        records = jsonl_records(self.path, fork)
-        compaction = records[line - 1]
-        if not isinstance(compaction, dict) or compaction.get("type") != "compaction":
+        entries = typed(jsonl_records(self.path, fork), entry)
+        compaction = entries[line - 1]
+        if not isinstance(compaction, CompactionEntry) or compaction.id is None:
             raise ValueError(f"line {line} is no compaction")
-        taken = {str(r.get("id")) for r in records if isinstance(r, dict)}
-        entry = user_entry(new_entry_id(taken), compaction["id"], compaction.get("timestamp"), text)
-        for record in records[line:]:
-            if isinstance(record, dict) and record.get("parentId") == compaction["id"]:
-                record["parentId"] = entry["id"]
-        records.insert(line, entry)
-        return jsonl_bytes(records)
+        taken = {e.id for e in entries if isinstance(e, PiEntry) and e.id is not None}
+        added = user_entry(new_entry_id(taken), compaction.id, compaction.timestamp, text)
+        out = [e.record if isinstance(e, PiEntry) else e for e in entries]
+        for index, later in enumerate(entries[line:], line):
+            if isinstance(later, PiEntry) and later.parent == compaction.id:
+                out[index] = {**later.record, "parentId": added["id"]}
+        out.insert(line, added)
+        return jsonl_bytes(out)
 
     def fork_name(self, session_id: str) -> str:
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S-%f")[:-3] + "Z"
@@ -163,3 +149,20 @@ class PiWriter(Writer):
 
     def resume_command(self, session_id: str, cwd: str | None) -> str | None:
         return f"pi --session {session_id}"
+
+
+def _rewritten(line: PiEntry, results: dict[str, str], inputs: dict[str, Any]) -> Any:
+    """``line``'s record, or a copy with its tool result or its calls' inputs replaced."""
+    record = line.record
+    if isinstance(line, ToolResult) and line.call_id in results:
+        content = [{"type": "text", "text": results[str(line.call_id)]}]
+        return {**record, "message": {**record["message"], "content": content}}
+    if not isinstance(line, Answer) or not any(call.id in inputs for call in line.calls()):
+        return record
+    content = [
+        {**part.raw, "arguments": inputs[part.id]}
+        if isinstance(part, CallPart) and part.id in inputs
+        else part.raw
+        for part in line.parts
+    ]
+    return {**record, "message": {**record["message"], "content": content}}
