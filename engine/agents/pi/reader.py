@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxtop.engine.agents.pi.entries import (
     Answer,
@@ -48,7 +48,6 @@ from ctxtop.engine.sessions.adapter import (
     NOT_MINE,
     Adapter,
 )
-from ctxtop.engine.sessions.entries import EntryOf
 from ctxtop.engine.sessions.entry_tree import Effect, EntryTree, Rewrite
 from ctxtop.engine.sessions.fork_mark import CTXTOP_TRIGGER
 from ctxtop.engine.sessions.model import Block, Compaction, Message, Usage
@@ -76,7 +75,7 @@ def _blocks(parts: Sequence[Part]) -> list[Block]:
 class PiAdapter(Adapter):
     agent = "pi"
     label = "Pi"
-    entry: ClassVar[EntryOf] = staticmethod(entry)
+    entry = staticmethod(entry)
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
@@ -108,7 +107,7 @@ class PiAdapter(Adapter):
     # -- feeding -------------------------------------------------------------------------------
 
     def feed(self, record: Any, line: int) -> None:
-        self.feed_entry(type(self).entry(record, line), line)
+        self.feed_entry(self.entry(record, line), line)
 
     def feed_entry(self, entry: PiEntry, line: int) -> None:
         state = self.state

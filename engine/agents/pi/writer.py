@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxtop.engine.agents.pi.entries import (
     SENT,
@@ -29,7 +29,7 @@ from ctxtop.engine.agents.pi.entries import (
 from ctxtop.engine.compaction.source import shifted
 from ctxtop.engine.editing.turns import Scan, ScanBuilder
 from ctxtop.engine.editing.writer import Writer, jsonl_bytes, jsonl_records
-from ctxtop.engine.sessions.entries import EntryOf, typed
+from ctxtop.engine.sessions.entries import typed
 
 
 def entry_path(entries: Sequence[Any]) -> list[PiEntry]:
@@ -93,7 +93,7 @@ class PiWriter(Writer):
     agent = "pi"
     resumable = True
     supports_restore = True
-    entry_of: ClassVar[EntryOf | None] = staticmethod(entry)
+    entry_of = staticmethod(entry)
 
     def scan(self) -> Scan:
         found = ScanBuilder()
