@@ -240,8 +240,9 @@ def load(
         if agent is None and records:  # (a first line longer than ``agent_of`` looks at)
             agent = _agent_of_records(records)
         entry_of = agent.reader.entry if agent is not None else None
-        entries = typed(records, entry_of) if records is not None and entry_of else None
+        entries = None  # (the held session's: made by the fork writer, when a preview asks)
         if state is None:
+            entries = typed(records, entry_of) if records is not None and entry_of else None
             state = read_state(path, data, records, entries, doing)
     digest = hashlib.sha256(data).hexdigest()
     loaded = Loaded(path, data, digest, state, records, entries, entry_of if entries else None)
