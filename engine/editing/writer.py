@@ -21,11 +21,6 @@ def text_id(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def list_of(value: Any) -> list[Any]:
-    """A field that should hold a list: the list, or nothing if it holds something else."""
-    return value if isinstance(value, list) else []
-
-
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
